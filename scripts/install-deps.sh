@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything simloop needs from Debian 12 packages. Safe to rerun:
+# apt-get skips what is already installed, and the package index is refreshed
+# only when a package is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libsimgrid-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev
+  nlohmann-json3-dev python3-matplotlib python3-numpy valgrind
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+[[ $(id -u) -eq 0 ]] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

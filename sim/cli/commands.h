@@ -1,0 +1,28 @@
+// Each subcommand registers its options on the CLI11 app and returns what to
+// run once parsing has succeeded and logging is set up.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace simloop::cli {
+
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+// An error the user can fix: printed as is, exit status `status`.
+struct UserError : std::runtime_error {
+  UserError(const std::string& what, int exit_status = 2)
+      : std::runtime_error(what), status(exit_status) {}
+  int status;
+};
+
+void add_measure(CLI::App& app, std::vector<Command>& commands);
+
+}  // namespace simloop::cli

@@ -1,0 +1,149 @@
+// simloop measure native: the real stack, timed for real.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "cli/commands.h"
+#include "measure/native.h"
+
+namespace simloop::cli {
+
+namespace {
+
+struct NativeArgs {
+  measure::NativeOptions opt;
+  std::string dest = "loopback";
+  std::string align = "none";
+  std::string copy = "m_copy";
+  std::string out;
+  std::string format = "table";
+};
+
+int run_native_cmd(NativeArgs& a) {
+  auto dest = measure::parse_dest(a.dest);
+  auto align = net::parse_align_policy(a.align);
+  auto copy = net::parse_loop_copy(a.copy);
+  // CLI11 has already checked these against the same names.
+  a.opt.dest = *dest;
+  a.opt.stack.align = *align;
+  a.opt.stack.loop_copy = *copy;
+
+  spdlog::info("native run: payload {} B, {} {}, dest {}, align {}, copy {}, {} repeat(s)",
+               a.opt.payload, a.opt.duration_s > 0 ? a.opt.duration_s : double(a.opt.packets),
+               a.opt.duration_s > 0 ? "s" : "packets", a.dest, a.align, a.copy, a.opt.repeats);
+  const auto results = measure::run_native(a.opt);
+  std::vector<report::Row> rows;
+  for (const auto& r : results) rows.push_back(measure::native_row(a.opt, r));
+
+  if (a.format == "csv") {
+    std::cout << report::to_csv(rows);
+  } else if (a.format == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows) j.push_back(report::to_json(r));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << report::format_table(rows, {"repeat", "payload", "dest", "align", "copy",
+                                             "packets", "kpps", "ns_per_packet", "delivered",
+                                             "enobufs_retries"});
+    if (results.size() > 1) {
+      double sum = 0, sq = 0;
+      for (const auto& r : results) sum += r.kpps();
+      const double mean = sum / static_cast<double>(results.size());
+      for (const auto& r : results) sq += (r.kpps() - mean) * (r.kpps() - mean);
+      std::cout << fmt::format("mean {:.1f} kpps, sd {:.1f} over {} repeats\n", mean,
+                               std::sqrt(sq / static_cast<double>(results.size() - 1)),
+                               results.size());
+    }
+    for (const auto& r : results) {
+      for (size_t d = 0; d < net::kDropCount; ++d)
+        if (r.drops[d] != 0)
+          std::cout << fmt::format("repeat {}: {} packets dropped ({})\n", r.repeat, r.drops[d],
+                                   net::drop_name(static_cast<net::Drop>(d)));
+      if (!r.fault.empty()) std::cout << fmt::format("repeat {}: stopped: {}\n", r.repeat, r.fault);
+      if (!r.stage_ns.empty()) {
+        double total = 0;
+        for (const auto& [name, ns] : r.stage_ns) total += ns;
+        std::cout << fmt::format("repeat {}: per-stage self time (instrumented run):\n", r.repeat);
+        for (const auto& [name, ns] : r.stage_ns)
+          std::cout << fmt::format("  {:<20} {:8.1f} ns/packet {:5.1f} %\n", name, ns,
+                                   total > 0 ? 100 * ns / total : 0);
+      }
+    }
+  }
+  if (!a.out.empty()) {
+    const bool json = a.out.size() > 5 && a.out.substr(a.out.size() - 5) == ".json";
+    std::string text;
+    if (json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& r : rows) j.push_back(report::to_json(r));
+      text = j.dump(2) + "\n";
+    } else {
+      text = report::to_csv(rows);
+    }
+    report::write_file_atomic(a.out, text);
+    spdlog::info("wrote {}", a.out);
+  }
+  for (const auto& r : results)
+    if (!r.fault.empty()) return 3;
+  return 0;
+}
+
+}  // namespace
+
+void add_measure(CLI::App& app, std::vector<Command>& commands) {
+  auto* measure = app.add_subcommand("measure", "Measured runs that predictions are held against");
+  measure->require_subcommand(1);
+  auto* native = measure->add_subcommand(
+      "native",
+      "Run a ttcp-like sender through the real mbuf stack, without the simulator, and time it.\n"
+      "Each packet goes the whole way (send, output, loop or ring, input, receive, free)\n"
+      "before the next one is sent.");
+  auto a = std::make_shared<NativeArgs>();
+  native->add_option("-l,--payload", a->opt.payload, "UDP payload bytes per datagram")
+      ->check(CLI::Range(0, 9188))
+      ->capture_default_str();
+  native->add_option("-n,--packets", a->opt.packets, "Timed datagrams per repeat")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  native->add_option("-d,--duration", a->opt.duration_s,
+                     "Run each repeat for this many seconds instead of --packets")
+      ->check(CLI::Range(0.0, 86400.0));
+  native->add_option("--warmup", a->opt.warmup, "Untimed datagrams before timing starts")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  native->add_option("--dest", a->dest,
+                     "loopback (127.0.0.1), broadcast (simplex loop copy + NIC ring),\n"
+                     "wire (peer on the NIC ring), self (own address through em0)")
+      ->check(CLI::IsMember({"loopback", "broadcast", "wire", "self"}))
+      ->capture_default_str();
+  native->add_option("--align", a->align,
+                     "Alignment policy: none, copy-down, strict, copy-down-unsafe")
+      ->check(CLI::IsMember({"none", "copy-down", "strict", "copy-down-unsafe"}))
+      ->capture_default_str();
+  native->add_option("--copy", a->copy, "Simplex loop copy: m_copy (shared) or m_dup (deep)")
+      ->check(CLI::IsMember({"m_copy", "m_dup"}))
+      ->capture_default_str();
+  native->add_option("--max-linkhdr", a->opt.stack.max_linkhdr,
+                     "Link header space reserved in front of the data")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  native->add_option("--ether-mtu", a->opt.stack.ether_mtu, "MTU of em0")
+      ->check(CLI::Range(68, 9216))
+      ->capture_default_str();
+  native->add_option("-r,--repeats", a->opt.repeats, "Independent runs")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  native->add_flag("--split", a->opt.split,
+                   "Also time each stack function (an extra, slower instrumented run)");
+  native->add_option("-o,--output", a->out, "Also write the rows to FILE (.csv or .json)");
+  native->add_option("--format", a->format, "What to print: table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  commands.push_back({native, [a] { return run_native_cmd(*a); }});
+}
+
+}  // namespace simloop::cli

@@ -1,0 +1,58 @@
+// The native measured run: a ttcp-like sender driving the real stack with
+// no simulator, timed with the machine's clock.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "net/probe.h"
+#include "net/stack.h"
+#include "report/table.h"
+
+namespace simloop::measure {
+
+enum class Dest : uint8_t {
+  loopback,   // 127.0.0.1 via lo0
+  broadcast,  // em0's broadcast: a copy loops back (simplex), the frame goes to the ring
+  wire,       // the peer 10.0.0.2: the frame goes to the NIC ring only
+  self,       // our em0 address routed via em0: the frame itself loops back
+};
+std::string_view dest_name(Dest d);
+std::optional<Dest> parse_dest(std::string_view s);
+
+struct NativeOptions {
+  int payload = 18;
+  int64_t packets = 1000000;
+  double duration_s = 0;  // > 0: run for this long instead of `packets`
+  int64_t warmup = 10000;  // untimed packets first
+  Dest dest = Dest::loopback;
+  net::StackOptions stack;
+  int repeats = 1;
+  bool split = false;  // also measure a per-stage time split (slower run)
+};
+
+struct NativeResult {
+  int repeat = 0;
+  int64_t packets = 0;  // timed sendto() calls that succeeded
+  int64_t total_sent = 0;  // all datagrams sent, with warm-up and sentinels
+  double elapsed_s = 0;
+  int64_t delivered = 0, delivered_bytes = 0;  // received by the socket / sent on the ring
+  int64_t enobufs_retries = 0;
+  std::array<uint64_t, net::kDropCount> drops{};
+  std::string fault;  // empty, or what stopped the run
+  // Per-stage self time in ns per packet (only with `split`).
+  std::vector<std::pair<std::string, double>> stage_ns;
+  double kpps() const { return elapsed_s > 0 ? packets / elapsed_s / 1e3 : 0; }
+  double ns_per_packet() const { return packets > 0 ? elapsed_s * 1e9 / packets : 0; }
+};
+
+// Runs `opt.repeats` independent runs (a fresh pool and stack each).
+std::vector<NativeResult> run_native(const NativeOptions& opt);
+
+// One tidy row per result, with the options that produced it.
+report::Row native_row(const NativeOptions& opt, const NativeResult& r);
+
+}  // namespace simloop::measure

@@ -1,0 +1,47 @@
+#include "net/stack.h"
+
+#include <fmt/format.h>
+
+namespace simloop::net {
+
+std::string AlignmentFault::describe() const {
+  return fmt::format(
+      "alignment fault in {}: {}-byte access to {} at address {:#x} ({} mod 4); "
+      "IP header at offset {} of its buffer",
+      fn_name(fn), size, field, addr, addr & 3, header_offset);
+}
+
+std::string_view align_policy_name(AlignPolicy p) {
+  switch (p) {
+    case AlignPolicy::none: return "none";
+    case AlignPolicy::copy_down: return "copy-down";
+    case AlignPolicy::strict: return "strict";
+    case AlignPolicy::copy_down_unsafe: return "copy-down-unsafe";
+  }
+  return "?";
+}
+
+std::string_view loop_copy_name(LoopCopy c) {
+  return c == LoopCopy::m_copy ? "m_copy" : "m_dup";
+}
+
+std::optional<AlignPolicy> parse_align_policy(std::string_view s) {
+  for (auto p : {AlignPolicy::none, AlignPolicy::copy_down, AlignPolicy::strict,
+                 AlignPolicy::copy_down_unsafe})
+    if (s == align_policy_name(p)) return p;
+  return std::nullopt;
+}
+
+std::optional<LoopCopy> parse_loop_copy(std::string_view s) {
+  for (auto c : {LoopCopy::m_copy, LoopCopy::m_dup})
+    if (s == loop_copy_name(c)) return c;
+  return std::nullopt;
+}
+
+// The stack is used with these probes; instantiating them here keeps every
+// user from compiling it again and checks that each probe fits the interface.
+template class Stack<NullProbe>;
+template class Stack<NoProbe>;
+template class Stack<CountingProbe>;
+
+}  // namespace simloop::net
