@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Only warnings and errors on the log");
 
   std::vector<simloop::cli::Command> commands;
+  simloop::cli::add_run(app, commands);
   simloop::cli::add_measure(app, commands);
 
   try {

@@ -1,0 +1,112 @@
+// Turns the stack's probe events into cycles, by stage. This is the timing
+// model of the functional stack: the same events the stack really produced
+// (functions run, bytes copied and where, buffers allocated, misaligned
+// header accesses) are priced with a machine's and a stack's cost tables.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "models/costs.h"
+#include "net/probe.h"
+#include "net/stack.h"
+
+namespace simloop::models {
+
+enum class Stage : uint8_t {
+  user,       // the sender's loop
+  syscall,    // entry and exit
+  socket,     // sendto, sosend_dgram, m_uiotombuf
+  udp,        // udp_output
+  ip,         // ip_output
+  ether,      // ether_output
+  driver,     // hand-off to the NIC ring
+  loop,       // looutput, if_simloop
+  netisr,     // netisr dispatch
+  input,      // ip_input, udp_input, sbappend
+  receive,    // soreceive (the receiver's side)
+  copy,       // bytes copied, by size and alignment
+  mbuf,       // buffer allocation and free
+  unaligned,  // misaligned header access penalties
+  interrupt,  // interrupt handlers, stolen from the sender
+  count
+};
+inline constexpr size_t kStageCount = static_cast<size_t>(Stage::count);
+std::string_view stage_name(Stage s);
+Stage stage_of(net::Fn fn);
+
+using StageCycles = std::array<double, kStageCount>;
+
+inline double total(const StageCycles& c) {
+  double t = 0;
+  for (double x : c) t += x;
+  return t;
+}
+
+class CycleAccount : public net::NullProbe {
+ public:
+  CycleAccount(const MachineCosts& machine, const StackCosts& stack)
+      : machine_(machine), stack_(stack) {}
+
+  void enter(net::Fn fn) {
+    if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
+    ++depth_;
+    add(stage_of(fn), stack_.fn_cycles[static_cast<size_t>(fn)]);
+  }
+  void leave(net::Fn /*fn*/) {
+    if (depth_ > 0) --depth_;
+  }
+  void copy(net::CopyKind /*kind*/, const void* src, const void* dst, size_t len) {
+    const auto s = reinterpret_cast<uintptr_t>(src);
+    const auto d = reinterpret_cast<uintptr_t>(dst);
+    double c = machine_.copy_setup_cycles + static_cast<double>(len) * machine_.copy_cycles_per_byte;
+    if (((s | d) & 3) != 0) c += static_cast<double>(len) * machine_.copy_unaligned_cycles_per_byte;
+    add(Stage::copy, c);
+  }
+  void cksum(const void* /*addr*/, size_t len) {
+    add(current_stage(), static_cast<double>(len) * stack_.cksum_cycles_per_byte);
+  }
+  void alloc(net::Obj obj, const void* /*addr*/) {
+    add(Stage::mbuf, obj == net::Obj::mbuf ? stack_.mbuf_alloc_cycles : stack_.cluster_alloc_cycles);
+  }
+  void free(net::Obj obj, const void* /*addr*/) {
+    // Frees in the interrupt handler (transmit completion) belong to it.
+    const Stage s = current_stage() == Stage::interrupt ? Stage::interrupt : Stage::mbuf;
+    add(s, obj == net::Obj::mbuf ? stack_.mbuf_free_cycles : stack_.cluster_free_cycles);
+  }
+  void header(net::Fn /*fn*/, const void* addr, unsigned size, bool /*write*/) {
+    if ((reinterpret_cast<uintptr_t>(addr) & (size - 1)) != 0)
+      add(Stage::unaligned, machine_.unaligned_access_cycles);
+  }
+
+  void add(Stage s, double cycles) { cycles_[static_cast<size_t>(s)] += cycles; }
+  // Cycles charged since the last take(), by stage; then starts over.
+  StageCycles take() {
+    StageCycles c = cycles_;
+    cycles_ = {};
+    return c;
+  }
+  const StageCycles& pending() const { return cycles_; }
+  const MachineCosts& machine() const { return machine_; }
+
+ private:
+  static constexpr size_t kMaxDepth = 16;
+  Stage current_stage() const {
+    if (depth_ == 0) return Stage::mbuf;
+    return stage_of(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
+  }
+
+  const MachineCosts& machine_;
+  const StackCosts& stack_;
+  std::array<net::Fn, kMaxDepth> stack_fns_{};
+  size_t depth_ = 0;
+  StageCycles cycles_{};
+};
+
+}  // namespace simloop::models
+
+namespace simloop::net {
+extern template class Stack<models::CycleAccount>;
+}

@@ -1,0 +1,596 @@
+#include "config/experiment.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+
+#ifndef SIMLOOP_SOURCE_DIR
+#define SIMLOOP_SOURCE_DIR "."
+#endif
+
+namespace simloop::config {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Where a value came from: a file position, or a --set argument.
+struct Loc {
+  std::string file;  // empty for --set
+  int line = 0, col = 0;
+};
+
+Loc loc_of(const std::string& file, const YAML::Node& n) {
+  const auto m = n.Mark();
+  return {file, m.line + 1, m.column + 1};
+}
+
+[[noreturn]] void fail(const Loc& loc, const std::string& key, const std::string& msg) {
+  if (loc.file.empty()) throw ConfigError(fmt::format("--set {}: {}", key, msg));
+  throw ConfigError(fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col, key, msg));
+}
+
+enum class Kind { integer, number, boolean, text, choice };
+
+std::string_view kind_name(Kind k) {
+  switch (k) {
+    case Kind::integer: return "integer";
+    case Kind::number: return "number";
+    case Kind::boolean: return "boolean";
+    case Kind::text: return "string";
+    case Kind::choice: return "choice";
+  }
+  return "?";
+}
+
+struct Field {
+  std::string path;
+  Kind kind;
+  std::string doc;
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;
+  std::function<void(Experiment&, const YAML::Node&, const Loc&)> set;
+  std::function<json(const Experiment&)> get;
+};
+
+struct Section {
+  std::string path;
+  std::string doc;
+};
+
+std::string scalar_text(const YAML::Node& n) {
+  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsMap()) return "a map";
+  if (n.IsSequence()) return "a list";
+  return "nothing";
+}
+
+std::string range_text(double lo, double hi) {
+  if (std::isinf(lo) && std::isinf(hi)) return "";
+  if (std::isinf(hi)) return fmt::format(" >= {}", lo);
+  return fmt::format(" in [{}, {}]", lo, hi);
+}
+
+double parse_number(const YAML::Node& n, const Loc& loc, const std::string& key, bool integer,
+                    double lo, double hi) {
+  const std::string expected =
+      fmt::format("expected {}{}", integer ? "an integer" : "a number", range_text(lo, hi));
+  if (!n.IsScalar()) fail(loc, key, expected + ", got " + scalar_text(n));
+  double v;
+  try {
+    if (integer) {
+      v = static_cast<double>(n.as<long long>());
+    } else {
+      v = n.as<double>();
+    }
+  } catch (const YAML::Exception&) {
+    fail(loc, key, expected + ", got " + scalar_text(n));
+  }
+  if (!std::isfinite(v) || v < lo || v > hi) fail(loc, key, expected + ", got " + scalar_text(n));
+  return v;
+}
+
+template <class Acc>
+Field integer(std::string path, std::string doc, double lo, double hi, Acc acc) {
+  Field f{std::move(path), Kind::integer, std::move(doc), lo, hi, {}, {}, {}};
+  f.set = [acc, lo, hi, p = f.path](Experiment& x, const YAML::Node& n, const Loc& loc) {
+    using T = std::decay_t<decltype(acc(x))>;
+    acc(x) = static_cast<T>(parse_number(n, loc, p, true, lo, hi));
+  };
+  f.get = [acc](const Experiment& x) { return json(acc(const_cast<Experiment&>(x))); };
+  return f;
+}
+
+template <class Acc>
+Field number(std::string path, std::string doc, double lo, double hi, Acc acc) {
+  Field f{std::move(path), Kind::number, std::move(doc), lo, hi, {}, {}, {}};
+  f.set = [acc, lo, hi, p = f.path](Experiment& x, const YAML::Node& n, const Loc& loc) {
+    acc(x) = parse_number(n, loc, p, false, lo, hi);
+  };
+  f.get = [acc](const Experiment& x) { return json(acc(const_cast<Experiment&>(x))); };
+  return f;
+}
+
+template <class Acc>
+Field boolean(std::string path, std::string doc, Acc acc) {
+  Field f{std::move(path), Kind::boolean, std::move(doc), 0, 1, {}, {}, {}};
+  f.set = [acc, p = f.path](Experiment& x, const YAML::Node& n, const Loc& loc) {
+    bool v = false;
+    bool ok = n.IsScalar();
+    if (ok) {
+      try {
+        v = n.as<bool>();
+      } catch (const YAML::Exception&) {
+        ok = false;
+      }
+    }
+    if (!ok) fail(loc, p, "expected true or false, got " + scalar_text(n));
+    acc(x) = v;
+  };
+  f.get = [acc](const Experiment& x) { return json(acc(const_cast<Experiment&>(x))); };
+  return f;
+}
+
+template <class Acc>
+Field text(std::string path, std::string doc, Acc acc) {
+  Field f{std::move(path), Kind::text, std::move(doc), 0, 0, {}, {}, {}};
+  f.set = [acc, p = f.path](Experiment& x, const YAML::Node& n, const Loc& loc) {
+    if (!n.IsScalar()) fail(loc, p, "expected a string, got " + scalar_text(n));
+    acc(x) = n.Scalar();
+  };
+  f.get = [acc](const Experiment& x) { return json(acc(const_cast<Experiment&>(x))); };
+  return f;
+}
+
+// An enumeration, stored through `to` and read back through `from`.
+template <class To, class From>
+Field choice(std::string path, std::string doc, std::vector<std::string> choices, To to, From from) {
+  Field f{std::move(path), Kind::choice, std::move(doc), 0, 0, choices, {}, {}};
+  f.set = [to, choices, p = f.path](Experiment& x, const YAML::Node& n, const Loc& loc) {
+    const std::string expected = fmt::format("expected one of {}", fmt::join(choices, ", "));
+    if (!n.IsScalar()) fail(loc, p, expected + ", got " + scalar_text(n));
+    if (std::find(choices.begin(), choices.end(), n.Scalar()) == choices.end())
+      fail(loc, p, expected + ", got " + scalar_text(n));
+    to(x, n.Scalar());
+  };
+  f.get = [from](const Experiment& x) { return json(std::string(from(x))); };
+  return f;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+class Schema {
+ public:
+  Schema();
+  const Field* field(const std::string& path) const {
+    auto it = fields_.find(path);
+    return it == fields_.end() ? nullptr : &it->second;
+  }
+  bool is_section(const std::string& path) const {
+    return std::any_of(sections_.begin(), sections_.end(),
+                       [&](const Section& s) { return s.path == path; });
+  }
+  // The keys allowed directly under `prefix` ("" or "a.b.").
+  std::vector<std::string> children(const std::string& prefix) const {
+    std::vector<std::string> out;
+    auto add = [&](const std::string& path) {
+      if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) return;
+      std::string rest = path.substr(prefix.size());
+      rest = rest.substr(0, rest.find('.'));
+      if (std::find(out.begin(), out.end(), rest) == out.end()) out.push_back(rest);
+    };
+    for (const auto& f : order_) add(f);
+    for (const auto& s : sections_) add(s.path);
+    return out;
+  }
+  const std::vector<std::string>& order() const { return order_; }
+  const std::vector<Section>& sections() const { return sections_; }
+
+ private:
+  void add(Field f) {
+    order_.push_back(f.path);
+    fields_.emplace(f.path, std::move(f));
+  }
+  void section(std::string path, std::string doc) { sections_.push_back({std::move(path), std::move(doc)}); }
+
+  std::map<std::string, Field> fields_;
+  std::vector<std::string> order_;
+  std::vector<Section> sections_;
+};
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Schema::Schema() {
+  add(text("name", "Experiment name, used in result rows and file names.",
+           [](Experiment& x) -> std::string& { return x.name; }));
+  add(text("description", "Free text: what the experiment shows.",
+           [](Experiment& x) -> std::string& { return x.description; }));
+  add(integer("seed", "Seed of every random choice of the run (payload bytes).", 0, 9.0e15,
+              [](Experiment& x) -> uint64_t& { return x.seed; }));
+
+  section("machine",
+          "The CPU: a name from configs/machines, a path, or a map of fields (with `use: NAME` to "
+          "start from a named machine).");
+  add(text("machine.name", "Machine name.", [](Experiment& x) -> std::string& { return x.machine_name; }));
+  add(text("machine.description", "Free text.",
+           [](Experiment& x) -> std::string& { return x.machine_description; }));
+  add(number("machine.clock_hz", "Clock rate: the simulated host's speed in cycles per second.", 1e6, 1e11,
+             [](Experiment& x) -> double& { return x.machine.clock_hz; }));
+  section("machine.syscall", "System call entry and exit.");
+  add(number("machine.syscall.entry_cycles", "Cycles from the user's call to the kernel function.", 0, 1e7,
+             [](Experiment& x) -> double& { return x.machine.syscall_entry_cycles; }));
+  add(number("machine.syscall.exit_cycles", "Cycles from the kernel function back to the user.", 0, 1e7,
+             [](Experiment& x) -> double& { return x.machine.syscall_exit_cycles; }));
+  add(number("machine.user_loop_cycles", "Cycles of the sender's own loop per datagram.", 0, 1e7,
+             [](Experiment& x) -> double& { return x.machine.user_loop_cycles; }));
+  section("machine.copy", "Cost of copying bytes (bcopy, copyin, copyout).");
+  add(number("machine.copy.setup_cycles", "Fixed cycles per copy.", 0, 1e6,
+             [](Experiment& x) -> double& { return x.machine.copy_setup_cycles; }));
+  add(number("machine.copy.cycles_per_byte", "Cycles per byte copied.", 0, 1e3,
+             [](Experiment& x) -> double& { return x.machine.copy_cycles_per_byte; }));
+  add(number("machine.copy.unaligned_cycles_per_byte",
+             "Extra cycles per byte when source or destination is not 4-byte aligned.", 0, 1e3,
+             [](Experiment& x) -> double& { return x.machine.copy_unaligned_cycles_per_byte; }));
+  add(number("machine.unaligned_access_cycles",
+             "Extra cycles per misaligned header access, on CPUs that allow them (align: none).", 0, 1e6,
+             [](Experiment& x) -> double& { return x.machine.unaligned_access_cycles; }));
+
+  section("stack", "Per-stage costs of the stack: a name from configs/stacks, a path, or a map of "
+                   "fields (with `use: NAME` to start from a named stack).");
+  add(text("stack.name", "Stack profile name.", [](Experiment& x) -> std::string& { return x.stack_name; }));
+  add(text("stack.description", "Free text.",
+           [](Experiment& x) -> std::string& { return x.stack_description; }));
+  section("stack.functions", "Base cycles each time a function of the real stack runs.");
+  for (size_t i = 0; i < net::kFnCount; ++i) {
+    const auto fn = static_cast<net::Fn>(i);
+    add(number(fmt::format("stack.functions.{}", net::fn_name(fn)),
+               fmt::format("Cycles per call of {}.", net::fn_name(fn)), 0, 1e7,
+               [i](Experiment& x) -> double& { return x.stack.fn_cycles[i]; }));
+  }
+  section("stack.alloc", "Buffer allocation from the zones.");
+  add(number("stack.alloc.mbuf_cycles", "Cycles per mbuf allocated.", 0, 1e6,
+             [](Experiment& x) -> double& { return x.stack.mbuf_alloc_cycles; }));
+  add(number("stack.alloc.cluster_cycles", "Cycles per cluster allocated.", 0, 1e6,
+             [](Experiment& x) -> double& { return x.stack.cluster_alloc_cycles; }));
+  section("stack.free", "Buffer release to the zones.");
+  add(number("stack.free.mbuf_cycles", "Cycles per mbuf freed.", 0, 1e6,
+             [](Experiment& x) -> double& { return x.stack.mbuf_free_cycles; }));
+  add(number("stack.free.cluster_cycles", "Cycles per cluster freed.", 0, 1e6,
+             [](Experiment& x) -> double& { return x.stack.cluster_free_cycles; }));
+  add(number("stack.cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.", 0, 1e3,
+             [](Experiment& x) -> double& { return x.stack.cksum_cycles_per_byte; }));
+
+  section("workload", "The ttcp-like sender.");
+  add(integer("workload.payload", "UDP payload bytes per datagram.", 0, 9188,
+              [](Experiment& x) -> int& { return x.workload.payload; }));
+  add(integer("workload.packets", "Datagrams to send (unless duration_s is set).", 1, 1e12,
+              [](Experiment& x) -> int64_t& { return x.workload.packets; }));
+  add(number("workload.duration_s", "If > 0: simulated seconds to send for, instead of a count.", 0, 1e5,
+             [](Experiment& x) -> double& { return x.workload.duration_s; }));
+  add(choice(
+      "workload.dest",
+      "loopback: 127.0.0.1 through lo0 and the netisr; broadcast: em0's broadcast, a copy loops "
+      "back through if_simloop and the frame goes on the wire; wire: a peer host over the link.",
+      {"loopback", "broadcast", "wire"},
+      [](Experiment& x, const std::string& v) {
+        x.workload.dest = v == "loopback" ? Dest::loopback : v == "broadcast" ? Dest::broadcast : Dest::wire;
+      },
+      [](const Experiment& x) { return dest_name(x.workload.dest); }));
+  add(number("workload.enobufs_sleep_s", "How long the sender sleeps when sendto() fails with ENOBUFS.",
+             0, 10, [](Experiment& x) -> double& { return x.workload.enobufs_sleep_s; }));
+  add(boolean("workload.receive", "A receiver reads the looped datagrams (its cycles count).",
+              [](Experiment& x) -> bool& { return x.workload.receive; }));
+  section("workload.link", "The wire between the host and its peer.");
+  add(number("workload.link.bandwidth_bps", "Link rate in bits per second.", 1e3, 1e13,
+             [](Experiment& x) -> double& { return x.workload.link_bandwidth_bps; }));
+  add(number("workload.link.latency_s", "One-way propagation latency in seconds.", 0, 10,
+             [](Experiment& x) -> double& { return x.workload.link_latency_s; }));
+
+  section("interrupts", "Transmit-completion interrupts, which preempt the sender.");
+  add(boolean("interrupts.enabled",
+              "Completions raise interrupts; otherwise the driver reclaims finished frames when it "
+              "queues new ones.",
+              [](Experiment& x) -> bool& { return x.interrupts.enabled; }));
+  add(number("interrupts.handler_cycles", "Cycles per interrupt: entry, acknowledge, exit.", 0, 1e7,
+             [](Experiment& x) -> double& { return x.interrupts.handler_cycles; }));
+  add(number("interrupts.per_packet_cycles",
+             "Cycles per completed frame in the handler, besides freeing its buffers.", 0, 1e7,
+             [](Experiment& x) -> double& { return x.interrupts.per_packet_cycles; }));
+  section("interrupts.moderation", "How completions are grouped into interrupts.");
+  add(integer("interrupts.moderation.packets", "One interrupt per this many completed frames.", 1, 65536,
+              [](Experiment& x) -> int& { return x.interrupts.moderation_packets; }));
+  add(number("interrupts.moderation.interval_s",
+             "If > 0: at most one interrupt per interval, covering all completions by then "
+             "(moderation.packets is then ignored).",
+             0, 1, [](Experiment& x) -> double& { return x.interrupts.moderation_interval_s; }));
+
+  section("options", "Options of the real stack.");
+  add(choice(
+      "options.align",
+      "none: unaligned access allowed (x86), misaligned accesses charged; copy-down: if_simloop "
+      "copies to a 4-byte boundary (never into shared storage); strict: a misaligned access "
+      "faults and ends the run; copy-down-unsafe: the naive in-place fix-up.",
+      {"none", "copy-down", "strict", "copy-down-unsafe"},
+      [](Experiment& x, const std::string& v) { x.options.align = *net::parse_align_policy(v); },
+      [](const Experiment& x) { return net::align_policy_name(x.options.align); }));
+  add(choice(
+      "options.copy", "How ether_output copies a broadcast for the simplex loop.", {"m_copy", "m_dup"},
+      [](Experiment& x, const std::string& v) { x.options.loop_copy = *net::parse_loop_copy(v); },
+      [](const Experiment& x) { return net::loop_copy_name(x.options.loop_copy); }));
+  add(integer("options.netisr_maxlen", "Netisr input queue limit, packets.", 1, 1e6,
+              [](Experiment& x) -> int& { return x.options.netisr_maxlen; }));
+  add(integer("options.nic_ring", "NIC transmit descriptors.", 1, 1e6,
+              [](Experiment& x) -> int& { return x.options.nic_ring; }));
+  add(integer("options.so_sndbuf", "Largest datagram a socket sends, bytes.", 1, 1e7,
+              [](Experiment& x) -> int& { return x.options.so_sndbuf; }));
+  add(integer("options.so_rcvbuf", "Socket receive buffer limit, bytes.", 1, 1e9,
+              [](Experiment& x) -> int& { return x.options.so_rcvbuf; }));
+  add(integer("options.max_linkhdr", "Link header space reserved in front of the data, bytes.", 0, 100,
+              [](Experiment& x) -> int& { return x.options.max_linkhdr; }));
+  add(integer("options.ether_mtu", "MTU of the Ethernet interface, bytes.", 68, 9216,
+              [](Experiment& x) -> int& { return x.options.ether_mtu; }));
+
+  section("engine", "The simulation engine.");
+  add(integer("engine.max_batch",
+              "Most datagrams charged in one simulated execution; batches also end where an "
+              "interrupt is due, so this changes speed, not results.",
+              1, 1e6, [](Experiment& x) -> int& { return x.engine.max_batch; }));
+
+  section("output", "Where results go.");
+  add(text("output.dir", "Directory for result files, relative to the working directory.",
+           [](Experiment& x) -> std::string& { return x.output.dir; }));
+  add(boolean("output.csv", "Write <dir>/<name>.csv (one tidy row per run).",
+              [](Experiment& x) -> bool& { return x.output.csv; }));
+  add(boolean("output.json", "Write <dir>/<name>.json (results and the resolved configuration).",
+              [](Experiment& x) -> bool& { return x.output.json; }));
+}
+
+const Schema& schema() {
+  static const Schema s;
+  return s;
+}
+
+// Applies a YAML map to `x`, under `prefix` ("" or "a.b."): every key must be
+// a known field or section.
+void apply_map(Experiment& x, const YAML::Node& map, const std::string& prefix, const std::string& file,
+               const std::vector<std::string>& skip = {}) {
+  const Schema& s = schema();
+  const std::string section = prefix.empty() ? "the top level" : prefix.substr(0, prefix.size() - 1);
+  if (!map.IsMap())
+    fail(loc_of(file, map), section, "expected a map of keys, got " + scalar_text(map));
+  for (const auto& kv : map) {
+    const Loc kloc = loc_of(file, kv.first);
+    if (!kv.first.IsScalar()) fail(kloc, section, "keys must be plain names");
+    const std::string key = kv.first.Scalar();
+    if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
+    const std::string path = prefix + key;
+    if (const Field* f = s.field(path)) {
+      f->set(x, kv.second, loc_of(file, kv.second));
+    } else if (s.is_section(path)) {
+      apply_map(x, kv.second, path + ".", file);
+    } else {
+      const auto allowed = s.children(prefix);
+      std::string msg = fmt::format("unknown key '{}' in {}", key, section);
+      std::string best;
+      size_t best_d = 3;
+      for (const auto& a : allowed) {
+        const size_t d = edit_distance(key, a);
+        if (d < best_d) {
+          best_d = d;
+          best = a;
+        }
+      }
+      if (!best.empty()) msg += fmt::format("; did you mean '{}'?", best);
+      msg += fmt::format(" (allowed: {})", fmt::join(allowed, ", "));
+      fail(kloc, path, msg);
+    }
+  }
+}
+
+YAML::Node load_yaml(const fs::path& file) {
+  try {
+    return YAML::LoadFile(file.string());
+  } catch (const YAML::BadFile&) {
+    throw ConfigError(fmt::format("{}: cannot read the file", file.string()));
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", file.string(), e.mark.line + 1,
+                                  e.mark.column + 1, e.msg));
+  }
+}
+
+// Finds a named machine or stack (`kind` is "machines" or "stacks").
+fs::path resolve_ref(const fs::path& experiment, const std::string& kind, const std::string& ref,
+                     const Loc& loc, const std::string& key) {
+  const fs::path base = experiment.has_parent_path() ? experiment.parent_path() : fs::path(".");
+  const bool is_path = ref.find('/') != std::string::npos || fs::path(ref).extension() == ".yaml";
+  std::vector<fs::path> tried;
+  if (is_path) {
+    tried.push_back(fs::path(ref).is_absolute() ? fs::path(ref) : base / ref);
+  } else {
+    for (const auto& root : config_roots(experiment)) tried.push_back(root / kind / (ref + ".yaml"));
+  }
+  for (const auto& p : tried)
+    if (fs::is_regular_file(p)) return p;
+  std::vector<std::string> names;
+  for (const auto& p : tried) names.push_back(p.string());
+  fail(loc, key, fmt::format("no {} named '{}' (looked for {})", kind.substr(0, kind.size() - 1), ref,
+                             fmt::join(names, ", ")));
+}
+
+// A machine or stack: a name/path, or a map with an optional `use` base.
+void apply_component(Experiment& x, const YAML::Node& node, const std::string& key, const fs::path& file) {
+  const std::string kind = key == "machine" ? "machines" : "stacks";
+  const Loc loc = loc_of(file.string(), node);
+  auto load_ref = [&](const YAML::Node& ref) {
+    if (!ref.IsScalar()) fail(loc_of(file.string(), ref), key, "expected a name or a path, got " + scalar_text(ref));
+    const fs::path p = resolve_ref(file, kind, ref.Scalar(), loc_of(file.string(), ref), key);
+    const YAML::Node doc = load_yaml(p);
+    apply_map(x, doc, key + ".", p.string());
+    std::string& name = key == "machine" ? x.machine_name : x.stack_name;
+    if (name.empty()) name = ref.Scalar();
+  };
+  if (node.IsScalar()) {
+    load_ref(node);
+  } else if (node.IsMap()) {
+    if (node["use"]) load_ref(node["use"]);
+    apply_map(x, node, key + ".", file.string(), {"use"});
+  } else {
+    fail(loc, key, "expected a name, a path, or a map of fields, got " + scalar_text(node));
+  }
+}
+
+void check_consistency(const Experiment& x, const std::map<std::string, Loc>& where) {
+  auto loc = [&](const std::string& key) {
+    auto it = where.find(key);
+    return it != where.end() ? it->second : Loc{x.source.string(), 1, 1};
+  };
+  const auto& w = x.workload;
+  if (w.payload > x.options.so_sndbuf)
+    fail(loc("workload.payload"), "workload.payload",
+         fmt::format("{} bytes exceed options.so_sndbuf ({})", w.payload, x.options.so_sndbuf));
+  if (w.dest != Dest::loopback && w.payload + 28 > x.options.ether_mtu)
+    fail(loc("workload.payload"), "workload.payload",
+         fmt::format("{} bytes + 28 bytes of headers exceed options.ether_mtu ({}); there is no IP "
+                     "fragmentation",
+                     w.payload, x.options.ether_mtu));
+  if (x.interrupts.enabled && x.interrupts.moderation_interval_s == 0 &&
+      x.interrupts.moderation_packets > x.options.nic_ring)
+    fail(loc("interrupts.moderation.packets"), "interrupts.moderation.packets",
+         fmt::format("{} is more than options.nic_ring ({}): the ring would fill before the first "
+                     "interrupt",
+                     x.interrupts.moderation_packets, x.options.nic_ring));
+  if (x.options.max_linkhdr + x.options.max_protohdr >= net::kMHLen)
+    fail(loc("options.max_linkhdr"), "options.max_linkhdr", "too large for a header mbuf");
+}
+
+// Records where each leaf of a document was set, for cross-field errors.
+void record_locations(const YAML::Node& n, const std::string& prefix, const std::string& file,
+                      std::map<std::string, Loc>& where) {
+  if (!n.IsMap()) return;
+  for (const auto& kv : n) {
+    if (!kv.first.IsScalar()) continue;
+    const std::string path = prefix + kv.first.Scalar();
+    where[path] = loc_of(file, kv.first);
+    record_locations(kv.second, path + ".", file, where);
+  }
+}
+
+}  // namespace
+
+std::string_view dest_name(Dest d) {
+  switch (d) {
+    case Dest::loopback: return "loopback";
+    case Dest::broadcast: return "broadcast";
+    case Dest::wire: return "wire";
+  }
+  return "?";
+}
+
+std::vector<fs::path> config_roots(const fs::path& experiment_file) {
+  const fs::path base = experiment_file.has_parent_path() ? experiment_file.parent_path() : fs::path(".");
+  return {base / ".." / "configs", base / "configs", fs::path("configs"),
+          fs::path(SIMLOOP_SOURCE_DIR) / "configs"};
+}
+
+Experiment load_experiment(const fs::path& file, const std::vector<std::string>& sets) {
+  Experiment x;
+  x.source = file;
+  const YAML::Node doc = load_yaml(file);
+  const std::string f = file.string();
+  if (!doc.IsMap()) fail(loc_of(f, doc), "experiment", "expected a map of keys at the top level");
+  for (const char* required : {"machine", "stack"})
+    if (!doc[required])
+      fail(loc_of(f, doc), required,
+           fmt::format("missing required key '{}' (a name from configs/{}s, a path, or a map)", required,
+                       required));
+  // Machine and stack first, so that the experiment's own keys override them.
+  apply_component(x, doc["machine"], "machine", file);
+  apply_component(x, doc["stack"], "stack", file);
+  apply_map(x, doc, "", f, {"machine", "stack"});
+
+  std::map<std::string, Loc> where;
+  record_locations(doc, "", f, where);
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError(fmt::format("--set {}: expected path.to.key=value", s));
+    const std::string key = s.substr(0, eq);
+    const Field* fld = schema().field(key);
+    if (fld == nullptr) {
+      std::string msg = "no such key";
+      if (schema().is_section(key)) msg = "is a section; set one of its keys";
+      throw ConfigError(fmt::format("--set {}: {}", key, msg));
+    }
+    YAML::Node value;
+    try {
+      value = YAML::Load(s.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(fmt::format("--set {}: cannot parse the value: {}", key, e.msg));
+    }
+    fld->set(x, value, Loc{});
+    where[key] = Loc{};
+  }
+  check_consistency(x, where);
+  return x;
+}
+
+json to_json(const Experiment& x) {
+  json j = json::object();
+  for (const auto& path : schema().order()) {
+    json* at = &j;
+    std::string rest = path;
+    for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
+      at = &(*at)[rest.substr(0, dot)];
+      rest = rest.substr(dot + 1);
+    }
+    (*at)[rest] = schema().field(path)->get(x);
+  }
+  return j;
+}
+
+std::string reference_markdown() {
+  const Experiment defaults;
+  std::string out =
+      "# Experiment configuration reference\n\n"
+      "Generated by `simloop config-reference` from the schema that validates every file; a test "
+      "keeps this page and the schema in step.\n\n"
+      "An experiment file holds the keys below. `machine` and `stack` are either a name (a file "
+      "in `configs/machines/` or `configs/stacks/`), a path to such a file, or a map of their "
+      "keys, optionally with `use: NAME` to start from a named file and override some keys. "
+      "Machine and stack files hold the keys of their section without the prefix. Any key can "
+      "also be set on the command line with `--set path.to.key=value`.\n\n";
+  for (const auto& sec : schema().sections())
+    out += fmt::format("- `{}`: {}\n", sec.path, sec.doc);
+  out += "\n| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
+  for (const auto& path : schema().order()) {
+    const Field& f = *schema().field(path);
+    std::string allowed;
+    if (f.kind == Kind::choice)
+      allowed = fmt::format("{}", fmt::join(f.choices, ", "));
+    else if (f.kind == Kind::integer || f.kind == Kind::number)
+      allowed = range_text(f.lo, f.hi);
+    out += fmt::format("| `{}` | {} | `{}` | {} | {} |\n", path, kind_name(f.kind), f.get(defaults).dump(),
+                       allowed, f.doc);
+  }
+  return out;
+}
+
+}  // namespace simloop::config

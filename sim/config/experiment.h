@@ -1,0 +1,83 @@
+// An experiment: everything one simulated run needs, as validated values.
+//
+// Experiments are YAML files. A machine and a stack cost profile are named
+// (looked up in configs/machines and configs/stacks) or given by path, and
+// an experiment may override any of their fields. Every key is checked:
+// unknown keys, wrong types and out-of-range values are errors that name
+// the file, line, column and key (ConfigError).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/costs.h"
+#include "net/stack.h"
+
+namespace simloop::config {
+
+enum class Dest : uint8_t { loopback, broadcast, wire };
+
+struct Workload {
+  int payload = 18;        // UDP payload bytes
+  int64_t packets = 100000;
+  double duration_s = 0;   // > 0: simulate this long instead
+  Dest dest = Dest::wire;
+  double enobufs_sleep_s = 0.018;  // ttcp sleeps 18 ms when sendto() says ENOBUFS
+  double link_bandwidth_bps = 1e9;
+  double link_latency_s = 10e-6;
+  bool receive = true;  // a receiver drains the socket (loopback, broadcast)
+};
+
+struct EngineOptions {
+  int max_batch = 256;  // packets charged in one simulated execution at most
+};
+
+struct Output {
+  std::string dir = "out";
+  bool csv = true;
+  bool json = true;
+};
+
+struct Experiment {
+  std::string name = "unnamed";
+  std::string description;
+  std::string machine_name, stack_name;
+  std::string machine_description, stack_description;
+  models::MachineCosts machine;
+  models::StackCosts stack;
+  Workload workload;
+  models::InterruptCosts interrupts;
+  net::StackOptions options;
+  uint64_t seed = 1;
+  EngineOptions engine;
+  Output output;
+  std::filesystem::path source;  // the experiment file
+};
+
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Where referenced machines and stacks are searched for, in order, after a
+// path relative to the experiment file: ../configs next to the experiment,
+// ./configs, then the configs/ of the source tree simloop was built from.
+std::vector<std::filesystem::path> config_roots(const std::filesystem::path& experiment_file);
+
+// Loads and validates an experiment; `sets` are "path.to.key=value"
+// overrides applied last. Throws ConfigError.
+Experiment load_experiment(const std::filesystem::path& file, const std::vector<std::string>& sets = {});
+
+// The fully resolved configuration, every key with its value.
+nlohmann::json to_json(const Experiment& x);
+
+// The reference page of every key (Markdown), generated from the schema.
+std::string reference_markdown();
+
+std::string_view dest_name(Dest d);
+
+}  // namespace simloop::config

@@ -1,0 +1,381 @@
+#include "engine/simulation.h"
+
+#include <fmt/format.h>
+#include <simgrid/s4u.hpp>
+#include <spdlog/spdlog.h>
+#include <stdio.h>
+#include <xbt/log.h>
+
+#include <chrono>
+#include <deque>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include "models/wire.h"
+#include "net/inet.h"
+
+namespace simloop::engine {
+
+namespace sg = simgrid::s4u;
+using models::Stage;
+
+namespace {
+
+constexpr uint16_t kTtcpPort = 5001;
+
+// SimGrid keeps configuration and platform per process: build it once.
+void setup_engine(sg::Engine& e) {
+  // CM02: a message takes latency + size / bandwidth, with no correction
+  // factors (the default LV08 multiplies latency by 13.01).
+  e.set_config("network/model:CM02");
+  e.set_config("network/crosstraffic:0");
+}
+
+struct Platform {
+  sg::Host* host;
+  sg::Host* peer;
+};
+
+Platform build_platform(double clock_hz, double bandwidth_bps, double latency_s) {
+  auto* zone = sg::create_full_zone("world");
+  // The host's speed is its clock: one flop of SimGrid is one cycle.
+  sg::Host* host = zone->create_host("host", clock_hz)->seal();
+  sg::Host* peer = zone->create_host("peer", 1e9)->seal();
+  sg::Link* wire = zone->create_link("wire", bandwidth_bps / 8.0)->set_latency(latency_s)->seal();
+  zone->add_route(host->get_netpoint(), peer->get_netpoint(), nullptr, nullptr,
+                  {sg::LinkInRoute(wire)}, true);
+  zone->seal();
+  return {host, peer};
+}
+
+struct Frame {
+  double depart;  // when its last bit leaves the NIC
+  int bytes;      // on the wire, with preamble and gap
+};
+
+// State shared by the actors of one run. Actors are cooperative: only one
+// runs at a time, so no locking beyond SimGrid's own.
+struct World {
+  explicit World(const config::Experiment& ex)
+      : x(ex),
+        acct(ex.machine, ex.stack),
+        stack(pool, acct, ex.options),
+        wire(ex.workload.link_bandwidth_bps),
+        moderator(ex.interrupts.moderation_packets, ex.interrupts.moderation_interval_s) {}
+
+  const config::Experiment& x;
+  net::MbufPool pool;
+  models::CycleAccount acct;
+  net::Stack<models::CycleAccount> stack;
+  models::WireSerializer wire;
+  models::IrqModerator moderator;
+  std::deque<Frame> ring;          // frames on the NIC ring, oldest first
+  std::deque<double> irq_due;      // scheduled interrupt times, in order
+  sg::ActorPtr sender;
+  sg::Mailbox* to_peer = nullptr;
+  sg::ConditionVariablePtr irq_cv = sg::ConditionVariable::create();
+  sg::MutexPtr irq_mutex = sg::Mutex::create();
+  bool sender_done = false;
+  bool sender_sleeping = false;
+  double t_end = 0;
+  SimResult r;
+
+  void charge(const models::StageCycles& c) {
+    for (size_t i = 0; i < c.size(); ++i) r.cycles[i] += c[i];
+  }
+
+  // Frees the first `k` frames of the ring (the driver's txeof) and sends
+  // them to the peer over the link as one message.
+  void reap(int k) {
+    if (k <= 0) return;
+    stack.nic_txeof(k);
+    int64_t bytes = 0;
+    for (int i = 0; i < k; ++i) {
+      bytes += ring.front().bytes;
+      ring.pop_front();
+    }
+    auto* count = new int(k);
+    to_peer->put_init(count, static_cast<uint64_t>(bytes))->detach([](void* p) { delete static_cast<int*>(p); });
+  }
+
+  int frames_done_by(double t) const {
+    int k = 0;
+    for (const auto& f : ring) {
+      if (f.depart > t * (1 + 1e-12)) break;
+      ++k;
+    }
+    return k;
+  }
+};
+
+uint32_t dest_addr(config::Dest d) {
+  switch (d) {
+    case config::Dest::loopback: return net::kLoopAddr;
+    case config::Dest::broadcast: return net::kBroadcastAddr;
+    case config::Dest::wire: return net::kPeerAddr;
+  }
+  return net::kLoopAddr;
+}
+
+// The application: a ttcp-like sender. It runs the real stack for a batch of
+// datagrams, then executes the batch's cycles in one go. A batch ends after
+// the datagram during which the next interrupt is due, so the interrupt
+// preempts the sender at its exact time.
+void sender_main(World& w) {
+  const auto& x = w.x;
+  const double hz = x.machine.clock_hz;
+  const auto& mc = x.machine;
+  const bool loops_back = x.workload.dest != config::Dest::wire;
+  const bool uses_ring = x.workload.dest != config::Dest::loopback;
+  const int frame_len = x.workload.payload + net::kUdpIpHdrLen + net::kEtherHdrLen;
+
+  std::mt19937_64 rng(x.seed);
+  std::vector<uint8_t> payload(static_cast<size_t>(x.workload.payload));
+  for (auto& b : payload) b = static_cast<uint8_t>(rng());
+  std::vector<uint8_t> rbuf(65536);
+
+  const int rx = w.stack.socket();
+  const int tx = w.stack.socket();
+  w.stack.bind(rx, 0, kTtcpPort);
+  const uint32_t dst = dest_addr(x.workload.dest);
+
+  const double t_start = sg::Engine::get_clock();
+  const bool by_time = x.workload.duration_s > 0;
+  int64_t sent = 0;
+  bool stop = false;
+  while (!stop) {
+    double t = sg::Engine::get_clock();  // this batch's timeline, if nothing preempts it
+    double batch = 0;
+    bool enobufs = false;
+    for (int n = 0; n < x.engine.max_batch; ++n) {
+      if (by_time ? t >= t_start + x.workload.duration_s : sent >= x.workload.packets) {
+        stop = true;
+        break;
+      }
+      if (n > 0 && !w.irq_due.empty() && w.irq_due.front() <= t) break;
+      if (uses_ring && !x.interrupts.enabled) {
+        // Without interrupts the driver reclaims finished frames as it queues.
+        w.reap(w.frames_done_by(t));
+        auto pending = w.acct.pending();
+        w.acct.add(Stage::driver, pending[static_cast<size_t>(Stage::interrupt)]);
+        w.acct.add(Stage::interrupt, -pending[static_cast<size_t>(Stage::interrupt)]);
+      }
+      w.acct.add(Stage::user, mc.user_loop_cycles);
+      w.acct.add(Stage::syscall, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
+      const int ring_before = w.stack.nic_pending();
+      const int err = w.stack.sendto(tx, payload.data(), x.workload.payload, dst, kTtcpPort);
+      if (loops_back) {
+        // The netisr's software interrupt preempts the sender as soon as a
+        // packet is queued on a uniprocessor: its work follows at once.
+        w.stack.netisr_run();
+        int got = 0;
+        while (x.workload.receive &&
+               w.stack.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got) == 0)
+          w.acct.add(Stage::receive, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
+      }
+      const double c = models::total(w.acct.pending()) - batch;
+      batch += c;
+      t += c / hz;
+      if (w.stack.fault()) {
+        w.r.outcome = "alignment-fault";
+        w.r.detail = w.stack.fault()->describe();
+        stop = true;
+        break;
+      }
+      if (err == ENOBUFS) {
+        ++w.r.enobufs;
+        enobufs = true;
+        break;
+      }
+      if (err != 0) {
+        w.r.outcome = "error";
+        w.r.detail = fmt::format("sendto failed: {}", std::strerror(err));
+        stop = true;
+        break;
+      }
+      ++sent;
+      if (w.stack.nic_pending() > ring_before) {
+        const double depart = w.wire.depart(t, frame_len);
+        w.ring.push_back({depart, models::ether_wire_bytes(frame_len)});
+        if (x.interrupts.enabled) {
+          if (auto due = w.moderator.on_completion(depart)) {
+            w.irq_due.push_back(*due);
+            w.irq_cv->notify_all();
+          }
+        }
+      }
+    }
+    w.charge(w.acct.take());
+    if (batch > 0) sg::this_actor::execute(batch);
+    if (enobufs && !stop) {
+      const double t0 = sg::Engine::get_clock();
+      w.sender_sleeping = true;
+      sg::this_actor::sleep_for(x.workload.enobufs_sleep_s);
+      w.sender_sleeping = false;
+      w.r.sleep_s += sg::Engine::get_clock() - t0;
+    }
+  }
+  w.t_end = sg::Engine::get_clock();
+  w.r.packets = sent;
+  w.r.elapsed_s = w.t_end - t_start;
+  w.sender_done = true;
+  w.irq_cv->notify_all();
+}
+
+// The NIC's transmit-completion interrupt: at each due time it preempts the
+// sender (suspend), runs the handler and the driver's txeof on the same CPU,
+// and lets the sender go on (resume).
+void interrupt_main(World& w) {
+  const auto& ic = w.x.interrupts;
+  for (;;) {
+    {
+      std::unique_lock lock(*w.irq_mutex);
+      while (w.irq_due.empty() && !w.sender_done) w.irq_cv->wait(lock);
+    }
+    if (w.irq_due.empty()) return;
+    const double due = w.irq_due.front();
+    if (due > sg::Engine::get_clock()) sg::this_actor::sleep_until(due);
+    if (w.sender_done) return;
+    w.irq_due.pop_front();
+    const bool preempt = !w.sender_sleeping;
+    if (preempt) w.sender->suspend();
+    const double t0 = sg::Engine::get_clock();
+    const int k = w.frames_done_by(t0);
+    w.charge(w.acct.take());  // nothing should be pending; keep the books exact anyway
+    w.reap(k);
+    w.acct.add(Stage::interrupt, ic.handler_cycles + ic.per_packet_cycles * k);
+    auto c = w.acct.take();
+    w.charge(c);
+    sg::this_actor::execute(models::total(c));
+    if (preempt) w.sender->resume();
+    ++w.r.interrupts;
+    w.r.interrupt_s += sg::Engine::get_clock() - t0;
+  }
+}
+
+// The peer host: counts the frames that arrive over the link.
+void peer_main(World& w) {
+  for (;;) {
+    auto* count = w.to_peer->get<int>();
+    w.r.peer_frames += *count;
+    delete count;
+  }
+}
+
+// fopencookie writer: one SimGrid log line becomes one spdlog debug line.
+ssize_t log_to_spdlog(void* /*cookie*/, const char* buf, size_t size) {
+  std::string_view s(buf, size);
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+  if (!s.empty()) spdlog::debug("simgrid: {}", s);
+  return static_cast<ssize_t>(size);
+}
+
+sg::Engine& make_engine() {
+  static int argc = 1;
+  static char name[] = "simloop";
+  static char* argv[] = {name, nullptr};
+  static sg::Engine* engine = nullptr;
+  if (engine == nullptr) {
+    engine = new sg::Engine(&argc, argv);
+    setup_engine(*engine);
+  }
+  return *engine;
+}
+
+}  // namespace
+
+void route_simgrid_log_to_spdlog() {
+  static FILE* f = [] {
+    cookie_io_functions_t io{nullptr, log_to_spdlog, nullptr, nullptr};
+    FILE* file = fopencookie(nullptr, "w", io);
+    if (file != nullptr) setvbuf(file, nullptr, _IOLBF, 0);
+    return file;
+  }();
+  if (f == nullptr) return;
+  xbt_log_appender_set(&_simgrid_log_category__root, xbt_log_appender_stream(f));
+  xbt_log_layout_set(&_simgrid_log_category__root, xbt_log_layout_format_new("[%c] %m%n"));
+}
+
+SimResult simulate(const config::Experiment& x) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  sg::Engine& e = make_engine();
+  const Platform p = build_platform(x.machine.clock_hz, x.workload.link_bandwidth_bps,
+                                    x.workload.link_latency_s);
+  World w(x);
+  w.r.clock_hz = x.machine.clock_hz;
+  w.to_peer = sg::Mailbox::by_name("peer");
+  w.sender = sg::Actor::create("sender", p.host, [&w] { sender_main(w); });
+  if (x.interrupts.enabled && x.workload.dest != config::Dest::loopback)
+    sg::Actor::create("nic-interrupt", p.host, [&w] { interrupt_main(w); })->daemonize();
+  sg::Actor::create("peer", p.peer, [&w] { peer_main(w); })->daemonize();
+  e.run();
+
+  SimResult r = w.r;
+  const auto& c = w.stack.counters();
+  if (x.workload.dest == config::Dest::wire) {
+    // Frames onto the wire: all but those still leaving at the end.
+    int64_t unsent = 0;
+    for (auto it = w.ring.rbegin(); it != w.ring.rend() && it->depart > w.t_end; ++it) ++unsent;
+    r.delivered = r.packets - unsent;
+    r.delivered_bytes = r.delivered * x.workload.payload;
+  } else {
+    r.delivered = static_cast<int64_t>(c.delivered);
+    r.delivered_bytes = static_cast<int64_t>(c.delivered_bytes);
+  }
+  r.drops = c.drops;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return r;
+}
+
+double link_transfer_time(double bandwidth_bps, double latency_s, double bytes) {
+  sg::Engine& e = make_engine();
+  const Platform p = build_platform(1e9, bandwidth_bps, latency_s);
+  double took = -1;
+  auto* box = sg::Mailbox::by_name("probe");
+  sg::Actor::create("probe-sender", p.host, [box, bytes] {
+    static int token = 0;
+    box->put(&token, static_cast<uint64_t>(bytes));
+  });
+  sg::Actor::create("probe-receiver", p.peer, [box, &took] {
+    const double t0 = sg::Engine::get_clock();
+    box->get<int>();
+    took = sg::Engine::get_clock() - t0;
+  });
+  e.run();
+  return took;
+}
+
+report::Row result_row(const config::Experiment& x, const SimResult& r) {
+  report::Row row;
+  row.set("source", std::string("simulated"))
+      .set("experiment", x.name)
+      .set("machine", x.machine_name)
+      .set("stack", x.stack_name)
+      .set("payload", int64_t{x.workload.payload})
+      .set("dest", std::string(config::dest_name(x.workload.dest)))
+      .set("align", std::string(net::align_policy_name(x.options.align)))
+      .set("copy", std::string(net::loop_copy_name(x.options.loop_copy)))
+      .set("seed", static_cast<int64_t>(x.seed))
+      .set("packets", r.packets)
+      .set("elapsed_s", r.elapsed_s)
+      .set("kpps", r.kpps())
+      .set("ns_per_packet", r.ns_per_packet())
+      .set("cycles_per_packet", r.cycles_per_packet())
+      .set("interrupt_pct", 100 * r.interrupt_share())
+      .set("interrupts", r.interrupts)
+      .set("enobufs", r.enobufs)
+      .set("sleep_s", r.sleep_s)
+      .set("delivered", r.delivered)
+      .set("delivered_bytes", r.delivered_bytes);
+  for (size_t d = 0; d < net::kDropCount; ++d)
+    row.set(fmt::format("drop_{}", net::drop_name(static_cast<net::Drop>(d))),
+            static_cast<int64_t>(r.drops[d]));
+  const double per = r.packets > 0 ? 1.0 / static_cast<double>(r.packets) : 0;
+  for (size_t s = 0; s < models::kStageCount; ++s)
+    row.set(fmt::format("cycles_{}", models::stage_name(static_cast<Stage>(s))), r.cycles[s] * per);
+  row.set("outcome", r.outcome).set("detail", r.detail).set("wall_s", r.wall_s);
+  return row;
+}
+
+}  // namespace simloop::engine

@@ -1,0 +1,51 @@
+// The simulation engine: SimGrid actors that run the real stack and charge
+// its cycles, as priced by the models, on a simulated CPU.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "config/experiment.h"
+#include "models/cycle_account.h"
+#include "report/table.h"
+
+namespace simloop::engine {
+
+struct SimResult {
+  int64_t packets = 0;    // datagrams sent in the timed window
+  double elapsed_s = 0;   // simulated time from the first sendto() to the end of the last
+  double clock_hz = 0;
+  models::StageCycles cycles{};  // CPU cycles by stage over the run
+  int64_t interrupts = 0;
+  double interrupt_s = 0;  // time interrupt handlers held the CPU
+  double sleep_s = 0;      // time the sender slept after ENOBUFS
+  int64_t enobufs = 0;
+  std::array<uint64_t, net::kDropCount> drops{};
+  int64_t delivered = 0, delivered_bytes = 0;  // to the receiving socket, or frames onto the wire
+  int64_t peer_frames = 0;                      // frames the peer host received by the end
+  std::string outcome = "ok";                   // ok | alignment-fault | error
+  std::string detail;                           // what ended the run early
+  double wall_s = 0;                            // real time the simulation took
+
+  double kpps() const { return elapsed_s > 0 ? static_cast<double>(packets) / elapsed_s / 1e3 : 0; }
+  double ns_per_packet() const { return packets > 0 ? elapsed_s * 1e9 / static_cast<double>(packets) : 0; }
+  double cycles_per_packet() const { return ns_per_packet() * clock_hz / 1e9; }
+  double interrupt_share() const { return elapsed_s > 0 ? interrupt_s / elapsed_s : 0; }
+};
+
+// Runs one experiment. SimGrid keeps global state, so run one simulation per
+// process (the CLI does; sweeps start a process per point).
+SimResult simulate(const config::Experiment& x);
+
+// Times one message of `bytes` over the platform's host-to-peer link, as the
+// engine builds it: the check that the network model is set up as physics says.
+double link_transfer_time(double bandwidth_bps, double latency_s, double bytes);
+
+// One tidy row: the experiment's identifying parameters and every metric.
+report::Row result_row(const config::Experiment& x, const SimResult& r);
+
+// Routes SimGrid's own log through spdlog (call before any Engine exists).
+void route_simgrid_log_to_spdlog();
+
+}  // namespace simloop::engine
