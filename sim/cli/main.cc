@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   std::vector<simloop::cli::Command> commands;
   simloop::cli::add_run(app, commands);
   simloop::cli::add_measure(app, commands);
+  simloop::cli::add_plot(app, commands);
 
   try {
     app.parse(argc, argv);

@@ -169,10 +169,13 @@ void sender_main(World& w) {
         // The netisr's software interrupt preempts the sender as soon as a
         // packet is queued on a uniprocessor: its work follows at once.
         w.stack.netisr_run();
+        // The receiver blocks in recvfrom() until a datagram is there, so
+        // only calls that return one cost anything.
         int got = 0;
-        while (x.workload.receive &&
-               w.stack.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got) == 0)
+        while (x.workload.receive && w.stack.sock(rx).rcv.len > 0) {
+          w.stack.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got);
           w.acct.add(Stage::receive, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
+        }
       }
       const double c = models::total(w.acct.pending()) - batch;
       batch += c;

@@ -1,0 +1,218 @@
+// Scenario tests of the simulator: small experiments whose numbers follow
+// by hand from their cost tables. SimGrid keeps global state per process,
+// so every simulation runs in a child process of its own.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/simulation.h"
+
+namespace simloop::engine {
+namespace {
+
+using nlohmann::json;
+using net::Fn;
+
+// Runs `f` in a forked child and returns the JSON it produced.
+template <class F>
+json in_child(F f) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("pipe");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::string out;
+    try {
+      out = f().dump();
+    } catch (const std::exception& e) {
+      out = json{{"exception", e.what()}}.dump();
+    }
+    size_t off = 0;
+    while (off < out.size()) {
+      const ssize_t n = write(fds[1], out.data() + off, out.size() - off);
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty())
+    throw std::runtime_error("simulation child failed");
+  json j = json::parse(text);
+  if (j.contains("exception")) throw std::runtime_error(j["exception"].get<std::string>());
+  return j;
+}
+
+json simulate_row(const config::Experiment& x) {
+  return in_child([&x] {
+    const SimResult r = simulate(x);
+    json j = report::to_json(result_row(x, r));
+    j["interrupt_s"] = r.interrupt_s;
+    j["elapsed_s"] = r.elapsed_s;
+    return j;
+  });
+}
+
+// A machine where only the named costs are non-zero.
+config::Experiment bare(double clock_hz) {
+  config::Experiment x;
+  x.name = "test";
+  x.machine = {};
+  x.machine.clock_hz = clock_hz;
+  x.stack = {};
+  x.interrupts = {};
+  x.workload.payload = 18;
+  x.workload.packets = 10000;
+  x.workload.link_bandwidth_bps = 1e12;  // never the bottleneck unless a test says so
+  x.workload.link_latency_s = 1e-6;
+  return x;
+}
+
+void set_fn(config::Experiment& x, Fn fn, double cycles) {
+  x.stack.fn_cycles[static_cast<size_t>(fn)] = cycles;
+}
+
+TEST(EngineGolden, FixedCostsGiveClockOverCycles) {
+  auto x = bare(1e9);
+  x.machine.syscall_entry_cycles = 600;
+  x.machine.syscall_exit_cycles = 400;
+  set_fn(x, Fn::sendto, 100);
+  set_fn(x, Fn::sosend_dgram, 200);
+  set_fn(x, Fn::m_uiotombuf, 50);
+  set_fn(x, Fn::udp_output, 300);
+  set_fn(x, Fn::ip_output, 400);
+  set_fn(x, Fn::ether_output, 500);
+  set_fn(x, Fn::ether_output_frame, 600);
+  x.stack.mbuf_alloc_cycles = 70;  // one header mbuf per 18-byte datagram
+  const json r = simulate_row(x);
+  // 1000 + 100 + 200 + 50 + 300 + 400 + 500 + 600 + 70 = 3220 cycles at 1 GHz.
+  EXPECT_EQ(r["packets"], 10000);
+  EXPECT_NEAR(r["cycles_per_packet"].get<double>(), 3220, 1e-6);
+  EXPECT_NEAR(r["kpps"].get<double>(), 1e9 / 3220 / 1e3, 1e-9);
+  EXPECT_NEAR(r["cycles_syscall"].get<double>(), 1000, 1e-9);
+  EXPECT_NEAR(r["cycles_socket"].get<double>(), 350, 1e-9);
+  EXPECT_NEAR(r["cycles_udp"].get<double>(), 300, 1e-9);
+  EXPECT_NEAR(r["cycles_ip"].get<double>(), 400, 1e-9);
+  EXPECT_NEAR(r["cycles_ether"].get<double>(), 500, 1e-9);
+  EXPECT_NEAR(r["cycles_driver"].get<double>(), 600, 1e-9);
+  EXPECT_NEAR(r["cycles_mbuf"].get<double>(), 70, 1e-9);
+  EXPECT_EQ(r["interrupts"], 0);
+  EXPECT_EQ(r["outcome"], "ok");
+}
+
+TEST(EngineGolden, CopyCostFollowsSizeAndAlignment) {
+  auto x = bare(1e9);
+  x.machine.syscall_entry_cycles = 1000;
+  x.machine.copy_setup_cycles = 10;
+  x.machine.copy_cycles_per_byte = 2;
+  x.machine.copy_unaligned_cycles_per_byte = 100;  // must not apply: the copy is aligned
+  x.workload.payload = 100;
+  const json r = simulate_row(x);
+  // copyin of 100 bytes from an aligned user buffer into an aligned mbuf.
+  EXPECT_NEAR(r["cycles_copy"].get<double>(), 10 + 2 * 100, 1e-9);
+  EXPECT_NEAR(r["cycles_per_packet"].get<double>(), 1000 + 210, 1e-6);
+}
+
+// Interrupts every 10 completions: each steals handler + 10 * per-packet +
+// the driver's txeof and frees. The sender's own time plus the stolen time
+// must make up the elapsed time exactly: the interrupt preempts the sender.
+TEST(EngineGolden, InterruptsStealKnownTime) {
+  auto x = bare(1e9);
+  x.machine.syscall_entry_cycles = 1000;
+  x.interrupts.enabled = true;
+  x.interrupts.handler_cycles = 5000;
+  x.interrupts.per_packet_cycles = 100;
+  x.interrupts.moderation_packets = 10;
+  set_fn(x, Fn::nic_txeof, 200);
+  x.stack.mbuf_free_cycles = 50;
+  const json r = simulate_row(x);
+  const double per_irq = 5000 + 10 * 100 + 200 + 10 * 50;  // 6700 cycles
+  // The 1000th interrupt (for the last 10 frames) is due after the sender ends.
+  const int64_t irqs = 999;
+  EXPECT_EQ(r["interrupts"], irqs);
+  EXPECT_NEAR(r["interrupt_s"].get<double>(), irqs * per_irq / 1e9, 1e-12);
+  const double expected_elapsed = (10000 * 1000 + irqs * per_irq) / 1e9;
+  EXPECT_NEAR(r["elapsed_s"].get<double>(), expected_elapsed, 1e-12);
+  EXPECT_NEAR(r["interrupt_pct"].get<double>(), 100 * irqs * per_irq / (10000 * 1000 + irqs * per_irq),
+              1e-6);
+}
+
+// A fast CPU and a slow link: the link, not the CPU, sets the rate.
+TEST(EngineGolden, WireBound) {
+  auto x = bare(1e9);
+  x.machine.syscall_entry_cycles = 100;
+  x.workload.payload = 1472;  // 1514-byte frame: 1538 bytes on the wire
+  x.workload.link_bandwidth_bps = 1e9;
+  x.workload.packets = 20000;
+  x.workload.enobufs_sleep_s = 1e-6;
+  x.options.nic_ring = 64;
+  const json r = simulate_row(x);
+  const double link_kpps = 1e9 / (1538 * 8) / 1e3;  // 81.27 kpps
+  EXPECT_NEAR(r["kpps"].get<double>(), link_kpps, 0.01 * link_kpps);
+  EXPECT_GT(r["enobufs"].get<int64_t>(), 0);  // the ring filled: back-pressure worked
+}
+
+TEST(EngineGolden, LoopbackChargesInputAndReceiver) {
+  auto x = bare(1e9);
+  x.workload.dest = config::Dest::loopback;
+  x.machine.syscall_entry_cycles = 1000;
+  set_fn(x, Fn::looutput, 50);
+  set_fn(x, Fn::if_simloop, 50);
+  set_fn(x, Fn::netisr_dispatch, 500);
+  set_fn(x, Fn::ip_input, 300);
+  set_fn(x, Fn::udp_input, 200);
+  set_fn(x, Fn::sbappend, 100);
+  set_fn(x, Fn::soreceive, 400);
+  const json r = simulate_row(x);
+  // sender syscall 1000 + loop 100 + netisr 500 + input 600 + receive 400 +
+  // the receiver's own syscall 1000 = 3600 cycles.
+  EXPECT_NEAR(r["cycles_per_packet"].get<double>(), 3600, 1e-6);
+  EXPECT_EQ(r["delivered"], 10000);
+  EXPECT_EQ(r["drop_netisr_full"], 0);
+}
+
+TEST(EngineScenario, StrictAlignmentWithDupFaults) {
+  auto x = bare(1e9);
+  x.machine.syscall_entry_cycles = 1000;
+  x.workload.dest = config::Dest::broadcast;
+  x.options.loop_copy = net::LoopCopy::m_dup;
+  x.options.align = net::AlignPolicy::strict;
+  const json r = simulate_row(x);
+  EXPECT_EQ(r["outcome"], "alignment-fault");
+  EXPECT_NE(r["detail"].get<std::string>().find("ip_input"), std::string::npos);
+}
+
+TEST(EngineScenario, SameSeedSameResult) {
+  auto x = bare(2e9);
+  x.machine.syscall_entry_cycles = 900;
+  set_fn(x, Fn::ip_output, 333);
+  x.interrupts.enabled = true;
+  x.interrupts.handler_cycles = 1234;
+  x.interrupts.moderation_interval_s = 50e-6;
+  x.workload.link_bandwidth_bps = 1e9;
+  x.seed = 42;
+  json a = simulate_row(x);
+  json b = simulate_row(x);
+  a.erase("wall_s");
+  b.erase("wall_s");
+  EXPECT_EQ(a, b);
+  EXPECT_GT(a["interrupts"].get<int64_t>(), 0);
+}
+
+TEST(EnginePlatform, LinkTakesWhatPhysicsSays) {
+  const json j = in_child([] { return json{{"t", link_transfer_time(1e9, 10e-6, 64)}}; });
+  // 10 us of latency plus 64 bytes at 1 Gbit/s (512 ns).
+  EXPECT_NEAR(j["t"].get<double>(), 10e-6 + 512e-9, 1e-12);
+}
+
+}  // namespace
+}  // namespace simloop::engine
