@@ -51,7 +51,7 @@ TEST(Checksum, ChainSplitsDoNotMatter) {
     for (int split2 : {1, 5, 64}) {
       Mbuf* a = mb.gethdr();
       Mbuf* b = mb.get();
-      Mbuf* c = mb.get();
+      Mbuf* c = mb.getcl();  // the rest (up to 299 bytes) needs more than MLEN
       a->m_next = b;
       b->m_next = c;
       a->m_len = split1;

@@ -149,7 +149,8 @@ class Stack {
   int bind(int s, uint32_t addr, uint16_t port);
   void close(int s);
 
-  // sendto(): 0, or ENOBUFS, EMSGSIZE, EHOSTUNREACH, EBADF.
+  // sendto(): 0, or ENOBUFS, EMSGSIZE, EHOSTUNREACH, EBADF, or EFAULT when a
+  // header store faulted on a strict-alignment CPU (the packet is dropped).
   int sendto(int s, const void* buf, int len, uint32_t dst, uint16_t dport);
   // recvfrom(): 0 and the datagram (truncated to maxlen), or EWOULDBLOCK.
   int recvfrom(int s, void* buf, int maxlen, int* got, uint32_t* src = nullptr,
@@ -187,9 +188,11 @@ class Stack {
   void udp_input(Mbuf* m, int iphlen, uint32_t src, uint32_t dst);
   void sbappendaddr(Socket& so, Mbuf* m, uint32_t src, uint16_t sport);
   void drop(Drop where, Mbuf* m);
+  int drop_faulted(Mbuf* m);
 
   // Header access with the target's alignment rules. A misaligned access on
-  // a strict CPU records the fault, sets trap_, and reads as zero.
+  // a strict CPU records the fault, sets trap_, reads as zero and does not
+  // store; callers check trap_ after a header and drop the packet.
   bool strict_cpu() const { return opt_.align == AlignPolicy::strict; }
   bool check_access(Fn fn, const Mbuf* m, int off, unsigned size, bool write, const char* field);
   uint8_t ld8(Fn fn, const Mbuf* m, int off, const char* field);

@@ -172,10 +172,12 @@ int Stack<P>::udp_output(Socket& so, Mbuf* m, uint32_t dst, uint16_t dport) {
   }
   const int uh = kIpHdrLen;
   const auto ulen = static_cast<uint16_t>(len + kUdpHdrLen);
+  trap_ = false;
   st16(Fn::udp_output, m, uh + udp::kSport, so.lport, "uh_sport");
   st16(Fn::udp_output, m, uh + udp::kDport, dport, "uh_dport");
   st16(Fn::udp_output, m, uh + udp::kUlen, ulen, "uh_ulen");
   st16(Fn::udp_output, m, uh + udp::kSum, 0, "uh_sum");
+  if (trap_) return drop_faulted(m);
   SIMLOOP_PROBE(cksum(m->m_data + uh, ulen));
   uint64_t sum = cksum_pseudo(src, dst, kIpProtoUdp, ulen);
   sum = cksum_chain(m, uh, ulen, sum);
@@ -195,6 +197,7 @@ int Stack<P>::ip_output(Mbuf* m, Ifnet* ifp, uint32_t src, uint32_t dst, bool bc
     mb_.freem(m);
     return EMSGSIZE;
   }
+  trap_ = false;
   st8(Fn::ip_output, m, ip::kVhl, 0x45, "ip_vhl");
   st8(Fn::ip_output, m, ip::kTos, 0, "ip_tos");
   st16(Fn::ip_output, m, ip::kLen, static_cast<uint16_t>(len), "ip_len");
@@ -205,6 +208,7 @@ int Stack<P>::ip_output(Mbuf* m, Ifnet* ifp, uint32_t src, uint32_t dst, bool bc
   st16(Fn::ip_output, m, ip::kSum, 0, "ip_sum");
   st32(Fn::ip_output, m, ip::kSrc, src, "ip_src");
   st32(Fn::ip_output, m, ip::kDst, dst, "ip_dst");
+  if (trap_) return drop_faulted(m);
   SIMLOOP_PROBE(cksum(m->m_data, kIpHdrLen));
   const uint16_t ck = cksum_finish(cksum_add(m->m_data, kIpHdrLen));
   std::memcpy(m->m_data + ip::kSum, &ck, 2);
@@ -243,7 +247,9 @@ int Stack<P>::ether_output(Ifnet* ifp, Mbuf* m, uint32_t dst, bool bcast) {
   std::memcpy(m->m_data + ether::kDst, edst->data(), kEtherAddrLen);
   SIMLOOP_PROBE(header(Fn::ether_output, m->m_data + ether::kSrc, 1, true));
   std::memcpy(m->m_data + ether::kSrc, ifp->mac.data(), kEtherAddrLen);
+  trap_ = false;
   st16(Fn::ether_output, m, ether::kType, kEtherTypeIp, "ether_type");
+  if (trap_) return drop_faulted(m);
 
   if ((ifp->flags & IFF_SIMPLEX) != 0) {
     if ((m->m_flags & M_BCAST) != 0) {
@@ -282,15 +288,17 @@ int Stack<P>::if_simloop(Ifnet* ifp, Mbuf* m, int hlen) {
   ++counters_.looped;
   m->pkthdr().rcvif = ifp;
   if (hlen > 0) mb_.adj(m, hlen);
+  // Like FreeBSD's if_simloop, a packet that cannot be queued is dropped
+  // and counted; the sender is not told.
   m = align_fixup(m);
   if (m == nullptr) {
     SIMLOOP_PROBE(drop(Drop::no_buffers));
     ++counters_.drops[static_cast<size_t>(Drop::no_buffers)];
-    return ENOBUFS;
+    return 0;
   }
   if (netisr_.full()) {
     drop(Drop::netisr_full, m);
-    return ENOBUFS;
+    return 0;
   }
   ifp->ipackets++;
   netisr_.push(m);
@@ -350,6 +358,14 @@ void Stack<P>::drop(Drop where, Mbuf* m) {
   SIMLOOP_PROBE(drop(where));
   ++counters_.drops[static_cast<size_t>(where)];
   mb_.freem(m);
+}
+
+// A header store trapped on output: the store was not done, so the packet
+// must not go on with a half-written header.
+template <class P>
+int Stack<P>::drop_faulted(Mbuf* m) {
+  drop(Drop::alignment_fault, m);
+  return EFAULT;
 }
 
 // ip_input(): validate the header (version, lengths, checksum) without
