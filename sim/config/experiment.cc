@@ -152,7 +152,8 @@ Field text(std::string path, std::string doc, Acc acc) {
 
 // An enumeration, stored through `to` and read back through `from`.
 template <class To, class From>
-Field choice(std::string path, std::string doc, std::vector<std::string> choices, To to, From from) {
+Field choice(std::string path, std::string doc, const std::vector<std::string>& choices, To to,
+             From from) {
   Field f{std::move(path), Kind::choice, std::move(doc), 0, 0, choices, {}, {}};
   f.set = [to, choices, p = f.path](Experiment& x, const YAML::Node& n, const Loc& loc) {
     const std::string expected = fmt::format("expected one of {}", fmt::join(choices, ", "));
@@ -506,8 +507,13 @@ std::string_view dest_name(Dest d) {
 
 std::vector<fs::path> config_roots(const fs::path& experiment_file) {
   const fs::path base = experiment_file.has_parent_path() ? experiment_file.parent_path() : fs::path(".");
-  return {base / ".." / "configs", base / "configs", fs::path("configs"),
-          fs::path(SIMLOOP_SOURCE_DIR) / "configs"};
+  std::vector<fs::path> roots;
+  for (fs::path p : {base / ".." / "configs", base / "configs", fs::path("configs"),
+                     fs::path(SIMLOOP_SOURCE_DIR) / "configs"}) {
+    p = p.lexically_normal();
+    if (std::find(roots.begin(), roots.end(), p) == roots.end()) roots.push_back(p);
+  }
+  return roots;
 }
 
 Experiment load_experiment(const fs::path& file, const std::vector<std::string>& sets) {
@@ -524,7 +530,8 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
   // Machine and stack first, so that the experiment's own keys override them.
   apply_component(x, doc["machine"], "machine", file);
   apply_component(x, doc["stack"], "stack", file);
-  apply_map(x, doc, "", f, {"machine", "stack"});
+  // The sweep section is read by the sweep runner (sim/sweep), not here.
+  apply_map(x, doc, "", f, {"machine", "stack", "sweep"});
 
   std::map<std::string, Loc> where;
   record_locations(doc, "", f, where);
@@ -566,6 +573,90 @@ json to_json(const Experiment& x) {
   return j;
 }
 
+std::optional<KeyType> key_type(const std::string& path) {
+  const Field* f = schema().field(path);
+  if (f == nullptr) return std::nullopt;
+  switch (f->kind) {
+    case Kind::integer: return KeyType::integer;
+    case Kind::number: return KeyType::number;
+    case Kind::boolean: return KeyType::boolean;
+    case Kind::text: return KeyType::text;
+    case Kind::choice: return KeyType::choice;
+  }
+  return std::nullopt;
+}
+
+std::string closest_key(const std::string& path) {
+  std::string best;
+  size_t best_d = 4;
+  for (const auto& k : schema().order()) {
+    const size_t d = edit_distance(path, k);
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+  }
+  return best;
+}
+
+void check_value(const std::string& path, const std::string& value, const std::string& file, int line,
+                 int col) {
+  const Loc loc{file, line, col};
+  const Field* f = schema().field(path);
+  if (f == nullptr) fail(loc, path, "no such key");
+  YAML::Node node;
+  try {
+    node = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    fail(loc, path, "cannot parse the value: " + e.msg);
+  }
+  Experiment scratch;
+  f->set(scratch, node, loc);
+}
+
+namespace {
+
+constexpr const char* kSweepReference = R"(
+## Sweeps
+
+`simloop sweep EXPERIMENT.yaml` runs the experiment once per point of its
+`sweep:` section (which `simloop run` ignores), each point in its own process.
+Swept keys are the keys of the table above, by their full path (the same as
+`--set`); a point is applied as `--set` overrides of the experiment. `name`
+and `output.*` cannot be swept.
+
+```yaml
+sweep:
+  grid:                          # cartesian product; the first key varies slowest
+    workload.payload: [18, 64, 256, 1024]
+    options.align: [none, copy-down]
+  zip:                           # lock-step: all lists the same length
+    machine.clock_hz: [1.0e9, 2.0e9]
+    stack.functions.ip_output: [300, 150]
+  filter:                        # a point is kept if every condition holds
+    - "workload.payload <= 1000"
+    - "options.align != strict"
+  repeats: 3                     # runs per point, each with its own seed
+```
+
+| key | meaning |
+|---|---|
+| `grid` | map of key to values; every combination is a point |
+| `zip` | map of key to values of equal length, taken in lock-step; with `grid` it is one more axis of the product, varying fastest |
+| `filter` | list of conditions `KEY OP VALUE`, OP one of `<`, `<=`, `>`, `>=`, `==`, `!=`; KEY a swept key; numbers compare as numbers, anything else as strings (`==`, `!=` only) |
+| `repeats` | integer >= 1 (default 1): runs per point |
+
+Values of a key are a list, or a range:
+
+- `{start: 18, stop: 1418, step: 100}`: start, start + step, ... up to and including stop;
+- `{start: 16, stop: 1024, num: 7, scale: log}`: num log-spaced values from start to stop, both included (`scale: linear`, the default, spaces them evenly);
+- integer keys round range values to integers and drop repeats.
+
+Each run's seed is derived from the experiment's seed (or the point's, if `seed` is swept), the point's settings and the repeat number: the 64-bit FNV-1a hash of the text `SEED|key=value;key=value|REPEAT`, mixed by one splitmix64 step and reduced modulo 2^52. A point keeps its seeds when other values are added to the sweep.
+)";
+
+}  // namespace
+
 std::string reference_markdown() {
   const Experiment defaults;
   std::string out =
@@ -590,6 +681,7 @@ std::string reference_markdown() {
     out += fmt::format("| `{}` | {} | `{}` | {} | {} |\n", path, kind_name(f.kind), f.get(defaults).dump(),
                        allowed, f.doc);
   }
+  out += kSweepReference;
   return out;
 }
 
