@@ -134,7 +134,10 @@ class Mbufs {
     Mbuf** np = &top;
     while (len > 0) {
       if (m == nullptr) {
-        if (len != kMCopyAll) throw std::invalid_argument("m_copym: length beyond the chain");
+        if (len != kMCopyAll) {
+          freem(top);  // the partial copy, and its cluster references
+          throw std::invalid_argument("m_copym: length beyond the chain");
+        }
         break;
       }
       Mbuf* n = copyhdr ? gethdr(m->m_type) : get(m->m_type);
@@ -254,8 +257,13 @@ class Mbufs {
   }
 
   // m_prepend: allocate a new mbuf in front for `len` bytes (the slow path of
-  // M_PREPEND). On failure the chain is freed: nullptr.
+  // M_PREPEND): a header mbuf (MHLEN) for a packet, else a plain one (MLEN).
+  // On failure, or if `len` does not fit, the chain is freed: nullptr.
   Mbuf* prepend_new(Mbuf* m, int len) {
+    if (len > ((m->m_flags & M_PKTHDR) != 0 ? kMHLen : kMLen)) {
+      freem(m);
+      return nullptr;
+    }
     Mbuf* mn = (m->m_flags & M_PKTHDR) != 0 ? gethdr(m->m_type) : get(m->m_type);
     if (mn == nullptr) {
       freem(m);
@@ -275,10 +283,6 @@ class Mbufs {
       m->m_data -= len;
       m->m_len += len;
     } else {
-      if (len > kMHLen) {
-        freem(m);
-        return nullptr;
-      }
       m = prepend_new(m, len);
     }
     if (m != nullptr && (m->m_flags & M_PKTHDR) != 0) m->pkthdr().len += len;
@@ -357,7 +361,10 @@ class Mbufs {
     while (off > m->m_len) {
       off -= m->m_len;
       before += m->m_len;
-      if (m->m_next == nullptr && !extend(m, off)) return false;
+      if (m->m_next == nullptr && !extend(m, off)) {
+        grow_pkthdr_len(m0, before);  // keep the zero fill already appended
+        return false;
+      }
       m = m->m_next;
     }
     while (len > 0) {
@@ -374,7 +381,10 @@ class Mbufs {
           m->m_len += std::min(room, len);
         } else {
           Mbuf* n = get(m->m_type);
-          if (n == nullptr) return false;
+          if (n == nullptr) {
+            grow_pkthdr_len(m0, before + off);  // keep what was written
+            return false;
+          }
           n->m_len = std::min(kMLen, len);
           m->m_next = n;
           before += m->m_len;
@@ -390,8 +400,7 @@ class Mbufs {
       len -= count;
       off += count;
     }
-    const int end = before + off;
-    if ((m0->m_flags & M_PKTHDR) != 0 && m0->pkthdr().len < end) m0->pkthdr().len = end;
+    grow_pkthdr_len(m0, before + off);
     return true;
   }
 
@@ -444,6 +453,12 @@ class Mbufs {
   }
 
  private:
+  // As m_copyback does on every exit, even a failed one: pkthdr.len covers
+  // the chain up to `end`, the last byte added.
+  static void grow_pkthdr_len(Mbuf* m0, int end) {
+    if ((m0->m_flags & M_PKTHDR) != 0 && m0->pkthdr().len < end) m0->pkthdr().len = end;
+  }
+
   // Appends a zero-filled mbuf of `len` bytes (at most MLEN) after `m`.
   bool extend(Mbuf* m, int len) {
     Mbuf* n = get(m->m_type);
