@@ -1,1 +1,231 @@
-// placeholder
+#include "models/icache.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace simloop::models {
+
+namespace {
+
+bool pow2(int64_t v) {
+  return v > 0 && std::has_single_bit(static_cast<uint64_t>(v));
+}
+
+void check_geometry(const CacheGeometry& g, const std::string& name) {
+  if (!pow2(g.size_bytes))
+    throw std::invalid_argument(
+        fmt::format("{}.size_bytes must be a power of two, got {}", name, g.size_bytes));
+  if (!pow2(g.assoc))
+    throw std::invalid_argument(
+        fmt::format("{}.assoc must be a power of two, got {}", name, g.assoc));
+  if (!pow2(g.line_bytes))
+    throw std::invalid_argument(
+        fmt::format("{}.line_bytes must be a power of two, got {}", name, g.line_bytes));
+  const int64_t way_set = static_cast<int64_t>(g.assoc) * g.line_bytes;
+  if (g.size_bytes % way_set != 0)
+    throw std::invalid_argument(
+        fmt::format("{}.size_bytes ({}) must be a multiple of assoc * line_bytes ({} * {})", name,
+                    g.size_bytes, g.assoc, g.line_bytes));
+}
+
+void check_cycles(double v, const char* name) {
+  if (!std::isfinite(v) || v < 0)
+    throw std::invalid_argument(fmt::format("{} must be a finite number >= 0, got {}", name, v));
+}
+
+}  // namespace
+
+ICache::ICache(const ICacheConfig& config) : config_(config) {
+  check_geometry(config.l1, "l1");
+  if (config.l2_enabled) {
+    check_geometry(config.l2, "l2");
+    // Victims and fills move whole lines between the levels.
+    if (config.l2.line_bytes != config.l1.line_bytes)
+      throw std::invalid_argument(fmt::format("l2.line_bytes ({}) must equal l1.line_bytes ({})",
+                                              config.l2.line_bytes, config.l1.line_bytes));
+  }
+  if (!pow2(config.page_bytes))
+    throw std::invalid_argument(
+        fmt::format("page_bytes must be a power of two, got {}", config.page_bytes));
+  if (config.page_bytes < config.l1.line_bytes)
+    throw std::invalid_argument(fmt::format("page_bytes ({}) must hold whole lines of {} bytes",
+                                            config.page_bytes, config.l1.line_bytes));
+  check_cycles(config.l2_hit_cycles, "l2_hit_cycles");
+  check_cycles(config.memory_cycles, "memory_cycles");
+
+  line_shift_ = std::countr_zero(static_cast<unsigned>(config.l1.line_bytes));
+  page_shift_ = std::countr_zero(static_cast<unsigned>(config.page_bytes));
+  auto init = [](Level& lv, const CacheGeometry& g, bool with_virt) {
+    lv.assoc = g.assoc;
+    lv.sets = g.size_bytes / (static_cast<int64_t>(g.assoc) * g.line_bytes);
+    lv.tag.assign(static_cast<size_t>(lv.sets * lv.assoc), kInvalid);
+    if (with_virt) lv.virt.assign(lv.tag.size(), kInvalid);
+  };
+  init(l1_, config.l1, false);
+  if (config.l2_enabled) init(l2_, config.l2, true);
+  tlb_virt_.fill(kInvalid);
+}
+
+void ICache::set_page_map(std::function<uint64_t(uint64_t)> map) {
+  page_map_ = std::move(map);
+  tlb_virt_.fill(kInvalid);
+  flush();
+}
+
+void ICache::flush() {
+  std::fill(l1_.tag.begin(), l1_.tag.end(), kInvalid);
+  std::fill(l2_.tag.begin(), l2_.tag.end(), kInvalid);
+  std::fill(l2_.virt.begin(), l2_.virt.end(), kInvalid);
+}
+
+int64_t ICache::l1_set_of(uint64_t addr) const {
+  return static_cast<int64_t>((addr >> line_shift_) & static_cast<uint64_t>(l1_.sets - 1));
+}
+
+int64_t ICache::l2_set_of(uint64_t addr) const {
+  if (!config_.l2_enabled) return -1;
+  return static_cast<int64_t>(phys_line(addr >> line_shift_) & static_cast<uint64_t>(l2_.sets - 1));
+}
+
+bool ICache::in_l1(uint64_t addr) const {
+  return contains(l1_, addr >> line_shift_);
+}
+
+bool ICache::in_l2(uint64_t addr) const {
+  return config_.l2_enabled && contains(l2_, phys_line(addr >> line_shift_));
+}
+
+uint64_t ICache::phys_line(uint64_t virt_line) const {
+  if (!page_map_) return virt_line;
+  const int sub = page_shift_ - line_shift_;  // lines per page, as a shift
+  const uint64_t vpage = virt_line >> sub;
+  const size_t slot = vpage & (kTlbEntries - 1);
+  if (tlb_virt_[slot] != vpage) {
+    tlb_virt_[slot] = vpage;
+    tlb_phys_[slot] = page_map_(vpage);
+  }
+  return (tlb_phys_[slot] << sub) | (virt_line & ((uint64_t{1} << sub) - 1));
+}
+
+bool ICache::touch(Level& lv, uint64_t line) {
+  uint64_t* set = lv.set_begin(line);
+  for (int i = 0; i < lv.assoc; ++i) {
+    if (set[i] == line) {
+      if (i > 0) {
+        // Move to front; L2 keeps its virtual-line record in step.
+        std::rotate(set, set + i, set + i + 1);
+        if (!lv.virt.empty()) {
+          uint64_t* v = &lv.virt[lv.index_of(set)];
+          std::rotate(v, v + i, v + i + 1);
+        }
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ICache::contains(const Level& lv, uint64_t line) {
+  if (lv.sets == 0) return false;
+  const uint64_t* set = lv.set_begin(line);
+  return std::find(set, set + lv.assoc, line) != set + lv.assoc;
+}
+
+uint64_t ICache::insert(Level& lv, uint64_t line, uint64_t virt, uint64_t* evicted_virt) {
+  uint64_t* set = lv.set_begin(line);
+  // Replace the first invalid way, else the least recently used (the last).
+  int j = 0;
+  while (j < lv.assoc - 1 && set[j] != kInvalid) ++j;
+  const uint64_t victim = set[j];
+  std::rotate(set, set + j, set + j + 1);
+  set[0] = line;
+  if (!lv.virt.empty()) {
+    uint64_t* v = &lv.virt[lv.index_of(set)];
+    if (evicted_virt != nullptr) *evicted_virt = v[j];
+    std::rotate(v, v + j, v + j + 1);
+    v[0] = virt;
+  }
+  return victim;
+}
+
+void ICache::remove(Level& lv, uint64_t line) {
+  uint64_t* set = lv.set_begin(line);
+  for (int i = 0; i < lv.assoc; ++i) {
+    if (set[i] == line) {
+      // Close the gap so invalid ways stay at the end of the set.
+      std::rotate(set + i, set + i + 1, set + lv.assoc);
+      set[lv.assoc - 1] = kInvalid;
+      if (!lv.virt.empty()) {
+        uint64_t* v = &lv.virt[lv.index_of(set)];
+        std::rotate(v + i, v + i + 1, v + lv.assoc);
+        v[lv.assoc - 1] = kInvalid;
+      }
+      return;
+    }
+  }
+}
+
+double ICache::fill(uint64_t v, bool demand) {
+  if (!config_.l2_enabled) {
+    if (demand) ++stats_.l2_misses;
+    insert(l1_, v, v, nullptr);
+    return config_.memory_cycles;
+  }
+  const uint64_t p = phys_line(v);
+  double stall;
+  if (config_.l2_exclusive) {
+    const bool hit = contains(l2_, p);
+    if (hit) remove(l2_, p);  // the line moves up: exclusive levels never share it
+    if (demand) ++(hit ? stats_.l2_hits : stats_.l2_misses);
+    stall = hit ? config_.l2_hit_cycles : config_.memory_cycles;
+    const uint64_t victim = insert(l1_, v, v, nullptr);
+    if (victim != kInvalid) {
+      // Two virtual lines may share a physical one (aliased pages): never
+      // hold a line twice in a set.
+      const uint64_t vp = phys_line(victim);
+      if (!touch(l2_, vp)) insert(l2_, vp, victim, nullptr);
+    }
+  } else {
+    const bool hit = touch(l2_, p);
+    if (demand) ++(hit ? stats_.l2_hits : stats_.l2_misses);
+    stall = hit ? config_.l2_hit_cycles : config_.memory_cycles;
+    if (hit) {
+      l2_.virt[l2_.index_of(l2_.set_begin(p))] = v;  // touch() put it at the front
+    } else {
+      uint64_t evicted_virt = kInvalid;
+      // Fill L2 first, so its back-invalidation cannot drop the line L1 is
+      // about to receive.
+      if (insert(l2_, p, v, &evicted_virt) != kInvalid && evicted_virt != kInvalid)
+        remove(l1_, evicted_virt);
+    }
+    insert(l1_, v, v, nullptr);  // an L1 victim stays in L2: nothing to do
+  }
+  return stall;
+}
+
+double ICache::fetch(uint64_t addr, uint64_t len) {
+  if (len == 0) return 0;
+  const uint64_t first = addr >> line_shift_;
+  const uint64_t last = (addr + (len - 1)) >> line_shift_;
+  double stall = 0;
+  for (uint64_t x = first;; ++x) {
+    ++stats_.line_accesses;
+    if (!touch(l1_, x)) {
+      ++stats_.l1_misses;
+      stall += fill(x, true);
+      if (config_.next_line_prefetch && !contains(l1_, x + 1)) {
+        fill(x + 1, false);
+        ++stats_.prefetches;
+      }
+    }
+    if (x == last) break;
+  }
+  return stall;
+}
+
+}  // namespace simloop::models

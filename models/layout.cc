@@ -1,1 +1,475 @@
-// placeholder
+#include "models/layout.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "net/probe.h"
+
+namespace simloop::models {
+
+namespace {
+
+bool pow2(uint64_t v) {
+  return v != 0 && std::has_single_bit(v);
+}
+
+uint64_t align_up(uint64_t v, uint64_t align) {
+  return align <= 1 ? v : (v + align - 1) / align * align;
+}
+
+// Position of a YAML node, for file:line:col messages.
+struct Loc {
+  std::string file;
+  int line = 0, col = 0;
+};
+
+Loc loc_of(const std::string& file, const YAML::Node& n) {
+  const auto m = n.Mark();
+  return {file, m.line + 1, m.column + 1};
+}
+
+[[noreturn]] void fail(const Loc& loc, const std::string& key, const std::string& msg) {
+  throw LayoutError(fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col, key, msg));
+}
+
+std::string shown(const YAML::Node& n) {
+  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsMap()) return "a map";
+  if (n.IsSequence()) return "a list";
+  return "nothing";
+}
+
+uint64_t parse_u64(const YAML::Node& n, const Loc& loc, const std::string& key) {
+  const std::string expected = "expected a non-negative integer (decimal or 0x hex), got ";
+  if (!n.IsScalar()) fail(loc, key, expected + shown(n));
+  const std::string& s = n.Scalar();
+  int base = 10;
+  size_t skip = 0;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    skip = 2;
+  }
+  uint64_t v = 0;
+  const char* end = s.data() + s.size();
+  const auto r = std::from_chars(s.data() + skip, end, v, base);
+  if (s.size() == skip || r.ec != std::errc() || r.ptr != end) fail(loc, key, expected + shown(n));
+  return v;
+}
+
+std::string parse_text(const YAML::Node& n, const Loc& loc, const std::string& key) {
+  if (!n.IsScalar() || n.Scalar().empty()) fail(loc, key, "expected a name, got " + shown(n));
+  return n.Scalar();
+}
+
+// Walks a map's keys, refusing any not in `allowed`.
+template <class F>
+void each_key(const YAML::Node& map, const std::string& file, const std::string& where,
+              const std::vector<std::string>& allowed, F&& f) {
+  if (!map.IsMap()) fail(loc_of(file, map), where, "expected a map of keys, got " + shown(map));
+  for (const auto& kv : map) {
+    const Loc kloc = loc_of(file, kv.first);
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+    const std::string path = where.empty() ? key : where + "." + key;
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+      fail(kloc, path,
+           fmt::format("unknown key '{}' (allowed: {})", key, fmt::join(allowed, ", ")));
+    f(key, kv.second, loc_of(file, kv.second), path);
+  }
+}
+
+// Problems with one object's functions, or "" when it is consistent. Shared
+// by the YAML loader (which adds a position) and validate().
+std::string object_problem(const ObjectFile& o, size_t* bad_function) {
+  if (!pow2(o.align)) return fmt::format("align must be a power of two, got {}", o.align);
+  std::vector<size_t> by_offset(o.functions.size());
+  for (size_t i = 0; i < by_offset.size(); ++i) {
+    by_offset[i] = i;
+    const HotFunction& f = o.functions[i];
+    *bad_function = i;
+    if (f.size == 0) return fmt::format("function {} has size 0", f.symbol);
+    if (f.offset > o.size || f.size > o.size - f.offset)
+      return fmt::format("function {} [{:#x}, {:#x}) lies outside its object ({:#x} bytes)",
+                         f.symbol, f.offset, f.offset + f.size, o.size);
+    if (f.hot_bytes > f.size)
+      return fmt::format("function {}: hot bytes ({}) exceed its size ({})", f.symbol, f.hot_bytes,
+                         f.size);
+    if (!f.owner.empty() && !is_layout_owner(f.owner))
+      return fmt::format("function {}: unknown owner '{}' (valid: {})", f.symbol, f.owner,
+                         fmt::join(layout_owners(), ", "));
+    if (f.owner.empty() && f.hot_bytes > 0)
+      return fmt::format("function {} has hot bytes but no owner", f.symbol);
+  }
+  std::stable_sort(by_offset.begin(), by_offset.end(), [&](size_t a, size_t b) {
+    return o.functions[a].offset < o.functions[b].offset;
+  });
+  for (size_t k = 1; k < by_offset.size(); ++k) {
+    const HotFunction& prev = o.functions[by_offset[k - 1]];
+    const HotFunction& f = o.functions[by_offset[k]];
+    if (f.offset < prev.offset + prev.size) {
+      *bad_function = by_offset[k];
+      return fmt::format("function {} at {:#x} overlaps {} [{:#x}, {:#x})", f.symbol, f.offset,
+                         prev.symbol, prev.offset, prev.offset + prev.size);
+    }
+  }
+  *bad_function = o.functions.size();
+  return "";
+}
+
+ObjectFile& find_object(Layout& l, const std::string& name) {
+  for (auto& o : l.objects)
+    if (o.name == name) return o;
+  throw LayoutError(fmt::format("layout {}: no object named '{}'", l.name, name));
+}
+
+}  // namespace
+
+const std::vector<std::string>& layout_owners() {
+  static const std::vector<std::string> owners = [] {
+    std::vector<std::string> v;
+    for (size_t i = 0; i < net::kFnCount; ++i)
+      v.emplace_back(net::fn_name(static_cast<net::Fn>(i)));
+    v.insert(v.end(), {"syscall_entry", "syscall_exit", "user_loop"});
+    return v;
+  }();
+  return owners;
+}
+
+bool is_layout_owner(std::string_view owner) {
+  const auto& v = layout_owners();
+  return std::find(v.begin(), v.end(), owner) != v.end();
+}
+
+Layout load_layout_yaml(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  YAML::Node doc;
+  try {
+    doc = YAML::LoadFile(file);
+  } catch (const YAML::BadFile&) {
+    throw LayoutError(fmt::format("{}: cannot read the file", file));
+  } catch (const YAML::ParserException& e) {
+    throw LayoutError(fmt::format("{}:{}:{}: YAML syntax error: {}", file, e.mark.line + 1,
+                                  e.mark.column + 1, e.msg));
+  }
+  Layout l;
+  l.name = path.stem().string();
+  bool have_objects = false;
+  int seq = 0;
+  each_key(doc, file, "", {"name", "text_base", "function_align", "objects"},
+           [&](const std::string& key, const YAML::Node& v, const Loc& loc, const std::string& p) {
+             if (key == "name") {
+               l.name = parse_text(v, loc, p);
+             } else if (key == "text_base") {
+               l.text_base = parse_u64(v, loc, p);
+             } else if (key == "function_align") {
+               l.function_align = parse_u64(v, loc, p);
+               if (l.function_align != 0 && !pow2(l.function_align))
+                 fail(loc, p, "expected 0 or a power of two, got " + shown(v));
+             } else {
+               have_objects = true;
+               if (!v.IsSequence()) fail(loc, p, "expected a list of objects, got " + shown(v));
+               std::set<std::string> names;
+               for (size_t i = 0; i < v.size(); ++i) {
+                 const YAML::Node on = v[i];
+                 const std::string op = fmt::format("objects[{}]", i);
+                 ObjectFile o;
+                 bool have_name = false, have_size = false;
+                 // Copies, not assignments: assigning a YAML::Node writes through it.
+                 std::optional<YAML::Node> fns_at;
+                 each_key(on, file, op, {"name", "size", "align", "functions"},
+                          [&](const std::string& k, const YAML::Node& ov, const Loc& ol,
+                              const std::string& okey) {
+                            if (k == "name") {
+                              o.name = parse_text(ov, ol, okey);
+                              have_name = true;
+                              if (!names.insert(o.name).second)
+                                fail(ol, okey, fmt::format("object '{}' appears twice", o.name));
+                            } else if (k == "size") {
+                              o.size = parse_u64(ov, ol, okey);
+                              have_size = true;
+                            } else if (k == "align") {
+                              o.align = parse_u64(ov, ol, okey);
+                              if (!pow2(o.align))
+                                fail(ol, okey, "expected a power of two, got " + shown(ov));
+                            } else {
+                              if (!ov.IsNull())
+                                fns_at.emplace(ov);  // `functions:` with nothing: none
+                            }
+                          });
+                 if (!have_name) fail(loc_of(file, on), op, "missing key 'name'");
+                 if (!have_size)
+                   fail(loc_of(file, on), op + " (" + o.name + ")", "missing key 'size'");
+                 if (fns_at) {
+                   const YAML::Node fns = *fns_at;
+                   const std::string fp = op + ".functions";
+                   if (!fns.IsSequence())
+                     fail(loc_of(file, fns), fp, "expected a list of functions, got " + shown(fns));
+                   for (size_t j = 0; j < fns.size(); ++j) {
+                     const YAML::Node fn = fns[j];
+                     const std::string fk = fmt::format("{}[{}]", fp, j);
+                     HotFunction f;
+                     f.seq = seq++;
+                     bool have_sym = false, have_off = false, have_fsize = false;
+                     std::optional<uint64_t> hot;
+                     each_key(fn, file, fk, {"symbol", "owner", "offset", "size", "hot"},
+                              [&](const std::string& k, const YAML::Node& fv, const Loc& fl,
+                                  const std::string& fkey) {
+                                if (k == "symbol") {
+                                  f.symbol = parse_text(fv, fl, fkey);
+                                  have_sym = true;
+                                } else if (k == "owner") {
+                                  f.owner = parse_text(fv, fl, fkey);
+                                  if (!is_layout_owner(f.owner))
+                                    fail(fl, fkey,
+                                         fmt::format("unknown owner '{}' (valid: {})", f.owner,
+                                                     fmt::join(layout_owners(), ", ")));
+                                } else if (k == "offset") {
+                                  f.offset = parse_u64(fv, fl, fkey);
+                                  have_off = true;
+                                } else if (k == "size") {
+                                  f.size = parse_u64(fv, fl, fkey);
+                                  have_fsize = true;
+                                } else {
+                                  hot = parse_u64(fv, fl, fkey);
+                                }
+                              });
+                     const Loc floc = loc_of(file, fn);
+                     for (auto [have, what] :
+                          {std::pair{have_sym, "symbol"}, std::pair{have_off, "offset"},
+                           std::pair{have_fsize, "size"}})
+                       if (!have) fail(floc, fk, fmt::format("missing key '{}'", what));
+                     f.hot_bytes = hot.value_or(f.owner.empty() ? 0 : f.size);
+                     o.functions.push_back(std::move(f));
+                   }
+                   size_t bad = 0;
+                   const std::string problem = object_problem(o, &bad);
+                   if (!problem.empty()) {
+                     const YAML::Node at = bad < fns.size() ? fns[bad] : on;
+                     fail(loc_of(file, at), bad < fns.size() ? fmt::format("{}[{}]", fp, bad) : op,
+                          problem);
+                   }
+                 }
+                 l.objects.push_back(std::move(o));
+               }
+             }
+           });
+  if (!have_objects) fail(loc_of(file, doc), "objects", "missing key 'objects'");
+  return l;
+}
+
+void validate(const Layout& layout) {
+  if (layout.function_align != 0 && !pow2(layout.function_align))
+    throw LayoutError(fmt::format("layout {}: function_align must be 0 or a power of two, got {}",
+                                  layout.name, layout.function_align));
+  std::set<std::string> names;
+  for (const auto& o : layout.objects) {
+    if (!names.insert(o.name).second)
+      throw LayoutError(fmt::format("layout {}: object '{}' appears twice", layout.name, o.name));
+    size_t bad = 0;
+    const std::string problem = object_problem(o, &bad);
+    if (!problem.empty())
+      throw LayoutError(fmt::format("layout {}: object {}: {}", layout.name, o.name, problem));
+  }
+}
+
+LinkedLayout link(const Layout& layout) {
+  validate(layout);
+  struct Placed {
+    int seq;
+    size_t order;  // link position, for ties
+    std::string owner;
+    HotRange range;
+  };
+  std::vector<Placed> placed;
+  LinkedLayout out;
+  uint64_t cursor = layout.text_base;
+  const uint64_t fa = layout.function_align;
+  for (const auto& o : layout.objects) {
+    const uint64_t start = align_up(cursor, std::max(o.align, fa));
+    std::vector<size_t> by_offset(o.functions.size());
+    for (size_t i = 0; i < by_offset.size(); ++i) by_offset[i] = i;
+    std::stable_sort(by_offset.begin(), by_offset.end(), [&](size_t a, size_t b) {
+      return o.functions[a].offset < o.functions[b].offset;
+    });
+    // Alignment padding before a function shifts it and all that follow.
+    uint64_t shift = 0;
+    for (size_t i : by_offset) {
+      const HotFunction& f = o.functions[i];
+      const uint64_t off = fa > 0 ? align_up(f.offset + shift, fa) : f.offset;
+      shift = off - f.offset;
+      if (f.hot_bytes > 0)
+        placed.push_back({f.seq, placed.size(), f.owner, {start + off, f.hot_bytes, f.symbol}});
+    }
+    const uint64_t end = start + o.size + shift;
+    out.objects[o.name] = {start, end};
+    cursor = end;
+  }
+  std::stable_sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
+    return a.seq != b.seq ? a.seq < b.seq : a.order < b.order;
+  });
+  for (auto& p : placed) out.by_owner[p.owner].push_back(std::move(p.range));
+  return out;
+}
+
+LinkedLayout merge(const LinkedLayout& a, const LinkedLayout& b) {
+  LinkedLayout out = a;
+  for (const auto& [name, r] : b.objects) {
+    for (const auto& [other, q] : out.objects)
+      if (r.first < q.second && q.first < r.second)
+        throw LayoutError(fmt::format("merging layouts: object {} [{:#x}, {:#x}) overlaps {}", name,
+                                      r.first, r.second, other));
+    if (!out.objects.emplace(name, r).second)
+      throw LayoutError(fmt::format("merging layouts: object '{}' appears in both", name));
+  }
+  for (const auto& [owner, ranges] : b.by_owner) {
+    auto& v = out.by_owner[owner];
+    v.insert(v.end(), ranges.begin(), ranges.end());
+  }
+  return out;
+}
+
+Layout pad_object(const Layout& layout, const std::string& object, uint64_t bytes,
+                  std::optional<uint64_t> at_offset) {
+  Layout l = layout;
+  ObjectFile& o = find_object(l, object);
+  const uint64_t at = at_offset.value_or(o.size);
+  if (at > o.size)
+    throw LayoutError(
+        fmt::format("pad {}: offset {:#x} is past its end ({:#x})", object, at, o.size));
+  for (const auto& f : o.functions)
+    if (f.offset < at && at < f.offset + f.size)
+      throw LayoutError(fmt::format("pad {}: offset {:#x} is inside function {} [{:#x}, {:#x})",
+                                    object, at, f.symbol, f.offset, f.offset + f.size));
+  for (auto& f : o.functions)
+    if (f.offset >= at) f.offset += bytes;
+  o.size += bytes;
+  return l;
+}
+
+Layout move_to_end(const Layout& layout, const std::string& object) {
+  Layout l = layout;
+  auto it = std::find_if(l.objects.begin(), l.objects.end(),
+                         [&](const ObjectFile& o) { return o.name == object; });
+  if (it == l.objects.end())
+    throw LayoutError(fmt::format("layout {}: no object named '{}'", l.name, object));
+  std::rotate(it, it + 1, l.objects.end());
+  return l;
+}
+
+Layout align_functions(const Layout& layout, uint64_t align) {
+  if (align != 0 && !pow2(align))
+    throw LayoutError(fmt::format("function alignment must be 0 or a power of two, got {}", align));
+  Layout l = layout;
+  l.function_align = align;
+  return l;
+}
+
+Layout reorder(const Layout& layout, const std::vector<std::string>& order) {
+  Layout l = layout;
+  std::vector<ObjectFile> out;
+  std::vector<bool> taken(layout.objects.size(), false);
+  for (const auto& name : order) {
+    auto it = std::find_if(layout.objects.begin(), layout.objects.end(),
+                           [&](const ObjectFile& o) { return o.name == name; });
+    if (it == layout.objects.end())
+      throw LayoutError(fmt::format("reorder: layout {} has no object named '{}'", l.name, name));
+    const auto i = static_cast<size_t>(it - layout.objects.begin());
+    if (taken[i]) throw LayoutError(fmt::format("reorder: object '{}' named twice", name));
+    taken[i] = true;
+    out.push_back(*it);
+  }
+  for (size_t i = 0; i < layout.objects.size(); ++i)
+    if (!taken[i]) out.push_back(layout.objects[i]);
+  l.objects = std::move(out);
+  return l;
+}
+
+LinkedLayout layout_from_nm(std::istream& nm_output,
+                            const std::map<std::string, std::string>& owners, double hot_fraction) {
+  if (!(hot_fraction > 0 && hot_fraction <= 1))
+    throw LayoutError(fmt::format("hot_fraction must be in (0, 1], got {}", hot_fraction));
+  struct Sym {
+    uint64_t addr;
+    std::optional<uint64_t> size;
+    bool text;
+    std::string name;
+  };
+  auto hex = [](const std::string& s, uint64_t* v) {
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), *v, 16);
+    return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
+  };
+  for (const auto& [sym, owner] : owners)
+    if (!is_layout_owner(owner))
+      throw LayoutError(fmt::format("symbol {}: unknown owner '{}' (valid: {})", sym, owner,
+                                    fmt::join(layout_owners(), ", ")));
+  std::vector<Sym> syms;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(nm_output, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    // "ADDR SIZE TYPE NAME" or "ADDR TYPE NAME"; NAME may hold spaces (nm -C).
+    // nm pads a size to the address's width, which tells the two apart even
+    // when a type letter is also a hex digit ('b', 'd').
+    std::istringstream in(line);
+    std::string a, b, c;
+    in >> a >> b >> c;
+    Sym s{0, std::nullopt, false, {}};
+    uint64_t size = 0;
+    char type = 0;
+    if (hex(a, &s.addr) && b.size() == a.size() && hex(b, &size) && c.size() == 1) {
+      s.size = size;
+      type = c[0];
+      in >> std::ws;
+    } else if (hex(a, &s.addr) && b.size() == 1 && !c.empty()) {
+      type = b[0];
+      s.name = c;
+    } else {
+      throw LayoutError(fmt::format(
+          "nm output line {}: expected 'address [size] type name', got '{}'", lineno, line));
+    }
+    std::string rest;
+    std::getline(in, rest);
+    s.name += rest;
+    if (s.name.empty())
+      throw LayoutError(fmt::format("nm output line {}: no symbol name in '{}'", lineno, line));
+    s.text = type == 'T' || type == 't' || type == 'W' || type == 'w' || type == 'i';
+    syms.push_back(std::move(s));
+  }
+  std::stable_sort(syms.begin(), syms.end(),
+                   [](const Sym& x, const Sym& y) { return x.addr < y.addr; });
+  LinkedLayout out;
+  for (size_t i = 0; i < syms.size(); ++i) {
+    const Sym& s = syms[i];
+    if (!s.text) continue;
+    const auto it = owners.find(s.name);
+    if (it == owners.end()) continue;
+    uint64_t size = s.size.value_or(0);
+    if (size == 0) {
+      // No size: up to the next symbol at a higher address.
+      for (size_t j = i + 1; j < syms.size() && size == 0; ++j)
+        if (syms[j].addr > s.addr) size = syms[j].addr - s.addr;
+    }
+    if (size == 0) continue;
+    const auto hot = std::max<uint64_t>(
+        1, static_cast<uint64_t>(std::llround(static_cast<double>(size) * hot_fraction)));
+    out.by_owner[it->second].push_back({s.addr, hot, s.name});
+  }
+  return out;
+}
+
+uint64_t total_hot_bytes(const LinkedLayout& linked) {
+  uint64_t n = 0;
+  for (const auto& [owner, ranges] : linked.by_owner)
+    for (const auto& r : ranges) n += r.bytes;
+  return n;
+}
+
+}  // namespace simloop::models

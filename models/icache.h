@@ -1,0 +1,118 @@
+// A set-associative LRU instruction cache with a second level behind it.
+//
+// L1 is indexed and tagged by virtual address (like the Athlon's L1 I-cache);
+// L2 by physical address, through a page map that stands for the physical
+// placement of code pages (page colouring). Each L1 miss stalls for the L2 hit
+// latency or the memory latency; a next-line prefetch rides along for free.
+//
+// The model runs for every simulated packet, so it keeps flat arrays ordered
+// most-recently-used first within each set and never allocates per fetch.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace simloop::models {
+
+struct CacheGeometry {
+  int64_t size_bytes;
+  int assoc;
+  int line_bytes;
+};
+
+struct ICacheConfig {
+  CacheGeometry l1{65536, 2, 64};
+  // A miss on line X also brings X+1 into L1 (no stall charged: it overlaps).
+  bool next_line_prefetch = true;
+  bool l2_enabled = true;
+  CacheGeometry l2{262144, 16, 64};
+  // Exclusive (Athlon): L1 victims go to L2; an L2 hit moves the line to L1.
+  // Inclusive: fills go to both levels; an L2 eviction invalidates the line in
+  // L1.
+  bool l2_exclusive = true;
+  double l2_hit_cycles = 11;   // stall per L1 miss that hits L2
+  double memory_cycles = 150;  // stall per miss in both levels
+  int page_bytes = 4096;
+};
+
+class ICache {
+ public:
+  // Throws std::invalid_argument naming the bad field: sizes, associativity,
+  // line and page sizes must be powers of two, a cache must hold at least one
+  // set, L2 lines must equal L1 lines, a page must hold whole lines.
+  explicit ICache(const ICacheConfig& config);
+
+  // Touches every line of [addr, addr + len) in order; returns stall cycles.
+  double fetch(uint64_t addr, uint64_t len);
+
+  // The physical page of each virtual page (identity if not set). L2 is
+  // physically indexed, so this sets the page colouring. The cached contents
+  // belong to the old placement, so both levels are flushed (stats are kept).
+  void set_page_map(std::function<uint64_t(uint64_t virt_page)> map);
+
+  struct Stats {
+    uint64_t line_accesses = 0, l1_misses = 0, l2_hits = 0, l2_misses = 0, prefetches = 0;
+  };
+  const Stats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+  // Empties both levels (stats are kept).
+  void flush();
+
+  int64_t l1_set_of(uint64_t addr) const;
+  int64_t l1_sets() const { return l1_.sets; }
+  // The L2 set of the line holding virtual address `addr`, after the page map.
+  int64_t l2_set_of(uint64_t addr) const;
+  int64_t l2_sets() const { return l2_.sets; }
+  // Whether the line holding virtual address `addr` is cached, without
+  // touching LRU state (for reports and tests).
+  bool in_l1(uint64_t addr) const;
+  bool in_l2(uint64_t addr) const;
+
+  const ICacheConfig& config() const { return config_; }
+
+ private:
+  static constexpr uint64_t kInvalid = ~uint64_t{0};
+
+  // One level: `assoc` ways per set, most recently used first; invalid ways
+  // are kept at the end of a set.
+  struct Level {
+    int64_t sets = 0;
+    int assoc = 0;
+    std::vector<uint64_t> tag;   // line number (virtual in L1, physical in L2)
+    std::vector<uint64_t> virt;  // L2 only: the virtual line it was filled for
+    uint64_t* set_begin(uint64_t line) {
+      return &tag[(line & static_cast<uint64_t>(sets - 1)) * assoc];
+    }
+    const uint64_t* set_begin(uint64_t line) const {
+      return &tag[(line & static_cast<uint64_t>(sets - 1)) * assoc];
+    }
+    size_t index_of(const uint64_t* way) const { return static_cast<size_t>(way - tag.data()); }
+  };
+
+  // Looks `line` up; on a hit moves it to the front of its set.
+  static bool touch(Level& lv, uint64_t line);
+  static bool contains(const Level& lv, uint64_t line);
+  // Inserts `line` as most recently used; returns the evicted line (or
+  // kInvalid) and, for L2, its recorded virtual line through `evicted_virt`.
+  static uint64_t insert(Level& lv, uint64_t line, uint64_t virt, uint64_t* evicted_virt);
+  static void remove(Level& lv, uint64_t line);
+
+  uint64_t phys_line(uint64_t virt_line) const;
+  // Brings virtual line `v` into L1 from L2 or memory; returns the stall a
+  // demand miss would pay (a prefetch ignores it).
+  double fill(uint64_t v, bool demand);
+
+  ICacheConfig config_;
+  Level l1_, l2_;
+  int line_shift_ = 0, page_shift_ = 0;
+  std::function<uint64_t(uint64_t)> page_map_;
+  // A small direct-mapped translation cache: the std::function is slow next
+  // to a cache lookup, and the hot path touches a few dozen pages.
+  static constexpr size_t kTlbEntries = 256;
+  mutable std::array<uint64_t, kTlbEntries> tlb_virt_{}, tlb_phys_{};
+  Stats stats_;
+};
+
+}  // namespace simloop::models

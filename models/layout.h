@@ -1,0 +1,139 @@
+// Code layout: which addresses the hot code of each stack function occupies.
+//
+// Which bytes of code run for a packet is a property of the code and the path
+// taken; which cache sets they fall in is a property of the layout. A Layout
+// keeps the first (objects, their hot functions, each function's hot byte
+// count) apart from the second (link order, alignment, padding), so the same
+// hot path can be re-linked under any transform and fed to an I-cache.
+//
+// YAML format (configs/layouts/*.yaml, see docs/layouts.md):
+//
+//   name: example                 # optional; defaults to the file's stem
+//   text_base: 0xc0400000         # address of the first object
+//   function_align: 0             # optional; 0 keeps offsets, else a power of two
+//   objects:                      # in link order
+//     - name: locore.o            # unique within the layout
+//       size: 8192                # bytes of .text
+//       align: 16                 # optional (16); a power of two
+//       functions:                # optional; the functions that matter
+//         - {symbol: Xint0x80_syscall, owner: syscall_entry, offset: 0, size: 256, hot: 160}
+//
+// Integers are decimal or 0x-prefixed hex. A function's hot code is its first
+// `hot` bytes (default: its whole size); `owner` names what runs it: a probe
+// function name (net::fn_name(), e.g. "ip_output") or one of
+// "syscall_entry", "syscall_exit", "user_loop". A function without an owner
+// is never executed but still takes part in function alignment. Functions of
+// one object must not overlap and must lie inside it; they may be listed in
+// any order, and the order they are listed in the file is the order in which
+// an owner's ranges run.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <istream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace simloop::models {
+
+struct LayoutError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Every valid owner: the net::fn_name() of each net::Fn, in enum order, then
+// "syscall_entry", "syscall_exit", "user_loop".
+const std::vector<std::string>& layout_owners();
+bool is_layout_owner(std::string_view owner);
+
+struct HotFunction {
+  std::string symbol;
+  std::string owner;  // empty: never executed
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t hot_bytes = 0;
+  // Execution order among an owner's ranges (the file order when loaded);
+  // ties run in link order.
+  int seq = 0;
+};
+
+struct ObjectFile {
+  std::string name;
+  uint64_t size = 0;
+  uint64_t align = 16;
+  std::vector<HotFunction> functions;
+};
+
+struct Layout {
+  std::string name;
+  uint64_t text_base = 0;
+  uint64_t function_align = 0;  // 0: keep offsets
+  std::vector<ObjectFile> objects;
+};
+
+struct HotRange {
+  uint64_t start;
+  uint64_t bytes;
+  std::string symbol;
+  bool operator==(const HotRange&) const = default;
+};
+
+// After linking: absolute addresses.
+struct LinkedLayout {
+  // owner -> hot ranges, in execution order.
+  std::map<std::string, std::vector<HotRange>> by_owner;
+  // object -> [start, end).
+  std::map<std::string, std::pair<uint64_t, uint64_t>> objects;
+};
+
+// Throws LayoutError "file:line:col: key: message" for YAML syntax errors,
+// unknown keys, wrong types, bad alignments, duplicate objects, functions
+// outside their object or overlapping, and unknown owners.
+Layout load_layout_yaml(const std::filesystem::path& file);
+
+// Checks what load_layout_yaml checks, for layouts built in code; throws
+// LayoutError naming the object and function.
+void validate(const Layout& layout);
+
+// Objects in order from text_base, each start aligned up to its align. With
+// function_align > 0 every function start within an object is aligned up to
+// it, shifting later functions and growing the object as needed; the object
+// itself is then aligned to at least function_align. Validates first.
+LinkedLayout link(const Layout& layout);
+
+// Two linked layouts as one address space (a kernel and a user program);
+// throws LayoutError if an object name repeats or objects overlap.
+LinkedLayout merge(const LinkedLayout& a, const LinkedLayout& b);
+
+// Transforms return a new Layout, so they can be swept. Unknown object names
+// and impossible requests throw LayoutError.
+//
+// Inserts `bytes` never-executed bytes inside `object` at `at_offset`
+// (default: its end); functions at or after that offset move by `bytes`. An
+// offset strictly inside a function is refused.
+Layout pad_object(const Layout& layout, const std::string& object, uint64_t bytes,
+                  std::optional<uint64_t> at_offset = {});
+Layout move_to_end(const Layout& layout, const std::string& object);
+// Sets the function alignment (0 or a power of two) used by link().
+Layout align_functions(const Layout& layout, uint64_t align);
+// The named objects first, in this order; the rest after, in their old order.
+Layout reorder(const Layout& layout, const std::vector<std::string>& order);
+
+// From a real binary's `nm -S --defined-only -n` output. `owners` maps symbol
+// name -> owner; other symbols are ignored, as are non-text symbols. Each
+// matched symbol becomes one hot range of its size times hot_fraction (at
+// least one byte); a symbol printed without a size extends to the next
+// symbol's address. Ranges of an owner are in address order. `objects` is
+// left empty: nm does not say which object a symbol came from.
+LinkedLayout layout_from_nm(std::istream& nm_output,
+                            const std::map<std::string, std::string>& owners,
+                            double hot_fraction = 1.0);
+
+// Sum of the hot bytes of every owner's ranges.
+uint64_t total_hot_bytes(const LinkedLayout& linked);
+
+}  // namespace simloop::models
