@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   simloop::cli::add_run(app, commands);
   simloop::cli::add_measure(app, commands);
   simloop::cli::add_plot(app, commands);
+  simloop::cli::add_sweep(app, commands);
 
   try {
     app.parse(argc, argv);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -77,6 +78,17 @@ nlohmann::json to_json(const Experiment& x);
 
 // The reference page of every key (Markdown), generated from the schema.
 std::string reference_markdown();
+
+// What a sweep needs to know of a key: its type, and whether a value is
+// valid for it (checked as the loader would, with the same messages).
+enum class KeyType { integer, number, boolean, text, choice };
+std::optional<KeyType> key_type(const std::string& path);
+// The keys a misspelt `path` may have meant (for "did you mean").
+std::string closest_key(const std::string& path);
+// Throws ConfigError naming file:line:col and the key if `value` (YAML
+// text, as for --set) is not valid for the key at `path`.
+void check_value(const std::string& path, const std::string& value, const std::string& file, int line,
+                 int col);
 
 std::string_view dest_name(Dest d);
 

@@ -1,0 +1,252 @@
+// Sweep sections: expansion against hand-computed lists, seeds, shards,
+// errors that name file:line:col and the key, and the result store.
+#include "sweep/sweep.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/experiment.h"
+
+namespace simloop::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using Rows = std::vector<std::vector<std::string>>;
+
+constexpr const char* kBase =
+    "machine: athlon-xp-2700\n"
+    "stack: freebsd6\n"
+    "workload: {payload: 18, packets: 1000}\n";
+
+class SweepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("simloop-sweep-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& sweep) {
+    const fs::path p = dir_ / "exp.yaml";
+    std::ofstream(p) << kBase << sweep;
+    return p;
+  }
+  // Each point's values, in key order.
+  Rows values(const std::string& sweep) {
+    const Spec s = load_spec(write(sweep));
+    Rows out;
+    for (const auto& p : s.points) {
+      std::vector<std::string> v;
+      for (const auto& st : p.settings) v.push_back(st.value);
+      out.push_back(v);
+    }
+    return out;
+  }
+  std::string error_of(const std::string& sweep) {
+    try {
+      load_spec(write(sweep));
+    } catch (const config::ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  fs::path dir_;
+};
+
+TEST_F(SweepTest, GridIsTheCartesianProductFirstKeySlowest) {
+  const Spec s =
+      load_spec(write("sweep:\n  grid:\n    workload.payload: [18, 64]\n    options.align: [none, "
+                      "copy-down, strict]\n"));
+  EXPECT_EQ(s.keys, (std::vector<std::string>{"workload.payload", "options.align"}));
+  EXPECT_EQ(
+      values(
+          "sweep:\n  grid:\n    workload.payload: [18, 64]\n    options.align: [none, copy-down, "
+          "strict]\n"),
+      (Rows{{"18", "none"},
+            {"18", "copy-down"},
+            {"18", "strict"},
+            {"64", "none"},
+            {"64", "copy-down"},
+            {"64", "strict"}}));
+  for (size_t i = 0; i < s.points.size(); ++i) EXPECT_EQ(s.points[i].index, i);
+  EXPECT_EQ(s.repeats, 1);
+}
+
+TEST_F(SweepTest, ZipGoesInLockStepAndIsTheFastestAxisOfAGrid) {
+  EXPECT_EQ(values("sweep:\n  zip:\n    machine.clock_hz: [1e9, 2.5e9]\n    "
+                   "stack.functions.ip_output: [300, "
+                   "150]\n"),
+            (Rows{{"1000000000", "300"}, {"2500000000", "150"}}));
+  EXPECT_EQ(
+      values("sweep:\n  grid:\n    workload.payload: [18, 64]\n  zip:\n    options.align: [none, "
+             "strict]\n    options.copy: [m_copy, m_dup]\n"),
+      (Rows{{"18", "none", "m_copy"},
+            {"18", "strict", "m_dup"},
+            {"64", "none", "m_copy"},
+            {"64", "strict", "m_dup"}}));
+}
+
+TEST_F(SweepTest, StepRangesIncludeStop) {
+  EXPECT_EQ(values("sweep:\n  grid:\n    workload.payload: {start: 18, stop: 418, step: 100}\n"),
+            (Rows{{"18"}, {"118"}, {"218"}, {"318"}, {"418"}}));
+  EXPECT_EQ(values("sweep:\n  grid:\n    workload.payload: {start: 100, stop: 0, step: -50}\n"),
+            (Rows{{"100"}, {"50"}, {"0"}}));
+  // Decimal steps do not drift: 0.1 + 0.2 is 0.3.
+  EXPECT_EQ(
+      values("sweep:\n  grid:\n    workload.link.latency_s: {start: 0.1, stop: 0.4, step: 0.1}\n"),
+      (Rows{{"0.1"}, {"0.2"}, {"0.3"}, {"0.4"}}));
+}
+
+TEST_F(SweepTest, LogAndLinearRanges) {
+  // 16 * 4^i: both ends included.
+  EXPECT_EQ(
+      values(
+          "sweep:\n  grid:\n    workload.payload: {start: 16, stop: 1024, num: 4, scale: log}\n"),
+      (Rows{{"16"}, {"64"}, {"256"}, {"1024"}}));
+  EXPECT_EQ(
+      values(
+          "sweep:\n  grid:\n    machine.clock_hz: {start: 1e9, stop: 1e11, num: 3, scale: log}\n"),
+      (Rows{{"1000000000"}, {"10000000000"}, {"100000000000"}}));
+  EXPECT_EQ(values("sweep:\n  grid:\n    workload.payload: {start: 0, stop: 90, num: 4}\n"),
+            (Rows{{"0"}, {"30"}, {"60"}, {"90"}}));
+  // Integer keys round, and values that round alike are one point: 1, 1.41, 2, 2.83, 4 -> 1, 2,
+  // 3, 4.
+  EXPECT_EQ(
+      values("sweep:\n  grid:\n    workload.payload: {start: 1, stop: 4, num: 5, scale: log}\n"),
+      (Rows{{"1"}, {"2"}, {"3"}, {"4"}}));
+}
+
+TEST_F(SweepTest, FilterKeepsPointsWhereEveryConditionHolds) {
+  EXPECT_EQ(
+      values(
+          "sweep:\n  grid:\n    workload.payload: [18, 500, 1000, 1400]\n    options.align: [none, "
+          "strict]\n  filter:\n    - \"workload.payload <= 1000\"\n    - \"options.align != "
+          "strict\"\n"),
+      (Rows{{"18", "none"}, {"500", "none"}, {"1000", "none"}}));
+  EXPECT_EQ(values("sweep:\n  grid:\n    workload.payload: [18, 64, 128]\n  filter: "
+                   "\"workload.payload > 18\"\n"),
+            (Rows{{"64"}, {"128"}}));
+  const Spec s =
+      load_spec(write("sweep:\n  grid:\n    workload.payload: [18, 64, 128]\n  filter: "
+                      "\"workload.payload == 64\"\n  repeats: 4\n"));
+  ASSERT_EQ(s.points.size(), 1u);
+  EXPECT_EQ(s.points[0].index, 0u) << "indices count the points that are kept";
+  EXPECT_EQ(s.repeats, 4);
+}
+
+TEST_F(SweepTest, SeedsAreDeterministicPerPointAndRepeat) {
+  const Spec a =
+      load_spec(write("sweep:\n  grid:\n    workload.payload: [18, 64]\n  repeats: 3\n"));
+  const Spec b = load_spec(write("sweep:\n  grid:\n    workload.payload: [10, 18, 30, 64]\n"));
+  std::set<uint64_t> seen;
+  for (const auto& p : a.points)
+    for (int r = 0; r < 3; ++r) {
+      const uint64_t s = run_seed(1, p, r);
+      EXPECT_LT(s, uint64_t{1} << 52);
+      EXPECT_EQ(s, run_seed(1, p, r));
+      seen.insert(s);
+    }
+  EXPECT_EQ(seen.size(), 6u);
+  // A point keeps its seeds when the sweep grows around it.
+  EXPECT_EQ(run_seed(1, a.points[1], 0), run_seed(1, b.points[3], 0));
+  EXPECT_EQ(a.points[1].hash, b.points[3].hash);
+  EXPECT_NE(run_seed(1, a.points[0], 0), run_seed(2, a.points[0], 0));
+}
+
+TEST_F(SweepTest, ShardsPartitionThePoints) {
+  const Spec s =
+      load_spec(write("sweep:\n  grid:\n    workload.payload: {start: 0, stop: 9, step: 1}\n"));
+  std::vector<int> owner(s.points.size(), 0);
+  for (int k = 1; k <= 3; ++k)
+    for (const auto& p : s.points)
+      if (parse_shard(fmt::format("{}/3", k)).contains(p)) owner[p.index] += k;
+  EXPECT_EQ(owner, (std::vector<int>{1, 2, 3, 1, 2, 3, 1, 2, 3, 1}));
+  EXPECT_THROW(parse_shard("0/3"), std::invalid_argument);
+  EXPECT_THROW(parse_shard("4/3"), std::invalid_argument);
+  EXPECT_THROW(parse_shard("2"), std::invalid_argument);
+}
+
+TEST_F(SweepTest, BadSectionsNameFileLineColumnAndKey) {
+  const std::string f = (dir_ / "exp.yaml").string();
+  // Line 4 is the first line of the sweep section (three lines of base).
+  EXPECT_EQ(error_of("sweep:\n  grid:\n    workload.paylod: [1, 2]\n"),
+            f + ":6:5: workload.paylod: no such key; did you mean 'workload.payload'? (see "
+                "docs/config-reference.md)");
+  EXPECT_EQ(error_of("sweep:\n  grid:\n    workload.payload: [18, -4]\n"),
+            f + ":6:28: workload.payload: expected an integer in [0, 9188], got '-4'");
+  EXPECT_EQ(error_of("sweep:\n  grid:\n    options.align: [none, crooked]\n"),
+            f + ":6:27: options.align: expected one of none, copy-down, strict, copy-down-unsafe, "
+                "got 'crooked'");
+  EXPECT_EQ(error_of("sweep:\n  zip:\n    workload.payload: [18, 64]\n    options.align: [none]\n"),
+            f + ":7:5: options.align: has 1 values but workload.payload has 2: zip takes lists of "
+                "the same "
+                "length");
+  EXPECT_EQ(error_of("sweep:\n  grid:\n    workload.payload: {start: 18, stop: 100, step: 0}\n"),
+            f + ":6:52: workload.payload.step: must not be 0");
+  EXPECT_EQ(error_of("sweep:\n  grid:\n    workload.payload: {start: 18, stop: 100}\n"),
+            f + ":6:23: workload.payload: a range needs step, or num (with scale: log or linear)");
+  EXPECT_EQ(
+      error_of(
+          "sweep:\n  grid:\n    workload.payload: {start: 0, stop: 100, num: 3, scale: log}\n"),
+      f + ":6:23: workload.payload: a log-spaced range needs start and stop > 0");
+  EXPECT_EQ(
+      error_of(
+          "sweep:\n  grid:\n    workload.payload: [18]\n  filter: [\"options.align == none\"]\n"),
+      f + ":7:12: sweep.filter: 'options.align' is not a swept key (swept: workload.payload)");
+  EXPECT_EQ(
+      error_of(
+          "sweep:\n  grid:\n    options.align: [none]\n  filter: [\"options.align < none\"]\n"),
+      f + ":7:12: sweep.filter: options.align is not a number: compare it with == or !=");
+  EXPECT_EQ(
+      error_of(
+          "sweep:\n  grid:\n    workload.payload: [18]\n  filter: [\"workload.payload > 100\"]\n"),
+      f + ":7:11: sweep.filter: no point is left");
+  EXPECT_EQ(error_of("sweep:\n  grid:\n    workload.payload: [18]\n  repeats: 0\n"),
+            f + ":7:12: sweep.repeats: expected an integer in [1, 1000000], got '0'");
+  EXPECT_EQ(error_of("sweep:\n  grdi:\n    workload.payload: [18]\n"),
+            f + ":5:3: sweep.grdi: unknown key in sweep (allowed: grid, zip, filter, repeats)");
+  EXPECT_EQ(error_of("sweep:\n  grid:\n    output.dir: [a, b]\n"),
+            f + ":6:5: output.dir: cannot be swept: it says where results go");
+  EXPECT_EQ(error_of(""),
+            f + ":1:1: sweep: the experiment has no sweep section (see docs/config-reference.md)");
+}
+
+TEST_F(SweepTest, TheLoaderAcceptsAndIgnoresTheSweepSection) {
+  const auto x =
+      config::load_experiment(write("sweep:\n  grid:\n    workload.payload: [64, 128]\n"));
+  EXPECT_EQ(x.workload.payload, 18);
+}
+
+TEST_F(SweepTest, ResultStoreAppendsAndResumes) {
+  const fs::path p = dir_ / "r.csv";
+  const std::vector<std::string> header = {"point", "repeat", "note"};
+  {
+    ResultStore s(p, header, false);
+    s.append({"0", "0", "a, with comma"});
+    s.append({"1", "0", "say \"hi\""});
+    EXPECT_THROW(s.append({"2"}), std::logic_error);
+  }
+  EXPECT_THROW(ResultStore(p, header, false), std::runtime_error) << "never overwrites results";
+  // A write cut short leaves a partial line: it is not a row, and is cut off.
+  { std::ofstream(p, std::ios::app) << "2,0,partial"; }
+  {
+    ResultStore s(p, header, true);
+    EXPECT_EQ(s.done(), (std::set<std::pair<size_t, int>>{{0, 0}, {1, 0}}));
+    s.append({"2", "0", "whole"});
+  }
+  const Table t = read_csv(p);
+  EXPECT_EQ(t.header, header);
+  EXPECT_EQ(t.rows,
+            (Rows{{"0", "0", "a, with comma"}, {"1", "0", "say \"hi\""}, {"2", "0", "whole"}}));
+  EXPECT_THROW(ResultStore(p, {"point", "repeat", "other"}, true), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace simloop::sweep
