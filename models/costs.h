@@ -18,8 +18,11 @@ struct MachineCosts {
   double copy_setup_cycles = 0;
   double copy_cycles_per_byte = 0;
   double copy_unaligned_cycles_per_byte = 0;
-  // Extra cycles for each misaligned header access (CPUs that allow them).
+  // Extra cycles for each misaligned header access (CPUs that allow them),
+  // and further cycles when the access also crosses a cache line.
   double unaligned_access_cycles = 0;
+  double unaligned_line_cross_cycles = 0;
+  int line_bytes = 64;
 };
 
 struct StackCosts {

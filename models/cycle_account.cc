@@ -13,8 +13,19 @@ namespace simloop::models {
 std::string_view stage_name(Stage s) {
   static constexpr std::array<std::string_view, kStageCount> names = {
       "user", "syscall", "socket", "udp",   "ip",   "ether",     "driver",   "loop",
-      "netisr", "input", "receive", "copy", "mbuf", "unaligned", "interrupt"};
+      "netisr", "input", "receive", "copy", "mbuf", "unaligned", "cache",  "interrupt"};
   return names.at(static_cast<size_t>(s));
+}
+
+CodeMap code_map(const LinkedLayout& linked) {
+  CodeMap map;
+  const auto& owners = layout_owners();
+  for (size_t i = 0; i < kCodeCount && i < owners.size(); ++i) {
+    auto it = linked.by_owner.find(owners[i]);
+    if (it == linked.by_owner.end()) continue;
+    for (const auto& r : it->second) map[i].emplace_back(r.start, r.bytes);
+  }
+  return map;
 }
 
 Stage stage_of(net::Fn fn) {

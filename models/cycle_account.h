@@ -10,6 +10,8 @@
 #include <string_view>
 
 #include "models/costs.h"
+#include "models/icache.h"
+#include "models/layout.h"
 #include "net/probe.h"
 #include "net/stack.h"
 
@@ -30,6 +32,7 @@ enum class Stage : uint8_t {
   copy,       // bytes copied, by size and alignment
   mbuf,       // buffer allocation and free
   unaligned,  // misaligned header access penalties
+  cache,      // instruction cache miss stalls
   interrupt,  // interrupt handlers, stolen from the sender
   count
 };
@@ -38,6 +41,13 @@ std::string_view stage_name(Stage s);
 Stage stage_of(net::Fn fn);
 
 using StageCycles = std::array<double, kStageCount>;
+
+// Code that runs for a packet: the stack's functions, then the code around
+// them (the order of models/layout.h's layout_owners()).
+enum class Code : uint8_t { syscall_entry = net::kFnCount, syscall_exit, user_loop };
+inline constexpr size_t kCodeCount = net::kFnCount + 3;
+// For each piece of code, the address ranges of its hot instructions.
+using CodeMap = std::array<std::vector<std::pair<uint64_t, uint64_t>>, kCodeCount>;
 
 inline double total(const StageCycles& c) {
   double t = 0;
@@ -54,6 +64,16 @@ class CycleAccount : public net::NullProbe {
     if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
     ++depth_;
     add(stage_of(fn), stack_.fn_cycles[static_cast<size_t>(fn)]);
+    if (icache_ != nullptr) fetch(static_cast<size_t>(fn));
+  }
+  // Code outside the stack ran (system call entry or exit, the sender's loop).
+  void run(Code c) {
+    if (icache_ != nullptr) fetch(static_cast<size_t>(c));
+  }
+  // From now on every function's hot code goes through `icache`.
+  void attach_icache(ICache* icache, const CodeMap* code) {
+    icache_ = icache;
+    code_ = code;
   }
   void leave(net::Fn /*fn*/) {
     if (depth_ > 0) --depth_;
@@ -77,8 +97,11 @@ class CycleAccount : public net::NullProbe {
     add(s, obj == net::Obj::mbuf ? stack_.mbuf_free_cycles : stack_.cluster_free_cycles);
   }
   void header(net::Fn /*fn*/, const void* addr, unsigned size, bool /*write*/) {
-    if ((reinterpret_cast<uintptr_t>(addr) & (size - 1)) != 0)
-      add(Stage::unaligned, machine_.unaligned_access_cycles);
+    const auto a = reinterpret_cast<uintptr_t>(addr);
+    if ((a & (size - 1)) == 0) return;
+    add(Stage::unaligned, machine_.unaligned_access_cycles);
+    const auto line = static_cast<uintptr_t>(machine_.line_bytes);
+    if (a % line + size > line) add(Stage::unaligned, machine_.unaligned_line_cross_cycles);
   }
 
   void add(Stage s, double cycles) { cycles_[static_cast<size_t>(s)] += cycles; }
@@ -93,6 +116,9 @@ class CycleAccount : public net::NullProbe {
 
  private:
   static constexpr size_t kMaxDepth = 16;
+  void fetch(size_t code) {
+    for (const auto& [start, bytes] : (*code_)[code]) add(Stage::cache, icache_->fetch(start, bytes));
+  }
   Stage current_stage() const {
     if (depth_ == 0) return Stage::mbuf;
     return stage_of(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
@@ -103,7 +129,12 @@ class CycleAccount : public net::NullProbe {
   std::array<net::Fn, kMaxDepth> stack_fns_{};
   size_t depth_ = 0;
   StageCycles cycles_{};
+  ICache* icache_ = nullptr;
+  const CodeMap* code_ = nullptr;
 };
+
+// The code map of a linked layout, by owner name.
+CodeMap code_map(const LinkedLayout& linked);
 
 }  // namespace simloop::models
 

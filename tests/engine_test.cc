@@ -180,6 +180,39 @@ TEST(EngineGolden, LoopbackChargesInputAndReceiver) {
   EXPECT_EQ(r["drop_netisr_full"], 0);
 }
 
+// The I-cache model on the stack's real path: two functions that share a
+// set of a direct-mapped cache miss once each per packet; padding that
+// moves one of them to another set removes the conflict.
+config::Experiment cache_experiment(int64_t pad_bytes) {
+  auto x = bare(1e9);
+  x.machine.syscall_entry_cycles = 1000;
+  x.cache_enabled = true;
+  x.icache.l1 = {1024, 1, 64};
+  x.icache.next_line_prefetch = false;
+  x.icache.l2 = {65536, 16, 64};
+  x.icache.l2_hit_cycles = 10;
+  x.icache.memory_cycles = 10;
+  x.layout.kernel = std::string(SIMLOOP_SOURCE_DIR) + "/tests/data/layout_conflict.yaml";
+  auto layout = models::load_layout_yaml(x.layout.kernel);
+  if (pad_bytes > 0) layout = models::pad_object(layout, "a.o", static_cast<uint64_t>(pad_bytes));
+  x.code = std::make_shared<const models::LinkedLayout>(models::link(layout));
+  return x;
+}
+
+TEST(EngineCache, ConflictingFunctionsMissEveryPacket) {
+  const json r = simulate_row(cache_experiment(0));
+  EXPECT_NEAR(r["i1_misses_per_packet"].get<double>(), 2.0, 1e-9);
+  EXPECT_NEAR(r["cycles_cache"].get<double>(), 20.0, 1e-9);
+  EXPECT_NEAR(r["cycles_per_packet"].get<double>(), 1020.0, 1e-6);
+}
+
+TEST(EngineCache, PaddingThatMovesAFunctionRemovesTheConflict) {
+  const json r = simulate_row(cache_experiment(64));
+  // Only the two compulsory misses of the first packet remain.
+  EXPECT_NEAR(r["i1_misses_per_packet"].get<double>(), 2.0 / 10000, 1e-12);
+  EXPECT_NEAR(r["cycles_per_packet"].get<double>(), 1000.0 + 20.0 / 10000, 1e-6);
+}
+
 TEST(EngineScenario, StrictAlignmentWithDupFaults) {
   auto x = bare(1e9);
   x.machine.syscall_entry_cycles = 1000;

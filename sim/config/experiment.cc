@@ -9,6 +9,8 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <random>
+#include <sstream>
 
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."
@@ -349,6 +351,65 @@ Schema::Schema() {
   add(integer("options.ether_mtu", "MTU of the Ethernet interface, bytes.", 68, 9216,
               [](Experiment& x) -> int& { return x.options.ether_mtu; }));
 
+  add(number("machine.unaligned_line_cross_cycles",
+             "Further cycles when a misaligned header access also crosses a cache line.", 0, 1e6,
+             [](Experiment& x) -> double& { return x.machine.unaligned_line_cross_cycles; }));
+  section("machine.cache", "The instruction cache model, fed by the code layout (`layout`).");
+  add(boolean("machine.cache.enabled", "Charge I-cache misses (needs layout.kernel).",
+              [](Experiment& x) -> bool& { return x.cache_enabled; }));
+  section("machine.cache.l1", "First-level instruction cache, virtually indexed.");
+  add(integer("machine.cache.l1.size_bytes", "Capacity in bytes.", 64, 1 << 26,
+              [](Experiment& x) -> int64_t& { return x.icache.l1.size_bytes; }));
+  add(integer("machine.cache.l1.assoc", "Ways per set.", 1, 64,
+              [](Experiment& x) -> int& { return x.icache.l1.assoc; }));
+  add(integer("machine.cache.l1.line_bytes", "Line size in bytes.", 8, 512,
+              [](Experiment& x) -> int& { return x.icache.l1.line_bytes; }));
+  add(boolean("machine.cache.next_line_prefetch", "A miss also brings the next line in (no stall).",
+              [](Experiment& x) -> bool& { return x.icache.next_line_prefetch; }));
+  section("machine.cache.l2", "Second-level cache behind L1, physically indexed.");
+  add(boolean("machine.cache.l2.enabled", "Model an L2 (else every L1 miss goes to memory).",
+              [](Experiment& x) -> bool& { return x.icache.l2_enabled; }));
+  add(integer("machine.cache.l2.size_bytes", "Capacity in bytes.", 64, int64_t{1} << 32,
+              [](Experiment& x) -> int64_t& { return x.icache.l2.size_bytes; }));
+  add(integer("machine.cache.l2.assoc", "Ways per set.", 1, 64,
+              [](Experiment& x) -> int& { return x.icache.l2.assoc; }));
+  add(boolean("machine.cache.l2.exclusive",
+              "Exclusive (L1 victims move to L2, as on the Athlon) or inclusive.",
+              [](Experiment& x) -> bool& { return x.icache.l2_exclusive; }));
+  add(number("machine.cache.l2.hit_cycles", "Stall per L1 miss that hits L2.", 0, 1e4,
+             [](Experiment& x) -> double& { return x.icache.l2_hit_cycles; }));
+  add(number("machine.cache.memory_cycles", "Stall per miss in every level.", 0, 1e5,
+             [](Experiment& x) -> double& { return x.icache.memory_cycles; }));
+
+  section("layout", "The code layout: where each stack function's hot code lies.");
+  add(text("layout.kernel", "Kernel layout: a name from configs/layouts or a path (\"\": none).",
+           [](Experiment& x) -> std::string& { return x.layout.kernel; }));
+  add(text("layout.user", "The sender's own code: a name from configs/layouts or a path.",
+           [](Experiment& x) -> std::string& { return x.layout.user; }));
+  add(text("layout.pad_object", "Insert pad_bytes of never-executed code into this kernel object.",
+           [](Experiment& x) -> std::string& { return x.layout.pad_object; }));
+  add(integer("layout.pad_bytes", "Bytes of padding (see pad_object).", 0, 1 << 24,
+              [](Experiment& x) -> int64_t& { return x.layout.pad_bytes; }));
+  add(integer("layout.pad_offset", "Where in pad_object the padding goes (-1: at its end).", -1, 1 << 24,
+              [](Experiment& x) -> int64_t& { return x.layout.pad_offset; }));
+  add(text("layout.move_to_end", "Move this kernel object to the end of the link.",
+           [](Experiment& x) -> std::string& { return x.layout.move_to_end; }));
+  add(integer("layout.function_align", "Align every kernel function to this many bytes (0: as laid out).",
+              0, 4096, [](Experiment& x) -> int64_t& { return x.layout.function_align; }));
+  add(text("layout.order", "Kernel objects to link first, comma-separated, in this order.",
+           [](Experiment& x) -> std::string& { return x.layout.order; }));
+
+  section("variance", "Effects that differ between separate runs but not within one (from the seed).");
+  add(boolean("variance.page_colouring",
+              "Random physical pages for the code, so the physically indexed L2 sees a different "
+              "colouring each run.",
+              [](Experiment& x) -> bool& { return x.variance.page_colouring; }));
+  add(integer("variance.phys_pages", "Physical pages the random placement chooses from.", 1, 1 << 30,
+              [](Experiment& x) -> int64_t& { return x.variance.phys_pages; }));
+  add(integer("variance.link_perturbation_bytes",
+              "If > 0: pad a randomly chosen kernel object by a random 0..N bytes (16-byte steps).", 0,
+              1 << 20, [](Experiment& x) -> int64_t& { return x.variance.link_perturbation_bytes; }));
+
   section("engine", "The simulation engine.");
   add(integer("engine.max_batch",
               "Most datagrams charged in one simulated execution; batches also end where an "
@@ -494,6 +555,61 @@ void record_locations(const YAML::Node& n, const std::string& prefix, const std:
   }
 }
 
+// Loads, transforms and links the code layout the I-cache model runs on.
+void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
+  auto loc = [&](const std::string& key) {
+    auto it = where.find(key);
+    return it != where.end() ? it->second : Loc{x.source.string(), 1, 1};
+  };
+  if (x.layout.kernel.empty()) {
+    if (x.cache_enabled)
+      fail(loc("machine.cache.enabled"), "machine.cache.enabled", "the cache model needs layout.kernel");
+    return;
+  }
+  auto load = [&](const std::string& key, const std::string& ref) {
+    const fs::path p = resolve_ref(x.source, "layouts", ref, loc(key), key);
+    try {
+      return models::load_layout_yaml(p);
+    } catch (const models::LayoutError& e) {
+      throw ConfigError(e.what());
+    }
+  };
+  try {
+    models::Layout k = load("layout.kernel", x.layout.kernel);
+    if (!x.layout.order.empty()) {
+      std::vector<std::string> order;
+      std::string item;
+      for (std::istringstream in(x.layout.order); std::getline(in, item, ',');) {
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        if (!item.empty()) order.push_back(item);
+      }
+      k = models::reorder(k, order);
+    }
+    if (!x.layout.pad_object.empty() && x.layout.pad_bytes > 0) {
+      std::optional<uint64_t> at;
+      if (x.layout.pad_offset >= 0) at = static_cast<uint64_t>(x.layout.pad_offset);
+      k = models::pad_object(k, x.layout.pad_object, static_cast<uint64_t>(x.layout.pad_bytes), at);
+    }
+    if (!x.layout.move_to_end.empty()) k = models::move_to_end(k, x.layout.move_to_end);
+    if (x.layout.function_align > 0)
+      k = models::align_functions(k, static_cast<uint64_t>(x.layout.function_align));
+    if (x.variance.link_perturbation_bytes > 0 && !k.objects.empty()) {
+      // Fixed by the seed: the same run twice is the same binary.
+      std::mt19937_64 rng(x.seed ^ 0x9e3779b97f4a7c15ULL);
+      const auto& obj = k.objects[rng() % k.objects.size()].name;
+      const auto bytes = 16 * (rng() % (static_cast<uint64_t>(x.variance.link_perturbation_bytes) / 16 + 1));
+      if (bytes > 0) k = models::pad_object(k, obj, bytes);
+      x.perturbation = fmt::format("{} bytes in {}", bytes, obj);
+    }
+    models::LinkedLayout linked = models::link(k);
+    if (!x.layout.user.empty()) linked = models::merge(linked, models::link(load("layout.user", x.layout.user)));
+    x.code = std::make_shared<const models::LinkedLayout>(std::move(linked));
+  } catch (const models::LayoutError& e) {
+    fail(loc("layout.kernel"), "layout", e.what());
+  }
+}
+
 }  // namespace
 
 std::string_view dest_name(Dest d) {
@@ -556,6 +672,7 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
     where[key] = Loc{};
   }
   check_consistency(x, where);
+  build_code_layout(x, where);
   return x;
 }
 

@@ -16,7 +16,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
+
 #include "models/costs.h"
+#include "models/icache.h"
+#include "models/layout.h"
 #include "net/stack.h"
 
 namespace simloop::config {
@@ -32,6 +36,25 @@ struct Workload {
   double link_bandwidth_bps = 1e9;
   double link_latency_s = 10e-6;
   bool receive = true;  // a receiver drains the socket (loopback, broadcast)
+};
+
+// Which code layout feeds the I-cache model, and how it is transformed.
+struct LayoutOptions {
+  std::string kernel;  // a name from configs/layouts or a path; "" for none
+  std::string user;    // the sender's own code, linked beside the kernel
+  std::string pad_object;  // insert pad_bytes of never-executed code in this object
+  int64_t pad_bytes = 0;
+  int64_t pad_offset = -1;  // where in the object (-1: at its end)
+  std::string move_to_end;  // move this object to the end of the link
+  int64_t function_align = 0;
+  std::string order;  // comma-separated objects to link first, in this order
+};
+
+// Effects that differ between separate runs but not within one.
+struct Variance {
+  bool page_colouring = false;  // random physical pages for code (L2 is physically indexed)
+  int64_t phys_pages = 65536;   // physical pages to choose from
+  int64_t link_perturbation_bytes = 0;  // random padding of up to this much in a random object
 };
 
 struct EngineOptions {
@@ -53,11 +76,18 @@ struct Experiment {
   models::StackCosts stack;
   Workload workload;
   models::InterruptCosts interrupts;
+  bool cache_enabled = false;
+  models::ICacheConfig icache;
+  LayoutOptions layout;
+  Variance variance;
   net::StackOptions options;
   uint64_t seed = 1;
   EngineOptions engine;
   Output output;
   std::filesystem::path source;  // the experiment file
+  // The linked code layout the I-cache model is fed with (with the cache on).
+  std::shared_ptr<const models::LinkedLayout> code;
+  std::string perturbation;  // what the random link perturbation of this run did
 };
 
 struct ConfigError : std::runtime_error {

@@ -7,9 +7,12 @@
 #include <xbt/log.h>
 
 #include <chrono>
+#include <cmath>
 #include <deque>
+#include <optional>
 #include <random>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "models/wire.h"
@@ -72,6 +75,9 @@ struct World {
   models::IrqModerator moderator;
   std::deque<Frame> ring;          // frames on the NIC ring, oldest first
   std::deque<double> irq_due;      // scheduled interrupt times, in order
+  std::optional<models::ICache> icache;
+  models::CodeMap code;
+  std::unordered_map<uint64_t, uint64_t> phys_page;  // page colouring of this run
   sg::ActorPtr sender;
   sg::Mailbox* to_peer = nullptr;
   sg::ConditionVariablePtr irq_cv = sg::ConditionVariable::create();
@@ -79,6 +85,7 @@ struct World {
   bool sender_done = false;
   bool sender_sleeping = false;
   double t_end = 0;
+  std::vector<std::pair<double, int64_t>> progress;  // (time, packets sent) at each batch end
   SimResult r;
 
   void charge(const models::StageCycles& c) {
@@ -162,9 +169,12 @@ void sender_main(World& w) {
         w.acct.add(Stage::interrupt, -pending[static_cast<size_t>(Stage::interrupt)]);
       }
       w.acct.add(Stage::user, mc.user_loop_cycles);
+      w.acct.run(models::Code::user_loop);
       w.acct.add(Stage::syscall, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
+      w.acct.run(models::Code::syscall_entry);
       const int ring_before = w.stack.nic_pending();
       const int err = w.stack.sendto(tx, payload.data(), x.workload.payload, dst, kTtcpPort);
+      w.acct.run(models::Code::syscall_exit);
       if (loops_back) {
         // The netisr's software interrupt preempts the sender as soon as a
         // packet is queued on a uniprocessor: its work follows at once.
@@ -173,7 +183,9 @@ void sender_main(World& w) {
         // only calls that return one cost anything.
         int got = 0;
         while (x.workload.receive && w.stack.sock(rx).rcv.len > 0) {
+          w.acct.run(models::Code::syscall_entry);
           w.stack.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got);
+          w.acct.run(models::Code::syscall_exit);
           w.acct.add(Stage::receive, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
         }
       }
@@ -211,6 +223,7 @@ void sender_main(World& w) {
     }
     w.charge(w.acct.take());
     if (batch > 0) sg::this_actor::execute(batch);
+    w.progress.emplace_back(sg::Engine::get_clock(), sent);
     if (enobufs && !stop) {
       const double t0 = sg::Engine::get_clock();
       w.sender_sleeping = true;
@@ -274,6 +287,30 @@ ssize_t log_to_spdlog(void* /*cookie*/, const char* buf, size_t size) {
   return static_cast<ssize_t>(size);
 }
 
+// Coefficient of variation of the rate over 20 equal slices of the run:
+// how much the rate moves within one run.
+double interval_variation(const std::vector<std::pair<double, int64_t>>& progress, double t0,
+                          double elapsed) {
+  constexpr int kSlices = 20;
+  if (elapsed <= 0 || progress.size() < 2 * kSlices) return 0;
+  std::vector<double> rates;
+  size_t i = 0;
+  int64_t before = 0;
+  for (int k = 1; k <= kSlices; ++k) {
+    const double end = t0 + elapsed * k / kSlices;
+    while (i + 1 < progress.size() && progress[i + 1].first <= end) ++i;
+    const int64_t sent = progress[i].second;
+    rates.push_back(static_cast<double>(sent - before));
+    before = sent;
+  }
+  double mean = 0;
+  for (double r : rates) mean += r;
+  mean /= kSlices;
+  double var = 0;
+  for (double r : rates) var += (r - mean) * (r - mean);
+  return mean > 0 ? std::sqrt(var / (kSlices - 1)) / mean : 0;
+}
+
 sg::Engine& make_engine() {
   static int argc = 1;
   static char name[] = "simloop";
@@ -307,6 +344,32 @@ SimResult simulate(const config::Experiment& x) {
                                     x.workload.link_latency_s);
   World w(x);
   w.r.clock_hz = x.machine.clock_hz;
+  if (x.cache_enabled && x.code) {
+    w.code = models::code_map(*x.code);
+    w.icache.emplace(x.icache);
+    if (x.variance.page_colouring) {
+      // Each code page gets a distinct random physical page, fixed by the
+      // seed: different between runs, the same within one.
+      std::mt19937_64 rng(x.seed * 0x2545f4914f6cdd1dULL + 1);
+      const auto page = static_cast<uint64_t>(x.icache.page_bytes);
+      std::unordered_map<uint64_t, bool> taken;
+      for (const auto& ranges : w.code)
+        for (const auto& [start, bytes] : ranges)
+          for (uint64_t v = start / page; v <= (start + bytes) / page; ++v) {
+            if (w.phys_page.count(v) != 0) continue;
+            uint64_t phys;
+            do phys = rng() % static_cast<uint64_t>(x.variance.phys_pages);
+            while (taken[phys] && taken.size() < static_cast<size_t>(x.variance.phys_pages));
+            taken[phys] = true;
+            w.phys_page[v] = phys;
+          }
+      w.icache->set_page_map([&w](uint64_t v) {
+        auto it = w.phys_page.find(v);
+        return it != w.phys_page.end() ? it->second : v;
+      });
+    }
+    w.acct.attach_icache(&*w.icache, &w.code);
+  }
   w.to_peer = sg::Mailbox::by_name("peer");
   w.sender = sg::Actor::create("sender", p.host, [&w] { sender_main(w); });
   if (x.interrupts.enabled && x.workload.dest != config::Dest::loopback)
@@ -327,6 +390,11 @@ SimResult simulate(const config::Experiment& x) {
     r.delivered_bytes = static_cast<int64_t>(c.delivered_bytes);
   }
   r.drops = c.drops;
+  r.interval_kpps_cv = interval_variation(w.progress, sg::Engine::get_clock() - r.elapsed_s, r.elapsed_s);
+  if (w.icache) {
+    r.l1i_misses = static_cast<int64_t>(w.icache->stats().l1_misses);
+    r.l2_misses = static_cast<int64_t>(w.icache->stats().l2_misses);
+  }
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;
 }
@@ -369,6 +437,7 @@ report::Row result_row(const config::Experiment& x, const SimResult& r) {
       .set("interrupts", r.interrupts)
       .set("enobufs", r.enobufs)
       .set("sleep_s", r.sleep_s)
+      .set("interval_kpps_cv", r.interval_kpps_cv)
       .set("delivered", r.delivered)
       .set("delivered_bytes", r.delivered_bytes);
   for (size_t d = 0; d < net::kDropCount; ++d)
@@ -377,6 +446,11 @@ report::Row result_row(const config::Experiment& x, const SimResult& r) {
   const double per = r.packets > 0 ? 1.0 / static_cast<double>(r.packets) : 0;
   for (size_t s = 0; s < models::kStageCount; ++s)
     row.set(fmt::format("cycles_{}", models::stage_name(static_cast<Stage>(s))), r.cycles[s] * per);
+  if (x.cache_enabled) {
+    row.set("i1_misses_per_packet", static_cast<double>(r.l1i_misses) * per)
+        .set("l2_misses_per_packet", static_cast<double>(r.l2_misses) * per);
+    if (!x.perturbation.empty()) row.set("perturbation", x.perturbation);
+  }
   row.set("outcome", r.outcome).set("detail", r.detail).set("wall_s", r.wall_s);
   return row;
 }
