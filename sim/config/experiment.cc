@@ -597,7 +597,7 @@ void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
     if (x.variance.link_perturbation_bytes > 0 && !k.objects.empty()) {
       // Fixed by the seed: the same run twice is the same binary.
       std::mt19937_64 rng(x.seed ^ 0x9e3779b97f4a7c15ULL);
-      const auto& obj = k.objects[rng() % k.objects.size()].name;
+      const std::string obj = k.objects[rng() % k.objects.size()].name;  // k is replaced below
       const auto bytes = 16 * (rng() % (static_cast<uint64_t>(x.variance.link_perturbation_bytes) / 16 + 1));
       if (bytes > 0) k = models::pad_object(k, obj, bytes);
       x.perturbation = fmt::format("{} bytes in {}", bytes, obj);
