@@ -2,8 +2,13 @@
 """Plots simloop result files (CSV, one tidy row per run).
 
 The kind of plot is chosen from the columns unless --kind says:
-  breakdown  cycles per packet by stage, one stacked bar per run
-  payload    kpps against payload size (predicted, measured), with error bars over repeats
+  breakdown     cycles per packet by stage, one stacked bar per run (per point of a sweep)
+  payload       kpps against payload size (predicted, measured), with error bars over repeats
+  padding       kpps against code padding, or any numeric column given with --x
+  distribution  run-to-run spread of kpps over the repeats of each point (box plot)
+  scatter       predicted against measured kpps with the y = x line and an error band
+                (a sweep CSV and a `simloop measure native` CSV, or one file with both)
+  crossover     kpps against payload, one line per options.align (the alignment crossover)
 Runs under Debian's /usr/bin/python3, which has matplotlib.
 """
 import argparse
@@ -18,7 +23,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-KINDS = ("breakdown", "payload")
+KINDS = ("breakdown", "payload", "padding", "distribution", "scatter", "crossover")
 
 
 def read_rows(path):
@@ -29,7 +34,44 @@ def read_rows(path):
         sys.exit(f"simloop plot: {path}: {e.strerror}")
     if not rows:
         sys.exit(f"simloop plot: {path}: no result rows")
-    return rows
+    # Runs that faulted or crashed have no rate to draw.
+    return [r for r in rows if r.get("status", "ok") in ("ok", "")] or rows
+
+
+def swept_columns(rows):
+    """The swept keys of a sweep CSV: the columns between point_hash and source."""
+    cols = list(rows[0])
+    if "point_hash" in cols and "source" in cols:
+        return cols[cols.index("point_hash") + 1:cols.index("source")]
+    return []
+
+
+def varying(rows, key):
+    return key in rows[0] and len({r.get(key) for r in rows}) > 1
+
+
+def mean_sd(values):
+    m = sum(values) / len(values)
+    sd = math.sqrt(sum((x - m) ** 2 for x in values) / (len(values) - 1)) if len(values) > 1 else 0.0
+    return m, sd
+
+
+def unit_of(column):
+    c = column.lower()
+    if "bytes" in c or "pad" in c or "payload" in c:
+        return "bytes"
+    if c.endswith("_hz"):
+        return "Hz"
+    if c.endswith("_s"):
+        return "s"
+    if "cycles" in c:
+        return "cycles"
+    return ""
+
+
+def axis_label(column):
+    u = unit_of(column)
+    return f"{column} ({u})" if u else column
 
 
 def num(row, key):
@@ -39,7 +81,21 @@ def num(row, key):
         return math.nan
 
 
+def padding_column(rows):
+    for key in rows[0]:
+        if "pad" in key.lower() and varying(rows, key):
+            return key
+    return None
+
+
 def choose_kind(rows):
+    sources = {r.get("source") for r in rows}
+    if "simulated" in sources and len(sources) > 1:
+        return "scatter"
+    if "kpps" in rows[0] and padding_column(rows):
+        return "padding"
+    if "kpps" in rows[0] and varying(rows, "payload") and varying(rows, "align"):
+        return "crossover"
     payloads = {r.get("payload") for r in rows}
     if "kpps" in rows[0] and len(payloads) > 1:
         return "payload"
@@ -56,7 +112,33 @@ def label_of(row):
     return "\n".join(parts)
 
 
+def per_point(rows):
+    """One averaged row per sweep point (rows of other files pass through)."""
+    if "point" not in rows[0]:
+        return rows
+    groups = defaultdict(list)
+    for r in rows:
+        groups[int(r["point"])].append(r)
+    out = []
+    for point in sorted(groups):
+        rs = groups[point]
+        avg = dict(rs[0])
+        for k in rs[0]:
+            if not (k == "kpps" or k.startswith("cycles_")):
+                continue  # parameters stay as written
+            vals = [num(r, k) for r in rs]
+            if all(not math.isnan(v) for v in vals):
+                avg[k] = str(sum(vals) / len(vals))
+        out.append(avg)
+    return out
+
+
 def plot_breakdown(rows, ax):
+    swept = swept_columns(rows)
+    rows = per_point(rows)
+    if swept:
+        global label_of
+        label_of = lambda r: "\n".join(f"{k.split('.')[-1]}={r[k]}" for k in swept)  # noqa: E731
     stages = [k[len("cycles_"):] for k in rows[0] if k.startswith("cycles_") and k != "cycles_per_packet"]
     stages = [s for s in stages if any(num(r, "cycles_" + s) > 0 for r in rows)]
     cmap = plt.get_cmap("tab20")
@@ -68,11 +150,13 @@ def plot_breakdown(rows, ax):
         bottoms = [b + v for b, v in zip(bottoms, vals)]
     for xi, r, top in zip(x, rows, bottoms):
         if "kpps" in r:
-            ax.annotate(f"{num(r, 'kpps'):.0f} kpps", (xi, top), ha="center", va="bottom", fontsize=9)
+            ax.annotate(f"{num(r, 'kpps'):.0f}" + ("" if len(rows) > 6 else " kpps"), (xi, top), ha="center",
+                    va="bottom", fontsize=9 if len(rows) <= 6 else 7)
     ax.set_xticks(list(x))
-    ax.set_xticklabels([label_of(r) for r in rows], fontsize=8)
-    ax.set_ylabel("CPU cycles per packet")
-    ax.set_title("Where each packet's cycles go")
+    ax.set_xticklabels([label_of(r) for r in rows], fontsize=8 if len(rows) <= 6 else 7,
+                       rotation=0 if len(rows) <= 6 else 90)
+    ax.set_ylabel("CPU cycles per packet (cycles)")
+    ax.set_title("Where each packet's cycles go" + (" (mean over repeats)" if swept else ""))
     ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, title="stage")
     ax.set_ylim(0, max(bottoms) * 1.12)
     if len(rows) == 1:
@@ -101,17 +185,153 @@ def plot_payload(rows, ax):
     ax.legend(fontsize=8)
 
 
+def lines_against(rows, ax, x, group_keys, style="o-"):
+    """Mean kpps against column x, one line per group, error bars over repeats."""
+    groups = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        xv = num(r, x)
+        if math.isnan(xv):
+            continue
+        groups[tuple(f"{k}={r.get(k)}" for k in group_keys if r.get(k))][xv].append(num(r, "kpps"))
+    if not groups:
+        sys.exit(f"simloop plot: no numeric values in column {x}")
+    for key, by_x in sorted(groups.items()):
+        xs = sorted(by_x)
+        stats = [mean_sd(by_x[v]) for v in xs]
+        ax.errorbar(xs, [m for m, _ in stats], yerr=[sd for _, sd in stats], fmt=style, capsize=3,
+                    markersize=4, label=" ".join(key) or None)
+    ax.set_ylabel("transmit rate (kpps)")
+    ax.grid(True, alpha=0.3)
+    if any(groups):
+        ax.legend(fontsize=8)
+    return groups
+
+
+def plot_padding(rows, ax, x=None):
+    x = x or padding_column(rows)
+    if not x:
+        sys.exit("simloop plot: no padding column (a column named like layout.pad_bytes); use --x COLUMN")
+    if x not in rows[0]:
+        sys.exit(f"simloop plot: no column {x} (columns: {', '.join(rows[0])})")
+    others = [k for k in swept_columns(rows) if k != x and varying(rows, k)]
+    lines_against(rows, ax, x, ["source"] + others if varying(rows, "source") else others)
+    ax.set_xlabel(axis_label(x))
+    ax.set_title("Packet rate against code padding" if "pad" in x.lower() else f"Packet rate against {x}")
+
+
+def plot_crossover(rows, ax):
+    groups = lines_against(rows, ax, "payload", ["source", "align"] if varying(rows, "source") else ["align"])
+    ax.set_xlabel("UDP payload (bytes)")
+    ax.set_xscale("log", base=2)
+    ax.set_title("Alignment crossover: packet rate by alignment policy")
+    # Where the leading policy changes: the crossover, marked on the x axis.
+    means = {k: {x: sum(v) / len(v) for x, v in by.items()} for k, by in groups.items()}
+    xs = sorted(set.intersection(*(set(m) for m in means.values()))) if means else []
+    best = [max(means, key=lambda k: means[k][x]) for x in xs]
+    for i in range(1, len(xs)):
+        if best[i] != best[i - 1]:
+            at = math.sqrt(xs[i - 1] * xs[i])
+            ax.axvline(at, color="grey", ls=":", lw=1)
+            ax.text(at, 0.97, f"{' '.join(best[i])} faster to the right ", transform=ax.get_xaxis_transform(),
+                    fontsize=8, ha="right", va="top", color="grey")
+
+
+def point_label(r, swept):
+    if swept:
+        return "\n".join(f"{k.split('.')[-1]}={r[k]}" for k in swept)
+    return label_of(r)
+
+
+def plot_distribution(rows, ax):
+    swept = swept_columns(rows)
+    groups = defaultdict(list)
+    first = {}
+    for r in rows:
+        key = r.get("point") or label_of(r)
+        groups[key].append(num(r, "kpps"))
+        first.setdefault(key, r)
+    keys = sorted(groups, key=lambda k: int(k) if str(k).isdigit() else k)
+    data = [groups[k] for k in keys]
+    ax.boxplot(data, showmeans=True, widths=0.6)
+    for i, vals in enumerate(data, start=1):
+        ax.plot([i + (j - (len(vals) - 1) / 2) * 0.04 for j in range(len(vals))], vals, ".", color="C1",
+                alpha=0.7)
+    ax.set_xticks(range(1, len(keys) + 1))
+    ax.set_xticklabels([point_label(first[k], swept) for k in keys], fontsize=7,
+                       rotation=90 if len(keys) > 12 else 0)
+    ax.set_ylabel("transmit rate (kpps)")
+    n = max(len(v) for v in data)
+    ax.set_title(f"Run-to-run spread of the packet rate ({n} repeats per point)")
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+SHARED = ("payload", "dest", "align", "copy")
+
+
+def plot_scatter(rows, ax, band=0.15):
+    pred = [r for r in rows if r.get("source") == "simulated"]
+    meas = [r for r in rows if r.get("source") not in ("simulated", None, "")]
+    if not pred or not meas:
+        sys.exit("simloop plot: scatter needs simulated rows and measured rows (e.g. a sweep CSV and a "
+                 "simloop measure native CSV)")
+    keys = [k for k in SHARED if k in pred[0] and k in meas[0]]
+    p_by, m_by = defaultdict(list), defaultdict(list)
+    for r in pred:
+        p_by[tuple(r[k] for k in keys)].append(num(r, "kpps"))
+    for r in meas:
+        m_by[tuple(r[k] for k in keys)].append(num(r, "kpps"))
+    common = sorted(set(p_by) & set(m_by))
+    if not common:
+        sys.exit(f"simloop plot: no simulated and measured rows share {', '.join(keys)}")
+    xs, ys, xe, ye = [], [], [], []
+    for k in common:
+        mm, ms = mean_sd(m_by[k])
+        pm, ps = mean_sd(p_by[k])
+        xs.append(mm), ys.append(pm), xe.append(ms), ye.append(ps)
+    ax.errorbar(xs, ys, xerr=xe, yerr=ye, fmt="o", capsize=3, label="runs (mean, sd over repeats)")
+    for x, y, k in zip(xs, ys, common):
+        ax.annotate(" ".join(v for v in k if v), (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points")
+    ends = [v - e for v, e in zip(xs + ys, xe + ye) if v - e > 0] + xs + ys
+    lo = min(ends) / 1.5
+    hi = max(v + e for v, e in zip(xs + ys, xe + ye)) * 1.5
+    line = [lo, hi]
+    ax.plot(line, line, "k-", lw=1, label="y = x")
+    ax.fill_between(line, [v * (1 - band) for v in line], [v * (1 + band) for v in line], color="grey",
+                    alpha=0.2, label=f"±{band * 100:.0f} %")
+    if hi / lo > 20:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel(f"measured transmit rate (kpps, {meas[0].get('source')})")
+    ax.set_ylabel("predicted transmit rate (kpps, simulated)")
+    ax.set_title("Predicted against measured packet rate")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("results", help="CSV file written by simloop run or simloop measure")
+    ap.add_argument("results", nargs="+", help="CSV files written by simloop run, sweep or measure")
     ap.add_argument("--kind", choices=KINDS, help="plot kind (default: chosen from the columns)")
+    ap.add_argument("--x", help="padding: the column on the x axis (default: a column named like *pad*)")
+    ap.add_argument("--band", type=float, default=0.15, help="scatter: relative error band (default 0.15)")
     ap.add_argument("-o", "--output", help="output file stem (default: next to the results)")
     args = ap.parse_args()
-    rows = read_rows(args.results)
+    rows = []
+    for path in args.results:
+        rows += read_rows(path)
     kind = args.kind or choose_kind(rows)
-    stem = args.output or os.path.splitext(args.results)[0] + "-" + kind
-    fig, ax = plt.subplots(figsize=(8 + (2 if kind == "breakdown" else 0), 5))
-    {"breakdown": plot_breakdown, "payload": plot_payload}[kind](rows, ax)
+    if kind != "breakdown" and "kpps" not in rows[0]:
+        sys.exit(f"simloop plot: {kind} needs a kpps column")
+    stem = args.output or os.path.splitext(args.results[0])[0] + "-" + kind
+    wide = kind == "breakdown" or (kind == "distribution" and len({r.get("point") for r in rows}) > 8)
+    fig, ax = plt.subplots(figsize=(10 if wide else 8, 5 if kind != "scatter" else 6))
+    plot = {"breakdown": plot_breakdown, "payload": plot_payload, "distribution": plot_distribution,
+            "crossover": plot_crossover,
+            "padding": lambda r, a: plot_padding(r, a, args.x),
+            "scatter": lambda r, a: plot_scatter(r, a, args.band)}[kind]
+    plot(rows, ax)
     fig.tight_layout()
     for ext in ("png", "svg"):
         fig.savefig(f"{stem}.{ext}", dpi=120)

@@ -22,17 +22,21 @@ namespace {
 constexpr const char* kPython = "/usr/bin/python3";
 
 fs::path plot_script() {
-  for (const fs::path& p : {fs::path("plots/simloop_plot.py"),
-                            fs::path(SIMLOOP_SOURCE_DIR) / "plots/simloop_plot.py"})
+  for (const fs::path& p :
+       {fs::path("plots/simloop_plot.py"), fs::path(SIMLOOP_SOURCE_DIR) / "plots/simloop_plot.py"})
     if (fs::is_regular_file(p)) return p;
   throw UserError("cannot find plots/simloop_plot.py (run from the source tree)", 1);
 }
 
-int run_plot(const std::string& results, const std::string& kind, const std::string& output) {
-  if (!fs::is_regular_file(results)) throw UserError(results + ": no such results file", 2);
+int run_plot(const std::vector<std::string>& results, const std::string& kind, const std::string& x,
+             const std::string& output) {
+  for (const auto& r : results)
+    if (!fs::is_regular_file(r)) throw UserError(r + ": no such results file", 2);
   const std::string script = plot_script().string();
-  std::vector<std::string> args = {kPython, script, results};
+  std::vector<std::string> args = {kPython, script};
+  args.insert(args.end(), results.begin(), results.end());
   if (!kind.empty()) args.insert(args.end(), {"--kind", kind});
+  if (!x.empty()) args.insert(args.end(), {"--x", x});
   if (!output.empty()) args.insert(args.end(), {"-o", output});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -46,7 +50,9 @@ int run_plot(const std::string& results, const std::string& kind, const std::str
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) == 127)
-    throw UserError(std::string(kPython) + " with matplotlib is needed (apt-get install python3-matplotlib)", 1);
+    throw UserError(
+        std::string(kPython) + " with matplotlib is needed (apt-get install python3-matplotlib)",
+        1);
   return WEXITSTATUS(status);
 }
 
@@ -54,18 +60,31 @@ int run_plot(const std::string& results, const std::string& kind, const std::str
 
 void add_plot(CLI::App& app, std::vector<Command>& commands) {
   struct Args {
-    std::string results, kind, output;
+    std::vector<std::string> results;
+    std::string kind, x, output;
   };
   auto a = std::make_shared<Args>();
   auto* plot = app.add_subcommand(
       "plot",
-      "Draw a results CSV as PNG and SVG next to it. The kind is chosen from the columns:\n"
-      "breakdown (cycles per packet by stage) for single runs, payload (kpps against payload\n"
-      "size, with error bars over repeats) when the payload varies.");
-  plot->add_option("results", a->results, "CSV written by simloop run or simloop measure")->required();
-  plot->add_option("--kind", a->kind, "breakdown or payload")->check(CLI::IsMember({"breakdown", "payload"}));
+      "Draw result CSVs as PNG and SVG next to the first. Kinds (chosen from the columns\n"
+      "unless --kind says):\n"
+      "  breakdown     cycles per packet by stage, a stacked bar per run (per point of a sweep)\n"
+      "  payload       kpps against payload size, error bars over repeats\n"
+      "  padding       kpps against code padding (a column named like *pad*), or --x COLUMN\n"
+      "  distribution  run-to-run spread of kpps over the repeats of each point\n"
+      "  scatter       predicted against measured kpps, y = x and a +-15 % band: give a sweep\n"
+      "                CSV and a `simloop measure native` CSV\n"
+      "  crossover     kpps against payload, one line per options.align");
+  plot->add_option("results", a->results, "CSVs written by simloop run, sweep, merge or measure")
+      ->required();
+  plot->add_option("--kind", a->kind,
+                   "breakdown, payload, padding, distribution, scatter or crossover")
+      ->check(CLI::IsMember(
+          {"breakdown", "payload", "padding", "distribution", "scatter", "crossover"}));
+  plot->add_option("--x", a->x,
+                   "padding: the numeric column on the x axis (e.g. layout.pad_bytes)");
   plot->add_option("-o,--output", a->output, "Output file stem (default: next to the results)");
-  commands.push_back({plot, [a] { return run_plot(a->results, a->kind, a->output); }});
+  commands.push_back({plot, [a] { return run_plot(a->results, a->kind, a->x, a->output); }});
 }
 
 }  // namespace simloop::cli
