@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <iostream>
 #include <memory>
 
@@ -20,6 +22,48 @@ namespace simloop::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Two-sided 95 % quantile of Student's t with `df` degrees of freedom.
+double t95(size_t df) {
+  static constexpr double kT[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                  2.262, 2.228,  2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110,
+                                  2.101, 2.093,  2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+                                  2.052, 2.048,  2.045, 2.042};
+  return df < std::size(kT) ? kT[df] : 1.96;
+}
+
+// With repeats: the spread of kpps across runs of each point (mean,
+// standard deviation, 95 % confidence interval of the mean) next to the
+// variation within a run (interval_kpps_cv).
+void print_repeat_summary(const fs::path& csv) {
+  const sweep::Table t = sweep::read_csv(csv);
+  const int point = t.column("point"), kpps = t.column("kpps"), status = t.column("status"),
+            cv = t.column("interval_kpps_cv");
+  if (point < 0 || kpps < 0) return;
+  std::map<long, std::vector<std::pair<double, double>>> by_point;
+  for (const auto& row : t.rows) {
+    if (status >= 0 && row[status] != "ok") continue;
+    by_point[std::stol(row[point])].emplace_back(std::stod(row[kpps]), cv >= 0 ? std::stod(row[cv]) : 0);
+  }
+  std::cout << "point  runs  mean kpps  sd kpps  95% CI of mean    within-run cv\n";
+  for (const auto& [p, runs] : by_point) {
+    const auto n = runs.size();
+    double mean = 0, within = 0;
+    for (const auto& [k, c] : runs) {
+      mean += k;
+      within += c;
+    }
+    mean /= static_cast<double>(n);
+    within /= static_cast<double>(n);
+    double var = 0;
+    for (const auto& [k, c] : runs) var += (k - mean) * (k - mean);
+    const double sd = n > 1 ? std::sqrt(var / static_cast<double>(n - 1)) : 0;
+    const double half = n > 1 ? t95(n - 1) * sd / std::sqrt(static_cast<double>(n)) : 0;
+    std::cout << fmt::format("{:>5}  {:>4}  {:>9.1f}  {:>7.2f}  [{:.1f}, {:.1f}]  {:>10.2f} %\n", p, n, mean,
+                             sd, mean - half, mean + half, 100 * within);
+  }
+}
+
 
 struct SweepArgs {
   std::string file, output_dir, shard = "1/1";
@@ -85,6 +129,7 @@ int sweep_cmd(const SweepArgs& a) {
   }
   spdlog::info("{} runs in {:.1f} s ({} failed); results in {}, manifest {}", s.finished, s.wall_s,
                s.failed, plan.csv.string(), plan.manifest.string());
+  if (plan.spec.repeats > 1) print_repeat_summary(plan.csv);
   return s.failed > 0 ? 3 : 0;
 }
 
