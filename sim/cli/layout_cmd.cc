@@ -1,0 +1,487 @@
+// simloop layout: predicted I-cache misses of a code layout, the sets that
+// thrash, and a link order and padding with fewer misses.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "config/experiment.h"
+#include "models/layout_advisor.h"
+#include "net/inet.h"
+
+#ifndef SIMLOOP_SOURCE_DIR
+#define SIMLOOP_SOURCE_DIR "."
+#endif
+
+namespace simloop::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kDefaultExperiment = "experiments/seed/icache-baseline.yaml";
+
+struct LayoutArgs {
+  std::string file;
+  std::vector<std::string> sets;
+  std::string layout_file, nm_file, owners_file;
+  double hot_fraction = 1.0;
+  double budget_s = 10;
+  int max_evals = 20000;
+  uint64_t seed = 1;
+  uint64_t max_pad = 2048;
+  bool no_search = false;
+  int top = 10;
+  std::string json_out;
+};
+
+// A layout reference of an experiment, found as the experiment loader finds it.
+fs::path resolve_layout(const fs::path& experiment, const std::string& ref) {
+  const fs::path base = experiment.has_parent_path() ? experiment.parent_path() : fs::path(".");
+  if (ref.find('/') != std::string::npos || fs::path(ref).extension() == ".yaml")
+    return fs::path(ref).is_absolute() ? fs::path(ref) : base / ref;
+  for (const auto& root : config::config_roots(experiment))
+    if (fs::is_regular_file(root / "layouts" / (ref + ".yaml")))
+      return root / "layouts" / (ref + ".yaml");
+  throw UserError(fmt::format("{}: no layout named '{}'", experiment.string(), ref));
+}
+
+// The experiment's kernel layout with its layout.* transforms, as
+// config::load_experiment applies them (except the random link perturbation).
+models::Layout experiment_kernel(const config::Experiment& x) {
+  models::Layout k = models::load_layout_yaml(resolve_layout(x.source, x.layout.kernel));
+  const auto& lo = x.layout;
+  if (!lo.order.empty()) {
+    std::vector<std::string> order;
+    std::string item;
+    for (std::istringstream in(lo.order); std::getline(in, item, ',');) {
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      if (!item.empty()) order.push_back(item);
+    }
+    k = models::reorder(k, order);
+  }
+  if (!lo.pad_object.empty() && lo.pad_bytes > 0) {
+    std::optional<uint64_t> at;
+    if (lo.pad_offset >= 0) at = static_cast<uint64_t>(lo.pad_offset);
+    k = models::pad_object(k, lo.pad_object, static_cast<uint64_t>(lo.pad_bytes), at);
+  }
+  if (!lo.move_to_end.empty()) k = models::move_to_end(k, lo.move_to_end);
+  if (lo.function_align > 0)
+    k = models::align_functions(k, static_cast<uint64_t>(lo.function_align));
+  return k;
+}
+
+models::PathSpec path_spec(const config::Experiment& x) {
+  models::PathSpec s;
+  s.dst = x.workload.dest == config::Dest::wire       ? net::kPeerAddr
+          : x.workload.dest == config::Dest::loopback ? net::kLoopAddr
+                                                      : net::kBroadcastAddr;
+  s.payload = x.workload.payload;
+  s.receive = x.workload.receive;
+  s.options = x.options;
+  s.machine = x.machine;
+  s.stack = x.stack;
+  s.interrupts = x.interrupts;
+  return s;
+}
+
+std::map<std::string, std::string> read_owners(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw UserError(fmt::format("{}: cannot read the file", file));
+  std::map<std::string, std::string> m;
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    std::istringstream ls(line);
+    std::string sym, owner, extra;
+    if (!(ls >> sym)) continue;
+    if (!(ls >> owner) || (ls >> extra))
+      throw UserError(fmt::format("{}:{}: expected 'symbol owner', got '{}'", file, n, line));
+    m[sym] = owner;
+  }
+  return m;
+}
+
+double kpps(double clock_hz, double cycles) {
+  return cycles > 0 ? clock_hz / cycles / 1e3 : 0;
+}
+
+std::string conflict_table(const std::vector<models::SetConflict>& conflicts, int top, int assoc) {
+  if (conflicts.empty()) return "  no L1 set holds more hot lines than it has ways\n";
+  std::string out = fmt::format(
+      "  {:>6}  {:>10}  {}\n", "set", "misses/pkt",
+      fmt::format("hot lines (more than {} ways): address symbol (owner) misses/pkt", assoc));
+  int shown = 0;
+  for (const auto& sc : conflicts) {
+    if (shown++ == top) {
+      out += fmt::format("  ... {} more sets\n", conflicts.size() - static_cast<size_t>(top));
+      break;
+    }
+    bool first = true;
+    for (const auto& l : sc.lines) {
+      const std::string who =
+          fmt::format("{:#x} {} ({}) {:.2f}", l.addr, l.symbol, l.owner, l.misses_per_packet);
+      if (first)
+        out += fmt::format("  {:>6}  {:>10.2f}  {}\n", sc.set, sc.misses_per_packet, who);
+      else
+        out += fmt::format("  {:>6}  {:>10}  {}\n", "", "", who);
+      first = false;
+    }
+  }
+  return out;
+}
+
+nlohmann::json to_json(const models::Evaluation& e, double clock_hz, double cycles) {
+  nlohmann::json conflicts = nlohmann::json::array();
+  for (const auto& sc : e.conflicts) {
+    nlohmann::json lines = nlohmann::json::array();
+    for (const auto& l : sc.lines)
+      lines.push_back({{"address", fmt::format("{:#x}", l.addr)},
+                       {"symbol", l.symbol},
+                       {"owner", l.owner},
+                       {"misses_per_packet", l.misses_per_packet}});
+    conflicts.push_back(
+        {{"set", sc.set}, {"misses_per_packet", sc.misses_per_packet}, {"lines", lines}});
+  }
+  return {{"l1_misses_per_packet", e.l1_misses_per_packet},
+          {"l2_misses_per_packet", e.l2_misses_per_packet},
+          {"stall_cycles_per_packet", e.stall_cycles_per_packet},
+          {"cycles_per_packet", cycles + e.stall_cycles_per_packet},
+          {"kpps", kpps(clock_hz, cycles + e.stall_cycles_per_packet)},
+          {"conflicts", conflicts}};
+}
+
+int layout_cmd(const LayoutArgs& a) {
+  fs::path file = a.file;
+  if (file.empty())
+    file = fs::is_regular_file(kDefaultExperiment)
+               ? fs::path(kDefaultExperiment)
+               : fs::path(SIMLOOP_SOURCE_DIR) / kDefaultExperiment;
+  config::Experiment x;
+  try {
+    x = config::load_experiment(file, a.sets);
+  } catch (const config::ConfigError& e) {
+    throw UserError(e.what(), 2);
+  }
+  const models::ICacheConfig& cache = x.icache;
+  if (!a.layout_file.empty() && !a.nm_file.empty())
+    throw UserError("give --layout or --nm, not both");
+  if (!a.nm_file.empty() && a.owners_file.empty()) throw UserError("--nm needs --owners");
+
+  // The layout: from nm (report only), a YAML file, or the experiment.
+  std::optional<models::Layout> kernel;
+  models::LinkedLayout user, input;
+  std::string source;
+  try {
+    if (!x.layout.user.empty())
+      user = models::link(models::load_layout_yaml(resolve_layout(x.source, x.layout.user)));
+    if (!a.nm_file.empty()) {
+      std::ifstream in(a.nm_file);
+      if (!in) throw UserError(fmt::format("{}: cannot read the file", a.nm_file));
+      input = models::layout_from_nm(in, read_owners(a.owners_file), a.hot_fraction);
+      source = fmt::format("nm output {} (owners {})", a.nm_file, a.owners_file);
+    } else {
+      if (!a.layout_file.empty()) {
+        kernel = models::load_layout_yaml(a.layout_file);
+        source = a.layout_file;
+      } else {
+        if (x.layout.kernel.empty())
+          throw UserError(
+              fmt::format("{}: no layout.kernel; give one, or --layout/--nm", file.string()));
+        kernel = experiment_kernel(x);
+        source = fmt::format("{} (layout.kernel {} with the experiment's layout.* keys)",
+                             file.string(), x.layout.kernel);
+      }
+      input = models::link_with(*kernel, user);
+      if (a.layout_file.empty() && x.code && models::code_map(*x.code) != models::code_map(input))
+        spdlog::warn(
+            "the experiment links its layout differently ({}); advising on the layout without it",
+            x.perturbation.empty() ? "unknown transform" : "link perturbation: " + x.perturbation);
+    }
+  } catch (const models::LayoutError& e) {
+    throw UserError(e.what(), 2);
+  }
+
+  // The path, then its interrupt spacing at the rate the stalls leave.
+  models::PathSpec spec = path_spec(x);
+  models::PathTrace trace = models::record_path(spec);
+  models::EvalOptions detail;
+  detail.detail = true;
+  models::Evaluation before = models::evaluate(input, cache, trace, detail);
+  if (trace.packets_per_interrupt > 0 && x.interrupts.moderation_interval_s > 0) {
+    const int ppi = std::max(
+        1,
+        static_cast<int>(std::lround(x.interrupts.moderation_interval_s * x.machine.clock_hz /
+                                     (trace.cycles_per_packet + before.stall_cycles_per_packet))));
+    if (ppi != trace.packets_per_interrupt) {
+      spec.packets_per_interrupt = ppi;
+      trace = models::record_path(spec);
+      before = models::evaluate(input, cache, trace, detail);
+    }
+  }
+  const double hz = x.machine.clock_hz;
+  const double cpp = trace.cycles_per_packet;
+  const std::string includes =
+      trace.packets_per_interrupt > 0
+          ? fmt::format(
+                "stack, system call, user loop and interrupt cycles ({:.1f}/packet, one interrupt "
+                "per {} "
+                "packets) priced on the real path without stalls, plus the predicted stalls; the "
+                "sender "
+                "is assumed CPU-bound (no ENOBUFS sleeps, link not saturated)",
+                trace.interrupt_cycles_per_packet, trace.packets_per_interrupt)
+          : "stack, system call and user loop cycles priced on the real path without stalls, plus "
+            "the predicted "
+            "stalls; no interrupts on this path; the sender is assumed CPU-bound";
+
+  std::cout << fmt::format("layout: {}\n", source);
+  std::cout << fmt::format(
+      "cache: L1 {} B {}-way {} B lines ({} sets){}, L2 {}; {} cycles per L2 hit, {} per memory "
+      "access\n",
+      cache.l1.size_bytes, cache.l1.assoc, cache.l1.line_bytes,
+      cache.l1.size_bytes / cache.l1.assoc / cache.l1.line_bytes,
+      cache.next_line_prefetch ? ", next-line prefetch" : "",
+      cache.l2_enabled ? fmt::format("{} B {}-way {}", cache.l2.size_bytes, cache.l2.assoc,
+                                     cache.l2_exclusive ? "exclusive" : "inclusive")
+                       : std::string("off"),
+      cache.l2_hit_cycles, cache.memory_cycles);
+  std::cout << fmt::format(
+      "path: {} B to {}, {} code pieces per {} packets, {:.1f} cycles/packet without stalls\n",
+      x.workload.payload, config::dest_name(x.workload.dest), trace.code.size(), trace.packets,
+      cpp);
+  if (x.variance.page_colouring)
+    std::cout << "note: page colouring is ignored (identity page map); it only moves L2 sets\n";
+  std::cout << fmt::format(
+      "\npredicted per packet (steady state): {:.2f} L1 misses, {:.3f} L2 misses, {:.1f} stall "
+      "cycles -> {:.1f} kpps\n",
+      before.l1_misses_per_packet, before.l2_misses_per_packet, before.stall_cycles_per_packet,
+      kpps(hz, cpp + before.stall_cycles_per_packet));
+  std::cout << "colliding L1 sets, most misses first:\n"
+            << conflict_table(before.conflicts, a.top, cache.l1.assoc);
+
+  nlohmann::json j = {{"layout", source},
+                      {"experiment", file.string()},
+                      {"cycles_per_packet_without_stalls", cpp},
+                      {"interrupt_cycles_per_packet", trace.interrupt_cycles_per_packet},
+                      {"packets_per_interrupt", trace.packets_per_interrupt},
+                      {"kpps_includes", includes},
+                      {"before", to_json(before, hz, cpp)}};
+
+  if (!kernel || a.no_search) {
+    if (!kernel) std::cout << "\nno search: nm output does not say which object a symbol is in\n";
+  } else {
+    models::SearchOptions so;
+    so.budget_s = a.budget_s;
+    so.max_evaluations = a.max_evals;
+    so.seed = a.seed;
+    so.max_pad = a.max_pad;
+    const models::SearchResult r = models::search_layout(*kernel, user, cache, trace, so);
+    const double k0 = kpps(hz, cpp + r.before.stall_cycles_per_packet);
+    const double k1 = kpps(hz, cpp + r.after.stall_cycles_per_packet);
+    std::cout << fmt::format(
+        "\nsearch: {} layouts evaluated (seed {}, {}){}\n", r.evaluations, a.seed,
+        r.stopped_by_time ? "stopped by the time budget: may differ on a faster machine"
+                          : "deterministic",
+        r.after.l1_misses_per_packet == 0 ? ", no misses left" : "");
+    // The objects that moved: those outside a longest run kept in the old
+    // relative order.
+    std::vector<size_t> old_pos;
+    for (const auto& name : r.order)
+      for (size_t i = 0; i < kernel->objects.size(); ++i)
+        if (kernel->objects[i].name == name) old_pos.push_back(i);
+    std::vector<size_t> len(old_pos.size(), 1), prev(old_pos.size(), SIZE_MAX);
+    size_t best = 0;
+    for (size_t i = 0; i < old_pos.size(); ++i) {
+      for (size_t k = 0; k < i; ++k)
+        if (old_pos[k] < old_pos[i] && len[k] + 1 > len[i]) {
+          len[i] = len[k] + 1;
+          prev[i] = k;
+        }
+      if (len[i] > len[best]) best = i;
+    }
+    std::vector<bool> kept(old_pos.size(), false);
+    for (size_t i = best; !old_pos.empty() && i != SIZE_MAX; i = prev[i]) kept[i] = true;
+    std::vector<std::string> moved;
+    for (size_t i = 0; i < r.order.size(); ++i)
+      if (!kept[i]) moved.push_back(r.order[i]);
+    const bool changed = !moved.empty() || r.padding.bytes > 0;
+    if (!changed) {
+      std::cout
+          << "recommendation: keep the layout (no order or padding found with fewer misses)\n";
+    } else {
+      if (!moved.empty())
+        std::cout << fmt::format("objects to move ({} of {}): {}\nrecommended link order:\n  {}\n",
+                                 moved.size(), r.order.size(), fmt::join(moved, " "),
+                                 fmt::join(r.order, " "));
+      if (r.padding.bytes > 0)
+        std::cout << fmt::format("recommended padding: {} bytes at the end of {}\n",
+                                 r.padding.bytes, r.padding.object);
+    }
+    std::cout << fmt::format(
+        "predicted per packet: L1 misses {:.2f} -> {:.2f}, stall cycles {:.1f} -> {:.1f}\n",
+        r.before.l1_misses_per_packet, r.after.l1_misses_per_packet,
+        r.before.stall_cycles_per_packet, r.after.stall_cycles_per_packet);
+    std::cout << fmt::format("predicted rate: {:.1f} -> {:.1f} kpps ({:+.1f} kpps, {:+.2f} %)\n",
+                             k0, k1, k1 - k0, k0 > 0 ? 100 * (k1 - k0) / k0 : 0);
+    std::cout << fmt::format("  kpps = clock / cycles per packet; includes {}\n", includes);
+    if (changed && !r.after.conflicts.empty())
+      std::cout << "colliding L1 sets left:\n"
+                << conflict_table(r.after.conflicts, a.top, cache.l1.assoc);
+
+    // The keys that make the experiment link the recommendation, if they can.
+    std::vector<std::string> keys;
+    const auto& lo = x.layout;
+    const bool same_pad = r.padding.object == lo.pad_object && lo.pad_offset < 0;
+    if (changed && a.layout_file.empty() &&
+        (r.padding.bytes == 0 || lo.pad_object.empty() || lo.pad_bytes == 0 || same_pad)) {
+      keys.push_back(fmt::format("layout.order={}", fmt::join(r.order, ",")));
+      if (!lo.move_to_end.empty()) keys.push_back("layout.move_to_end=\"\"");
+      if (r.padding.bytes > 0) {
+        keys.push_back("layout.pad_object=" + r.padding.object);
+        keys.push_back(
+            fmt::format("layout.pad_bytes={}", r.padding.bytes + (same_pad ? lo.pad_bytes : 0)));
+      }
+      std::vector<std::string> all = a.sets;
+      all.insert(all.end(), keys.begin(), keys.end());
+      bool same = false;
+      try {
+        const config::Experiment y = config::load_experiment(file, all);
+        same = y.code &&
+               models::code_map(*y.code) == models::code_map(models::link_with(r.layout, user));
+      } catch (const config::ConfigError& e) {
+        spdlog::debug("checking the recommended keys: {}", e.what());
+      }
+      if (same) {
+        std::cout << fmt::format("to simulate it: simloop run {}", file.string());
+        for (const auto& k : keys) std::cout << fmt::format(" --set '{}'", k);
+        std::cout << "\n";
+      } else {
+        keys.clear();
+      }
+    }
+    nlohmann::json rec = {{"order", r.order},       {"moved", moved},
+                          {"changed", changed},     {"evaluations", r.evaluations},
+                          {"seed", a.seed},         {"stopped_by_time", r.stopped_by_time},
+                          {"experiment_keys", keys}};
+    rec["padding"] = r.padding.bytes > 0
+                         ? nlohmann::json{{"object", r.padding.object}, {"bytes", r.padding.bytes}}
+                         : nlohmann::json(nullptr);
+    j["recommendation"] = rec;
+    j["after"] = to_json(r.after, hz, cpp);
+    j["gain_kpps"] = k1 - k0;
+  }
+  if (!a.json_out.empty()) {
+    std::ofstream out(a.json_out);
+    if (!out) throw UserError(fmt::format("{}: cannot write the file", a.json_out), 1);
+    out << j.dump(2) << "\n";
+    std::cout << fmt::format("wrote {}\n", a.json_out);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_layout(CLI::App& app, std::vector<Command>& commands) {
+  auto a = std::make_shared<LayoutArgs>();
+  auto* cmd = app.add_subcommand(
+      "layout",
+      "Predict a code layout's I-cache misses per packet, show which functions collide in which L1 "
+      "sets,\n"
+      "and search link orders and padding for a layout with fewer misses.\n\n"
+      "The experiment gives the cache geometry and penalties (machine.cache.*), the workload "
+      "(destination,\n"
+      "payload, receiver), the stack options, the interrupts and the layout (layout.* keys, "
+      "transforms\n"
+      "included). The real stack runs once for the workload and the code it executes per packet "
+      "is\n"
+      "recorded (the sender's loop, system call entry and exit, every stack function, the netisr "
+      "and\n"
+      "receiver, transmit-completion interrupts at their share); each candidate layout is then "
+      "evaluated\n"
+      "by replaying that sequence through the I-cache model: two warm-up passes, then one measured "
+      "pass of\n"
+      "at least 20 packets (whole interrupt periods). These are the misses `simloop run` reports "
+      "in steady\n"
+      "state (page colouring aside: the replay uses the identity page map).\n\n"
+      "Colliding sets are L1 sets that more distinct hot lines map to than the cache has ways; "
+      "each is\n"
+      "listed with its lines (address, symbol, owner) and the misses per packet they take.\n\n"
+      "The search is a local search over the kernel layout (the user layout stays as it is): move "
+      "one\n"
+      "object to another position, swap it with another hot object, or pad one object at its end "
+      "in\n"
+      "16-byte steps up to --max-pad, starting from the objects in the colliding sets; it takes "
+      "the first\n"
+      "candidate with fewer stall cycles (then fewer misses) and repeats until nothing improves, "
+      "no misses\n"
+      "are left, --max-evals layouts were tried or --budget seconds passed. It never recommends a "
+      "layout\n"
+      "worse than the input. Candidates are tried in an order shuffled by --seed, so the result "
+      "is\n"
+      "deterministic for a seed unless the time budget stops it (the report says so).\n\n"
+      "The predicted rate is kpps = clock / (cycles per packet without stalls + predicted stall "
+      "cycles);\n"
+      "the cycles without stalls come from pricing a few hundred packets of the real path with "
+      "the\n"
+      "experiment's cost tables (interrupt share included when the path has interrupts). When the\n"
+      "experiment's layout.* keys can express the recommendation, the report prints the `simloop "
+      "run`\n"
+      "command that simulates it (checked to link to the same code map).\n\n"
+      "Exit status: 0 success, 2 bad input.");
+  cmd->add_option("experiment", a->file,
+                  std::string("Experiment YAML file (default: ") + kDefaultExperiment + ")");
+  cmd->add_option("--set", a->sets, "Override an experiment key: path.to.key=value (repeatable)");
+  cmd->add_option("--layout", a->layout_file,
+                  "A kernel layout YAML (configs/layouts format) instead of the experiment's "
+                  "layout.kernel; the\n"
+                  "experiment's layout.* transforms are not applied to it, its layout.user is "
+                  "still linked beside");
+  cmd->add_option(
+      "--nm", a->nm_file,
+      "Output of `nm -S --defined-only -n` for a real binary instead of a YAML layout (needs "
+      "--owners;\n"
+      "report only: nm does not say which object a symbol is in, so there is nothing to reorder)");
+  cmd->add_option(
+      "--owners", a->owners_file,
+      "With --nm: a file of 'symbol owner' lines ('#' comments) naming what runs each symbol: a "
+      "stack\n"
+      "function (sendto, udp_output, ip_output, ...) or syscall_entry, syscall_exit, user_loop");
+  cmd->add_option("--hot-fraction", a->hot_fraction,
+                  "With --nm: the part of each symbol that is hot, from its start")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--budget", a->budget_s, "Seconds the search may take at most")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--max-evals", a->max_evals, "Candidate layouts the search evaluates at most")
+      ->check(CLI::Range(0, 100000000))
+      ->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the order in which candidates are tried")
+      ->capture_default_str();
+  cmd->add_option("--max-pad", a->max_pad,
+                  "Largest padding of one object the search tries, bytes (16-byte steps)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_flag("--no-search", a->no_search, "Only the report of the given layout");
+  cmd->add_option("--top", a->top, "Colliding sets to show")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", a->json_out,
+                  "Also write the report as JSON: misses before/after, collision tables, "
+                  "recommended order and padding");
+  commands.push_back({cmd, [a] { return layout_cmd(*a); }});
+}
+
+}  // namespace simloop::cli
