@@ -27,6 +27,7 @@ void add_measure(CLI::App& app, std::vector<Command>& commands);
 void add_run(CLI::App& app, std::vector<Command>& commands);
 void add_plot(CLI::App& app, std::vector<Command>& commands);
 void add_sweep(CLI::App& app, std::vector<Command>& commands);
+void add_calibrate(CLI::App& app, std::vector<Command>& commands);
 void add_layout(CLI::App& app, std::vector<Command>& commands);
 
 }  // namespace simloop::cli

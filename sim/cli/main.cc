@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   simloop::cli::add_measure(app, commands);
   simloop::cli::add_plot(app, commands);
   simloop::cli::add_sweep(app, commands);
+  simloop::cli::add_calibrate(app, commands);
   simloop::cli::add_layout(app, commands);
 
   try {

@@ -1,0 +1,187 @@
+// simloop calibrate / simloop compare: fit a cost profile to some measured
+// points, then predict the others and hold the predictions against them.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "config/experiment.h"
+#include "measure/calibrate.h"
+#include "measure/compare.h"
+
+namespace simloop::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CalibrateArgs {
+  std::vector<std::string> measured;
+  std::string source = "native";
+  std::vector<std::string> train;
+  std::string dir = "out";
+  std::string name;
+};
+
+std::vector<fs::path> paths_of(const std::vector<std::string>& v) {
+  std::vector<fs::path> out;
+  for (const auto& s : v) {
+    if (!fs::is_regular_file(s)) throw UserError(s + ": no such measured results file");
+    out.emplace_back(s);
+  }
+  return out;
+}
+
+int calibrate_cmd(const CalibrateArgs& a) {
+  const auto points = measure::read_points(paths_of(a.measured));
+  measure::Split split;
+  try {
+    split = measure::parse_split(a.train);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
+  measure::Fit fit;
+  try {
+    fit = measure::calibrate(points, a.source, split);
+  } catch (const std::runtime_error& e) {
+    throw UserError(e.what());
+  }
+  const std::string name = a.name.empty() ? a.source + "-calibrated" : a.name;
+  std::cout << fmt::format("{} fit on {} training point(s) ({}), {} held out\n", a.source,
+                           fit.training_points, fmt::join(split.specs(), "; "),
+                           fit.held_out_points);
+  std::cout << "fitted costs (ns):\n";
+  for (size_t i = 0; i < fit.names.size(); ++i)
+    std::cout << fmt::format("  {:<42} {:10.4f}\n", fit.names[i], fit.values[i]);
+  std::cout << "residuals on the training points:\n";
+  for (const auto& r : fit.residuals)
+    std::cout << fmt::format("  {:<50} measured {:8.1f} ns  fitted {:8.1f} ns  {:+6.2f} %\n",
+                             r.label, r.measured_ns, r.fitted_ns,
+                             100 * (r.fitted_ns - r.measured_ns) / r.measured_ns);
+  std::cout << fmt::format("rms relative residual {:.2f} %\n", 100 * fit.rms_rel_residual());
+
+  auto j = fit.to_json();
+  j["measured"] = a.measured;
+  if (a.source == "native") {
+    measure::write_native_profile(fit, a.dir, name);
+    j["experiment"] = name + ".yaml";
+    spdlog::info("wrote {0}/{1}.yaml, {0}/{1}-machine.yaml and {0}/{1}-stack.yaml", a.dir, name);
+  }
+  fs::create_directories(a.dir);
+  const fs::path out = fs::path(a.dir) / (name + "-fit.json");
+  report::write_file_atomic(out, j.dump(2) + "\n");
+  spdlog::info("wrote {}", out.string());
+  return 0;
+}
+
+struct CompareArgs {
+  std::string fit;
+  std::vector<std::string> measured;
+  std::string out;
+};
+
+int compare_cmd(const CompareArgs& a) {
+  std::ifstream f(a.fit);
+  if (!f) throw UserError(a.fit + ": cannot open the fit");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(a.fit + ": " + e.what());
+  }
+  const auto fit = measure::Fit::from_json(j);
+  std::vector<std::string> measured = a.measured;
+  if (measured.empty()) measured = j.value("measured", std::vector<std::string>{});
+  const auto points = measure::read_points(paths_of(measured));
+
+  // native: the costs as `simloop run` would load them, from the written YAML.
+  models::MachineCosts machine;
+  models::StackCosts stack;
+  if (fit.source == "native") {
+    const fs::path exp = fs::path(a.fit).parent_path() / j.at("experiment").get<std::string>();
+    const auto x = config::load_experiment(exp);
+    machine = x.machine;
+    stack = x.stack;
+    if (machine.clock_hz != 1e9)
+      throw UserError(exp.string() + ": expected clock_hz 1e9 (costs in ns)");
+  }
+  std::vector<measure::Comparison> cs;
+  for (const auto& p : points) {
+    if (p.source != fit.source) continue;
+    measure::Comparison c;
+    c.point = p.label();
+    for (const auto& k : {"payload", "dest", "align", "copy"})
+      if (auto it = p.keys.find(k); it != p.keys.end()) c.keys.emplace_back(k, it->second);
+    c.set = fit.split.trains(p) ? "train" : "validation";
+    c.measured_kpps = p.kpps();
+    const double ns = fit.source == "kernel"
+                          ? measure::kernel_predict_ns(fit, p)
+                          : measure::native_price(measure::native_features(p), machine, stack);
+    c.predicted_kpps = ns > 0 ? 1e6 / ns : 0;
+    cs.push_back(c);
+  }
+  if (cs.empty()) throw UserError("no " + fit.source + " points in the measured files");
+
+  std::cout << fmt::format("{:<50} {:>10} {:>10} {:>10} {:>8} {:>8}\n", "point", "set", "measured",
+                           "predicted", "error", "|error|");
+  for (const auto& c : cs)
+    std::cout << fmt::format("{:<50} {:>10} {:>10.1f} {:>10.1f} {:>+7.2f}% {:>7.2f}%\n", c.point,
+                             c.set, c.measured_kpps, c.predicted_kpps, c.error_pct(),
+                             c.abs_error_pct());
+  for (const std::string set : {"train", "validation"}) {
+    const auto s = measure::summarize(cs, set);
+    if (s.points == 0) continue;
+    std::cout << fmt::format("{:<10} {:3} points: median |error| {:.2f} %, worst {:+.2f} % ({})\n",
+                             set, s.points, s.median_abs_pct, s.worst_signed_pct, s.worst_point);
+  }
+  if (!a.out.empty()) {
+    std::vector<report::Row> rows;
+    for (const auto& c : cs) rows.push_back(measure::comparison_row(fit.source, c));
+    report::write_file_atomic(a.out, report::to_csv(rows));
+    spdlog::info("wrote {} (draw it with simloop plot {})", a.out, a.out);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
+  auto a = std::make_shared<CalibrateArgs>();
+  auto* cal = app.add_subcommand(
+      "calibrate",
+      "Fit a cost profile to the training points of measured runs (non-negative least squares,\n"
+      "relative error). native: per-event and per-byte costs of the real stack's timing model,\n"
+      "written as DIR/NAME-machine.yaml and DIR/NAME-stack.yaml (clock_hz 1e9: costs in ns)\n"
+      "with an experiment DIR/NAME.yaml for simloop run. kernel: ns per packet = 2 * null\n"
+      "syscall + a + b * payload. Always writes DIR/NAME-fit.json for simloop compare.");
+  cal->add_option("measured", a->measured, "CSVs written by simloop measure native/kernel")
+      ->required();
+  cal->add_option("--source", a->source, "Which measured rows to fit: native or kernel")
+      ->check(CLI::IsMember({"native", "kernel"}))
+      ->capture_default_str();
+  cal->add_option("--train", a->train,
+                  "KEY=V1,V2,...: a point trains the fit if its KEY is one of the values\n"
+                  "(repeat for several keys; all must hold). Every other point is held out.")
+      ->required();
+  cal->add_option("-o,--output-dir", a->dir, "Where to write the profile")->capture_default_str();
+  cal->add_option("--name", a->name, "Profile name (default: SOURCE-calibrated)");
+  commands.push_back({cal, [a] { return calibrate_cmd(*a); }});
+
+  auto c = std::make_shared<CompareArgs>();
+  auto* cmp = app.add_subcommand(
+      "compare",
+      "Predict measured points with a calibrated profile and print predicted against measured\n"
+      "kpps with signed and absolute error, per point and the median and worst of the held-out\n"
+      "(validation) points and of the training points apart.");
+  cmp->add_option("fit", c->fit, "A NAME-fit.json written by simloop calibrate")->required();
+  cmp->add_option("measured", c->measured, "Measured CSVs (default: those the fit was made from)");
+  cmp->add_option("-o,--output", c->out, "Write one row per point to this CSV");
+  commands.push_back({cmp, [c] { return compare_cmd(*c); }});
+}
+
+}  // namespace simloop::cli
