@@ -35,9 +35,9 @@ struct StackCosts {
 
 struct InterruptCosts {
   bool enabled = false;
-  double handler_cycles = 0;     // entry, acknowledge, exit: per interrupt
-  double per_packet_cycles = 0;  // per completed frame, besides freeing it
-  int moderation_packets = 1;    // one interrupt per this many completions...
+  double handler_cycles = 0;         // entry, acknowledge, exit: per interrupt
+  double per_packet_cycles = 0;      // per completed frame, besides freeing it
+  int moderation_packets = 1;        // one interrupt per this many completions...
   double moderation_interval_s = 0;  // ...or, if > 0, at most one per interval
 };
 

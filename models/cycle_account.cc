@@ -12,8 +12,8 @@ namespace simloop::models {
 
 std::string_view stage_name(Stage s) {
   static constexpr std::array<std::string_view, kStageCount> names = {
-      "user", "syscall", "socket", "udp",   "ip",   "ether",     "driver",   "loop",
-      "netisr", "input", "receive", "copy", "mbuf", "unaligned", "cache",  "interrupt"};
+      "user",   "syscall", "socket",  "udp",  "ip",   "ether",     "driver", "loop",
+      "netisr", "input",   "receive", "copy", "mbuf", "unaligned", "cache",  "interrupt"};
   return names.at(static_cast<size_t>(s));
 }
 
@@ -33,20 +33,31 @@ Stage stage_of(net::Fn fn) {
   switch (fn) {
     case Fn::sendto:
     case Fn::sosend_dgram:
-    case Fn::m_uiotombuf: return Stage::socket;
-    case Fn::udp_output: return Stage::udp;
-    case Fn::ip_output: return Stage::ip;
-    case Fn::ether_output: return Stage::ether;
-    case Fn::ether_output_frame: return Stage::driver;
+    case Fn::m_uiotombuf:
+      return Stage::socket;
+    case Fn::udp_output:
+      return Stage::udp;
+    case Fn::ip_output:
+      return Stage::ip;
+    case Fn::ether_output:
+      return Stage::ether;
+    case Fn::ether_output_frame:
+      return Stage::driver;
     case Fn::looutput:
-    case Fn::if_simloop: return Stage::loop;
-    case Fn::netisr_dispatch: return Stage::netisr;
+    case Fn::if_simloop:
+      return Stage::loop;
+    case Fn::netisr_dispatch:
+      return Stage::netisr;
     case Fn::ip_input:
     case Fn::udp_input:
-    case Fn::sbappend: return Stage::input;
-    case Fn::soreceive: return Stage::receive;
-    case Fn::nic_txeof: return Stage::interrupt;
-    case Fn::count: break;
+    case Fn::sbappend:
+      return Stage::input;
+    case Fn::soreceive:
+      return Stage::receive;
+    case Fn::nic_txeof:
+      return Stage::interrupt;
+    case Fn::count:
+      break;
   }
   return Stage::socket;
 }

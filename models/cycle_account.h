@@ -81,7 +81,8 @@ class CycleAccount : public net::NullProbe {
   void copy(net::CopyKind /*kind*/, const void* src, const void* dst, size_t len) {
     const auto s = reinterpret_cast<uintptr_t>(src);
     const auto d = reinterpret_cast<uintptr_t>(dst);
-    double c = machine_.copy_setup_cycles + static_cast<double>(len) * machine_.copy_cycles_per_byte;
+    double c =
+        machine_.copy_setup_cycles + static_cast<double>(len) * machine_.copy_cycles_per_byte;
     if (((s | d) & 3) != 0) c += static_cast<double>(len) * machine_.copy_unaligned_cycles_per_byte;
     add(Stage::copy, c);
   }
@@ -89,7 +90,8 @@ class CycleAccount : public net::NullProbe {
     add(current_stage(), static_cast<double>(len) * stack_.cksum_cycles_per_byte);
   }
   void alloc(net::Obj obj, const void* /*addr*/) {
-    add(Stage::mbuf, obj == net::Obj::mbuf ? stack_.mbuf_alloc_cycles : stack_.cluster_alloc_cycles);
+    add(Stage::mbuf,
+        obj == net::Obj::mbuf ? stack_.mbuf_alloc_cycles : stack_.cluster_alloc_cycles);
   }
   void free(net::Obj obj, const void* /*addr*/) {
     // Frees in the interrupt handler (transmit completion) belong to it.
@@ -117,7 +119,8 @@ class CycleAccount : public net::NullProbe {
  private:
   static constexpr size_t kMaxDepth = 16;
   void fetch(size_t code) {
-    for (const auto& [start, bytes] : (*code_)[code]) add(Stage::cache, icache_->fetch(start, bytes));
+    for (const auto& [start, bytes] : (*code_)[code])
+      add(Stage::cache, icache_->fetch(start, bytes));
   }
   Stage current_stage() const {
     if (depth_ == 0) return Stage::mbuf;

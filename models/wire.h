@@ -9,7 +9,9 @@ namespace simloop::models {
 
 // Bytes one frame occupies on Ethernet: the frame padded to the 60-byte
 // minimum, the 4-byte FCS, the 8-byte preamble and the 12-byte gap.
-constexpr int ether_wire_bytes(int frame_len) { return std::max(frame_len, 60) + 4 + 8 + 12; }
+constexpr int ether_wire_bytes(int frame_len) {
+  return std::max(frame_len, 60) + 4 + 8 + 12;
+}
 
 // Frames leave in order, one at a time, at the link's bit rate.
 class WireSerializer {
@@ -33,7 +35,8 @@ class WireSerializer {
 // quiet period waits for the interval to end). Completions arrive in order.
 class IrqModerator {
  public:
-  IrqModerator(int packets, double interval_s) : packets_(std::max(packets, 1)), interval_(interval_s) {}
+  IrqModerator(int packets, double interval_s)
+      : packets_(std::max(packets, 1)), interval_(interval_s) {}
 
   // Reports a completion at `t`; returns the time of a newly scheduled
   // interrupt that covers it, if this completion schedules one.

@@ -41,7 +41,8 @@ class ConfigTest : public ::testing::Test {
     return "";
   }
   std::string at(int line, int col) const {
-    return (dir_ / "exp.yaml").string() + ":" + std::to_string(line) + ":" + std::to_string(col) + ":";
+    return (dir_ / "exp.yaml").string() + ":" + std::to_string(line) + ":" + std::to_string(col) +
+           ":";
   }
 
   fs::path dir_;
@@ -72,11 +73,14 @@ TEST_F(ConfigTest, WrongType) {
   const std::string e = error_of(std::string(kHead) + "workload:\n  payload: abc\n");
   EXPECT_NE(e.find(at(4, 12)), std::string::npos) << e;
   EXPECT_NE(e.find("workload.payload: expected an integer"), std::string::npos) << e;
-  EXPECT_NE(error_of(std::string(kHead) + "workload:\n  payload: 1.5\n").find("expected an integer"),
+  EXPECT_NE(
+      error_of(std::string(kHead) + "workload:\n  payload: 1.5\n").find("expected an integer"),
+      std::string::npos);
+  EXPECT_NE(error_of(std::string(kHead) + "interrupts:\n  enabled: maybe\n")
+                .find("expected true or false"),
             std::string::npos);
-  EXPECT_NE(error_of(std::string(kHead) + "interrupts:\n  enabled: maybe\n").find("expected true or false"),
+  EXPECT_NE(error_of(std::string(kHead) + "workload: 5\n").find("expected a map"),
             std::string::npos);
-  EXPECT_NE(error_of(std::string(kHead) + "workload: 5\n").find("expected a map"), std::string::npos);
 }
 
 TEST_F(ConfigTest, OutOfRange) {
@@ -88,7 +92,8 @@ TEST_F(ConfigTest, OutOfRange) {
 TEST_F(ConfigTest, BadChoice) {
   const std::string e = error_of(std::string(kHead) + "options:\n  align: sometimes\n");
   EXPECT_NE(e.find(at(4, 10)), std::string::npos) << e;
-  EXPECT_NE(e.find("expected one of none, copy-down, strict, copy-down-unsafe"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected one of none, copy-down, strict, copy-down-unsafe"), std::string::npos)
+      << e;
 }
 
 TEST_F(ConfigTest, MissingReference) {
@@ -116,8 +121,8 @@ TEST_F(ConfigTest, ErrorInAReferencedFileNamesThatFile) {
 }
 
 TEST_F(ConfigTest, ExperimentOverridesItsMachine) {
-  const fs::path p = write("exp.yaml",
-                           "machine:\n  use: athlon-xp-2700\n  clock_hz: 3e9\nstack: freebsd6\n");
+  const fs::path p =
+      write("exp.yaml", "machine:\n  use: athlon-xp-2700\n  clock_hz: 3e9\nstack: freebsd6\n");
   const Experiment x = load_experiment(p);
   EXPECT_DOUBLE_EQ(x.machine.clock_hz, 3e9);
   EXPECT_DOUBLE_EQ(x.machine.syscall_entry_cycles, 400);  // from the named machine
@@ -131,8 +136,9 @@ TEST_F(ConfigTest, SetOverridesAndItsErrors) {
   EXPECT_NE(error_of(kHead, {"workload.paylod=3"}).find("--set workload.paylod: no such key"),
             std::string::npos);
   EXPECT_NE(error_of(kHead, {"workload=3"}).find("is a section"), std::string::npos);
-  EXPECT_NE(error_of(kHead, {"workload.payload=-1"}).find("--set workload.payload: expected an integer"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(kHead, {"workload.payload=-1"}).find("--set workload.payload: expected an integer"),
+      std::string::npos);
   EXPECT_NE(error_of(kHead, {"nonsense"}).find("expected path.to.key=value"), std::string::npos);
 }
 

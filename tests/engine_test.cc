@@ -13,8 +13,8 @@
 namespace simloop::engine {
 namespace {
 
-using nlohmann::json;
 using net::Fn;
+using nlohmann::json;
 
 // Runs `f` in a forked child and returns the JSON it produced.
 template <class F>
@@ -41,7 +41,8 @@ json in_child(F f) {
   close(fds[1]);
   std::string text;
   char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<size_t>(n));
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -142,8 +143,8 @@ TEST(EngineGolden, InterruptsStealKnownTime) {
   EXPECT_NEAR(r["interrupt_s"].get<double>(), irqs * per_irq / 1e9, 1e-12);
   const double expected_elapsed = (10000 * 1000 + irqs * per_irq) / 1e9;
   EXPECT_NEAR(r["elapsed_s"].get<double>(), expected_elapsed, 1e-12);
-  EXPECT_NEAR(r["interrupt_pct"].get<double>(), 100 * irqs * per_irq / (10000 * 1000 + irqs * per_irq),
-              1e-6);
+  EXPECT_NEAR(r["interrupt_pct"].get<double>(),
+              100 * irqs * per_irq / (10000 * 1000 + irqs * per_irq), 1e-6);
 }
 
 // A fast CPU and a slow link: the link, not the CPU, sets the rate.
@@ -220,8 +221,8 @@ TEST(EngineCache, PaddingThatMovesAFunctionRemovesTheConflict) {
 // saw 30-40), so "at least 10"; "recovers" is within 1 % of the baseline.
 json seed_row(const std::string& name) {
   return in_child([&name] {
-    const auto x = config::load_experiment(std::string(SIMLOOP_SOURCE_DIR) + "/experiments/seed/" + name,
-                                           {"workload.packets=20000"});
+    const auto x = config::load_experiment(
+        std::string(SIMLOOP_SOURCE_DIR) + "/experiments/seed/" + name, {"workload.packets=20000"});
     return report::to_json(result_row(x, simulate(x)));
   });
 }
@@ -233,7 +234,8 @@ TEST(EngineSeed, PaddingCostsAndMovingRecovers) {
   const double b = base["kpps"].get<double>();
   EXPECT_GT(b, 300);
   EXPECT_LT(b, 360);
-  EXPECT_GT(padded["i1_misses_per_packet"].get<double>(), base["i1_misses_per_packet"].get<double>() + 20);
+  EXPECT_GT(padded["i1_misses_per_packet"].get<double>(),
+            base["i1_misses_per_packet"].get<double>() + 20);
   EXPECT_LT(padded["kpps"].get<double>(), b - 10);
   EXPECT_NEAR(moved["kpps"].get<double>(), b, 0.01 * b);
 }

@@ -49,8 +49,9 @@ std::string breakdown(const engine::SimResult& r) {
     const double c = r.cycles[s] * per;
     busy += c;
     if (c == 0) continue;
-    out += fmt::format("  {:<10} {:9.1f}  {:5.1f} %\n", models::stage_name(static_cast<models::Stage>(s)),
-                       c, cpp > 0 ? 100 * c / cpp : 0);
+    out += fmt::format("  {:<10} {:9.1f}  {:5.1f} %\n",
+                       models::stage_name(static_cast<models::Stage>(s)), c,
+                       cpp > 0 ? 100 * c / cpp : 0);
   }
   if (cpp - busy > 0.5)
     out += fmt::format("  {:<10} {:9.1f}  {:5.1f} %  (CPU not busy: sleeping or waiting)\n", "idle",
@@ -59,28 +60,31 @@ std::string breakdown(const engine::SimResult& r) {
   return out;
 }
 
-int run_cmd(const std::string& file, const std::vector<std::string>& sets, const std::string& outdir) {
+int run_cmd(const std::string& file, const std::vector<std::string>& sets,
+            const std::string& outdir) {
   config::Experiment x = load(file, sets);
   if (!outdir.empty()) x.output.dir = outdir;
   spdlog::info("experiment {} ({}): machine {}, stack {}, {} B to {}", x.name, x.source.string(),
-               x.machine_name, x.stack_name, x.workload.payload, config::dest_name(x.workload.dest));
+               x.machine_name, x.stack_name, x.workload.payload,
+               config::dest_name(x.workload.dest));
   engine::route_simgrid_log_to_spdlog();
   const engine::SimResult r = engine::simulate(x);
   const report::Row row = engine::result_row(x, r);
 
-  std::cout << report::format_table({row}, {"experiment", "payload", "dest", "align", "copy", "packets",
-                                            "kpps", "ns_per_packet", "cycles_per_packet",
-                                            "interrupt_pct", "outcome"});
+  std::cout << report::format_table(
+      {row}, {"experiment", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet",
+              "cycles_per_packet", "interrupt_pct", "outcome"});
   std::cout << breakdown(r);
   for (size_t d = 0; d < net::kDropCount; ++d)
     if (r.drops[d] != 0)
-      std::cout << fmt::format("dropped: {} ({})\n", r.drops[d], net::drop_name(static_cast<net::Drop>(d)));
+      std::cout << fmt::format("dropped: {} ({})\n", r.drops[d],
+                               net::drop_name(static_cast<net::Drop>(d)));
   if (r.enobufs != 0)
     std::cout << fmt::format("ENOBUFS: {} times, {:.3f} s asleep\n", r.enobufs, r.sleep_s);
   if (!r.detail.empty()) std::cout << fmt::format("run ended: {}\n", r.detail);
   const double wall_pps = r.wall_s > 0 ? static_cast<double>(r.packets) / r.wall_s : 0;
-  spdlog::info("simulated {} packets in {:.3f} s of wall time ({:.0f} packets/s)", r.packets, r.wall_s,
-               wall_pps);
+  spdlog::info("simulated {} packets in {:.3f} s of wall time ({:.0f} packets/s)", r.packets,
+               r.wall_s, wall_pps);
 
   const fs::path dir = x.output.dir;
   if (x.output.csv) {
@@ -118,12 +122,13 @@ int speed_cmd(const std::string& file, const std::vector<std::string>& sets) {
   engine::route_simgrid_log_to_spdlog();
   const engine::SimResult r = engine::simulate(x);
   const double sim_ns = r.packets > 0 ? r.wall_s * 1e9 / static_cast<double>(r.packets) : 0;
-  std::cout << fmt::format("experiment {}: {} packets, {} B to {}\n", x.name, r.packets, x.workload.payload,
-                           config::dest_name(x.workload.dest));
+  std::cout << fmt::format("experiment {}: {} packets, {} B to {}\n", x.name, r.packets,
+                           x.workload.payload, config::dest_name(x.workload.dest));
   std::cout << fmt::format("  native stack:   {:8.1f} ns per packet ({:.2f} M packets/s)\n",
                            native.ns_per_packet(), native.kpps() / 1e3);
-  std::cout << fmt::format("  simulation:     {:8.1f} ns of wall time per simulated packet ({:.2f} M packets/s)\n",
-                           sim_ns, sim_ns > 0 ? 1e3 / sim_ns : 0);
+  std::cout << fmt::format(
+      "  simulation:     {:8.1f} ns of wall time per simulated packet ({:.2f} M packets/s)\n",
+      sim_ns, sim_ns > 0 ? 1e3 / sim_ns : 0);
   std::cout << fmt::format("  ratio:          {:8.2f} (simulated / native, per packet)\n",
                            native.ns_per_packet() > 0 ? sim_ns / native.ns_per_packet() : 0);
   return 0;
@@ -145,11 +150,13 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
       "Exit status: 0 ok, 2 bad configuration, 3 the run ended early (e.g. an alignment fault).");
   run->add_option("experiment", a->file, "Experiment YAML file");
   run->add_option("--set", a->sets, "Override a key: path.to.key=value (repeatable)");
-  run->add_option("-o,--output-dir", a->outdir, "Directory for the CSV and JSON results (output.dir)");
+  run->add_option("-o,--output-dir", a->outdir,
+                  "Directory for the CSV and JSON results (output.dir)");
   commands.push_back({run, [a] { return run_cmd(a->file, a->sets, a->outdir); }});
 
   auto c = std::make_shared<Args>();
-  auto* check = app.add_subcommand("check", "Validate an experiment without running it; print the resolved configuration.");
+  auto* check = app.add_subcommand(
+      "check", "Validate an experiment without running it; print the resolved configuration.");
   check->add_option("experiment", c->file, "Experiment YAML file")->required();
   check->add_option("--set", c->sets, "Override a key: path.to.key=value (repeatable)");
   commands.push_back({check, [c] {
@@ -168,7 +175,8 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
   speed->add_option("--set", sp->sets, "Override a key: path.to.key=value (repeatable)");
   commands.push_back({speed, [sp] { return speed_cmd(sp->file, sp->sets); }});
 
-  auto* ref = app.add_subcommand("config-reference", "Print the reference of every configuration key (Markdown).");
+  auto* ref = app.add_subcommand("config-reference",
+                                 "Print the reference of every configuration key (Markdown).");
   commands.push_back({ref, [] {
                         std::cout << config::reference_markdown();
                         return 0;

@@ -5,8 +5,8 @@
 
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "cli/commands.h"
@@ -25,10 +25,10 @@ namespace {
 
 // Two-sided 95 % quantile of Student's t with `df` degrees of freedom.
 double t95(size_t df) {
-  static constexpr double kT[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
-                                  2.262, 2.228,  2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110,
-                                  2.101, 2.093,  2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-                                  2.052, 2.048,  2.045, 2.042};
+  static constexpr double kT[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+                                  2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+                                  2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+                                  2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
   return df < std::size(kT) ? kT[df] : 1.96;
 }
 
@@ -43,7 +43,8 @@ void print_repeat_summary(const fs::path& csv) {
   std::map<long, std::vector<std::pair<double, double>>> by_point;
   for (const auto& row : t.rows) {
     if (status >= 0 && row[status] != "ok") continue;
-    by_point[std::stol(row[point])].emplace_back(std::stod(row[kpps]), cv >= 0 ? std::stod(row[cv]) : 0);
+    by_point[std::stol(row[point])].emplace_back(std::stod(row[kpps]),
+                                                 cv >= 0 ? std::stod(row[cv]) : 0);
   }
   std::cout << "point  runs  mean kpps  sd kpps  95% CI of mean    within-run cv\n";
   for (const auto& [p, runs] : by_point) {
@@ -59,11 +60,10 @@ void print_repeat_summary(const fs::path& csv) {
     for (const auto& [k, c] : runs) var += (k - mean) * (k - mean);
     const double sd = n > 1 ? std::sqrt(var / static_cast<double>(n - 1)) : 0;
     const double half = n > 1 ? t95(n - 1) * sd / std::sqrt(static_cast<double>(n)) : 0;
-    std::cout << fmt::format("{:>5}  {:>4}  {:>9.1f}  {:>7.2f}  [{:.1f}, {:.1f}]  {:>10.2f} %\n", p, n, mean,
-                             sd, mean - half, mean + half, 100 * within);
+    std::cout << fmt::format("{:>5}  {:>4}  {:>9.1f}  {:>7.2f}  [{:.1f}, {:.1f}]  {:>10.2f} %\n", p,
+                             n, mean, sd, mean - half, mean + half, 100 * within);
   }
 }
-
 
 struct SweepArgs {
   std::string file, output_dir, shard = "1/1";

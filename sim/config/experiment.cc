@@ -43,11 +43,16 @@ enum class Kind { integer, number, boolean, text, choice };
 
 std::string_view kind_name(Kind k) {
   switch (k) {
-    case Kind::integer: return "integer";
-    case Kind::number: return "number";
-    case Kind::boolean: return "boolean";
-    case Kind::text: return "string";
-    case Kind::choice: return "choice";
+    case Kind::integer:
+      return "integer";
+    case Kind::number:
+      return "number";
+    case Kind::boolean:
+      return "boolean";
+    case Kind::text:
+      return "string";
+    case Kind::choice:
+      return "choice";
   }
   return "?";
 }
@@ -174,7 +179,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      cur[j] =
+          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
     std::swap(prev, cur);
   }
   return prev[b.size()];
@@ -212,7 +218,9 @@ class Schema {
     order_.push_back(f.path);
     fields_.emplace(f.path, std::move(f));
   }
-  void section(std::string path, std::string doc) { sections_.push_back({std::move(path), std::move(doc)}); }
+  void section(std::string path, std::string doc) {
+    sections_.push_back({std::move(path), std::move(doc)});
+  }
 
   std::map<std::string, Field> fields_;
   std::vector<std::string> order_;
@@ -232,16 +240,17 @@ Schema::Schema() {
   section("machine",
           "The CPU: a name from configs/machines, a path, or a map of fields (with `use: NAME` to "
           "start from a named machine).");
-  add(text("machine.name", "Machine name.", [](Experiment& x) -> std::string& { return x.machine_name; }));
+  add(text("machine.name", "Machine name.",
+           [](Experiment& x) -> std::string& { return x.machine_name; }));
   add(text("machine.description", "Free text.",
            [](Experiment& x) -> std::string& { return x.machine_description; }));
-  add(number("machine.clock_hz", "Clock rate: the simulated host's speed in cycles per second.", 1e6, 1e11,
-             [](Experiment& x) -> double& { return x.machine.clock_hz; }));
+  add(number("machine.clock_hz", "Clock rate: the simulated host's speed in cycles per second.",
+             1e6, 1e11, [](Experiment& x) -> double& { return x.machine.clock_hz; }));
   section("machine.syscall", "System call entry and exit.");
-  add(number("machine.syscall.entry_cycles", "Cycles from the user's call to the kernel function.", 0, 1e7,
-             [](Experiment& x) -> double& { return x.machine.syscall_entry_cycles; }));
-  add(number("machine.syscall.exit_cycles", "Cycles from the kernel function back to the user.", 0, 1e7,
-             [](Experiment& x) -> double& { return x.machine.syscall_exit_cycles; }));
+  add(number("machine.syscall.entry_cycles", "Cycles from the user's call to the kernel function.",
+             0, 1e7, [](Experiment& x) -> double& { return x.machine.syscall_entry_cycles; }));
+  add(number("machine.syscall.exit_cycles", "Cycles from the kernel function back to the user.", 0,
+             1e7, [](Experiment& x) -> double& { return x.machine.syscall_exit_cycles; }));
   add(number("machine.user_loop_cycles", "Cycles of the sender's own loop per datagram.", 0, 1e7,
              [](Experiment& x) -> double& { return x.machine.user_loop_cycles; }));
   section("machine.copy", "Cost of copying bytes (bcopy, copyin, copyout).");
@@ -253,12 +262,14 @@ Schema::Schema() {
              "Extra cycles per byte when source or destination is not 4-byte aligned.", 0, 1e3,
              [](Experiment& x) -> double& { return x.machine.copy_unaligned_cycles_per_byte; }));
   add(number("machine.unaligned_access_cycles",
-             "Extra cycles per misaligned header access, on CPUs that allow them (align: none).", 0, 1e6,
-             [](Experiment& x) -> double& { return x.machine.unaligned_access_cycles; }));
+             "Extra cycles per misaligned header access, on CPUs that allow them (align: none).", 0,
+             1e6, [](Experiment& x) -> double& { return x.machine.unaligned_access_cycles; }));
 
-  section("stack", "Per-stage costs of the stack: a name from configs/stacks, a path, or a map of "
-                   "fields (with `use: NAME` to start from a named stack).");
-  add(text("stack.name", "Stack profile name.", [](Experiment& x) -> std::string& { return x.stack_name; }));
+  section("stack",
+          "Per-stage costs of the stack: a name from configs/stacks, a path, or a map of "
+          "fields (with `use: NAME` to start from a named stack).");
+  add(text("stack.name", "Stack profile name.",
+           [](Experiment& x) -> std::string& { return x.stack_name; }));
   add(text("stack.description", "Free text.",
            [](Experiment& x) -> std::string& { return x.stack_description; }));
   section("stack.functions", "Base cycles each time a function of the real stack runs.");
@@ -278,27 +289,30 @@ Schema::Schema() {
              [](Experiment& x) -> double& { return x.stack.mbuf_free_cycles; }));
   add(number("stack.free.cluster_cycles", "Cycles per cluster freed.", 0, 1e6,
              [](Experiment& x) -> double& { return x.stack.cluster_free_cycles; }));
-  add(number("stack.cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.", 0, 1e3,
-             [](Experiment& x) -> double& { return x.stack.cksum_cycles_per_byte; }));
+  add(number("stack.cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.", 0,
+             1e3, [](Experiment& x) -> double& { return x.stack.cksum_cycles_per_byte; }));
 
   section("workload", "The ttcp-like sender.");
   add(integer("workload.payload", "UDP payload bytes per datagram.", 0, 9188,
               [](Experiment& x) -> int& { return x.workload.payload; }));
   add(integer("workload.packets", "Datagrams to send (unless duration_s is set).", 1, 1e12,
               [](Experiment& x) -> int64_t& { return x.workload.packets; }));
-  add(number("workload.duration_s", "If > 0: simulated seconds to send for, instead of a count.", 0, 1e5,
-             [](Experiment& x) -> double& { return x.workload.duration_s; }));
+  add(number("workload.duration_s", "If > 0: simulated seconds to send for, instead of a count.", 0,
+             1e5, [](Experiment& x) -> double& { return x.workload.duration_s; }));
   add(choice(
       "workload.dest",
       "loopback: 127.0.0.1 through lo0 and the netisr; broadcast: em0's broadcast, a copy loops "
       "back through if_simloop and the frame goes on the wire; wire: a peer host over the link.",
       {"loopback", "broadcast", "wire"},
       [](Experiment& x, const std::string& v) {
-        x.workload.dest = v == "loopback" ? Dest::loopback : v == "broadcast" ? Dest::broadcast : Dest::wire;
+        x.workload.dest = v == "loopback"    ? Dest::loopback
+                          : v == "broadcast" ? Dest::broadcast
+                                             : Dest::wire;
       },
       [](const Experiment& x) { return dest_name(x.workload.dest); }));
-  add(number("workload.enobufs_sleep_s", "How long the sender sleeps when sendto() fails with ENOBUFS.",
-             0, 10, [](Experiment& x) -> double& { return x.workload.enobufs_sleep_s; }));
+  add(number("workload.enobufs_sleep_s",
+             "How long the sender sleeps when sendto() fails with ENOBUFS.", 0, 10,
+             [](Experiment& x) -> double& { return x.workload.enobufs_sleep_s; }));
   add(boolean("workload.receive", "A receiver reads the looped datagrams (its cycles count).",
               [](Experiment& x) -> bool& { return x.workload.receive; }));
   section("workload.link", "The wire between the host and its peer.");
@@ -318,8 +332,8 @@ Schema::Schema() {
              "Cycles per completed frame in the handler, besides freeing its buffers.", 0, 1e7,
              [](Experiment& x) -> double& { return x.interrupts.per_packet_cycles; }));
   section("interrupts.moderation", "How completions are grouped into interrupts.");
-  add(integer("interrupts.moderation.packets", "One interrupt per this many completed frames.", 1, 65536,
-              [](Experiment& x) -> int& { return x.interrupts.moderation_packets; }));
+  add(integer("interrupts.moderation.packets", "One interrupt per this many completed frames.", 1,
+              65536, [](Experiment& x) -> int& { return x.interrupts.moderation_packets; }));
   add(number("interrupts.moderation.interval_s",
              "If > 0: at most one interrupt per interval, covering all completions by then "
              "(moderation.packets is then ignored).",
@@ -335,7 +349,8 @@ Schema::Schema() {
       [](Experiment& x, const std::string& v) { x.options.align = *net::parse_align_policy(v); },
       [](const Experiment& x) { return net::align_policy_name(x.options.align); }));
   add(choice(
-      "options.copy", "How ether_output copies a broadcast for the simplex loop.", {"m_copy", "m_dup"},
+      "options.copy", "How ether_output copies a broadcast for the simplex loop.",
+      {"m_copy", "m_dup"},
       [](Experiment& x, const std::string& v) { x.options.loop_copy = *net::parse_loop_copy(v); },
       [](const Experiment& x) { return net::loop_copy_name(x.options.loop_copy); }));
   add(integer("options.netisr_maxlen", "Netisr input queue limit, packets.", 1, 1e6,
@@ -346,8 +361,8 @@ Schema::Schema() {
               [](Experiment& x) -> int& { return x.options.so_sndbuf; }));
   add(integer("options.so_rcvbuf", "Socket receive buffer limit, bytes.", 1, 1e9,
               [](Experiment& x) -> int& { return x.options.so_rcvbuf; }));
-  add(integer("options.max_linkhdr", "Link header space reserved in front of the data, bytes.", 0, 100,
-              [](Experiment& x) -> int& { return x.options.max_linkhdr; }));
+  add(integer("options.max_linkhdr", "Link header space reserved in front of the data, bytes.", 0,
+              100, [](Experiment& x) -> int& { return x.options.max_linkhdr; }));
   add(integer("options.ether_mtu", "MTU of the Ethernet interface, bytes.", 68, 9216,
               [](Experiment& x) -> int& { return x.options.ether_mtu; }));
 
@@ -390,25 +405,28 @@ Schema::Schema() {
            [](Experiment& x) -> std::string& { return x.layout.pad_object; }));
   add(integer("layout.pad_bytes", "Bytes of padding (see pad_object).", 0, 1 << 24,
               [](Experiment& x) -> int64_t& { return x.layout.pad_bytes; }));
-  add(integer("layout.pad_offset", "Where in pad_object the padding goes (-1: at its end).", -1, 1 << 24,
-              [](Experiment& x) -> int64_t& { return x.layout.pad_offset; }));
+  add(integer("layout.pad_offset", "Where in pad_object the padding goes (-1: at its end).", -1,
+              1 << 24, [](Experiment& x) -> int64_t& { return x.layout.pad_offset; }));
   add(text("layout.move_to_end", "Move this kernel object to the end of the link.",
            [](Experiment& x) -> std::string& { return x.layout.move_to_end; }));
-  add(integer("layout.function_align", "Align every kernel function to this many bytes (0: as laid out).",
-              0, 4096, [](Experiment& x) -> int64_t& { return x.layout.function_align; }));
+  add(integer("layout.function_align",
+              "Align every kernel function to this many bytes (0: as laid out).", 0, 4096,
+              [](Experiment& x) -> int64_t& { return x.layout.function_align; }));
   add(text("layout.order", "Kernel objects to link first, comma-separated, in this order.",
            [](Experiment& x) -> std::string& { return x.layout.order; }));
 
-  section("variance", "Effects that differ between separate runs but not within one (from the seed).");
+  section("variance",
+          "Effects that differ between separate runs but not within one (from the seed).");
   add(boolean("variance.page_colouring",
               "Random physical pages for the code, so the physically indexed L2 sees a different "
               "colouring each run.",
               [](Experiment& x) -> bool& { return x.variance.page_colouring; }));
-  add(integer("variance.phys_pages", "Physical pages the random placement chooses from.", 1, 1 << 30,
-              [](Experiment& x) -> int64_t& { return x.variance.phys_pages; }));
+  add(integer("variance.phys_pages", "Physical pages the random placement chooses from.", 1,
+              1 << 30, [](Experiment& x) -> int64_t& { return x.variance.phys_pages; }));
   add(integer("variance.link_perturbation_bytes",
-              "If > 0: pad a randomly chosen kernel object by a random 0..N bytes (16-byte steps).", 0,
-              1 << 20, [](Experiment& x) -> int64_t& { return x.variance.link_perturbation_bytes; }));
+              "If > 0: pad a randomly chosen kernel object by a random 0..N bytes (16-byte steps).",
+              0, 1 << 20,
+              [](Experiment& x) -> int64_t& { return x.variance.link_perturbation_bytes; }));
 
   section("engine", "The simulation engine.");
   add(integer("engine.max_batch",
@@ -432,10 +450,11 @@ const Schema& schema() {
 
 // Applies a YAML map to `x`, under `prefix` ("" or "a.b."): every key must be
 // a known field or section.
-void apply_map(Experiment& x, const YAML::Node& map, const std::string& prefix, const std::string& file,
-               const std::vector<std::string>& skip = {}) {
+void apply_map(Experiment& x, const YAML::Node& map, const std::string& prefix,
+               const std::string& file, const std::vector<std::string>& skip = {}) {
   const Schema& s = schema();
-  const std::string section = prefix.empty() ? "the top level" : prefix.substr(0, prefix.size() - 1);
+  const std::string section =
+      prefix.empty() ? "the top level" : prefix.substr(0, prefix.size() - 1);
   if (!map.IsMap())
     fail(loc_of(file, map), section, "expected a map of keys, got " + scalar_text(map));
   for (const auto& kv : map) {
@@ -487,22 +506,26 @@ fs::path resolve_ref(const fs::path& experiment, const std::string& kind, const 
   if (is_path) {
     tried.push_back(fs::path(ref).is_absolute() ? fs::path(ref) : base / ref);
   } else {
-    for (const auto& root : config_roots(experiment)) tried.push_back(root / kind / (ref + ".yaml"));
+    for (const auto& root : config_roots(experiment))
+      tried.push_back(root / kind / (ref + ".yaml"));
   }
   for (const auto& p : tried)
     if (fs::is_regular_file(p)) return p;
   std::vector<std::string> names;
   for (const auto& p : tried) names.push_back(p.string());
-  fail(loc, key, fmt::format("no {} named '{}' (looked for {})", kind.substr(0, kind.size() - 1), ref,
-                             fmt::join(names, ", ")));
+  fail(loc, key,
+       fmt::format("no {} named '{}' (looked for {})", kind.substr(0, kind.size() - 1), ref,
+                   fmt::join(names, ", ")));
 }
 
 // A machine or stack: a name/path, or a map with an optional `use` base.
-void apply_component(Experiment& x, const YAML::Node& node, const std::string& key, const fs::path& file) {
+void apply_component(Experiment& x, const YAML::Node& node, const std::string& key,
+                     const fs::path& file) {
   const std::string kind = key == "machine" ? "machines" : "stacks";
   const Loc loc = loc_of(file.string(), node);
   auto load_ref = [&](const YAML::Node& ref) {
-    if (!ref.IsScalar()) fail(loc_of(file.string(), ref), key, "expected a name or a path, got " + scalar_text(ref));
+    if (!ref.IsScalar())
+      fail(loc_of(file.string(), ref), key, "expected a name or a path, got " + scalar_text(ref));
     const fs::path p = resolve_ref(file, kind, ref.Scalar(), loc_of(file.string(), ref), key);
     const YAML::Node doc = load_yaml(p);
     apply_map(x, doc, key + ".", p.string());
@@ -563,7 +586,8 @@ void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
   };
   if (x.layout.kernel.empty()) {
     if (x.cache_enabled)
-      fail(loc("machine.cache.enabled"), "machine.cache.enabled", "the cache model needs layout.kernel");
+      fail(loc("machine.cache.enabled"), "machine.cache.enabled",
+           "the cache model needs layout.kernel");
     return;
   }
   auto load = [&](const std::string& key, const std::string& ref) {
@@ -598,12 +622,14 @@ void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
       // Fixed by the seed: the same run twice is the same binary.
       std::mt19937_64 rng(x.seed ^ 0x9e3779b97f4a7c15ULL);
       const std::string obj = k.objects[rng() % k.objects.size()].name;  // k is replaced below
-      const auto bytes = 16 * (rng() % (static_cast<uint64_t>(x.variance.link_perturbation_bytes) / 16 + 1));
+      const auto bytes =
+          16 * (rng() % (static_cast<uint64_t>(x.variance.link_perturbation_bytes) / 16 + 1));
       if (bytes > 0) k = models::pad_object(k, obj, bytes);
       x.perturbation = fmt::format("{} bytes in {}", bytes, obj);
     }
     models::LinkedLayout linked = models::link(k);
-    if (!x.layout.user.empty()) linked = models::merge(linked, models::link(load("layout.user", x.layout.user)));
+    if (!x.layout.user.empty())
+      linked = models::merge(linked, models::link(load("layout.user", x.layout.user)));
     x.code = std::make_shared<const models::LinkedLayout>(std::move(linked));
   } catch (const models::LayoutError& e) {
     fail(loc("layout.kernel"), "layout", e.what());
@@ -614,15 +640,19 @@ void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
 
 std::string_view dest_name(Dest d) {
   switch (d) {
-    case Dest::loopback: return "loopback";
-    case Dest::broadcast: return "broadcast";
-    case Dest::wire: return "wire";
+    case Dest::loopback:
+      return "loopback";
+    case Dest::broadcast:
+      return "broadcast";
+    case Dest::wire:
+      return "wire";
   }
   return "?";
 }
 
 std::vector<fs::path> config_roots(const fs::path& experiment_file) {
-  const fs::path base = experiment_file.has_parent_path() ? experiment_file.parent_path() : fs::path(".");
+  const fs::path base =
+      experiment_file.has_parent_path() ? experiment_file.parent_path() : fs::path(".");
   std::vector<fs::path> roots;
   for (fs::path p : {base / ".." / "configs", base / "configs", fs::path("configs"),
                      fs::path(SIMLOOP_SOURCE_DIR) / "configs"}) {
@@ -641,8 +671,8 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
   for (const char* required : {"machine", "stack"})
     if (!doc[required])
       fail(loc_of(f, doc), required,
-           fmt::format("missing required key '{}' (a name from configs/{}s, a path, or a map)", required,
-                       required));
+           fmt::format("missing required key '{}' (a name from configs/{}s, a path, or a map)",
+                       required, required));
   // Machine and stack first, so that the experiment's own keys override them.
   apply_component(x, doc["machine"], "machine", file);
   apply_component(x, doc["stack"], "stack", file);
@@ -694,11 +724,16 @@ std::optional<KeyType> key_type(const std::string& path) {
   const Field* f = schema().field(path);
   if (f == nullptr) return std::nullopt;
   switch (f->kind) {
-    case Kind::integer: return KeyType::integer;
-    case Kind::number: return KeyType::number;
-    case Kind::boolean: return KeyType::boolean;
-    case Kind::text: return KeyType::text;
-    case Kind::choice: return KeyType::choice;
+    case Kind::integer:
+      return KeyType::integer;
+    case Kind::number:
+      return KeyType::number;
+    case Kind::boolean:
+      return KeyType::boolean;
+    case Kind::text:
+      return KeyType::text;
+    case Kind::choice:
+      return KeyType::choice;
   }
   return std::nullopt;
 }
@@ -716,8 +751,8 @@ std::string closest_key(const std::string& path) {
   return best;
 }
 
-void check_value(const std::string& path, const std::string& value, const std::string& file, int line,
-                 int col) {
+void check_value(const std::string& path, const std::string& value, const std::string& file,
+                 int line, int col) {
   const Loc loc{file, line, col};
   const Field* f = schema().field(path);
   if (f == nullptr) fail(loc, path, "no such key");
@@ -785,8 +820,7 @@ std::string reference_markdown() {
       "keys, optionally with `use: NAME` to start from a named file and override some keys. "
       "Machine and stack files hold the keys of their section without the prefix. Any key can "
       "also be set on the command line with `--set path.to.key=value`.\n\n";
-  for (const auto& sec : schema().sections())
-    out += fmt::format("- `{}`: {}\n", sec.path, sec.doc);
+  for (const auto& sec : schema().sections()) out += fmt::format("- `{}`: {}\n", sec.path, sec.doc);
   out += "\n| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
   for (const auto& path : schema().order()) {
     const Field& f = *schema().field(path);
@@ -795,8 +829,8 @@ std::string reference_markdown() {
       allowed = fmt::format("{}", fmt::join(f.choices, ", "));
     else if (f.kind == Kind::integer || f.kind == Kind::number)
       allowed = range_text(f.lo, f.hi);
-    out += fmt::format("| `{}` | {} | `{}` | {} | {} |\n", path, kind_name(f.kind), f.get(defaults).dump(),
-                       allowed, f.doc);
+    out += fmt::format("| `{}` | {} | `{}` | {} | {} |\n", path, kind_name(f.kind),
+                       f.get(defaults).dump(), allowed, f.doc);
   }
   out += kSweepReference;
   return out;

@@ -9,14 +9,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include <memory>
 
 #include "models/costs.h"
 #include "models/icache.h"
@@ -28,9 +26,9 @@ namespace simloop::config {
 enum class Dest : uint8_t { loopback, broadcast, wire };
 
 struct Workload {
-  int payload = 18;        // UDP payload bytes
+  int payload = 18;  // UDP payload bytes
   int64_t packets = 100000;
-  double duration_s = 0;   // > 0: simulate this long instead
+  double duration_s = 0;  // > 0: simulate this long instead
   Dest dest = Dest::wire;
   double enobufs_sleep_s = 0.018;  // ttcp sleeps 18 ms when sendto() says ENOBUFS
   double link_bandwidth_bps = 1e9;
@@ -40,8 +38,8 @@ struct Workload {
 
 // Which code layout feeds the I-cache model, and how it is transformed.
 struct LayoutOptions {
-  std::string kernel;  // a name from configs/layouts or a path; "" for none
-  std::string user;    // the sender's own code, linked beside the kernel
+  std::string kernel;      // a name from configs/layouts or a path; "" for none
+  std::string user;        // the sender's own code, linked beside the kernel
   std::string pad_object;  // insert pad_bytes of never-executed code in this object
   int64_t pad_bytes = 0;
   int64_t pad_offset = -1;  // where in the object (-1: at its end)
@@ -52,8 +50,8 @@ struct LayoutOptions {
 
 // Effects that differ between separate runs but not within one.
 struct Variance {
-  bool page_colouring = false;  // random physical pages for code (L2 is physically indexed)
-  int64_t phys_pages = 65536;   // physical pages to choose from
+  bool page_colouring = false;          // random physical pages for code (L2 is physically indexed)
+  int64_t phys_pages = 65536;           // physical pages to choose from
   int64_t link_perturbation_bytes = 0;  // random padding of up to this much in a random object
 };
 
@@ -101,7 +99,8 @@ std::vector<std::filesystem::path> config_roots(const std::filesystem::path& exp
 
 // Loads and validates an experiment; `sets` are "path.to.key=value"
 // overrides applied last. Throws ConfigError.
-Experiment load_experiment(const std::filesystem::path& file, const std::vector<std::string>& sets = {});
+Experiment load_experiment(const std::filesystem::path& file,
+                           const std::vector<std::string>& sets = {});
 
 // The fully resolved configuration, every key with its value.
 nlohmann::json to_json(const Experiment& x);
@@ -117,8 +116,8 @@ std::optional<KeyType> key_type(const std::string& path);
 std::string closest_key(const std::string& path);
 // Throws ConfigError naming file:line:col and the key if `value` (YAML
 // text, as for --set) is not valid for the key at `path`.
-void check_value(const std::string& path, const std::string& value, const std::string& file, int line,
-                 int col);
+void check_value(const std::string& path, const std::string& value, const std::string& file,
+                 int line, int col);
 
 std::string_view dest_name(Dest d);
 

@@ -1,7 +1,6 @@
 #include "engine/simulation.h"
 
 #include <fmt/format.h>
-#include <simgrid/s4u.hpp>
 #include <spdlog/spdlog.h>
 #include <stdio.h>
 #include <xbt/log.h>
@@ -11,6 +10,7 @@
 #include <deque>
 #include <optional>
 #include <random>
+#include <simgrid/s4u.hpp>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -73,8 +73,8 @@ struct World {
   net::Stack<models::CycleAccount> stack;
   models::WireSerializer wire;
   models::IrqModerator moderator;
-  std::deque<Frame> ring;          // frames on the NIC ring, oldest first
-  std::deque<double> irq_due;      // scheduled interrupt times, in order
+  std::deque<Frame> ring;      // frames on the NIC ring, oldest first
+  std::deque<double> irq_due;  // scheduled interrupt times, in order
   std::optional<models::ICache> icache;
   models::CodeMap code;
   std::unordered_map<uint64_t, uint64_t> phys_page;  // page colouring of this run
@@ -103,7 +103,9 @@ struct World {
       ring.pop_front();
     }
     auto* count = new int(k);
-    to_peer->put_init(count, static_cast<uint64_t>(bytes))->detach([](void* p) { delete static_cast<int*>(p); });
+    to_peer->put_init(count, static_cast<uint64_t>(bytes))->detach([](void* p) {
+      delete static_cast<int*>(p);
+    });
   }
 
   int frames_done_by(double t) const {
@@ -118,9 +120,12 @@ struct World {
 
 uint32_t dest_addr(config::Dest d) {
   switch (d) {
-    case config::Dest::loopback: return net::kLoopAddr;
-    case config::Dest::broadcast: return net::kBroadcastAddr;
-    case config::Dest::wire: return net::kPeerAddr;
+    case config::Dest::loopback:
+      return net::kLoopAddr;
+    case config::Dest::broadcast:
+      return net::kBroadcastAddr;
+    case config::Dest::wire:
+      return net::kPeerAddr;
   }
   return net::kLoopAddr;
 }
@@ -340,8 +345,8 @@ void route_simgrid_log_to_spdlog() {
 SimResult simulate(const config::Experiment& x) {
   const auto wall0 = std::chrono::steady_clock::now();
   sg::Engine& e = make_engine();
-  const Platform p = build_platform(x.machine.clock_hz, x.workload.link_bandwidth_bps,
-                                    x.workload.link_latency_s);
+  const Platform p =
+      build_platform(x.machine.clock_hz, x.workload.link_bandwidth_bps, x.workload.link_latency_s);
   World w(x);
   w.r.clock_hz = x.machine.clock_hz;
   if (x.cache_enabled && x.code) {
@@ -390,7 +395,8 @@ SimResult simulate(const config::Experiment& x) {
     r.delivered_bytes = static_cast<int64_t>(c.delivered_bytes);
   }
   r.drops = c.drops;
-  r.interval_kpps_cv = interval_variation(w.progress, sg::Engine::get_clock() - r.elapsed_s, r.elapsed_s);
+  r.interval_kpps_cv =
+      interval_variation(w.progress, sg::Engine::get_clock() - r.elapsed_s, r.elapsed_s);
   if (w.icache) {
     r.l1i_misses = static_cast<int64_t>(w.icache->stats().l1_misses);
     r.l2_misses = static_cast<int64_t>(w.icache->stats().l2_misses);

@@ -13,8 +13,8 @@
 namespace simloop::engine {
 
 struct SimResult {
-  int64_t packets = 0;    // datagrams sent in the timed window
-  double elapsed_s = 0;   // simulated time from the first sendto() to the end of the last
+  int64_t packets = 0;   // datagrams sent in the timed window
+  double elapsed_s = 0;  // simulated time from the first sendto() to the end of the last
   double clock_hz = 0;
   models::StageCycles cycles{};  // CPU cycles by stage over the run
   int64_t interrupts = 0;
@@ -23,15 +23,17 @@ struct SimResult {
   int64_t enobufs = 0;
   std::array<uint64_t, net::kDropCount> drops{};
   int64_t delivered = 0, delivered_bytes = 0;  // to the receiving socket, or frames onto the wire
-  int64_t peer_frames = 0;                      // frames the peer host received by the end
-  int64_t l1i_misses = 0, l2_misses = 0;        // I-cache model, whole run (cache on)
-  std::string outcome = "ok";                   // ok | alignment-fault | error
-  std::string detail;                           // what ended the run early
-  double wall_s = 0;                            // real time the simulation took
+  int64_t peer_frames = 0;                     // frames the peer host received by the end
+  int64_t l1i_misses = 0, l2_misses = 0;       // I-cache model, whole run (cache on)
+  std::string outcome = "ok";                  // ok | alignment-fault | error
+  std::string detail;                          // what ended the run early
+  double wall_s = 0;                           // real time the simulation took
   double interval_kpps_cv = 0;  // variation of the rate within the run (over 20 slices)
 
   double kpps() const { return elapsed_s > 0 ? static_cast<double>(packets) / elapsed_s / 1e3 : 0; }
-  double ns_per_packet() const { return packets > 0 ? elapsed_s * 1e9 / static_cast<double>(packets) : 0; }
+  double ns_per_packet() const {
+    return packets > 0 ? elapsed_s * 1e9 / static_cast<double>(packets) : 0;
+  }
   double cycles_per_packet() const { return ns_per_packet() * clock_hz / 1e9; }
   double interrupt_share() const { return elapsed_s > 0 ? interrupt_s / elapsed_s : 0; }
 };

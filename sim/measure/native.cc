@@ -17,10 +17,14 @@ constexpr int kSentinelLen = 4;       // ttcp's start/end marker datagrams
 
 uint32_t dest_addr(Dest d) {
   switch (d) {
-    case Dest::loopback: return net::kLoopAddr;
-    case Dest::broadcast: return net::kBroadcastAddr;
-    case Dest::wire: return net::kPeerAddr;
-    case Dest::self: return net::kHostAddr;
+    case Dest::loopback:
+      return net::kLoopAddr;
+    case Dest::broadcast:
+      return net::kBroadcastAddr;
+    case Dest::wire:
+      return net::kPeerAddr;
+    case Dest::self:
+      return net::kHostAddr;
   }
   return net::kLoopAddr;
 }
@@ -108,10 +112,14 @@ NativeResult run_once(const NativeOptions& opt, P& probe, int repeat) {
 
 std::string_view dest_name(Dest d) {
   switch (d) {
-    case Dest::loopback: return "loopback";
-    case Dest::broadcast: return "broadcast";
-    case Dest::wire: return "wire";
-    case Dest::self: return "self";
+    case Dest::loopback:
+      return "loopback";
+    case Dest::broadcast:
+      return "broadcast";
+    case Dest::wire:
+      return "wire";
+    case Dest::self:
+      return "self";
   }
   return "?";
 }
@@ -133,7 +141,8 @@ std::vector<NativeResult> run_native(const NativeOptions& opt) {
       StageTimer timer;
       auto timed = run_once(opt, timer, i);
       const double per = timed.total_sent > 0 ? 1.0 / static_cast<double>(timed.total_sent) : 0;
-      for (const auto& [name, ns] : timer.self_ns()) out.back().stage_ns.emplace_back(name, ns * per);
+      for (const auto& [name, ns] : timer.self_ns())
+        out.back().stage_ns.emplace_back(name, ns * per);
     }
   }
   return out;

@@ -26,7 +26,7 @@ std::optional<Dest> parse_dest(std::string_view s);
 struct NativeOptions {
   int payload = 18;
   int64_t packets = 1000000;
-  double duration_s = 0;  // > 0: run for this long instead of `packets`
+  double duration_s = 0;   // > 0: run for this long instead of `packets`
   int64_t warmup = 10000;  // untimed packets first
   Dest dest = Dest::loopback;
   net::StackOptions stack;
@@ -36,7 +36,7 @@ struct NativeOptions {
 
 struct NativeResult {
   int repeat = 0;
-  int64_t packets = 0;  // timed sendto() calls that succeeded
+  int64_t packets = 0;     // timed sendto() calls that succeeded
   int64_t total_sent = 0;  // all datagrams sent, with warm-up and sentinels
   double elapsed_s = 0;
   int64_t delivered = 0, delivered_bytes = 0;  // received by the socket / sent on the ring

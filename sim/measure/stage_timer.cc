@@ -10,7 +10,8 @@ StageTimer::StageTimer() : t0_ticks_(ticks()), t0_(std::chrono::steady_clock::no
 
 std::vector<std::pair<std::string, double>> StageTimer::self_ns() const {
   // Ticks to ns from the whole life of the timer: the TSC rate is constant.
-  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0_).count();
+  const double ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0_).count();
   const uint64_t dt = ticks() - t0_ticks_;
   const double per_tick = dt > 0 ? ns / static_cast<double>(dt) : 1.0;
   std::vector<std::pair<std::string, double>> out;

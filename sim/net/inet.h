@@ -67,7 +67,9 @@ uint64_t cksum_chain(const Mbuf* m, int off, int len, uint64_t sum = 0);
 
 // The checksum to store (with memcpy, in machine order) so that the covered
 // bytes sum to 0xffff. A result of 0 means the bytes already verify.
-inline uint16_t cksum_finish(uint64_t sum) { return static_cast<uint16_t>(~cksum_fold(sum)); }
+inline uint16_t cksum_finish(uint64_t sum) {
+  return static_cast<uint16_t>(~cksum_fold(sum));
+}
 
 // The UDP pseudo-header sum: source, destination, protocol, UDP length.
 uint64_t cksum_pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len);

@@ -52,10 +52,10 @@ struct MExt {
 };
 
 inline constexpr int kMHdrSize = 32;
-inline constexpr int kMLen = kMSize - kMHdrSize;                           // MLEN = 224
+inline constexpr int kMLen = kMSize - kMHdrSize;                         // MLEN = 224
 inline constexpr int kMHLen = kMLen - static_cast<int>(sizeof(PktHdr));  // MHLEN = 192
-inline constexpr int kMinClSize = kMHLen + 1;                              // MINCLSIZE
-inline constexpr int kMCopyAll = 1000000000;                               // M_COPYALL
+inline constexpr int kMinClSize = kMHLen + 1;                            // MINCLSIZE
+inline constexpr int kMCopyAll = 1000000000;                             // M_COPYALL
 
 struct Mbuf {
   Mbuf* m_next;     // next mbuf of this packet
@@ -92,7 +92,9 @@ inline T* mtod(const Mbuf* m) {
   return reinterpret_cast<T*>(m->m_data);
 }
 
-inline uintptr_t mtod_addr(const Mbuf* m) { return reinterpret_cast<uintptr_t>(m->m_data); }
+inline uintptr_t mtod_addr(const Mbuf* m) {
+  return reinterpret_cast<uintptr_t>(m->m_data);
+}
 
 // M_WRITABLE: not marked read-only and, with a cluster, its only reference.
 inline bool m_writable(const Mbuf* m) {

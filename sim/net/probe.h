@@ -16,9 +16,9 @@ namespace simloop::net {
 
 // Functions of the stack that report entry and exit.
 enum class Fn : uint8_t {
-  sendto,            // the system call's in-kernel body
-  sosend_dgram,      // socket layer
-  m_uiotombuf,       // user data into an mbuf chain
+  sendto,        // the system call's in-kernel body
+  sosend_dgram,  // socket layer
+  m_uiotombuf,   // user data into an mbuf chain
   udp_output,
   ip_output,
   ether_output,
@@ -37,18 +37,18 @@ inline constexpr size_t kFnCount = static_cast<size_t>(Fn::count);
 
 constexpr std::string_view fn_name(Fn f) {
   constexpr std::array<std::string_view, kFnCount> names = {
-      "sendto",   "sosend_dgram", "m_uiotombuf",     "udp_output", "ip_output",
-      "ether_output", "ether_output_frame", "looutput", "if_simloop", "netisr_dispatch",
-      "ip_input", "udp_input",    "sbappend",        "soreceive",  "nic_txeof"};
+      "sendto",       "sosend_dgram",       "m_uiotombuf", "udp_output", "ip_output",
+      "ether_output", "ether_output_frame", "looutput",    "if_simloop", "netisr_dispatch",
+      "ip_input",     "udp_input",          "sbappend",    "soreceive",  "nic_txeof"};
   return names.at(static_cast<size_t>(f));
 }
 
 // Why bytes were copied.
 enum class CopyKind : uint8_t {
-  uiomove,    // user buffer into mbufs (send) or out of them (receive)
-  loop_copy,  // internal data copied by m_copym for the simplex loop
-  dup,        // m_dup's deep copy
-  pullup,     // m_pullup / m_copyup
+  uiomove,      // user buffer into mbufs (send) or out of them (receive)
+  loop_copy,    // internal data copied by m_copym for the simplex loop
+  dup,          // m_dup's deep copy
+  pullup,       // m_pullup / m_copyup
   align_fixup,  // if_simloop moving data to a 4-byte boundary
   other,
   count
@@ -59,7 +59,7 @@ enum class Obj : uint8_t { mbuf, cluster };
 
 // Where a packet can be dropped.
 enum class Drop : uint8_t {
-  netisr_full,  // netisr input queue full
+  netisr_full,   // netisr input queue full
   sockbuf_full,  // socket receive buffer full
   nic_full,      // NIC transmit ring full
   no_buffers,    // an allocation failed on the way
@@ -73,8 +73,8 @@ inline constexpr size_t kDropCount = static_cast<size_t>(Drop::count);
 
 constexpr std::string_view drop_name(Drop d) {
   constexpr std::array<std::string_view, kDropCount> names = {
-      "netisr_full", "sockbuf_full", "nic_full",  "no_buffers",
-      "bad_header",  "no_port",      "not_ours",  "alignment_fault"};
+      "netisr_full", "sockbuf_full", "nic_full", "no_buffers",
+      "bad_header",  "no_port",      "not_ours", "alignment_fault"};
   return names.at(static_cast<size_t>(d));
 }
 
@@ -128,10 +128,9 @@ struct CountingProbe : NullProbe {
 }  // namespace simloop::net
 
 // Report to the probe `probe_` of the enclosing object, or compile to nothing.
-#define SIMLOOP_PROBE(call)                                  \
-  do {                                                       \
-    if constexpr (std::decay_t<decltype(probe_)>::kCompiled) \
-      probe_.call;                                           \
+#define SIMLOOP_PROBE(call)                                               \
+  do {                                                                    \
+    if constexpr (std::decay_t<decltype(probe_)>::kCompiled) probe_.call; \
   } while (0)
 
 namespace simloop::net {

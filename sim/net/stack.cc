@@ -13,10 +13,14 @@ std::string AlignmentFault::describe() const {
 
 std::string_view align_policy_name(AlignPolicy p) {
   switch (p) {
-    case AlignPolicy::none: return "none";
-    case AlignPolicy::copy_down: return "copy-down";
-    case AlignPolicy::strict: return "strict";
-    case AlignPolicy::copy_down_unsafe: return "copy-down-unsafe";
+    case AlignPolicy::none:
+      return "none";
+    case AlignPolicy::copy_down:
+      return "copy-down";
+    case AlignPolicy::strict:
+      return "strict";
+    case AlignPolicy::copy_down_unsafe:
+      return "copy-down-unsafe";
   }
   return "?";
 }

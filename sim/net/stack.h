@@ -26,12 +26,12 @@ namespace simloop::net {
 // What if_simloop does about an IP header that is not 4-byte aligned, and
 // what the CPU does with a misaligned header access.
 enum class AlignPolicy : uint8_t {
-  none,       // unaligned access allowed (x86): no fix-up; misaligned header
-              // accesses are reported so a model can charge for them
-  copy_down,  // if_simloop copies the data down to a 4-byte boundary, as
-              // strict-alignment CPUs need, into a fresh mbuf when the storage
-              // is shared or read-only (never writing into a frame in flight)
-  strict,     // strict-alignment CPU, no fix-up: a misaligned access faults
+  none,              // unaligned access allowed (x86): no fix-up; misaligned header
+                     // accesses are reported so a model can charge for them
+  copy_down,         // if_simloop copies the data down to a 4-byte boundary, as
+                     // strict-alignment CPUs need, into a fresh mbuf when the storage
+                     // is shared or read-only (never writing into a frame in flight)
+  strict,            // strict-alignment CPU, no fix-up: a misaligned access faults
   copy_down_unsafe,  // the naive fix-up: moves data down in place even in a
                      // shared cluster, corrupting the frame being sent
 };
@@ -79,9 +79,9 @@ struct Ifnet {
 struct AlignmentFault {
   Fn fn;
   const char* field;
-  unsigned size;       // access width in bytes
-  uintptr_t addr;      // address of the access
-  int header_offset;   // offset of the IP header within its buffer
+  unsigned size;      // access width in bytes
+  uintptr_t addr;     // address of the access
+  int header_offset;  // offset of the IP header within its buffer
   std::string describe() const;
 };
 

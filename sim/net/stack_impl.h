@@ -520,7 +520,8 @@ bool Stack<P>::check_access(Fn fn, const Mbuf* m, int off, unsigned size, bool w
     throw std::logic_error(std::string(fn_name(fn)) + ": header write into read-only storage");
   if ((reinterpret_cast<uintptr_t>(p) & (size - 1)) == 0 || !strict_cpu()) return true;
   if (!fault_) {
-    const auto* base = (m->m_flags & M_EXT) != 0 ? m->ext().buf : reinterpret_cast<const uint8_t*>(m);
+    const auto* base =
+        (m->m_flags & M_EXT) != 0 ? m->ext().buf : reinterpret_cast<const uint8_t*>(m);
     fault_ = AlignmentFault{fn, field, size, reinterpret_cast<uintptr_t>(p),
                             static_cast<int>(m->m_data - base)};
   }

@@ -7,7 +7,6 @@
 
 #include "net/mbuf.h"
 
-
 namespace simloop::net {
 
 Zone::Zone(std::string name, size_t item_size, size_t capacity)

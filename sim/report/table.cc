@@ -100,7 +100,8 @@ std::string to_csv(const std::vector<Row>& rows) {
 
 nlohmann::json to_json(const Row& row) {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [k, v] : row.cells()) std::visit([&, &key = k](const auto& x) { j[key] = x; }, v);
+  for (const auto& [k, v] : row.cells())
+    std::visit([&, &key = k](const auto& x) { j[key] = x; }, v);
   return j;
 }
 
@@ -108,12 +109,16 @@ void write_file_atomic(const std::filesystem::path& path, const std::string& tex
   const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) throw std::runtime_error(fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
+  if (ec)
+    throw std::runtime_error(
+        fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
   auto tmp = path;
   tmp += fmt::format(".tmp.{}", ::getpid());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error(fmt::format("{}: cannot write: {}", tmp.string(), std::strerror(errno)));
+    if (!f)
+      throw std::runtime_error(
+          fmt::format("{}: cannot write: {}", tmp.string(), std::strerror(errno)));
     f << text;
     f.flush();
     if (!f) {
