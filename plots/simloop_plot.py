@@ -9,6 +9,8 @@ The kind of plot is chosen from the columns unless --kind says:
   scatter       predicted against measured kpps with the y = x line and an error band
                 (a sweep CSV and a `simloop measure native` CSV, or one file with both)
   crossover     kpps against payload, one line per options.align (the alignment crossover)
+  accuracy      predicted against measured kpps per point of a `simloop compare` CSV, training
+                and held-out points apart, with y = x and the 10 % and 15 % bands
 Runs under Debian's /usr/bin/python3, which has matplotlib.
 """
 import argparse
@@ -23,7 +25,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-KINDS = ("breakdown", "payload", "padding", "distribution", "scatter", "crossover")
+KINDS = ("breakdown", "payload", "padding", "distribution", "scatter", "crossover", "accuracy")
 
 
 def read_rows(path):
@@ -89,6 +91,8 @@ def padding_column(rows):
 
 
 def choose_kind(rows):
+    if "predicted_kpps" in rows[0]:
+        return "accuracy"
     sources = {r.get("source") for r in rows}
     if "simulated" in sources and len(sources) > 1:
         return "scatter"
@@ -310,6 +314,37 @@ def plot_scatter(rows, ax, band=0.15):
     ax.legend(fontsize=8)
 
 
+def plot_accuracy(rows, ax):
+    sets = {"train": ("s", "training points"), "validation": ("o", "held-out points")}
+    vals = []
+    for name, (marker, label) in sets.items():
+        rs = [r for r in rows if r.get("set") == name]
+        if not rs:
+            continue
+        xs, ys = [num(r, "measured_kpps") for r in rs], [num(r, "predicted_kpps") for r in rs]
+        vals += xs + ys
+        errs = sorted(abs(num(r, "abs_error_pct")) for r in rs)
+        med = errs[len(errs) // 2] if len(errs) % 2 else (errs[len(errs) // 2 - 1] + errs[len(errs) // 2]) / 2
+        ax.plot(xs, ys, marker, ms=6, alpha=0.8, label=f"{label} ({len(rs)}, median |error| {med:.1f} %)")
+    if not vals:
+        sys.exit("simloop plot: accuracy needs rows with set train or validation")
+    lo, hi = min(vals) / 1.15, max(vals) * 1.15
+    line = [lo, hi]
+    ax.plot(line, line, "k-", lw=1, label="y = x")
+    for band, alpha in ((0.10, 0.25), (0.15, 0.12)):
+        ax.fill_between(line, [v * (1 - band) for v in line], [v * (1 + band) for v in line], color="grey",
+                        alpha=alpha, lw=0, label=f"±{band * 100:.0f} %")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_aspect("equal")
+    source = rows[0].get("source", "measured")
+    ax.set_xlabel(f"measured transmit rate (kpps, {source}, one value per point over its repeats)")
+    ax.set_ylabel("predicted transmit rate (kpps, calibrated profile)")
+    ax.set_title(f"Predicted against measured: {source}")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", nargs="+", help="CSV files written by simloop run, sweep or measure")
@@ -322,13 +357,13 @@ def main():
     for path in args.results:
         rows += read_rows(path)
     kind = args.kind or choose_kind(rows)
-    if kind != "breakdown" and "kpps" not in rows[0]:
+    if kind not in ("breakdown", "accuracy") and "kpps" not in rows[0]:
         sys.exit(f"simloop plot: {kind} needs a kpps column")
     stem = args.output or os.path.splitext(args.results[0])[0] + "-" + kind
     wide = kind == "breakdown" or (kind == "distribution" and len({r.get("point") for r in rows}) > 8)
-    fig, ax = plt.subplots(figsize=(10 if wide else 8, 5 if kind != "scatter" else 6))
+    fig, ax = plt.subplots(figsize=(10 if wide else 8, 5 if kind not in ("scatter", "accuracy") else 6))
     plot = {"breakdown": plot_breakdown, "payload": plot_payload, "distribution": plot_distribution,
-            "crossover": plot_crossover,
+            "crossover": plot_crossover, "accuracy": plot_accuracy,
             "padding": lambda r, a: plot_padding(r, a, args.x),
             "scatter": lambda r, a: plot_scatter(r, a, args.band)}[kind]
     plot(rows, ax)

@@ -78,9 +78,9 @@ TEST(Calibrate, NativeFitRecoversThePricesTheModelGenerated) {
   std::vector<std::vector<double>> feats;
   for (auto& p : pts) {
     feats.push_back(native_features(p, 300));
-    p.ns_median = native_price(feats.back(), x.machine, x.stack);
-    p.ns = {p.ns_median};
-    ASSERT_GT(p.ns_median, 1000) << p.label();
+    p.ns_value = native_price(feats.back(), x.machine, x.stack);
+    p.ns = {p.ns_value};
+    ASSERT_GT(p.ns_value, 1000) << p.label();
   }
   // Train on three payloads of every path, align none and m_copy only.
   const auto split = parse_split({"payload=18,256,1400", "align=none", "copy=m_copy"});
@@ -100,7 +100,7 @@ TEST(Calibrate, NativeFitRecoversThePricesTheModelGenerated) {
   for (size_t i = 0; i < pts.size(); ++i) {
     const bool in_span = pts[i].keys["align"] == "none" && pts[i].keys["copy"] == "m_copy";
     if (!in_span) continue;
-    EXPECT_NEAR(native_price(feats[i], m, s) / pts[i].ns_median, 1.0, 0.01) << pts[i].label();
+    EXPECT_NEAR(native_price(feats[i], m, s) / pts[i].ns_value, 1.0, 0.01) << pts[i].label();
   }
 }
 
@@ -111,16 +111,16 @@ TEST(Calibrate, KernelFitRecoversFixedAndPerByteCosts) {
     p.source = "kernel";
     p.keys = {{"payload", std::to_string(payload)}, {"dest", "loopback"}};
     p.null_syscall_ns = 150 + payload % 7;
-    p.ns_median = 2 * p.null_syscall_ns + 3200 + 0.25 * payload;
+    p.ns_value = 2 * p.null_syscall_ns + 3200 + 0.25 * payload;
     pts.push_back(p);
   }
   const Fit fit = calibrate(pts, "kernel", parse_split({"payload=1,400,1400"}));
   EXPECT_EQ(fit.training_points, 3);
   EXPECT_NEAR(fit.values[0], 3200, 1e-6);
   EXPECT_NEAR(fit.values[1], 0.25, 1e-9);
-  EXPECT_NEAR(kernel_predict_ns(fit, pts[1]), pts[1].ns_median, 1e-6);
+  EXPECT_NEAR(kernel_predict_ns(fit, pts[1]), pts[1].ns_value, 1e-6);
   // A per-byte cost that the data says is negative is held at zero.
-  for (auto& p : pts) p.ns_median = 2 * p.null_syscall_ns + 3200 - 0.1 * p.payload();
+  for (auto& p : pts) p.ns_value = 2 * p.null_syscall_ns + 3200 - 0.1 * p.payload();
   const Fit clamped = calibrate(pts, "kernel", parse_split({"payload=1,400,1400"}));
   EXPECT_EQ(clamped.values[1], 0);
   EXPECT_GT(clamped.values[0], 3000);
@@ -145,13 +145,20 @@ TEST(Calibrate, ReadsPointsAsMediansAndSplitsThem) {
   fs::remove(csv);
   ASSERT_EQ(pts.size(), 2u);
   EXPECT_EQ(pts[0].ns.size(), 3u);  // the faulted row is left out
-  EXPECT_DOUBLE_EQ(pts[0].ns_median, 200);
+  EXPECT_DOUBLE_EQ(pts[0].ns_value, 200);
   EXPECT_DOUBLE_EQ(pts[0].kpps(), 5000);
   EXPECT_EQ(pts[1].payload(), 64);
   const auto split = parse_split({"payload=18,1400"});
   EXPECT_TRUE(split.trains(pts[0]));
   EXPECT_FALSE(split.trains(pts[1]));
   EXPECT_THROW(parse_split({"payload"}), std::invalid_argument);
+  // The minimum over repeats, for a shared machine.
+  {
+    std::ofstream f(csv);
+    f << "source,payload,ns_per_packet\nkernel,18,100\nkernel,18,300\nkernel,18,200\n";
+  }
+  EXPECT_DOUBLE_EQ(read_points({csv}, Stat::min)[0].ns_value, 100);
+  fs::remove(csv);
 }
 
 TEST(Compare, ErrorsOnAHandMadeCase) {

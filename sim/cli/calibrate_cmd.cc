@@ -26,6 +26,7 @@ struct CalibrateArgs {
   std::vector<std::string> train;
   std::string dir = "out";
   std::string name;
+  std::string stat = "median";
 };
 
 std::vector<fs::path> paths_of(const std::vector<std::string>& v) {
@@ -38,7 +39,7 @@ std::vector<fs::path> paths_of(const std::vector<std::string>& v) {
 }
 
 int calibrate_cmd(const CalibrateArgs& a) {
-  const auto points = measure::read_points(paths_of(a.measured));
+  const auto points = measure::read_points(paths_of(a.measured), *measure::parse_stat(a.stat));
   measure::Split split;
   try {
     split = measure::parse_split(a.train);
@@ -67,6 +68,7 @@ int calibrate_cmd(const CalibrateArgs& a) {
 
   auto j = fit.to_json();
   j["measured"] = a.measured;
+  j["stat"] = a.stat;
   if (a.source == "native") {
     measure::write_native_profile(fit, a.dir, name);
     j["experiment"] = name + ".yaml";
@@ -97,7 +99,9 @@ int compare_cmd(const CompareArgs& a) {
   const auto fit = measure::Fit::from_json(j);
   std::vector<std::string> measured = a.measured;
   if (measured.empty()) measured = j.value("measured", std::vector<std::string>{});
-  const auto points = measure::read_points(paths_of(measured));
+  const auto stat = measure::parse_stat(j.value("stat", std::string("median")));
+  if (!stat) throw UserError(a.fit + ": stat must be median or min");
+  const auto points = measure::read_points(paths_of(measured), *stat);
 
   // native: the costs as `simloop run` would load them, from the written YAML.
   models::MachineCosts machine;
@@ -168,6 +172,12 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
                   "KEY=V1,V2,...: a point trains the fit if its KEY is one of the values\n"
                   "(repeat for several keys; all must hold). Every other point is held out.")
       ->required();
+  cal->add_option("--stat", a->stat,
+                  "A point's value over its repeats: median, or min (interference on a shared\n"
+                  "machine only adds time, so the minimum is the least disturbed); compare uses\n"
+                  "the same")
+      ->check(CLI::IsMember({"median", "min"}))
+      ->capture_default_str();
   cal->add_option("-o,--output-dir", a->dir, "Where to write the profile")->capture_default_str();
   cal->add_option("--name", a->name, "Profile name (default: SOURCE-calibrated)");
   commands.push_back({cal, [a] { return calibrate_cmd(*a); }});

@@ -74,13 +74,15 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
       "  distribution  run-to-run spread of kpps over the repeats of each point\n"
       "  scatter       predicted against measured kpps, y = x and a +-15 % band: give a sweep\n"
       "                CSV and a `simloop measure native` CSV\n"
-      "  crossover     kpps against payload, one line per options.align");
+      "  crossover     kpps against payload, one line per options.align\n"
+      "  accuracy      predicted against measured kpps of a simloop compare CSV, held-out\n"
+      "                and training points apart, y = x and +-10 % / +-15 % bands");
   plot->add_option("results", a->results, "CSVs written by simloop run, sweep, merge or measure")
       ->required();
   plot->add_option("--kind", a->kind,
                    "breakdown, payload, padding, distribution, scatter or crossover")
       ->check(CLI::IsMember(
-          {"breakdown", "payload", "padding", "distribution", "scatter", "crossover"}));
+          {"breakdown", "payload", "padding", "distribution", "scatter", "crossover", "accuracy"}));
   plot->add_option("--x", a->x,
                    "padding: the numeric column on the x axis (e.g. layout.pad_bytes)");
   plot->add_option("-o,--output", a->output, "Output file stem (default: next to the results)");

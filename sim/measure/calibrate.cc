@@ -126,7 +126,13 @@ std::string Point::label() const {
   return s;
 }
 
-std::vector<Point> read_points(const std::vector<fs::path>& csvs) {
+std::optional<Stat> parse_stat(const std::string& s) {
+  if (s == "median") return Stat::median;
+  if (s == "min") return Stat::min;
+  return std::nullopt;
+}
+
+std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat) {
   std::vector<Point> points;
   std::vector<std::vector<double>> syscalls;
   for (const auto& path : csvs) {
@@ -175,7 +181,9 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs) {
     }
   }
   for (size_t i = 0; i < points.size(); ++i) {
-    points[i].ns_median = median(points[i].ns);
+    points[i].ns_value = stat == Stat::min
+                             ? *std::min_element(points[i].ns.begin(), points[i].ns.end())
+                             : median(points[i].ns);
     points[i].null_syscall_ns = median(syscalls[i]);
   }
   return points;
@@ -432,10 +440,10 @@ Fit calibrate(const std::vector<Point>& points, const std::string& source, const
   Eigen::MatrixXd A(rows, cols);
   Eigen::VectorXd b(rows);
   for (Eigen::Index i = 0; i < rows; ++i) {
-    const double w = 1.0 / train[static_cast<size_t>(i)]->ns_median;
+    const double w = 1.0 / train[static_cast<size_t>(i)]->ns_value;
     for (Eigen::Index j = 0; j < cols; ++j)
       A(i, j) = feats[static_cast<size_t>(i)][static_cast<size_t>(j)] * w;
-    b(i) = (train[static_cast<size_t>(i)]->ns_median - known[static_cast<size_t>(i)]) * w;
+    b(i) = (train[static_cast<size_t>(i)]->ns_value - known[static_cast<size_t>(i)]) * w;
   }
   // Columns scaled to unit norm: events per packet and bytes per packet
   // differ by orders of magnitude. A column the training points never
@@ -451,7 +459,7 @@ Fit calibrate(const std::vector<Point>& points, const std::string& source, const
   for (size_t i = 0; i < train.size(); ++i) {
     double ns = known[i];
     for (size_t j = 0; j < fit.values.size(); ++j) ns += feats[i][j] * fit.values[j];
-    fit.residuals.push_back({train[i]->label(), train[i]->ns_median, ns});
+    fit.residuals.push_back({train[i]->label(), train[i]->ns_value, ns});
   }
   return fit;
 }

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,21 +32,28 @@ namespace simloop::measure {
 // method). Throws std::invalid_argument on mismatched sizes.
 Eigen::VectorXd nnls(const Eigen::MatrixXd& A, const Eigen::VectorXd& b, int max_iter = 0);
 
-// One measured configuration: its repeats and their medians.
+// How a point's repeats become one value. On a shared machine interference
+// only ever adds time, so the minimum is the least disturbed estimate of a
+// CPU-bound loop's cost; the median is the usual, noisier choice.
+enum class Stat { median, min };
+std::optional<Stat> parse_stat(const std::string& s);
+
+// One measured configuration: its repeats and their summary.
 struct Point {
   std::string source;                       // native | kernel
   std::map<std::string, std::string> keys;  // payload, dest, align, copy (what is present)
   std::vector<double> ns;                   // ns per packet of each repeat
   double null_syscall_ns = 0;               // kernel: median over the repeats
-  double ns_median = 0;
-  double kpps() const { return ns_median > 0 ? 1e6 / ns_median : 0; }
+  double ns_value = 0;                      // the repeats' median or minimum
+  double kpps() const { return ns_value > 0 ? 1e6 / ns_value : 0; }
   int payload() const;
   std::string label() const;  // "payload=18 dest=loopback ..."
 };
 
 // Reads measured CSVs; rows with a fault are left out. Points are in order
 // of first appearance.
-std::vector<Point> read_points(const std::vector<std::filesystem::path>& csvs);
+std::vector<Point> read_points(const std::vector<std::filesystem::path>& csvs,
+                               Stat stat = Stat::median);
 
 // Which points train the fit: for each named key, the values allowed
 // ("payload=18,200,1000"); a point trains if all its keys are allowed.
