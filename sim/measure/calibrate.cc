@@ -76,31 +76,6 @@ Eigen::VectorXd nnls(const Eigen::MatrixXd& A, const Eigen::VectorXd& b, int max
 
 namespace {
 
-std::vector<std::string> split_line(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        out.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        out.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else if (c != '\r') {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -141,7 +116,7 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat) {
     std::string line;
     if (!std::getline(f, line))
       throw std::runtime_error(fmt::format("{}: empty file", path.string()));
-    const auto header = split_line(line);
+    const auto header = report::split_csv_line(line);
     auto col = [&](const std::string& name) {
       const auto it = std::find(header.begin(), header.end(), name);
       return it == header.end() ? -1 : static_cast<int>(it - header.begin());
@@ -155,7 +130,7 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat) {
     while (std::getline(f, line)) {
       ++lineno;
       if (line.empty()) continue;
-      const auto cells = split_line(line);
+      const auto cells = report::split_csv_line(line);
       if (cells.size() != header.size())
         throw std::runtime_error(fmt::format("{}:{}: {} fields, header has {}", path.string(),
                                              lineno, cells.size(), header.size()));
@@ -261,20 +236,6 @@ const std::vector<Param>& native_params() {
 }
 
 namespace {
-
-uint32_t dest_addr(Dest d) {
-  switch (d) {
-    case Dest::loopback:
-      return net::kLoopAddr;
-    case Dest::broadcast:
-      return net::kBroadcastAddr;
-    case Dest::wire:
-      return net::kPeerAddr;
-    case Dest::self:
-      return net::kHostAddr;
-  }
-  return net::kLoopAddr;
-}
 
 std::string key_or(const Point& p, const char* key, const char* fallback) {
   const auto it = p.keys.find(key);

@@ -15,20 +15,6 @@ using Clock = std::chrono::steady_clock;
 constexpr uint16_t kTtcpPort = 5001;  // ttcp's default port
 constexpr int kSentinelLen = 4;       // ttcp's start/end marker datagrams
 
-uint32_t dest_addr(Dest d) {
-  switch (d) {
-    case Dest::loopback:
-      return net::kLoopAddr;
-    case Dest::broadcast:
-      return net::kBroadcastAddr;
-    case Dest::wire:
-      return net::kPeerAddr;
-    case Dest::self:
-      return net::kHostAddr;
-  }
-  return net::kLoopAddr;
-}
-
 template <class P>
 NativeResult run_once(const NativeOptions& opt, P& probe, int repeat) {
   net::MbufPool pool;
@@ -109,6 +95,20 @@ NativeResult run_once(const NativeOptions& opt, P& probe, int repeat) {
 }
 
 }  // namespace
+
+uint32_t dest_addr(Dest d) {
+  switch (d) {
+    case Dest::loopback:
+      return net::kLoopAddr;
+    case Dest::broadcast:
+      return net::kBroadcastAddr;
+    case Dest::wire:
+      return net::kPeerAddr;
+    case Dest::self:
+      return net::kHostAddr;
+  }
+  return net::kLoopAddr;
+}
 
 std::string_view dest_name(Dest d) {
   switch (d) {

@@ -21,6 +21,7 @@ enum class Dest : uint8_t {
   self,       // our em0 address routed via em0: the frame itself loops back
 };
 std::string_view dest_name(Dest d);
+uint32_t dest_addr(Dest d);  // the address a ttcp sender sends to
 std::optional<Dest> parse_dest(std::string_view s);
 
 struct NativeOptions {

@@ -44,17 +44,42 @@ std::vector<std::string> all_columns(const std::vector<Row>& rows) {
   return cols;
 }
 
+}  // namespace
+
 std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out += '"';
-    out += c;
+    out += c == '\n' || c == '\r' ? ' ' : c;  // one row per line
   }
   return out + "\"";
 }
 
-}  // namespace
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        out.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else if (c != '\r') {
+      out.back() += c;
+    }
+  }
+  return out;
+}
 
 std::string format_table(const std::vector<Row>& rows, const std::vector<std::string>& columns) {
   const auto cols = columns.empty() ? all_columns(rows) : columns;

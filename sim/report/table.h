@@ -36,6 +36,11 @@ std::string format_table(const std::vector<Row>& rows, const std::vector<std::st
 std::string to_csv(const std::vector<Row>& rows);
 nlohmann::json to_json(const Row& row);
 
+// One CSV field, quoted when it must be (line breaks become spaces: one row
+// per line), and one CSV line split back into its fields.
+std::string csv_field(const std::string& s);
+std::vector<std::string> split_csv_line(const std::string& line);
+
 // Writes `text` to `path` via a temporary file in the same directory and a
 // rename. Throws std::runtime_error naming the path on failure.
 void write_file_atomic(const std::filesystem::path& path, const std::string& text);

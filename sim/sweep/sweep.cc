@@ -425,41 +425,6 @@ Shard parse_shard(const std::string& text) {
   return s;
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        out.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        out.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c == '\n' || c == '\r' ? ' ' : c;  // one row per line
-  }
-  return out + "\"";
-}
-
 int Table::column(const std::string& name) const {
   const auto it = std::find(header.begin(), header.end(), name);
   return it == header.end() ? -1 : static_cast<int>(it - header.begin());

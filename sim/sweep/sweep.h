@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "report/table.h"
+
 namespace simloop::sweep {
 
 struct Setting {
@@ -65,8 +67,8 @@ Shard parse_shard(const std::string& text);
 
 // CSV: one line split into fields (RFC 4180 quoting), and a field quoted
 // when it needs to be.
-std::vector<std::string> split_csv_line(const std::string& line);
-std::string csv_field(const std::string& s);
+using report::csv_field;
+using report::split_csv_line;
 
 // A results CSV: its header and rows, as text.
 struct Table {
