@@ -3,13 +3,25 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#ifndef SIMLOOP_SOURCE_DIR
+#define SIMLOOP_SOURCE_DIR "."
+#endif
+
 namespace simloop::cli {
+
+// A file of the source tree (an experiment, a plotting script): from the
+// working directory if it is a checkout, else from the tree simloop was
+// built from.
+inline std::filesystem::path tree_file(const std::string& relative) {
+  if (std::filesystem::is_regular_file(relative)) return relative;
+  return std::filesystem::path(SIMLOOP_SOURCE_DIR) / relative;
+}
 
 struct Command {
   CLI::App* app;

@@ -18,10 +18,6 @@
 #include "models/layout_advisor.h"
 #include "net/inet.h"
 
-#ifndef SIMLOOP_SOURCE_DIR
-#define SIMLOOP_SOURCE_DIR "."
-#endif
-
 namespace simloop::cli {
 
 namespace fs = std::filesystem;
@@ -43,43 +39,6 @@ struct LayoutArgs {
   int top = 10;
   std::string json_out;
 };
-
-// A layout reference of an experiment, found as the experiment loader finds it.
-fs::path resolve_layout(const fs::path& experiment, const std::string& ref) {
-  const fs::path base = experiment.has_parent_path() ? experiment.parent_path() : fs::path(".");
-  if (ref.find('/') != std::string::npos || fs::path(ref).extension() == ".yaml")
-    return fs::path(ref).is_absolute() ? fs::path(ref) : base / ref;
-  for (const auto& root : config::config_roots(experiment))
-    if (fs::is_regular_file(root / "layouts" / (ref + ".yaml")))
-      return root / "layouts" / (ref + ".yaml");
-  throw UserError(fmt::format("{}: no layout named '{}'", experiment.string(), ref));
-}
-
-// The experiment's kernel layout with its layout.* transforms, as
-// config::load_experiment applies them (except the random link perturbation).
-models::Layout experiment_kernel(const config::Experiment& x) {
-  models::Layout k = models::load_layout_yaml(resolve_layout(x.source, x.layout.kernel));
-  const auto& lo = x.layout;
-  if (!lo.order.empty()) {
-    std::vector<std::string> order;
-    std::string item;
-    for (std::istringstream in(lo.order); std::getline(in, item, ',');) {
-      item.erase(0, item.find_first_not_of(' '));
-      item.erase(item.find_last_not_of(' ') + 1);
-      if (!item.empty()) order.push_back(item);
-    }
-    k = models::reorder(k, order);
-  }
-  if (!lo.pad_object.empty() && lo.pad_bytes > 0) {
-    std::optional<uint64_t> at;
-    if (lo.pad_offset >= 0) at = static_cast<uint64_t>(lo.pad_offset);
-    k = models::pad_object(k, lo.pad_object, static_cast<uint64_t>(lo.pad_bytes), at);
-  }
-  if (!lo.move_to_end.empty()) k = models::move_to_end(k, lo.move_to_end);
-  if (lo.function_align > 0)
-    k = models::align_functions(k, static_cast<uint64_t>(lo.function_align));
-  return k;
-}
 
 models::PathSpec path_spec(const config::Experiment& x) {
   models::PathSpec s;
@@ -165,10 +124,7 @@ nlohmann::json to_json(const models::Evaluation& e, double clock_hz, double cycl
 
 int layout_cmd(const LayoutArgs& a) {
   fs::path file = a.file;
-  if (file.empty())
-    file = fs::is_regular_file(kDefaultExperiment)
-               ? fs::path(kDefaultExperiment)
-               : fs::path(SIMLOOP_SOURCE_DIR) / kDefaultExperiment;
+  if (file.empty()) file = tree_file(kDefaultExperiment);
   config::Experiment x;
   try {
     x = config::load_experiment(file, a.sets);
@@ -186,7 +142,7 @@ int layout_cmd(const LayoutArgs& a) {
   std::string source;
   try {
     if (!x.layout.user.empty())
-      user = models::link(models::load_layout_yaml(resolve_layout(x.source, x.layout.user)));
+      user = models::link(models::load_layout_yaml(config::find_layout(x.source, x.layout.user)));
     if (!a.nm_file.empty()) {
       std::ifstream in(a.nm_file);
       if (!in) throw UserError(fmt::format("{}: cannot read the file", a.nm_file));
@@ -200,7 +156,8 @@ int layout_cmd(const LayoutArgs& a) {
         if (x.layout.kernel.empty())
           throw UserError(
               fmt::format("{}: no layout.kernel; give one, or --layout/--nm", file.string()));
-        kernel = experiment_kernel(x);
+        kernel = config::transform_layout(
+            models::load_layout_yaml(config::find_layout(x.source, x.layout.kernel)), x.layout);
         source = fmt::format("{} (layout.kernel {} with the experiment's layout.* keys)",
                              file.string(), x.layout.kernel);
       }
@@ -211,6 +168,8 @@ int layout_cmd(const LayoutArgs& a) {
             x.perturbation.empty() ? "unknown transform" : "link perturbation: " + x.perturbation);
     }
   } catch (const models::LayoutError& e) {
+    throw UserError(e.what(), 2);
+  } catch (const config::ConfigError& e) {
     throw UserError(e.what(), 2);
   }
 

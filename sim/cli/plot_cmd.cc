@@ -8,10 +8,6 @@
 
 #include "cli/commands.h"
 
-#ifndef SIMLOOP_SOURCE_DIR
-#define SIMLOOP_SOURCE_DIR "."
-#endif
-
 namespace simloop::cli {
 
 namespace fs = std::filesystem;
@@ -22,10 +18,10 @@ namespace {
 constexpr const char* kPython = "/usr/bin/python3";
 
 fs::path plot_script() {
-  for (const fs::path& p :
-       {fs::path("plots/simloop_plot.py"), fs::path(SIMLOOP_SOURCE_DIR) / "plots/simloop_plot.py"})
-    if (fs::is_regular_file(p)) return p;
-  throw UserError("cannot find plots/simloop_plot.py (run from the source tree)", 1);
+  const fs::path p = tree_file("plots/simloop_plot.py");
+  if (!fs::is_regular_file(p))
+    throw UserError("cannot find plots/simloop_plot.py (run from the source tree)", 1);
+  return p;
 }
 
 int run_plot(const std::vector<std::string>& results, const std::string& kind, const std::string& x,

@@ -12,10 +12,6 @@
 #include "measure/native.h"
 #include "version.h"
 
-#ifndef SIMLOOP_SOURCE_DIR
-#define SIMLOOP_SOURCE_DIR "."
-#endif
-
 namespace simloop::cli {
 
 namespace fs = std::filesystem;
@@ -24,11 +20,8 @@ namespace {
 
 constexpr const char* kDefaultExperiment = "experiments/seed-athlon.yaml";
 
-// The default experiment: from the working directory if it is a checkout,
-// else from the source tree simloop was built from.
 fs::path default_experiment() {
-  if (fs::is_regular_file(kDefaultExperiment)) return kDefaultExperiment;
-  return fs::path(SIMLOOP_SOURCE_DIR) / kDefaultExperiment;
+  return tree_file(kDefaultExperiment);
 }
 
 config::Experiment load(const std::string& file, const std::vector<std::string>& sets) {

@@ -579,6 +579,39 @@ void record_locations(const YAML::Node& n, const std::string& prefix, const std:
 }
 
 // Loads, transforms and links the code layout the I-cache model runs on.
+void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where);
+
+}  // namespace
+
+models::Layout transform_layout(models::Layout k, const LayoutOptions& lo) {
+  if (!lo.order.empty()) {
+    std::vector<std::string> order;
+    std::string item;
+    for (std::istringstream in(lo.order); std::getline(in, item, ',');) {
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      if (!item.empty()) order.push_back(item);
+    }
+    k = models::reorder(k, order);
+  }
+  if (!lo.pad_object.empty() && lo.pad_bytes > 0) {
+    std::optional<uint64_t> at;
+    if (lo.pad_offset >= 0) at = static_cast<uint64_t>(lo.pad_offset);
+    k = models::pad_object(k, lo.pad_object, static_cast<uint64_t>(lo.pad_bytes), at);
+  }
+  if (!lo.move_to_end.empty()) k = models::move_to_end(k, lo.move_to_end);
+  if (lo.function_align > 0)
+    k = models::align_functions(k, static_cast<uint64_t>(lo.function_align));
+  return k;
+}
+
+fs::path find_layout(const fs::path& experiment_file, const std::string& ref) {
+  return resolve_ref(experiment_file, "layouts", ref, Loc{experiment_file.string(), 1, 1},
+                     "layout");
+}
+
+namespace {
+
 void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
   auto loc = [&](const std::string& key) {
     auto it = where.find(key);
@@ -599,25 +632,7 @@ void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
     }
   };
   try {
-    models::Layout k = load("layout.kernel", x.layout.kernel);
-    if (!x.layout.order.empty()) {
-      std::vector<std::string> order;
-      std::string item;
-      for (std::istringstream in(x.layout.order); std::getline(in, item, ',');) {
-        item.erase(0, item.find_first_not_of(' '));
-        item.erase(item.find_last_not_of(' ') + 1);
-        if (!item.empty()) order.push_back(item);
-      }
-      k = models::reorder(k, order);
-    }
-    if (!x.layout.pad_object.empty() && x.layout.pad_bytes > 0) {
-      std::optional<uint64_t> at;
-      if (x.layout.pad_offset >= 0) at = static_cast<uint64_t>(x.layout.pad_offset);
-      k = models::pad_object(k, x.layout.pad_object, static_cast<uint64_t>(x.layout.pad_bytes), at);
-    }
-    if (!x.layout.move_to_end.empty()) k = models::move_to_end(k, x.layout.move_to_end);
-    if (x.layout.function_align > 0)
-      k = models::align_functions(k, static_cast<uint64_t>(x.layout.function_align));
+    models::Layout k = transform_layout(load("layout.kernel", x.layout.kernel), x.layout);
     if (x.variance.link_perturbation_bytes > 0 && !k.objects.empty()) {
       // Fixed by the seed: the same run twice is the same binary.
       std::mt19937_64 rng(x.seed ^ 0x9e3779b97f4a7c15ULL);

@@ -102,6 +102,14 @@ std::vector<std::filesystem::path> config_roots(const std::filesystem::path& exp
 Experiment load_experiment(const std::filesystem::path& file,
                            const std::vector<std::string>& sets = {});
 
+// A layout with the experiment's layout.* transforms applied (order, padding,
+// move to end, function alignment; not the random link perturbation).
+models::Layout transform_layout(models::Layout kernel, const LayoutOptions& options);
+// A layout named in an experiment, found as machines and stacks are.
+// Throws ConfigError.
+std::filesystem::path find_layout(const std::filesystem::path& experiment_file,
+                                  const std::string& ref);
+
 // The fully resolved configuration, every key with its value.
 nlohmann::json to_json(const Experiment& x);
 
