@@ -44,8 +44,19 @@ using StageCycles = std::array<double, kStageCount>;
 
 // Code that runs for a packet: the stack's functions, then the code around
 // them (the order of models/layout.h's layout_owners()).
-enum class Code : uint8_t { syscall_entry = net::kFnCount, syscall_exit, user_loop };
-inline constexpr size_t kCodeCount = net::kFnCount + 3;
+// Helpers (header access, checksum, buffer allocation and free, bulk copy)
+// run at their own probe events, wherever in the stack those come.
+enum class Code : uint8_t {
+  syscall_entry = net::kFnCount,
+  syscall_exit,
+  user_loop,
+  header_access,
+  cksum,
+  mbuf_alloc,
+  mbuf_free,
+  copy
+};
+inline constexpr size_t kCodeCount = net::kFnCount + 8;
 // For each piece of code, the address ranges of its hot instructions.
 using CodeMap = std::array<std::vector<std::pair<uint64_t, uint64_t>>, kCodeCount>;
 
@@ -79,6 +90,7 @@ class CycleAccount : public net::NullProbe {
     if (depth_ > 0) --depth_;
   }
   void copy(net::CopyKind /*kind*/, const void* src, const void* dst, size_t len) {
+    if (icache_ != nullptr) fetch(static_cast<size_t>(Code::copy));
     const auto s = reinterpret_cast<uintptr_t>(src);
     const auto d = reinterpret_cast<uintptr_t>(dst);
     double c =
@@ -87,18 +99,22 @@ class CycleAccount : public net::NullProbe {
     add(Stage::copy, c);
   }
   void cksum(const void* /*addr*/, size_t len) {
+    if (icache_ != nullptr) fetch(static_cast<size_t>(Code::cksum));
     add(current_stage(), static_cast<double>(len) * stack_.cksum_cycles_per_byte);
   }
   void alloc(net::Obj obj, const void* /*addr*/) {
+    if (icache_ != nullptr) fetch(static_cast<size_t>(Code::mbuf_alloc));
     add(Stage::mbuf,
         obj == net::Obj::mbuf ? stack_.mbuf_alloc_cycles : stack_.cluster_alloc_cycles);
   }
   void free(net::Obj obj, const void* /*addr*/) {
+    if (icache_ != nullptr) fetch(static_cast<size_t>(Code::mbuf_free));
     // Frees in the interrupt handler (transmit completion) belong to it.
     const Stage s = current_stage() == Stage::interrupt ? Stage::interrupt : Stage::mbuf;
     add(s, obj == net::Obj::mbuf ? stack_.mbuf_free_cycles : stack_.cluster_free_cycles);
   }
   void header(net::Fn /*fn*/, const void* addr, unsigned size, bool /*write*/) {
+    if (icache_ != nullptr) fetch(static_cast<size_t>(Code::header_access));
     const auto a = reinterpret_cast<uintptr_t>(addr);
     if ((a & (size - 1)) == 0) return;
     add(Stage::unaligned, machine_.unaligned_access_cycles);

@@ -135,7 +135,8 @@ const std::vector<std::string>& layout_owners() {
     std::vector<std::string> v;
     for (size_t i = 0; i < net::kFnCount; ++i)
       v.emplace_back(net::fn_name(static_cast<net::Fn>(i)));
-    v.insert(v.end(), {"syscall_entry", "syscall_exit", "user_loop"});
+    v.insert(v.end(), {"syscall_entry", "syscall_exit", "user_loop", "header_access", "cksum",
+                       "mbuf_alloc", "mbuf_free", "copy"});
     return v;
   }();
   return owners;
@@ -390,25 +391,13 @@ Layout reorder(const Layout& layout, const std::vector<std::string>& order) {
   return l;
 }
 
-LinkedLayout layout_from_nm(std::istream& nm_output,
-                            const std::map<std::string, std::string>& owners, double hot_fraction) {
-  if (!(hot_fraction > 0 && hot_fraction <= 1))
-    throw LayoutError(fmt::format("hot_fraction must be in (0, 1], got {}", hot_fraction));
-  struct Sym {
-    uint64_t addr;
-    std::optional<uint64_t> size;
-    bool text;
-    std::string name;
-  };
+std::vector<NmSymbol> parse_nm(std::istream& nm_output) {
   auto hex = [](const std::string& s, uint64_t* v) {
     const auto r = std::from_chars(s.data(), s.data() + s.size(), *v, 16);
     return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
   };
-  for (const auto& [sym, owner] : owners)
-    if (!is_layout_owner(owner))
-      throw LayoutError(fmt::format("symbol {}: unknown owner '{}' (valid: {})", sym, owner,
-                                    fmt::join(layout_owners(), ", ")));
-  std::vector<Sym> syms;
+  std::vector<NmSymbol> syms;
+  std::vector<bool> sized;
   std::string line;
   int lineno = 0;
   while (std::getline(nm_output, line)) {
@@ -421,11 +410,11 @@ LinkedLayout layout_from_nm(std::istream& nm_output,
     std::istringstream in(line);
     std::string a, b, c;
     in >> a >> b >> c;
-    Sym s{0, std::nullopt, false, {}};
-    uint64_t size = 0;
+    NmSymbol s;
+    bool has_size = false;
     char type = 0;
-    if (hex(a, &s.addr) && b.size() == a.size() && hex(b, &size) && c.size() == 1) {
-      s.size = size;
+    if (hex(a, &s.addr) && b.size() == a.size() && hex(b, &s.size) && c.size() == 1) {
+      has_size = true;
       type = c[0];
       in >> std::ws;
     } else if (hex(a, &s.addr) && b.size() == 1 && !c.empty()) {
@@ -442,25 +431,58 @@ LinkedLayout layout_from_nm(std::istream& nm_output,
       throw LayoutError(fmt::format("nm output line {}: no symbol name in '{}'", lineno, line));
     s.text = type == 'T' || type == 't' || type == 'W' || type == 'w' || type == 'i';
     syms.push_back(std::move(s));
+    sized.push_back(has_size);
   }
-  std::stable_sort(syms.begin(), syms.end(),
-                   [](const Sym& x, const Sym& y) { return x.addr < y.addr; });
+  std::vector<size_t> order(syms.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return syms[x].addr < syms[y].addr; });
+  std::vector<NmSymbol> out;
+  out.reserve(syms.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    NmSymbol s = std::move(syms[order[k]]);
+    if (!sized[order[k]] || s.size == 0) {
+      // No size: up to the next symbol at a higher address.
+      s.size = 0;
+      for (size_t j = k + 1; j < order.size() && s.size == 0; ++j)
+        if (syms[order[j]].addr > s.addr) s.size = syms[order[j]].addr - s.addr;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+LinkedLayout layout_from_nm(std::istream& nm_output,
+                            const std::map<std::string, std::string>& owners, double hot_fraction,
+                            const HotProfile* profile) {
+  if (!(hot_fraction > 0 && hot_fraction <= 1))
+    throw LayoutError(fmt::format("hot_fraction must be in (0, 1], got {}", hot_fraction));
+  for (const auto& [sym, owner] : owners)
+    if (!is_layout_owner(owner))
+      throw LayoutError(fmt::format("symbol {}: unknown owner '{}' (valid: {})", sym, owner,
+                                    fmt::join(layout_owners(), ", ")));
   LinkedLayout out;
-  for (size_t i = 0; i < syms.size(); ++i) {
-    const Sym& s = syms[i];
-    if (!s.text) continue;
+  for (const NmSymbol& s : parse_nm(nm_output)) {
+    if (!s.text || s.size == 0) continue;
     const auto it = owners.find(s.name);
     if (it == owners.end()) continue;
-    uint64_t size = s.size.value_or(0);
-    if (size == 0) {
-      // No size: up to the next symbol at a higher address.
-      for (size_t j = i + 1; j < syms.size() && size == 0; ++j)
-        if (syms[j].addr > s.addr) size = syms[j].addr - s.addr;
+    auto& ranges = out.by_owner[it->second];
+    if (profile != nullptr) {
+      const auto p = profile->find(s.name);
+      if (p == profile->end()) continue;
+      for (const auto& [off, bytes] : p->second) {
+        if (off + bytes > s.size)
+          throw LayoutError(fmt::format(
+              "profile: {} has a hot range [{:#x}, {:#x}) beyond its size {:#x}: is the profile "
+              "from a build of other objects?",
+              s.name, off, off + bytes, s.size));
+        ranges.push_back({s.addr + off, bytes, s.name});
+      }
+      continue;
     }
-    if (size == 0) continue;
     const auto hot = std::max<uint64_t>(
-        1, static_cast<uint64_t>(std::llround(static_cast<double>(size) * hot_fraction)));
-    out.by_owner[it->second].push_back({s.addr, hot, s.name});
+        1, static_cast<uint64_t>(std::llround(static_cast<double>(s.size) * hot_fraction)));
+    ranges.push_back({s.addr, hot, s.name});
   }
   return out;
 }

@@ -20,8 +20,10 @@
 //
 // Integers are decimal or 0x-prefixed hex. A function's hot code is its first
 // `hot` bytes (default: its whole size); `owner` names what runs it: a probe
-// function name (net::fn_name(), e.g. "ip_output") or one of
-// "syscall_entry", "syscall_exit", "user_loop". A function without an owner
+// function name (net::fn_name(), e.g. "ip_output"), one of "syscall_entry",
+// "syscall_exit", "user_loop", or a helper that runs at a probe event of its
+// own: "header_access" (each header load or store), "cksum", "mbuf_alloc",
+// "mbuf_free", "copy" (each bulk copy). A function without an owner
 // is never executed but still takes part in function alignment. Functions of
 // one object must not overlap and must lie inside it; they may be listed in
 // any order, and the order they are listed in the file is the order in which
@@ -46,7 +48,8 @@ struct LayoutError : std::runtime_error {
 };
 
 // Every valid owner: the net::fn_name() of each net::Fn, in enum order, then
-// "syscall_entry", "syscall_exit", "user_loop".
+// "syscall_entry", "syscall_exit", "user_loop", and the helpers
+// "header_access", "cksum", "mbuf_alloc", "mbuf_free", "copy".
 const std::vector<std::string>& layout_owners();
 bool is_layout_owner(std::string_view owner);
 
@@ -123,15 +126,33 @@ Layout align_functions(const Layout& layout, uint64_t align);
 // The named objects first, in this order; the rest after, in their old order.
 Layout reorder(const Layout& layout, const std::vector<std::string>& order);
 
+// One symbol of `nm -S --defined-only -n` output.
+struct NmSymbol {
+  uint64_t addr = 0;
+  uint64_t size = 0;  // a symbol printed without a size extends to the next one's address
+  bool text = false;  // code: types T, t, W, w, i
+  std::string name;
+};
+// In address order. Throws LayoutError "nm output line N: ..." for a line
+// that is not "address [size] type name".
+std::vector<NmSymbol> parse_nm(std::istream& nm_output);
+
+// Which bytes of each function run for a packet, relative to the function's
+// start: symbol -> [offset, offset + bytes) ranges in address order. It comes
+// from an execution profile of one build and holds for every build of the
+// same objects, whatever their link addresses.
+using HotProfile = std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>>;
+
 // From a real binary's `nm -S --defined-only -n` output. `owners` maps symbol
-// name -> owner; other symbols are ignored, as are non-text symbols. Each
-// matched symbol becomes one hot range of its size times hot_fraction (at
-// least one byte); a symbol printed without a size extends to the next
-// symbol's address. Ranges of an owner are in address order. `objects` is
-// left empty: nm does not say which object a symbol came from.
+// name -> owner; other symbols are ignored, as are non-text symbols. Without
+// a profile each matched symbol becomes one hot range of its size times
+// hot_fraction (at least one byte); with one, its hot ranges are the
+// profile's (none if the profile does not list it). Ranges of an owner are in
+// address order. `objects` is left empty: nm does not say which object a
+// symbol came from.
 LinkedLayout layout_from_nm(std::istream& nm_output,
                             const std::map<std::string, std::string>& owners,
-                            double hot_fraction = 1.0);
+                            double hot_fraction = 1.0, const HotProfile* profile = nullptr);
 
 // Sum of the hot bytes of every owner's ranges.
 uint64_t total_hot_bytes(const LinkedLayout& linked);

@@ -14,6 +14,11 @@
 #include <unordered_map>
 
 #include "net/inet.h"
+#include "net/stack_impl.h"
+
+namespace simloop::net {
+template class Stack<models::CodeTracer>;
+}
 
 namespace simloop::models {
 
@@ -33,11 +38,26 @@ struct Recorder : net::NullProbe {
     if (trace != nullptr) trace->push_back(static_cast<uint8_t>(c));
   }
   void leave(net::Fn fn) { acct.leave(fn); }
-  void copy(net::CopyKind k, const void* s, const void* d, size_t len) { acct.copy(k, s, d, len); }
-  void cksum(const void* a, size_t len) { acct.cksum(a, len); }
-  void alloc(net::Obj o, const void* a) { acct.alloc(o, a); }
-  void free(net::Obj o, const void* a) { acct.free(o, a); }
-  void header(net::Fn fn, const void* a, unsigned size, bool w) { acct.header(fn, a, size, w); }
+  void copy(net::CopyKind k, const void* s, const void* d, size_t len) {
+    run(Code::copy);
+    acct.copy(k, s, d, len);
+  }
+  void cksum(const void* a, size_t len) {
+    run(Code::cksum);
+    acct.cksum(a, len);
+  }
+  void alloc(net::Obj o, const void* a) {
+    run(Code::mbuf_alloc);
+    acct.alloc(o, a);
+  }
+  void free(net::Obj o, const void* a) {
+    run(Code::mbuf_free);
+    acct.free(o, a);
+  }
+  void header(net::Fn fn, const void* a, unsigned size, bool w) {
+    run(Code::header_access);
+    acct.header(fn, a, size, w);
+  }
 };
 
 struct PathRun {

@@ -55,6 +55,35 @@ struct PathTrace {
 // Runs the real stack. Throws std::runtime_error if sendto fails.
 PathTrace record_path(const PathSpec& spec);
 
+// A probe that notes the code a program around the stack runs (for
+// programs other than the simulator's sender, such as the native harness):
+// each function entered, each helper event, and the caller's own loop
+// (Code::user_loop) before every call into the stack from outside it.
+struct CodeTracer : net::NullProbe {
+  std::vector<uint8_t>* trace = nullptr;  // nothing is noted while null
+  int depth = 0;
+
+  void note(size_t code) {
+    if (trace != nullptr) trace->push_back(static_cast<uint8_t>(code));
+  }
+  void enter(net::Fn fn) {
+    if (depth++ == 0) note(static_cast<size_t>(Code::user_loop));
+    note(static_cast<size_t>(fn));
+  }
+  void leave(net::Fn /*fn*/) {
+    if (depth > 0) --depth;
+  }
+  void copy(net::CopyKind /*k*/, const void* /*s*/, const void* /*d*/, size_t /*len*/) {
+    note(static_cast<size_t>(Code::copy));
+  }
+  void cksum(const void* /*a*/, size_t /*len*/) { note(static_cast<size_t>(Code::cksum)); }
+  void alloc(net::Obj /*o*/, const void* /*a*/) { note(static_cast<size_t>(Code::mbuf_alloc)); }
+  void free(net::Obj /*o*/, const void* /*a*/) { note(static_cast<size_t>(Code::mbuf_free)); }
+  void header(net::Fn /*fn*/, const void* /*a*/, unsigned /*size*/, bool /*w*/) {
+    note(static_cast<size_t>(Code::header_access));
+  }
+};
+
 // A hot line that shares its L1 set with more hot lines than there are ways.
 struct CollidingLine {
   uint64_t addr = 0;  // line start
@@ -119,3 +148,7 @@ SearchResult search_layout(const Layout& kernel, const LinkedLayout& user,
 LinkedLayout link_with(const Layout& kernel, const LinkedLayout& user);
 
 }  // namespace simloop::models
+
+namespace simloop::net {
+extern template class Stack<models::CodeTracer>;
+}

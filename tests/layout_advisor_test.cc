@@ -38,13 +38,23 @@ TEST(LayoutAdvisor, RecordsTheSendPathInOrder) {
   const PathTrace t = wire_trace();
   ASSERT_EQ(t.packets, 20);
   ASSERT_FALSE(t.code.empty());
-  // The driver reaps the previous frame, then the sender's loop makes a
-  // system call.
-  ASSERT_GE(t.code.size(), 4u);
+  // The driver reaps the previous frame (freeing it), then the sender's loop
+  // makes a system call.
+  ASSERT_GE(t.code.size(), 5u);
   EXPECT_EQ(t.code[0], static_cast<uint8_t>(net::Fn::nic_txeof));
-  EXPECT_EQ(t.code[1], static_cast<uint8_t>(Code::user_loop));
-  EXPECT_EQ(t.code[2], static_cast<uint8_t>(Code::syscall_entry));
-  EXPECT_EQ(t.code[3], static_cast<uint8_t>(net::Fn::sendto));
+  EXPECT_EQ(t.code[1], static_cast<uint8_t>(Code::mbuf_free));
+  EXPECT_EQ(t.code[2], static_cast<uint8_t>(Code::user_loop));
+  EXPECT_EQ(t.code[3], static_cast<uint8_t>(Code::syscall_entry));
+  EXPECT_EQ(t.code[4], static_cast<uint8_t>(net::Fn::sendto));
+  // Helpers are noted at their own events: one allocation at least, and
+  // checksums, per packet.
+  int allocs = 0, cksums = 0;
+  for (uint8_t c : t.code) {
+    allocs += c == static_cast<uint8_t>(Code::mbuf_alloc);
+    cksums += c == static_cast<uint8_t>(Code::cksum);
+  }
+  EXPECT_GE(allocs, 20);
+  EXPECT_GE(cksums, 20);
   int ip = 0;
   for (uint8_t c : t.code) ip += c == static_cast<uint8_t>(net::Fn::ip_output);
   EXPECT_EQ(ip, 20);
