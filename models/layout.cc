@@ -453,8 +453,8 @@ std::vector<NmSymbol> parse_nm(std::istream& nm_output) {
 }
 
 LinkedLayout layout_from_nm(std::istream& nm_output,
-                            const std::map<std::string, std::string>& owners, double hot_fraction,
-                            const HotProfile* profile) {
+                            const std::multimap<std::string, std::string>& owners,
+                            double hot_fraction, const HotProfile* profile) {
   if (!(hot_fraction > 0 && hot_fraction <= 1))
     throw LayoutError(fmt::format("hot_fraction must be in (0, 1], got {}", hot_fraction));
   for (const auto& [sym, owner] : owners)
@@ -464,25 +464,26 @@ LinkedLayout layout_from_nm(std::istream& nm_output,
   LinkedLayout out;
   for (const NmSymbol& s : parse_nm(nm_output)) {
     if (!s.text || s.size == 0) continue;
-    const auto it = owners.find(s.name);
-    if (it == owners.end()) continue;
-    auto& ranges = out.by_owner[it->second];
-    if (profile != nullptr) {
-      const auto p = profile->find(s.name);
-      if (p == profile->end()) continue;
-      for (const auto& [off, bytes] : p->second) {
-        if (off + bytes > s.size)
-          throw LayoutError(fmt::format(
-              "profile: {} has a hot range [{:#x}, {:#x}) beyond its size {:#x}: is the profile "
-              "from a build of other objects?",
-              s.name, off, off + bytes, s.size));
-        ranges.push_back({s.addr + off, bytes, s.name});
+    const auto [first, last] = owners.equal_range(s.name);
+    for (auto it = first; it != last; ++it) {
+      auto& ranges = out.by_owner[it->second];
+      if (profile != nullptr) {
+        const auto p = profile->find(s.name);
+        if (p == profile->end()) continue;
+        for (const auto& [off, bytes] : p->second) {
+          if (off + bytes > s.size)
+            throw LayoutError(fmt::format(
+                "profile: {} has a hot range [{:#x}, {:#x}) beyond its size {:#x}: is the "
+                "profile from a build of other objects?",
+                s.name, off, off + bytes, s.size));
+          ranges.push_back({s.addr + off, bytes, s.name});
+        }
+        continue;
       }
-      continue;
+      const auto hot = std::max<uint64_t>(
+          1, static_cast<uint64_t>(std::llround(static_cast<double>(s.size) * hot_fraction)));
+      ranges.push_back({s.addr, hot, s.name});
     }
-    const auto hot = std::max<uint64_t>(
-        1, static_cast<uint64_t>(std::llround(static_cast<double>(s.size) * hot_fraction)));
-    ranges.push_back({s.addr, hot, s.name});
   }
   return out;
 }

@@ -151,7 +151,7 @@ using HotProfile = std::map<std::string, std::vector<std::pair<uint64_t, uint64_
 // address order. `objects` is left empty: nm does not say which object a
 // symbol came from.
 LinkedLayout layout_from_nm(std::istream& nm_output,
-                            const std::map<std::string, std::string>& owners,
+                            const std::multimap<std::string, std::string>& owners,
                             double hot_fraction = 1.0, const HotProfile* profile = nullptr);
 
 // Sum of the hot bytes of every owner's ranges.

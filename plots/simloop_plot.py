@@ -10,7 +10,8 @@ The kind of plot is chosen from the columns unless --kind says:
                 (a sweep CSV and a `simloop measure native` CSV, or one file with both)
   crossover     kpps against payload, one line per options.align (the alignment crossover)
   accuracy      predicted against measured kpps per point of a `simloop compare` CSV, training
-                and held-out points apart, with y = x and the 10 % and 15 % bands
+                and held-out points apart, with y = x and the 10 % and 15 % bands; or predicted
+                against measured I1 misses per packet of a `simloop icache --measured` CSV
 Runs under Debian's /usr/bin/python3, which has matplotlib.
 """
 import argparse
@@ -91,7 +92,7 @@ def padding_column(rows):
 
 
 def choose_kind(rows):
-    if "predicted_kpps" in rows[0]:
+    if "predicted_kpps" in rows[0] or "measured_i1_misses_per_packet" in rows[0]:
         return "accuracy"
     sources = {r.get("source") for r in rows}
     if "simulated" in sources and len(sources) > 1:
@@ -315,19 +316,29 @@ def plot_scatter(rows, ax, band=0.15):
 
 
 def plot_accuracy(rows, ax):
-    sets = {"train": ("s", "training points"), "validation": ("o", "held-out points")}
+    # Two kinds of comparison: kpps (simloop compare: training and held-out
+    # points) and I1 misses per packet (simloop icache --measured: one group
+    # per I1 geometry, nothing fitted to them).
+    i1 = "measured_i1_misses_per_packet" in rows[0]
+    metric = "i1_misses_per_packet" if i1 else "kpps"
+    if i1:
+        groups = {g: ("o", f"I1 {g}") for g in dict.fromkeys(r.get("i1") for r in rows)}
+        key = "i1"
+    else:
+        groups = {"train": ("s", "training points"), "validation": ("o", "held-out points")}
+        key = "set"
     vals = []
-    for name, (marker, label) in sets.items():
-        rs = [r for r in rows if r.get("set") == name]
+    for name, (marker, label) in groups.items():
+        rs = [r for r in rows if r.get(key) == name and r.get(f"measured_{metric}") not in (None, "")]
         if not rs:
             continue
-        xs, ys = [num(r, "measured_kpps") for r in rs], [num(r, "predicted_kpps") for r in rs]
+        xs, ys = [num(r, f"measured_{metric}") for r in rs], [num(r, f"predicted_{metric}") for r in rs]
         vals += xs + ys
-        errs = sorted(abs(num(r, "abs_error_pct")) for r in rs)
+        errs = sorted(abs(num(r, "error_pct")) for r in rs)
         med = errs[len(errs) // 2] if len(errs) % 2 else (errs[len(errs) // 2 - 1] + errs[len(errs) // 2]) / 2
         ax.plot(xs, ys, marker, ms=6, alpha=0.8, label=f"{label} ({len(rs)}, median |error| {med:.1f} %)")
     if not vals:
-        sys.exit("simloop plot: accuracy needs rows with set train or validation")
+        sys.exit("simloop plot: accuracy needs rows with measured and predicted values")
     lo, hi = min(vals) / 1.15, max(vals) * 1.15
     line = [lo, hi]
     ax.plot(line, line, "k-", lw=1, label="y = x")
@@ -337,10 +348,15 @@ def plot_accuracy(rows, ax):
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
     ax.set_aspect("equal")
-    source = rows[0].get("source", "measured")
-    ax.set_xlabel(f"measured transmit rate (kpps, {source}, one value per point over its repeats)")
-    ax.set_ylabel("predicted transmit rate (kpps, calibrated profile)")
-    ax.set_title(f"Predicted against measured: {source}")
+    if i1:
+        ax.set_xlabel("measured I1 misses per packet (cachegrind)")
+        ax.set_ylabel("predicted I1 misses per packet (simloop's I-cache model)")
+        ax.set_title("I-cache model against cachegrind, per harness layout")
+    else:
+        source = rows[0].get("source", "measured")
+        ax.set_xlabel(f"measured transmit rate (kpps, {source}, one value per point over its repeats)")
+        ax.set_ylabel("predicted transmit rate (kpps, calibrated profile)")
+        ax.set_title(f"Predicted against measured: {source}")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
 

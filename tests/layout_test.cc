@@ -330,7 +330,7 @@ TEST(LayoutNm, ParsesRecordedNmOutput) {
   std::ifstream in(fs::path(SIMLOOP_SOURCE_DIR) / "tests/data/nm_sample.txt");
   ASSERT_TRUE(in) << "tests/data/nm_sample.txt";
   const std::string stack = "_ZN7simloop3net5StackINS_7measure10StageTimerEE";
-  const std::map<std::string, std::string> owners = {
+  const std::multimap<std::string, std::string> owners = {
       {stack + "9ip_outputEPNS0_4MbufEPNS0_5IfnetEjjb", "ip_output"},
       {stack + "10udp_outputERNS0_6SocketEPNS0_4MbufEjt", "udp_output"},
       {stack + "12ether_outputEPNS0_5IfnetEPNS0_4MbufEjb", "ether_output"},

@@ -122,11 +122,11 @@ int compare_cmd(const CompareArgs& a) {
     for (const auto& k : {"payload", "dest", "align", "copy"})
       if (auto it = p.keys.find(k); it != p.keys.end()) c.keys.emplace_back(k, it->second);
     c.set = fit.split.trains(p) ? "train" : "validation";
-    c.measured_kpps = p.kpps();
+    c.measured = p.kpps();
     const double ns = fit.source == "kernel"
                           ? measure::kernel_predict_ns(fit, p)
                           : measure::native_price(measure::native_features(p), machine, stack);
-    c.predicted_kpps = ns > 0 ? 1e6 / ns : 0;
+    c.predicted = ns > 0 ? 1e6 / ns : 0;
     cs.push_back(c);
   }
   if (cs.empty()) throw UserError("no " + fit.source + " points in the measured files");
@@ -135,8 +135,7 @@ int compare_cmd(const CompareArgs& a) {
                            "predicted", "error", "|error|");
   for (const auto& c : cs)
     std::cout << fmt::format("{:<50} {:>10} {:>10.1f} {:>10.1f} {:>+7.2f}% {:>7.2f}%\n", c.point,
-                             c.set, c.measured_kpps, c.predicted_kpps, c.error_pct(),
-                             c.abs_error_pct());
+                             c.set, c.measured, c.predicted, c.error_pct(), c.abs_error_pct());
   for (const std::string set : {"train", "validation"}) {
     const auto s = measure::summarize(cs, set);
     if (s.points == 0) continue;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -41,5 +42,12 @@ void add_plot(CLI::App& app, std::vector<Command>& commands);
 void add_sweep(CLI::App& app, std::vector<Command>& commands);
 void add_calibrate(CLI::App& app, std::vector<Command>& commands);
 void add_layout(CLI::App& app, std::vector<Command>& commands);
+void add_icache(CLI::App& app, std::vector<Command>& commands);
+// Under `simloop measure`: cachegrind and profile.
+void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands);
+
+// A file of "symbol owner" lines ('#' comments): what runs each function of a
+// binary, for models::layout_from_nm. Throws UserError naming file and line.
+std::multimap<std::string, std::string> read_owners(const std::string& file);
 
 }  // namespace simloop::cli

@@ -54,25 +54,6 @@ models::PathSpec path_spec(const config::Experiment& x) {
   return s;
 }
 
-std::map<std::string, std::string> read_owners(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw UserError(fmt::format("{}: cannot read the file", file));
-  std::map<std::string, std::string> m;
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    std::istringstream ls(line);
-    std::string sym, owner, extra;
-    if (!(ls >> sym)) continue;
-    if (!(ls >> owner) || (ls >> extra))
-      throw UserError(fmt::format("{}:{}: expected 'symbol owner', got '{}'", file, n, line));
-    m[sym] = owner;
-  }
-  return m;
-}
-
 double kpps(double clock_hz, double cycles) {
   return cycles > 0 ? clock_hz / cycles / 1e3 : 0;
 }
@@ -441,6 +422,25 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
                   "Also write the report as JSON: misses before/after, collision tables, "
                   "recommended order and padding");
   commands.push_back({cmd, [a] { return layout_cmd(*a); }});
+}
+
+std::multimap<std::string, std::string> read_owners(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw UserError(fmt::format("{}: cannot read the file", file));
+  std::multimap<std::string, std::string> m;
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    std::istringstream ls(line);
+    std::string sym, owner, extra;
+    if (!(ls >> sym)) continue;
+    if (!(ls >> owner) || (ls >> extra))
+      throw UserError(fmt::format("{}:{}: expected 'symbol owner', got '{}'", file, n, line));
+    m.emplace(sym, owner);
+  }
+  return m;
 }
 
 }  // namespace simloop::cli

@@ -1,8 +1,8 @@
 // simloop: one program, one subcommand per job.
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 
@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   simloop::cli::add_sweep(app, commands);
   simloop::cli::add_calibrate(app, commands);
   simloop::cli::add_layout(app, commands);
+  simloop::cli::add_icache(app, commands);
 
   try {
     app.parse(argc, argv);

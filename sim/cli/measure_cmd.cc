@@ -48,9 +48,9 @@ int run_native_cmd(NativeArgs& a) {
     for (const auto& r : rows) j.push_back(report::to_json(r));
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << report::format_table(rows, {"repeat", "payload", "dest", "align", "copy",
-                                             "packets", "kpps", "ns_per_packet", "delivered",
-                                             "enobufs_retries"});
+    std::cout << report::format_table(
+        rows, {"repeat", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet",
+               "delivered", "enobufs_retries"});
     if (results.size() > 1) {
       double sum = 0, sq = 0;
       for (const auto& r : results) sum += r.kpps();
@@ -152,26 +152,30 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
   native->add_option("-n,--packets", a->opt.packets, "Timed datagrams per repeat")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
-  native->add_option("-d,--duration", a->opt.duration_s,
-                     "Run each repeat for this many seconds instead of --packets")
+  native
+      ->add_option("-d,--duration", a->opt.duration_s,
+                   "Run each repeat for this many seconds instead of --packets")
       ->check(CLI::Range(0.0, 86400.0));
   native->add_option("--warmup", a->opt.warmup, "Untimed datagrams before timing starts")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  native->add_option("--dest", a->dest,
-                     "loopback (127.0.0.1), broadcast (simplex loop copy + NIC ring),\n"
-                     "wire (peer on the NIC ring), self (own address through em0)")
+  native
+      ->add_option("--dest", a->dest,
+                   "loopback (127.0.0.1), broadcast (simplex loop copy + NIC ring),\n"
+                   "wire (peer on the NIC ring), self (own address through em0)")
       ->check(CLI::IsMember({"loopback", "broadcast", "wire", "self"}))
       ->capture_default_str();
-  native->add_option("--align", a->align,
-                     "Alignment policy: none, copy-down, strict, copy-down-unsafe")
+  native
+      ->add_option("--align", a->align,
+                   "Alignment policy: none, copy-down, strict, copy-down-unsafe")
       ->check(CLI::IsMember({"none", "copy-down", "strict", "copy-down-unsafe"}))
       ->capture_default_str();
   native->add_option("--copy", a->copy, "Simplex loop copy: m_copy (shared) or m_dup (deep)")
       ->check(CLI::IsMember({"m_copy", "m_dup"}))
       ->capture_default_str();
-  native->add_option("--max-linkhdr", a->opt.stack.max_linkhdr,
-                     "Link header space reserved in front of the data")
+  native
+      ->add_option("--max-linkhdr", a->opt.stack.max_linkhdr,
+                   "Link header space reserved in front of the data")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
   native->add_option("--ether-mtu", a->opt.stack.ether_mtu, "MTU of em0")
@@ -217,6 +221,7 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
   commands.push_back({kernel, [k] { return run_kernel_cmd(*k); }});
+  add_measure_valgrind(*measure, commands);
 }
 
 }  // namespace simloop::cli

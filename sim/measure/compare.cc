@@ -36,10 +36,10 @@ report::Row comparison_row(const std::string& source, const Comparison& c) {
       row.set(k, v);
   }
   row.set("set", c.set)
-      .set("measured_kpps", c.measured_kpps)
-      .set("predicted_kpps", c.predicted_kpps)
-      .set("measured_ns_per_packet", 1e6 / c.measured_kpps)
-      .set("predicted_ns_per_packet", 1e6 / c.predicted_kpps)
+      .set("measured_kpps", c.measured)
+      .set("predicted_kpps", c.predicted)
+      .set("measured_ns_per_packet", 1e6 / c.measured)
+      .set("predicted_ns_per_packet", 1e6 / c.predicted)
       .set("error_pct", c.error_pct())
       .set("abs_error_pct", c.abs_error_pct());
   return row;

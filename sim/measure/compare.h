@@ -14,8 +14,8 @@ struct Comparison {
   std::string point;                                      // "payload=18 dest=loopback ..."
   std::vector<std::pair<std::string, std::string>> keys;  // payload, dest, align, copy
   std::string set;                                        // train | validation
-  double measured_kpps = 0, predicted_kpps = 0;
-  double error_pct() const { return 100 * (predicted_kpps - measured_kpps) / measured_kpps; }
+  double measured = 0, predicted = 0;                     // kpps, or the metric compared
+  double error_pct() const { return 100 * (predicted - measured) / measured; }
   double abs_error_pct() const { return error_pct() < 0 ? -error_pct() : error_pct(); }
 };
 

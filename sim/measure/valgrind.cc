@@ -1,0 +1,412 @@
+#include "measure/valgrind.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+namespace simloop::measure {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool parse_u64(std::string_view s, uint64_t* v, int base = 10) {
+  if (base == 16 && s.starts_with("0x")) s.remove_prefix(2);
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), *v, base);
+  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+std::vector<std::string> words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> w;
+  for (std::string x; in >> x;) w.push_back(x);
+  return w;
+}
+
+// A scratch directory, removed with everything in it.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "simloop-valgrind-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr)
+      throw std::runtime_error(
+          fmt::format("cannot make a temporary directory: {}", std::strerror(errno)));
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+std::string last_lines(const fs::path& file, int n) {
+  std::ifstream in(file);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::string out;
+  for (size_t i = lines.size() > static_cast<size_t>(n) ? lines.size() - n : 0; i < lines.size();
+       ++i)
+    out += "\n  " + lines[i];
+  return out;
+}
+
+// Runs argv with stdout discarded and stderr to `err`; throws unless it
+// exits with status 0.
+void run_program(const std::vector<std::string>& argv, const fs::path& err) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (null >= 0) dup2(null, STDOUT_FILENO);
+    if (e >= 0) dup2(e, STDERR_FILENO);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+  std::string what = WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
+                                       : fmt::format("signal {}", WTERMSIG(status));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && argv[0] == "valgrind")
+    what += " (is valgrind installed? scripts/install-deps.sh installs it)";
+  throw std::runtime_error(
+      fmt::format("{} failed ({}):{}", fmt::join(argv, " "), what, last_lines(err, 8)));
+}
+
+std::vector<std::string> harness_argv(const HarnessSpec& h, int64_t packets) {
+  return {h.path,
+          "-l",
+          std::to_string(h.opt.payload),
+          "-n",
+          std::to_string(packets),
+          "--warmup",
+          std::to_string(h.opt.warmup),
+          "--dest",
+          std::string(dest_name(h.opt.dest)),
+          "--align",
+          std::string(net::align_policy_name(h.opt.stack.align)),
+          "--copy",
+          std::string(net::loop_copy_name(h.opt.stack.loop_copy))};
+}
+
+void check_spec(const HarnessSpec& h) {
+  if (!fs::is_regular_file(h.path))
+    throw std::runtime_error(
+        fmt::format("{}: no such harness (it is built as simloop-harness*)", h.path));
+  if (h.packets_lo < 0 || h.packets_hi <= h.packets_lo)
+    throw std::runtime_error(fmt::format("packet counts {} and {}: the second must be larger",
+                                         h.packets_lo, h.packets_hi));
+}
+
+}  // namespace
+
+models::CacheGeometry parse_geometry(const std::string& spec) {
+  std::vector<uint64_t> v;
+  std::string part;
+  std::istringstream in(spec);
+  while (std::getline(in, part, ',')) {
+    uint64_t x = 0;
+    if (!parse_u64(part, &x))
+      throw std::invalid_argument(
+          fmt::format("cache geometry '{}': expected SIZE,ASSOC,LINE in bytes", spec));
+    v.push_back(x);
+  }
+  if (v.size() != 3)
+    throw std::invalid_argument(
+        fmt::format("cache geometry '{}': expected SIZE,ASSOC,LINE in bytes", spec));
+  const models::CacheGeometry g{static_cast<int64_t>(v[0]), static_cast<int>(v[1]),
+                                static_cast<int>(v[2])};
+  if (v[1] == 0 || v[2] == 0 || v[0] % (v[1] * v[2]) != 0)
+    throw std::invalid_argument(fmt::format(
+        "cache geometry '{}': the size must be a whole number of ASSOC x LINE sets", spec));
+  // The model's own checks (powers of two) apply as well.
+  models::ICacheConfig c;
+  c.l1 = g;
+  c.l2_enabled = false;
+  try {
+    models::ICache check(c);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("cache geometry '{}': {}", spec, e.what()));
+  }
+  return g;
+}
+
+std::string geometry_spec(const models::CacheGeometry& g) {
+  return fmt::format("{},{},{}", g.size_bytes, g.assoc, g.line_bytes);
+}
+
+std::map<std::string, uint64_t> parse_cachegrind(std::istream& in, const std::string& what) {
+  std::vector<std::string> events, summary;
+  int events_line = 0, lineno = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    if (line.starts_with("events:")) {
+      events = words(line.substr(7));
+      events_line = lineno;
+    } else if (line.starts_with("summary:")) {
+      summary = words(line.substr(8));
+      if (summary.size() != events.size())
+        throw std::runtime_error(fmt::format("{}:{}: summary has {} counts for {} events (line {})",
+                                             what, lineno, summary.size(), events.size(),
+                                             events_line));
+    }
+  }
+  if (events.empty()) throw std::runtime_error(fmt::format("{}: no 'events:' line", what));
+  if (summary.empty()) throw std::runtime_error(fmt::format("{}: no 'summary:' line", what));
+  std::map<std::string, uint64_t> out;
+  for (size_t i = 0; i < events.size(); ++i) {
+    uint64_t v = 0;
+    if (!parse_u64(summary[i], &v))
+      throw std::runtime_error(
+          fmt::format("{}: summary count '{}' of {} is not a number", what, summary[i], events[i]));
+    out[events[i]] = v;
+  }
+  return out;
+}
+
+std::map<uint64_t, uint64_t> parse_callgrind_instr(std::istream& in, const std::string& what) {
+  std::map<uint64_t, uint64_t> out;
+  bool skip_next = false, positions_instr = false;
+  int lineno = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    if (line.starts_with("positions:")) {
+      const auto w = words(line.substr(10));
+      if (w != std::vector<std::string>{"instr"})
+        throw std::runtime_error(
+            fmt::format("{}:{}: positions '{}': run callgrind with --dump-instr=yes --dump-line=no",
+                        what, lineno, line.substr(10)));
+      positions_instr = true;
+      continue;
+    }
+    if (line.starts_with("calls=")) {
+      skip_next = true;  // the next cost line is the call's inclusive cost
+      continue;
+    }
+    if (!line.starts_with("0x")) continue;
+    if (skip_next) {
+      skip_next = false;
+      continue;
+    }
+    const auto w = words(line);
+    uint64_t addr = 0, ir = 0;
+    if (w.size() < 2 || !parse_u64(w[0], &addr, 16) || !parse_u64(w[1], &ir))
+      throw std::runtime_error(
+          fmt::format("{}:{}: expected 'ADDRESS COUNT' (written with --compress-pos=no), got '{}'",
+                      what, lineno, line));
+    out[addr] += ir;
+  }
+  if (!positions_instr)
+    throw std::runtime_error(fmt::format("{}: no 'positions: instr' line", what));
+  return out;
+}
+
+models::HotProfile hot_profile(const std::map<uint64_t, uint64_t>& lo,
+                               const std::map<uint64_t, uint64_t>& hi, int64_t packets,
+                               const std::vector<models::NmSymbol>& symbols,
+                               double min_per_packet) {
+  std::vector<const models::NmSymbol*> text;
+  for (const auto& s : symbols)
+    if (s.text && s.size > 0) text.push_back(&s);  // already in address order
+  models::HotProfile out;
+  const models::NmSymbol* cur = nullptr;
+  uint64_t start = 0, last = 0;
+  auto flush = [&] {
+    if (cur != nullptr) out[cur->name].emplace_back(start - cur->addr, last + 1 - start);
+    cur = nullptr;
+  };
+  for (const auto& [addr, count] : hi) {
+    const auto l = lo.find(addr);
+    const double per = static_cast<double>(count - (l == lo.end() ? 0 : l->second)) /
+                       static_cast<double>(std::max<int64_t>(packets, 1));
+    if (per < min_per_packet) continue;
+    // The symbol holding addr: the last one starting at or before it.
+    auto it = std::upper_bound(text.begin(), text.end(), addr,
+                               [](uint64_t a, const models::NmSymbol* s) { return a < s->addr; });
+    if (it == text.begin()) continue;
+    const models::NmSymbol* sym = *(it - 1);
+    if (addr >= sym->addr + sym->size) continue;
+    if (sym == cur && addr - last < 16) {
+      last = addr;
+      continue;
+    }
+    flush();
+    cur = sym;
+    start = last = addr;
+  }
+  flush();
+  return out;
+}
+
+std::string format_hot_profile(const models::HotProfile& p, const std::string& header) {
+  std::string out;
+  std::istringstream h(header);
+  for (std::string l; std::getline(h, l);) out += "# " + l + "\n";
+  out += "# offset bytes symbol: the bytes of each function that run per packet\n";
+  for (const auto& [sym, ranges] : p)
+    for (const auto& [off, bytes] : ranges) out += fmt::format("{:#x} {} {}\n", off, bytes, sym);
+  return out;
+}
+
+models::HotProfile load_hot_profile(std::istream& in, const std::string& what) {
+  models::HotProfile p;
+  int lineno = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    const auto w = words(line);
+    if (w.empty()) continue;
+    uint64_t off = 0, bytes = 0;
+    if (w.size() != 3 || !parse_u64(w[0], &off, 16) || !parse_u64(w[1], &bytes) || bytes == 0)
+      throw std::runtime_error(
+          fmt::format("{}:{}: expected 'OFFSET BYTES SYMBOL' (hex offset, bytes > 0), got '{}'",
+                      what, lineno, line));
+    p[w[2]].emplace_back(off, bytes);
+  }
+  if (p.empty()) throw std::runtime_error(fmt::format("{}: no ranges", what));
+  for (auto& [sym, ranges] : p) std::sort(ranges.begin(), ranges.end());
+  return p;
+}
+
+std::string harness_layout_name(const std::string& path) {
+  const std::string f = fs::path(path).filename().string();
+  if (f == "simloop-harness") return "base";
+  if (f.starts_with("simloop-harness-")) return f.substr(16);
+  return f;
+}
+
+std::string nm_output(const std::string& binary) {
+  TempDir tmp;
+  const fs::path out = tmp.path / "nm.txt", err = tmp.path / "nm.err";
+  // nm writes to stdout; run it through sh to capture it in a file.
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o >= 0) dup2(o, STDOUT_FILENO);
+    if (e >= 0) dup2(e, STDERR_FILENO);
+    execlp("nm", "nm", "-S", "--defined-only", "-n", binary.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error(
+        fmt::format("nm -S --defined-only -n {} failed:{}", binary, last_lines(err, 4)));
+  std::ifstream in(out);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+CachegrindResult run_cachegrind(const HarnessSpec& h, const models::CacheGeometry& i1,
+                                const models::CacheGeometry& d1, const models::CacheGeometry& ll) {
+  check_spec(h);
+  TempDir tmp;
+  std::array<std::map<std::string, uint64_t>, 2> totals;
+  const std::array<int64_t, 2> packets = {h.packets_lo, h.packets_hi};
+  for (size_t k = 0; k < 2; ++k) {
+    const fs::path out = tmp.path / fmt::format("cachegrind.{}", k);
+    std::vector<std::string> argv = {"valgrind",
+                                     "--tool=cachegrind",
+                                     "--cache-sim=yes",
+                                     "--I1=" + geometry_spec(i1),
+                                     "--D1=" + geometry_spec(d1),
+                                     "--LL=" + geometry_spec(ll),
+                                     "--cachegrind-out-file=" + out.string()};
+    for (auto& a : harness_argv(h, packets[k])) argv.push_back(std::move(a));
+    run_program(argv, tmp.path / "stderr");
+    std::ifstream in(out);
+    totals[k] = parse_cachegrind(in, out.string());
+  }
+  const double n = static_cast<double>(h.packets_hi - h.packets_lo);
+  auto per = [&](std::initializer_list<const char*> events) {
+    double d = 0;
+    for (const char* e : events) {
+      const auto a = totals[0].find(e), b = totals[1].find(e);
+      if (a == totals[0].end() || b == totals[1].end())
+        throw std::runtime_error(fmt::format("cachegrind output has no {} event", e));
+      d += static_cast<double>(b->second) - static_cast<double>(a->second);
+    }
+    return d / n;
+  };
+  CachegrindResult r{i1, d1, ll};
+  r.instructions = per({"Ir"});
+  r.i1_misses = per({"I1mr"});
+  r.d1_misses = per({"D1mr", "D1mw"});
+  r.ll_misses = per({"ILmr", "DLmr", "DLmw"});
+  return r;
+}
+
+report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r) {
+  report::Row row;
+  row.set("source", std::string("cachegrind"))
+      .set("layout", harness_layout_name(h.path))
+      .set("payload", int64_t{h.opt.payload})
+      .set("dest", std::string(dest_name(h.opt.dest)))
+      .set("align", std::string(net::align_policy_name(h.opt.stack.align)))
+      .set("copy", std::string(net::loop_copy_name(h.opt.stack.loop_copy)))
+      .set("i1", geometry_spec(r.i1))
+      .set("i1_size", r.i1.size_bytes)
+      .set("i1_assoc", int64_t{r.i1.assoc})
+      .set("i1_line", int64_t{r.i1.line_bytes})
+      .set("d1", geometry_spec(r.d1))
+      .set("ll", geometry_spec(r.ll))
+      .set("packets_lo", h.packets_lo)
+      .set("packets_hi", h.packets_hi)
+      .set("instructions_per_packet", r.instructions)
+      .set("i1_misses_per_packet", r.i1_misses)
+      .set("d1_misses_per_packet", r.d1_misses)
+      .set("ll_misses_per_packet", r.ll_misses)
+      .set("harness", h.path);
+  return row;
+}
+
+models::HotProfile run_profile(const HarnessSpec& h, double min_per_packet) {
+  check_spec(h);
+  TempDir tmp;
+  std::array<std::map<uint64_t, uint64_t>, 2> counts;
+  const std::array<int64_t, 2> packets = {h.packets_lo, h.packets_hi};
+  for (size_t k = 0; k < 2; ++k) {
+    const fs::path out = tmp.path / fmt::format("callgrind.{}", k);
+    std::vector<std::string> argv = {"valgrind",
+                                     "--tool=callgrind",
+                                     "--dump-instr=yes",
+                                     "--dump-line=no",
+                                     "--compress-pos=no",
+                                     "--compress-strings=no",
+                                     "--callgrind-out-file=" + out.string()};
+    for (auto& a : harness_argv(h, packets[k])) argv.push_back(std::move(a));
+    run_program(argv, tmp.path / "stderr");
+    std::ifstream in(out);
+    counts[k] = parse_callgrind_instr(in, out.string());
+  }
+  std::istringstream nm(nm_output(h.path));
+  return hot_profile(counts[0], counts[1], h.packets_hi - h.packets_lo, models::parse_nm(nm),
+                     min_per_packet);
+}
+
+}  // namespace simloop::measure

@@ -1,0 +1,82 @@
+// The native harness under valgrind: cachegrind's cache counts per packet,
+// and callgrind's instruction counts as a profile of which code bytes run.
+//
+// Start-up, argument parsing and the first packets cost the same in any run,
+// so every per-packet figure is a difference of two runs that differ only in
+// the number of packets: (count(hi) - count(lo)) / (hi - lo).
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "measure/native.h"
+#include "models/icache.h"
+#include "models/layout.h"
+#include "report/table.h"
+
+namespace simloop::measure {
+
+// "SIZE,ASSOC,LINE" as valgrind's --I1/--D1/--LL take it; throws
+// std::invalid_argument naming what is wrong.
+models::CacheGeometry parse_geometry(const std::string& spec);
+std::string geometry_spec(const models::CacheGeometry& g);
+
+// The totals of a cachegrind output file (--cachegrind-out-file): event name
+// -> count, from its "events:" and "summary:" lines. Throws
+// std::runtime_error naming `what` and the line if either is missing or
+// malformed.
+std::map<std::string, uint64_t> parse_cachegrind(std::istream& in, const std::string& what);
+
+// Instructions executed at each address, from a callgrind output file written
+// with --dump-instr=yes --dump-line=no --compress-pos=no. Call lines (the
+// inclusive cost of a call, after "calls=") are not counted. Throws
+// std::runtime_error naming `what` and the line on a malformed cost line.
+std::map<uint64_t, uint64_t> parse_callgrind_instr(std::istream& in, const std::string& what);
+
+// Which bytes of each function run per packet: the instructions executed at
+// least `min_per_packet` times per packet on average (from the difference of
+// two instruction-count maps over `packets` packets), grouped into ranges of
+// their function (instructions less than 16 bytes apart join one range; a
+// range ends one byte after its last instruction's start, as instruction
+// lengths are not in the profile). Addresses outside every text symbol are
+// skipped.
+models::HotProfile hot_profile(const std::map<uint64_t, uint64_t>& lo,
+                               const std::map<uint64_t, uint64_t>& hi, int64_t packets,
+                               const std::vector<models::NmSymbol>& symbols,
+                               double min_per_packet = 0.5);
+
+// A profile as text ("offset bytes symbol" lines, hex offsets, '#' comments)
+// and back; load throws std::runtime_error naming `what` and the line.
+std::string format_hot_profile(const models::HotProfile& p, const std::string& header);
+models::HotProfile load_hot_profile(std::istream& in, const std::string& what);
+
+struct HarnessSpec {
+  std::string path;   // a simloop-harness build
+  NativeOptions opt;  // payload, dest, align, copy (packets and warm-up are set per run)
+  int64_t packets_lo = 2000, packets_hi = 12000;
+};
+// The harness's layout name: "base" for simloop-harness, NAME for
+// simloop-harness-NAME, else the file name.
+std::string harness_layout_name(const std::string& path);
+
+// `nm -S --defined-only -n` of `binary`, as text. Throws std::runtime_error if
+// nm fails.
+std::string nm_output(const std::string& binary);
+
+struct CachegrindResult {
+  models::CacheGeometry i1, d1, ll;
+  double instructions = 0, i1_misses = 0, d1_misses = 0, ll_misses = 0;  // per packet
+};
+// Two cachegrind runs. Throws std::runtime_error (with valgrind's last
+// words) if valgrind is missing or a run fails.
+CachegrindResult run_cachegrind(const HarnessSpec& h, const models::CacheGeometry& i1,
+                                const models::CacheGeometry& d1, const models::CacheGeometry& ll);
+report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r);
+
+// Two callgrind runs, made into a profile against the harness's own symbols.
+models::HotProfile run_profile(const HarnessSpec& h, double min_per_packet = 0.5);
+
+}  // namespace simloop::measure
