@@ -466,10 +466,10 @@ LinkedLayout layout_from_nm(std::istream& nm_output,
     if (!s.text || s.size == 0) continue;
     const auto [first, last] = owners.equal_range(s.name);
     for (auto it = first; it != last; ++it) {
-      auto& ranges = out.by_owner[it->second];
       if (profile != nullptr) {
         const auto p = profile->find(s.name);
-        if (p == profile->end()) continue;
+        if (p == profile->end()) continue;  // it never ran
+        auto& ranges = out.by_owner[it->second];
         for (const auto& [off, bytes] : p->second) {
           if (off + bytes > s.size)
             throw LayoutError(fmt::format(
@@ -482,7 +482,7 @@ LinkedLayout layout_from_nm(std::istream& nm_output,
       }
       const auto hot = std::max<uint64_t>(
           1, static_cast<uint64_t>(std::llround(static_cast<double>(s.size) * hot_fraction)));
-      ranges.push_back({s.addr, hot, s.name});
+      out.by_owner[it->second].push_back({s.addr, hot, s.name});
     }
   }
   return out;

@@ -353,6 +353,28 @@ TEST(LayoutNm, ParsesRecordedNmOutput) {
   EXPECT_EQ(ll.by_owner.size(), 5u);
 }
 
+TEST(LayoutNm, ProfileRangesAndASymbolUnderTwoOwners) {
+  const std::string nm =
+      "0000000000401000 0000000000000080 T f\n"
+      "0000000000401080 0000000000000040 W adj\n"
+      "00000000004010c0 0000000000000020 T cold\n";
+  const std::multimap<std::string, std::string> owners = {
+      {"f", "ip_input"}, {"adj", "ip_input"}, {"adj", "udp_input"}, {"cold", "sbappend"}};
+  const HotProfile profile = {{"f", {{0x0, 0x10}, {0x40, 0x8}}}, {"adj", {{0x4, 0x20}}}};
+  std::istringstream in(nm);
+  const LinkedLayout ll = layout_from_nm(in, owners, 1.0, &profile);
+  EXPECT_EQ(ll.by_owner.at("ip_input"),
+            (std::vector<HotRange>{
+                {0x401000, 0x10, "f"}, {0x401040, 0x8, "f"}, {0x401084, 0x20, "adj"}}));
+  EXPECT_EQ(ll.by_owner.at("udp_input"), (std::vector<HotRange>{{0x401084, 0x20, "adj"}}));
+  // Not in the profile: it never ran.
+  EXPECT_EQ(ll.by_owner.count("sbappend"), 0u);
+  // A range past its symbol: the profile belongs to other objects.
+  const HotProfile wrong = {{"adj", {{0x30, 0x20}}}};
+  std::istringstream again(nm);
+  EXPECT_THROW(layout_from_nm(again, owners, 1.0, &wrong), LayoutError);
+}
+
 TEST(LayoutNm, HotFractionNamesWithSpacesAndErrors) {
   std::istringstream in(
       "08048000 00000100 T main\n"

@@ -1,0 +1,156 @@
+// The harness under valgrind: parsers on recorded output, the hot profile on
+// hand-made counts, and the model's view of the harness's path.
+#include "measure/valgrind.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "measure/icache_check.h"
+#include "models/cycle_account.h"
+
+using namespace simloop;
+using measure::parse_cachegrind;
+using measure::parse_callgrind_instr;
+
+namespace {
+const std::filesystem::path kData = std::filesystem::path(SIMLOOP_SOURCE_DIR) / "tests/data";
+}
+
+TEST(Cachegrind, ParsesTheRecordedSummary) {
+  std::ifstream in(kData / "cachegrind.out");
+  const auto t = parse_cachegrind(in, "cachegrind.out");
+  ASSERT_EQ(t.size(), 9u);
+  EXPECT_EQ(t.at("Ir"), 29743705u);
+  EXPECT_EQ(t.at("I1mr"), 2398113u);
+  EXPECT_EQ(t.at("D1mw"), 5269u);
+  EXPECT_EQ(t.at("DLmw"), 5107u);
+}
+
+TEST(Cachegrind, NamesWhatIsMissingOrShort) {
+  std::istringstream none("events: Ir I1mr\n");
+  try {
+    parse_cachegrind(none, "x.out");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "x.out: no 'summary:' line");
+  }
+  std::istringstream shorter("desc: x\nevents: Ir I1mr\nsummary: 5\n");
+  try {
+    parse_cachegrind(shorter, "x.out");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "x.out:3: summary has 1 counts for 2 events (line 2)");
+  }
+}
+
+TEST(Callgrind, CountsEachInstructionAndSkipsCallCosts) {
+  std::ifstream in(kData / "callgrind.out");
+  const auto m = parse_callgrind_instr(in, "callgrind.out");
+  ASSERT_EQ(m.size(), 7u);
+  EXPECT_EQ(m.at(0x401008), 100u);  // not 55100: the call's inclusive cost is skipped
+  EXPECT_EQ(m.at(0x40100d), 100u);
+  EXPECT_EQ(m.at(0x401040), 3u);
+  EXPECT_EQ(m.at(0x401104), 200u);  // listed twice: summed
+}
+
+TEST(Callgrind, RefusesOutputWithLineNumbers) {
+  std::istringstream in("positions: instr line\nevents: Ir\n0x10 1 5\n");
+  EXPECT_THROW(parse_callgrind_instr(in, "x"), std::runtime_error);
+}
+
+TEST(HotProfile, GroupsHotInstructionsIntoRangesOfTheirFunction) {
+  const std::vector<models::NmSymbol> syms = {{0x401000, 0x80, true, "sendto"},
+                                              {0x401080, 0x10, false, "data"},
+                                              {0x401100, 0x40, true, "udp_output"}};
+  // 100 more packets in `hi` than in `lo`.
+  const std::map<uint64_t, uint64_t> lo = {{0x401000, 7}, {0x401040, 50}};
+  const std::map<uint64_t, uint64_t> hi = {
+      {0x401000, 107},                                     // 1 per packet
+      {0x401003, 100}, {0x40100d, 100}, {0x401030, 100},   // 0x23 bytes on: a range of its own
+      {0x401040, 52},                                      // 0.02 per packet: cold
+      {0x401084, 500},                                     // in a data symbol: skipped
+      {0x401100, 100}, {0x401104, 200}, {0x401200, 100}};  // past every symbol: skipped
+  const auto p = measure::hot_profile(lo, hi, 100, syms);
+  ASSERT_EQ(p.size(), 2u);
+  using R = std::vector<std::pair<uint64_t, uint64_t>>;
+  EXPECT_EQ(p.at("sendto"), (R{{0x0, 0xe}, {0x30, 0x1}}));
+  EXPECT_EQ(p.at("udp_output"), (R{{0x0, 0x5}}));
+}
+
+TEST(HotProfile, FormatsAndLoadsBack) {
+  const models::HotProfile p = {{"f", {{0x0, 14}, {0x30, 1}}}, {"g", {{0x8, 5}}}};
+  std::istringstream in(measure::format_hot_profile(p, "a header\nof two lines"));
+  EXPECT_EQ(measure::load_hot_profile(in, "p.txt"), p);
+  std::istringstream bad("# comment\n0x0 14 f\n0x30 zero f\n");
+  try {
+    measure::load_hot_profile(bad, "p.txt");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("p.txt:3: expected 'OFFSET BYTES SYMBOL'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Geometry, ParsesValgrindsFormAndRefusesImpossibleCaches) {
+  const auto g = measure::parse_geometry("4096,2,64");
+  EXPECT_EQ(g.size_bytes, 4096);
+  EXPECT_EQ(g.assoc, 2);
+  EXPECT_EQ(g.line_bytes, 64);
+  EXPECT_EQ(measure::geometry_spec(g), "4096,2,64");
+  EXPECT_THROW(measure::parse_geometry("4096,2"), std::invalid_argument);
+  EXPECT_THROW(measure::parse_geometry("4096,3,64"), std::invalid_argument);  // not whole sets
+  EXPECT_THROW(measure::parse_geometry("3072,1,64"), std::invalid_argument);  // 48 sets
+  EXPECT_THROW(measure::parse_geometry("4k,2,64"), std::invalid_argument);
+}
+
+TEST(RankAgreement, HandCountedPairs) {
+  auto r = measure::rank_agreement({1, 2, 3}, {10, 20, 30});
+  EXPECT_TRUE(r.same_order);
+  EXPECT_DOUBLE_EQ(r.kendall_tau, 1);
+  r = measure::rank_agreement({1, 2, 3}, {30, 20, 10});
+  EXPECT_FALSE(r.same_order);
+  EXPECT_DOUBLE_EQ(r.kendall_tau, -1);
+  // One pair of three swapped: 2 concordant, 1 discordant.
+  r = measure::rank_agreement({1, 2, 3}, {10, 30, 20});
+  EXPECT_FALSE(r.same_order);
+  EXPECT_DOUBLE_EQ(r.kendall_tau, 1.0 / 3);
+  // A tie in one list disagrees with nothing.
+  r = measure::rank_agreement({1, 2, 3}, {10, 10, 20});
+  EXPECT_TRUE(r.same_order);
+}
+
+TEST(HarnessTrace, NotesTheLoopBeforeEachCallIntoTheStack) {
+  measure::NativeOptions opt;
+  opt.warmup = 5;
+  const models::PathTrace t = measure::harness_trace(opt, 10);
+  EXPECT_EQ(t.packets, 10);
+  ASSERT_GE(t.code.size(), 2u);
+  EXPECT_EQ(t.code[0], static_cast<uint8_t>(models::Code::user_loop));
+  EXPECT_EQ(t.code[1], static_cast<uint8_t>(net::Fn::sendto));
+  auto count = [&](size_t c) {
+    return std::count(t.code.begin(), t.code.end(), static_cast<uint8_t>(c));
+  };
+  EXPECT_EQ(count(static_cast<size_t>(net::Fn::sendto)), 10);
+  EXPECT_EQ(count(static_cast<size_t>(net::Fn::ip_input)), 10);
+  // The loop runs before sendto, netisr_run, each recvfrom and nic_txeof.
+  EXPECT_GE(count(static_cast<size_t>(models::Code::user_loop)), 40);
+  EXPECT_GE(count(static_cast<size_t>(models::Code::header_access)), 10);
+}
+
+TEST(ICachePrediction, TwoFunctionsInOneDirectMappedSetMissEveryPacket) {
+  measure::NativeOptions opt;
+  opt.warmup = 5;
+  const models::PathTrace t = measure::harness_trace(opt, 10);
+  models::LinkedLayout l;
+  // 1 KiB direct-mapped, 64-byte lines: 0x10000 and 0x10400 share set 0;
+  // 0x10040 has set 1 to itself.
+  l.by_owner["sendto"] = {{0x10000, 64, "a"}};
+  l.by_owner["ip_input"] = {{0x10400, 64, "b"}};
+  l.by_owner["udp_input"] = {{0x10040, 64, "c"}};
+  EXPECT_DOUBLE_EQ(measure::predict_i1_misses(l, {1024, 1, 64}, t), 2.0);
+  EXPECT_DOUBLE_EQ(measure::predict_i1_misses(l, {2048, 2, 64}, t), 0.0);
+}
