@@ -74,6 +74,9 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
   --set options.copy=m_dup -o "$tmp.run" >"$out/native-run.txt"
 rm -rf "$tmp.run"
 
+# The I-cache model against cachegrind (writes icache.md).
+"$here/icache.sh" "$simloop" >/dev/null
+
 summary() { grep -E "^(train|validation) " "$1"; }
 {
   echo "# Validation: predicted against measured on this machine"
@@ -121,6 +124,8 @@ summary() { grep -E "^(train|validation) " "$1"; }
   echo "Model: ns per packet = 2 x null syscall (measured in the same repeat) + fixed + per byte x payload."
   echo
   echo "![kernel](results/kernel-accuracy.png)"
+  echo
+  cat "$here/icache.md"
   echo
   echo "## What these figures do and do not show"
   echo
