@@ -130,6 +130,33 @@ TEST(Calibrate, KernelFitRecoversFixedAndPerByteCosts) {
   EXPECT_NEAR(kernel_predict_ns(back, pts[2]), kernel_predict_ns(fit, pts[2]), 1e-9);
 }
 
+TEST(Calibrate, KernelProfileLoadsAsAnExperimentWithTheFittedCosts) {
+  std::vector<Point> pts;
+  for (int payload : {1, 100, 400, 900, 1400}) {
+    Point p;
+    p.source = "kernel";
+    p.keys = {{"payload", std::to_string(payload)}, {"dest", "loopback"}};
+    p.null_syscall_ns = 150 + payload % 7;  // 151, 152, 151, 153, 150 on the training points
+    p.ns_value = 2 * p.null_syscall_ns + 3200 + 0.25 * payload;
+    pts.push_back(p);
+  }
+  const Fit fit = calibrate(pts, "kernel", parse_split({"payload=1,400,1400"}));
+  const fs::path dir = fs::temp_directory_path() / "simloop_kernel_profile_test";
+  fs::remove_all(dir);
+  write_kernel_profile(fit, pts, dir, "k");
+  const auto x = config::load_experiment(dir / "k.yaml");
+  // Training nulls 151, 151, 150: median 151, half on entry, half on exit.
+  EXPECT_NEAR(x.machine.syscall_entry_cycles, 75.5, 1e-9);
+  EXPECT_NEAR(x.machine.syscall_exit_cycles, 75.5, 1e-9);
+  // The stack copies each payload byte twice (into mbufs, out to the receiver).
+  EXPECT_NEAR(x.machine.copy_cycles_per_byte, 0.125, 1e-9);
+  EXPECT_NEAR(x.stack.fn_cycles[static_cast<size_t>(net::Fn::sendto)], 3200, 1e-6);
+  EXPECT_EQ(x.stack.fn_cycles[static_cast<size_t>(net::Fn::ip_output)], 0);
+  EXPECT_EQ(x.machine.clock_hz, 1e9);
+  EXPECT_TRUE(x.workload.receive);
+  fs::remove_all(dir);
+}
+
 TEST(Calibrate, ReadsPointsAsMediansAndSplitsThem) {
   const fs::path csv = fs::temp_directory_path() / "simloop_measure_test_points.csv";
   {

@@ -1,13 +1,12 @@
 // The harness under valgrind: parsers on recorded output, the hot profile on
 // hand-made counts, and the model's view of the harness's path.
-#include "measure/valgrind.h"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "measure/harness_run.h"
 #include "measure/icache_check.h"
 #include "models/cycle_account.h"
 

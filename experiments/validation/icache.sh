@@ -30,9 +30,9 @@ run_path() {
   for g in $geoms; do i1="$i1 --I1 $g"; done
   # shellcheck disable=SC2086
   "$simloop" -q measure cachegrind "$@" $i1 -o "$data/cachegrind-$name.csv" >/dev/null
-  "$simloop" -q measure profile "$@" -o "$data/profile-$name.txt" >/dev/null
+  "$simloop" -q measure profile "$@" -o "experiments/validation/data/profile-$name.txt" >/dev/null
   # shellcheck disable=SC2086
-  "$simloop" -q icache "$@" $i1 --profile "$data/profile-$name.txt" \
+  "$simloop" -q icache "$@" $i1 --profile "experiments/validation/data/profile-$name.txt" \
     --measured "$data/cachegrind-$name.csv" -o "$out/icache-$name.csv" >"$out/icache-$name.txt"
   # The same without a profile: every byte of each symbol taken as hot.
   # shellcheck disable=SC2086

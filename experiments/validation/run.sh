@@ -72,6 +72,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 # simloop run, against the same point priced by compare.
 "$simloop" -q run "$out/native.yaml" --set workload.payload=1024 --set workload.dest=broadcast \
   --set options.copy=m_dup -o "$tmp.run" >"$out/native-run.txt"
+"$simloop" -q run "$out/kernel.yaml" --set workload.payload=1024 -o "$tmp.run" >"$out/kernel-run.txt"
 rm -rf "$tmp.run"
 
 # The I-cache model against cachegrind (writes icache.md).
@@ -122,6 +123,15 @@ summary() { grep -E "^(train|validation) " "$1"; }
   echo '```'
   echo
   echo "Model: ns per packet = 2 x null syscall (measured in the same repeat) + fixed + per byte x payload."
+  echo "The profile written from it (\`results/kernel.yaml\`, a null syscall on each system call's"
+  echo "entry and exit, the fixed cost on sendto, the cost per byte over the bytes the stack copies)"
+  echo "simulates one held-out point with \`simloop run\`, next to compare's prediction for it:"
+  echo
+  echo '```'
+  head -2 "$out/kernel-run.txt"
+  grep "payload=1024 dest=loopback" "$out/kernel-compare.txt"
+  echo '```'
+
   echo
   echo "![kernel](results/kernel-accuracy.png)"
   echo

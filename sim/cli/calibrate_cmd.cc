@@ -73,6 +73,10 @@ int calibrate_cmd(const CalibrateArgs& a) {
     measure::write_native_profile(fit, a.dir, name);
     j["experiment"] = name + ".yaml";
     spdlog::info("wrote {0}/{1}.yaml, {0}/{1}-machine.yaml and {0}/{1}-stack.yaml", a.dir, name);
+  } else {
+    measure::write_kernel_profile(fit, points, a.dir, name);
+    j["experiment"] = name + ".yaml";
+    spdlog::info("wrote {0}/{1}.yaml, {0}/{1}-machine.yaml and {0}/{1}-stack.yaml", a.dir, name);
   }
   fs::create_directories(a.dir);
   const fs::path out = fs::path(a.dir) / (name + "-fit.json");
@@ -161,7 +165,9 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
       "relative error). native: per-event and per-byte costs of the real stack's timing model,\n"
       "written as DIR/NAME-machine.yaml and DIR/NAME-stack.yaml (clock_hz 1e9: costs in ns)\n"
       "with an experiment DIR/NAME.yaml for simloop run. kernel: ns per packet = 2 * null\n"
-      "syscall + a + b * payload. Always writes DIR/NAME-fit.json for simloop compare.");
+      "syscall + a + b * payload, written as the same three files (a null syscall on each\n"
+      "system call, a on sendto, b over the bytes copied). Always writes DIR/NAME-fit.json\n"
+      "for simloop compare.");
   cal->add_option("measured", a->measured, "CSVs written by simloop measure native/kernel")
       ->required();
   cal->add_option("--source", a->source, "Which measured rows to fit: native or kernel")

@@ -17,8 +17,8 @@
 
 #include "cli/commands.h"
 #include "measure/compare.h"
+#include "measure/harness_run.h"
 #include "measure/icache_check.h"
-#include "measure/valgrind.h"
 #include "report/table.h"
 
 namespace simloop::cli {

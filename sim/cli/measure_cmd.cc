@@ -4,11 +4,13 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
 
 #include "cli/commands.h"
+#include "measure/harness_run.h"
 #include "measure/kernel.h"
 #include "measure/native.h"
 
@@ -18,6 +20,8 @@ namespace {
 
 struct NativeArgs {
   measure::NativeOptions opt;
+  std::vector<int> payloads = {18};
+  std::string harness;
   std::string dest = "loopback";
   std::string align = "none";
   std::string copy = "m_copy";
@@ -25,41 +29,136 @@ struct NativeArgs {
   std::string format = "table";
 };
 
-int run_native_cmd(NativeArgs& a) {
-  auto dest = measure::parse_dest(a.dest);
-  auto align = net::parse_align_policy(a.align);
-  auto copy = net::parse_loop_copy(a.copy);
-  // CLI11 has already checked these against the same names.
-  a.opt.dest = *dest;
-  a.opt.stack.align = *align;
-  a.opt.stack.loop_copy = *copy;
+// Mean and sd of kpps over the repeats of each payload.
+void print_repeat_summary(const std::vector<report::Row>& rows) {
+  std::map<int64_t, std::vector<double>> by_payload;
+  for (const auto& r : rows) {
+    const auto* p = r.find("payload");
+    const auto* k = r.find("kpps");
+    if (p == nullptr || k == nullptr || !std::holds_alternative<int64_t>(*p) ||
+        !std::holds_alternative<double>(*k))
+      continue;
+    by_payload[std::get<int64_t>(*p)].push_back(std::get<double>(*k));
+  }
+  for (const auto& [payload, v] : by_payload) {
+    if (v.size() < 2) continue;
+    double sum = 0, sq = 0;
+    for (double x : v) sum += x;
+    const double mean = sum / static_cast<double>(v.size());
+    for (double x : v) sq += (x - mean) * (x - mean);
+    std::cout << fmt::format("payload {}: mean {:.1f} kpps, sd {:.1f} over {} repeats\n", payload,
+                             mean, std::sqrt(sq / static_cast<double>(v.size() - 1)), v.size());
+  }
+}
 
-  spdlog::info("native run: payload {} B, {} {}, dest {}, align {}, copy {}, {} repeat(s)",
-               a.opt.payload, a.opt.duration_s > 0 ? a.opt.duration_s : double(a.opt.packets),
-               a.opt.duration_s > 0 ? "s" : "packets", a.dest, a.align, a.copy, a.opt.repeats);
-  const auto results = measure::run_native(a.opt);
-  std::vector<report::Row> rows;
-  for (const auto& r : results) rows.push_back(measure::native_row(a.opt, r));
-
-  if (a.format == "csv") {
+void print_rows(const std::vector<report::Row>& rows, const std::string& format,
+                const std::vector<std::string>& columns) {
+  if (format == "csv") {
     std::cout << report::to_csv(rows);
-  } else if (a.format == "json") {
+  } else if (format == "json") {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& r : rows) j.push_back(report::to_json(r));
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << report::format_table(
-        rows, {"repeat", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet",
-               "delivered", "enobufs_retries"});
-    if (results.size() > 1) {
-      double sum = 0, sq = 0;
-      for (const auto& r : results) sum += r.kpps();
-      const double mean = sum / static_cast<double>(results.size());
-      for (const auto& r : results) sq += (r.kpps() - mean) * (r.kpps() - mean);
-      std::cout << fmt::format("mean {:.1f} kpps, sd {:.1f} over {} repeats\n", mean,
-                               std::sqrt(sq / static_cast<double>(results.size() - 1)),
-                               results.size());
+    std::cout << report::format_table(rows, columns);
+    print_repeat_summary(rows);
+  }
+}
+
+void write_rows(const std::string& out, const std::vector<report::Row>& rows) {
+  if (out.empty()) return;
+  const bool json = out.size() > 5 && out.substr(out.size() - 5) == ".json";
+  std::string text;
+  if (json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows) j.push_back(report::to_json(r));
+    text = j.dump(2) + "\n";
+  } else {
+    text = report::to_csv(rows);
+  }
+  report::write_file_atomic(out, text);
+  spdlog::info("wrote {}", out);
+}
+
+// The same measurement by a harness build (simloop-harness*), a program of
+// its own whose code layout is known: its symbol map is kept beside the rows.
+int run_harness_cmd(const NativeArgs& a) {
+  const net::StackOptions defaults;
+  if (a.opt.duration_s > 0 || a.opt.split || a.opt.stack.max_linkhdr != defaults.max_linkhdr ||
+      a.opt.stack.ether_mtu != defaults.ether_mtu)
+    throw UserError(
+        "--harness runs the harness program, which takes only --payload, --packets, --warmup, "
+        "--dest, --align, --copy and --repeats");
+  if (!std::filesystem::is_regular_file(a.harness))
+    throw UserError(
+        fmt::format("--harness {}: no such file (harness builds are "
+                    "build/simloop-harness*)",
+                    a.harness));
+  measure::HarnessSpec h;
+  h.path = a.harness;
+  h.opt = a.opt;
+  std::vector<report::Row> rows;
+  int faults = 0;
+  for (int rep = 0; rep < a.opt.repeats; ++rep)
+    for (int payload : a.payloads) {
+      h.opt.payload = payload;
+      spdlog::info("native run of {}: payload {} B, repeat {}/{}", a.harness, payload, rep + 1,
+                   a.opt.repeats);
+      std::vector<report::Row> got;
+      try {
+        got = measure::run_harness_native(h, a.opt.packets);
+      } catch (const std::runtime_error& e) {
+        throw UserError(e.what(), 3);
+      }
+      for (auto& r : got) {
+        r.set("repeat", int64_t{rep});
+        if (const auto* f = r.find("fault"); f != nullptr && !report::format_value(*f).empty())
+          ++faults;
+        rows.push_back(std::move(r));
+      }
     }
+  print_rows(
+      rows, a.format,
+      {"layout", "repeat", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet"});
+  write_rows(a.out, rows);
+  if (!a.out.empty()) {
+    const std::string nm = fmt::format("{}.{}.nm", a.out, measure::harness_layout_name(a.harness));
+    report::write_file_atomic(nm, measure::nm_output(a.harness));
+    spdlog::info("wrote the harness's symbol map to {}", nm);
+  }
+  return faults > 0 ? 3 : 0;
+}
+
+int run_native_cmd(NativeArgs& a) {
+  // CLI11 has already checked these against the same names.
+  a.opt.dest = *measure::parse_dest(a.dest);
+  a.opt.stack.align = *net::parse_align_policy(a.align);
+  a.opt.stack.loop_copy = *net::parse_loop_copy(a.copy);
+  if (!a.harness.empty()) return run_harness_cmd(a);
+
+  // Payloads inside repeats: a busy moment of a shared machine then spreads
+  // over every payload instead of falling on one.
+  std::vector<measure::NativeResult> results;
+  std::vector<report::Row> rows;
+  for (int rep = 0; rep < a.opt.repeats; ++rep)
+    for (int payload : a.payloads) {
+      measure::NativeOptions o = a.opt;
+      o.payload = payload;
+      o.repeats = 1;
+      spdlog::info("native run: payload {} B, {} {}, dest {}, align {}, copy {}, repeat {}/{}",
+                   payload, o.duration_s > 0 ? o.duration_s : double(o.packets),
+                   o.duration_s > 0 ? "s" : "packets", a.dest, a.align, a.copy, rep + 1,
+                   a.opt.repeats);
+      auto r = measure::run_native(o).front();
+      r.repeat = rep;
+      rows.push_back(measure::native_row(o, r));
+      results.push_back(std::move(r));
+    }
+
+  print_rows(rows, a.format,
+             {"repeat", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet",
+              "delivered", "enobufs_retries"});
+  if (a.format == "table") {
     for (const auto& r : results) {
       for (size_t d = 0; d < net::kDropCount; ++d)
         if (r.drops[d] != 0)
@@ -76,19 +175,7 @@ int run_native_cmd(NativeArgs& a) {
       }
     }
   }
-  if (!a.out.empty()) {
-    const bool json = a.out.size() > 5 && a.out.substr(a.out.size() - 5) == ".json";
-    std::string text;
-    if (json) {
-      nlohmann::json j = nlohmann::json::array();
-      for (const auto& r : rows) j.push_back(report::to_json(r));
-      text = j.dump(2) + "\n";
-    } else {
-      text = report::to_csv(rows);
-    }
-    report::write_file_atomic(a.out, text);
-    spdlog::info("wrote {}", a.out);
-  }
+  write_rows(a.out, rows);
   for (const auto& r : results)
     if (!r.fault.empty()) return 3;
   return 0;
@@ -146,7 +233,10 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
       "Each packet goes the whole way (send, output, loop or ring, input, receive, free)\n"
       "before the next one is sent.");
   auto a = std::make_shared<NativeArgs>();
-  native->add_option("-l,--payload", a->opt.payload, "UDP payload bytes per datagram")
+  native
+      ->add_option("-l,--payload", a->payloads,
+                   "UDP payload bytes per datagram, a comma-separated list")
+      ->delimiter(',')
       ->check(CLI::Range(0, 9188))
       ->capture_default_str();
   native->add_option("-n,--packets", a->opt.packets, "Timed datagrams per repeat")
@@ -184,6 +274,10 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
   native->add_option("-r,--repeats", a->opt.repeats, "Independent runs")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();
+  native->add_option("--harness", a->harness,
+                     "Time a harness build (simloop-harness*, a program of its own with a known\n"
+                     "code layout) instead of this process; with -o its symbol map is written\n"
+                     "to OUTPUT.LAYOUT.nm");
   native->add_flag("--split", a->opt.split,
                    "Also time each stack function (an extra, slower instrumented run)");
   native->add_option("-o,--output", a->out, "Also write the rows to FILE (.csv or .json)");

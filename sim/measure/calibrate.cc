@@ -486,4 +486,88 @@ void write_native_profile(const Fit& fit, const fs::path& dir, const std::string
   report::write_file_atomic(dir / (name + ".yaml"), experiment);
 }
 
+namespace {
+
+// Bytes the simulated stack copies per byte of payload on the loopback path
+// with a receiver (uiomove in and out): the slope between two payloads.
+double copied_bytes_per_payload_byte() {
+  auto copied = [](int payload) {
+    net::MbufPool pool;
+    net::CountingProbe probe;
+    net::Stack<net::CountingProbe> st(pool, probe);
+    const int rx = st.socket(), tx = st.socket();
+    st.bind(rx, 0, 5001);
+    std::vector<uint8_t> buf(static_cast<size_t>(payload)), rbuf(65536);
+    if (st.sendto(tx, buf.data(), payload, net::kLoopAddr, 5001) != 0)
+      throw std::runtime_error("counting copies: sendto failed");
+    st.netisr_run();
+    int got = 0;
+    st.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got);
+    uint64_t n = 0;
+    for (uint64_t b : probe.copied_bytes) n += b;
+    return static_cast<double>(n);
+  };
+  return (copied(1100) - copied(100)) / 1000.0;
+}
+
+}  // namespace
+
+void write_kernel_profile(const Fit& fit, const std::vector<Point>& points, const fs::path& dir,
+                          const std::string& name) {
+  std::vector<double> nulls;
+  for (const auto& p : points)
+    if (p.source == "kernel" && fit.split.trains(p)) nulls.push_back(p.null_syscall_ns);
+  if (nulls.empty()) throw std::runtime_error("kernel profile: no training points");
+  std::sort(nulls.begin(), nulls.end());
+  const size_t m = nulls.size() / 2;
+  const double null_ns = nulls.size() % 2 ? nulls[m] : (nulls[m - 1] + nulls[m]) / 2;
+  const double per_copied_byte = param(fit, "per_byte_ns") / copied_bytes_per_payload_byte();
+  const std::string head = fmt::format(
+      "# Fitted by `simloop calibrate` to runs of this machine's own kernel (training\n"
+      "# points: {}). clock_hz is 1e9, so every cost below is in ns.\n",
+      fmt::join(fit.split.specs(), "; "));
+  const std::string machine =
+      head +
+      fmt::format(
+          "name: {0}-machine\n"
+          "description: this machine's kernel, UDP over loopback (fitted)\n"
+          "clock_hz: 1e9\n"
+          "syscall:  # a null system call ({1:.6g} ns, median over the training repeats)\n"
+          "  entry_cycles: {2:.6g}\n  exit_cycles: {2:.6g}\n"
+          "user_loop_cycles: 0\n"
+          "copy:  # the fitted cost per payload byte over the bytes copied per payload byte\n"
+          "  setup_cycles: 0\n  cycles_per_byte: {3:.6g}\n  unaligned_cycles_per_byte: 0\n"
+          "unaligned_access_cycles: 0\n"
+          "unaligned_line_cross_cycles: 0\n",
+          name, null_ns, null_ns / 2, per_copied_byte);
+  std::string stack = head + fmt::format(
+                                 "name: {}-stack\ndescription: the kernel's fixed cost per "
+                                 "packet, all on sendto (fitted)\nfunctions:\n",
+                                 name);
+  for (size_t f = 0; f < net::kFnCount; ++f)
+    stack += fmt::format("  {}: {:.6g}\n", net::fn_name(static_cast<net::Fn>(f)),
+                         f == static_cast<size_t>(net::Fn::sendto) ? param(fit, "fixed_ns") : 0.0);
+  stack +=
+      "alloc:\n  mbuf_cycles: 0\n  cluster_cycles: 0\n"
+      "free:\n  mbuf_cycles: 0\n  cluster_cycles: 0\n"
+      "cksum_cycles_per_byte: 0\n";
+  const std::string experiment = fmt::format(
+      "# The calibrated kernel profile on the kernel loop's path: 127.0.0.1, each\n"
+      "# datagram received by a second system call.\n"
+      "name: {0}\n"
+      "description: simulated with the costs fitted to this machine's kernel\n"
+      "machine: {0}-machine.yaml\n"
+      "stack: {0}-stack.yaml\n"
+      "workload:\n  payload: 18\n  packets: 20000\n  dest: loopback\n  receive: true\n"
+      "  link:\n    bandwidth_bps: 1e13\n    latency_s: 0\n"
+      "interrupts:\n  enabled: false\n"
+      "options:\n  align: none\n  copy: m_copy\n"
+      "seed: 1\n",
+      name);
+  fs::create_directories(dir);
+  report::write_file_atomic(dir / (name + "-machine.yaml"), machine);
+  report::write_file_atomic(dir / (name + "-stack.yaml"), stack);
+  report::write_file_atomic(dir / (name + ".yaml"), experiment);
+}
+
 }  // namespace simloop::measure

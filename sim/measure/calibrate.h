@@ -110,6 +110,14 @@ Fit calibrate(const std::vector<Point>& points, const std::string& source, const
 void write_native_profile(const Fit& fit, const std::filesystem::path& dir,
                           const std::string& name);
 
+// The fitted kernel costs as a profile for `simloop run` on the kernel
+// loop's path (127.0.0.1, a receiver draining each datagram): a null system
+// call (the median over the training points) on each system call's entry,
+// the fixed cost on sendto, and the cost per byte spread over the bytes the
+// simulated stack copies per payload byte (counted by running it).
+void write_kernel_profile(const Fit& fit, const std::vector<Point>& points,
+                          const std::filesystem::path& dir, const std::string& name);
+
 // The cost tables of a fit (native).
 void fitted_costs(const Fit& fit, models::MachineCosts& m, models::StackCosts& s);
 

@@ -1,4 +1,4 @@
-#include "measure/valgrind.h"
+#include "measure/harness_run.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -65,18 +65,20 @@ std::string last_lines(const fs::path& file, int n) {
   return out;
 }
 
-// Runs argv with stdout discarded and stderr to `err`; throws unless it
-// exits with status 0.
-void run_program(const std::vector<std::string>& argv, const fs::path& err) {
+// Runs argv with stdout to `out` (discarded if empty) and stderr to `err`;
+// throws unless it exits with status 0.
+void run_program(const std::vector<std::string>& argv, const fs::path& err,
+                 const fs::path& out = {}) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
-    const int null = open("/dev/null", O_WRONLY);
+    const int o = out.empty() ? open("/dev/null", O_WRONLY)
+                              : open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (null >= 0) dup2(null, STDOUT_FILENO);
+    if (o >= 0) dup2(o, STDOUT_FILENO);
     if (e >= 0) dup2(e, STDERR_FILENO);
     execvp(args[0], args.data());
     std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
@@ -88,10 +90,17 @@ void run_program(const std::vector<std::string>& argv, const fs::path& err) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
   std::string what = WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
                                        : fmt::format("signal {}", WTERMSIG(status));
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && argv[0] == "valgrind")
-    what += " (is valgrind installed? scripts/install-deps.sh installs it)";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    what += fmt::format(" (is {} installed? scripts/install-deps.sh installs it)", argv[0]);
   throw std::runtime_error(
       fmt::format("{} failed ({}):{}", fmt::join(argv, " "), what, last_lines(err, 8)));
+}
+
+std::string read_all(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 std::vector<std::string> harness_argv(const HarnessSpec& h, int64_t packets) {
@@ -298,28 +307,47 @@ std::string harness_layout_name(const std::string& path) {
 
 std::string nm_output(const std::string& binary) {
   TempDir tmp;
-  const fs::path out = tmp.path / "nm.txt", err = tmp.path / "nm.err";
-  // nm writes to stdout; run it through sh to capture it in a file.
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (o >= 0) dup2(o, STDOUT_FILENO);
-    if (e >= 0) dup2(e, STDERR_FILENO);
-    execlp("nm", "nm", "-S", "--defined-only", "-n", binary.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  run_program({"nm", "-S", "--defined-only", "-n", binary}, tmp.path / "err", tmp.path / "out");
+  return read_all(tmp.path / "out");
+}
+
+std::vector<report::Row> run_harness_native(const HarnessSpec& h, int64_t packets) {
+  if (!fs::is_regular_file(h.path))
     throw std::runtime_error(
-        fmt::format("nm -S --defined-only -n {} failed:{}", binary, last_lines(err, 4)));
-  std::ifstream in(out);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+        fmt::format("{}: no such harness (it is built as simloop-harness*)", h.path));
+  TempDir tmp;
+  run_program(harness_argv(h, packets), tmp.path / "err", tmp.path / "out");
+  std::istringstream in(read_all(tmp.path / "out"));
+  std::string line;
+  if (!std::getline(in, line)) throw std::runtime_error(fmt::format("{}: printed nothing", h.path));
+  const auto header = report::split_csv_line(line);
+  std::vector<report::Row> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto f = report::split_csv_line(line);
+    if (f.size() != header.size())
+      throw std::runtime_error(fmt::format("{}: a row of {} fields under a header of {}", h.path,
+                                           f.size(), header.size()));
+    report::Row row;
+    for (size_t i = 0; i < f.size(); ++i) {
+      // Numbers stay numbers, as in rows made in this process.
+      int64_t iv = 0;
+      double dv = 0;
+      const char* b = f[i].data();
+      const char* e = b + f[i].size();
+      if (auto r = std::from_chars(b, e, iv); !f[i].empty() && r.ec == std::errc() && r.ptr == e)
+        row.set(header[i], iv);
+      else if (auto r2 = std::from_chars(b, e, dv);
+               !f[i].empty() && r2.ec == std::errc() && r2.ptr == e)
+        row.set(header[i], dv);
+      else
+        row.set(header[i], f[i]);
+    }
+    row.set("layout", harness_layout_name(h.path)).set("harness", h.path);
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) throw std::runtime_error(fmt::format("{}: printed no result row", h.path));
+  return rows;
 }
 
 CachegrindResult run_cachegrind(const HarnessSpec& h, const models::CacheGeometry& i1,

@@ -1,5 +1,7 @@
-// The native harness under valgrind: cachegrind's cache counts per packet,
-// and callgrind's instruction counts as a profile of which code bytes run.
+// The native harness as a program of its own (simloop-harness*, built in
+// several code layouts): timed natively, and under valgrind for cachegrind's
+// cache counts per packet and callgrind's instruction counts, a profile of
+// which code bytes run.
 //
 // Start-up, argument parsing and the first packets cost the same in any run,
 // so every per-packet figure is a difference of two runs that differ only in
@@ -65,6 +67,11 @@ std::string harness_layout_name(const std::string& path);
 // `nm -S --defined-only -n` of `binary`, as text. Throws std::runtime_error if
 // nm fails.
 std::string nm_output(const std::string& binary);
+
+// One native run of the harness program (`packets` timed): its CSV rows, with
+// the build's layout name and path added. Throws std::runtime_error if it
+// fails or prints no row.
+std::vector<report::Row> run_harness_native(const HarnessSpec& h, int64_t packets);
 
 struct CachegrindResult {
   models::CacheGeometry i1, d1, ll;
