@@ -112,18 +112,24 @@ uint64_t ICache::phys_line(uint64_t virt_line) const {
   return (tlb_phys_[slot] << sub) | (virt_line & ((uint64_t{1} << sub) - 1));
 }
 
+namespace {
+// Moves way i of a set to the front, shifting ways 0..i-1 back by one. Sets
+// hold a handful of ways: a plain loop beats std::rotate's general case.
+inline void to_front(uint64_t* set, int i) {
+  const uint64_t x = set[i];
+  for (int k = i; k > 0; --k) set[k] = set[k - 1];
+  set[0] = x;
+}
+}  // namespace
+
 bool ICache::touch(Level& lv, uint64_t line) {
   uint64_t* set = lv.set_begin(line);
-  for (int i = 0; i < lv.assoc; ++i) {
+  if (set[0] == line) return true;  // most recently used: nothing moves
+  for (int i = 1; i < lv.assoc; ++i) {
     if (set[i] == line) {
-      if (i > 0) {
-        // Move to front; L2 keeps its virtual-line record in step.
-        std::rotate(set, set + i, set + i + 1);
-        if (!lv.virt.empty()) {
-          uint64_t* v = &lv.virt[lv.index_of(set)];
-          std::rotate(v, v + i, v + i + 1);
-        }
-      }
+      // Move to front; L2 keeps its virtual-line record in step.
+      to_front(set, i);
+      if (!lv.virt.empty()) to_front(&lv.virt[lv.index_of(set)], i);
       return true;
     }
   }
@@ -142,7 +148,7 @@ uint64_t ICache::insert(Level& lv, uint64_t line, uint64_t virt, uint64_t* evict
   int j = 0;
   while (j < lv.assoc - 1 && set[j] != kInvalid) ++j;
   const uint64_t victim = set[j];
-  std::rotate(set, set + j, set + j + 1);
+  std::rotate(set, set + j, set + j + 1);  // one element: a memmove
   set[0] = line;
   if (!lv.virt.empty()) {
     uint64_t* v = &lv.virt[lv.index_of(set)];
@@ -153,7 +159,7 @@ uint64_t ICache::insert(Level& lv, uint64_t line, uint64_t virt, uint64_t* evict
   return victim;
 }
 
-void ICache::remove(Level& lv, uint64_t line) {
+bool ICache::remove(Level& lv, uint64_t line) {
   uint64_t* set = lv.set_begin(line);
   for (int i = 0; i < lv.assoc; ++i) {
     if (set[i] == line) {
@@ -165,9 +171,10 @@ void ICache::remove(Level& lv, uint64_t line) {
         std::rotate(v + i, v + i + 1, v + lv.assoc);
         v[lv.assoc - 1] = kInvalid;
       }
-      return;
+      return true;
     }
   }
+  return false;
 }
 
 double ICache::fill(uint64_t v, bool demand) {
@@ -179,8 +186,8 @@ double ICache::fill(uint64_t v, bool demand) {
   const uint64_t p = phys_line(v);
   double stall;
   if (config_.l2_exclusive) {
-    const bool hit = contains(l2_, p);
-    if (hit) remove(l2_, p);  // the line moves up: exclusive levels never share it
+    // The line moves up: exclusive levels never share it.
+    const bool hit = remove(l2_, p);
     if (demand) ++(hit ? stats_.l2_hits : stats_.l2_misses);
     stall = hit ? config_.l2_hit_cycles : config_.memory_cycles;
     const uint64_t victim = insert(l1_, v, v, nullptr);
@@ -215,6 +222,12 @@ double ICache::fetch(uint64_t addr, uint64_t len) {
   double stall = 0;
   for (uint64_t x = first;; ++x) {
     ++stats_.line_accesses;
+    // The most recently used way of its set: a hit that moves nothing, and
+    // the common case.
+    if (*l1_.set_begin(x) == x) {
+      if (x == last) break;
+      continue;
+    }
     if (!touch(l1_, x)) {
       ++stats_.l1_misses;
       stall += fill(x, true);

@@ -97,7 +97,8 @@ class ICache {
   // Inserts `line` as most recently used; returns the evicted line (or
   // kInvalid) and, for L2, its recorded virtual line through `evicted_virt`.
   static uint64_t insert(Level& lv, uint64_t line, uint64_t virt, uint64_t* evicted_virt);
-  static void remove(Level& lv, uint64_t line);
+  // Drops `line` if present; returns whether it was.
+  static bool remove(Level& lv, uint64_t line);
 
   uint64_t phys_line(uint64_t virt_line) const;
   // Brings virtual line `v` into L1 from L2 or memory; returns the stall a
