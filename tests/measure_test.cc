@@ -227,7 +227,6 @@ TEST(Kernel, AShortLoopbackRunReportsAPositiveRate) {
     EXPECT_EQ(r.packets, 300);
     EXPECT_GT(r.kpps(), 0);
     EXPECT_GT(r.null_syscall_ns, 0);
-    EXPECT_LT(r.null_syscall_ns, r.ns_per_packet());  // a packet is at least one system call
     // Nearly every datagram was read back by the receiver in the timed loop.
     EXPECT_GE(r.delivered, r.packets - 2);
     EXPECT_EQ(r.delivered_bytes, r.delivered * r.payload);

@@ -328,6 +328,20 @@ int run_icache_cmd(const ICacheArgs& a) {
   return 0;
 }
 
+void add_i1_option(CLI::App* c, std::vector<std::string>& i1) {
+  c->add_option("--I1", i1,
+                "I1 geometry SIZE,ASSOC,LINE in bytes; repeat for several (default: 1024,1,64 "
+                "and 4096,2,64 and 8192,4,64)");
+}
+
+void add_packets_option(CLI::App* c, std::vector<int64_t>& packets) {
+  c->add_option("--packets", packets,
+                "The two packet counts, smaller first: per-packet figures are their difference")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands) {
@@ -341,15 +355,10 @@ void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands) {
   cg->add_option("harness", a->harnesses,
                  "Harness builds (default: every simloop-harness* beside this simloop)");
   a->path.add(cg);
-  cg->add_option("--I1", a->i1,
-                 "I1 geometry SIZE,ASSOC,LINE in bytes; repeat for several (default: 1024,1,64 "
-                 "and 4096,2,64 and 8192,4,64)");
+  add_i1_option(cg, a->i1);
   cg->add_option("--D1", a->d1, "D1 geometry SIZE,ASSOC,LINE")->capture_default_str();
   cg->add_option("--LL", a->ll, "Last-level geometry SIZE,ASSOC,LINE")->capture_default_str();
-  cg->add_option("--packets", a->packets, "The two packet counts, smaller first")
-      ->delimiter(',')
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
-      ->capture_default_str();
+  add_packets_option(cg, a->packets);
   cg->add_option("-o,--output", a->out, "Write the rows to this CSV, and FILE.LAYOUT.nm");
   commands.push_back({cg, [a] { return run_cachegrind_cmd(*a); }});
 
@@ -362,10 +371,7 @@ void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands) {
   auto p = std::make_shared<ProfileArgs>();
   pr->add_option("harness", p->harness, "Harness build (default: simloop-harness beside simloop)");
   p->path.add(pr);
-  pr->add_option("--packets", p->packets, "The two packet counts, smaller first")
-      ->delimiter(',')
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
-      ->capture_default_str();
+  add_packets_option(pr, p->packets);
   pr->add_option("--min-per-packet", p->min_per_packet,
                  "An instruction is hot if it runs at least this often per packet")
       ->check(CLI::Range(0.0, 1e6))
@@ -386,9 +392,7 @@ void add_icache(CLI::App& app, std::vector<Command>& commands) {
   ic->add_option("harness", a->harnesses,
                  "Harness builds (default: every simloop-harness* beside this simloop)");
   a->path.add(ic);
-  ic->add_option("--I1", a->i1,
-                 "I1 geometry SIZE,ASSOC,LINE in bytes; repeat for several (default: 1024,1,64 "
-                 "and 4096,2,64 and 8192,4,64)");
+  add_i1_option(ic, a->i1);
   ic->add_option("--owners", a->owners,
                  "'symbol owner' lines naming what runs each function (default: "
                  "configs/harness/owners.txt)");

@@ -432,6 +432,34 @@ void fitted_costs(const Fit& fit, models::MachineCosts& m, models::StackCosts& s
   for (const auto& p : native_params()) p.ref(m, s) = param(fit, p.key);
 }
 
+namespace {
+
+// A fitted profile's three files: machine and stack, and an experiment on
+// the measured path (127.0.0.1, a receiver, no interrupts, no wire to wait
+// for) that names both.
+void write_profile_files(const fs::path& dir, const std::string& name, const std::string& machine,
+                         const std::string& stack, const std::string& comment,
+                         const std::string& description) {
+  const std::string experiment = fmt::format(
+      "# {1}\n"
+      "name: {0}\n"
+      "description: {2}\n"
+      "machine: {0}-machine.yaml\n"
+      "stack: {0}-stack.yaml\n"
+      "workload:\n  payload: 18\n  packets: 20000\n  dest: loopback\n  receive: true\n"
+      "  link:\n    bandwidth_bps: 1e13\n    latency_s: 0\n"
+      "interrupts:\n  enabled: false\n"
+      "options:\n  align: none\n  copy: m_copy\n"
+      "seed: 1\n",
+      name, comment, description);
+  fs::create_directories(dir);
+  report::write_file_atomic(dir / (name + "-machine.yaml"), machine);
+  report::write_file_atomic(dir / (name + "-stack.yaml"), stack);
+  report::write_file_atomic(dir / (name + ".yaml"), experiment);
+}
+
+}  // namespace
+
 void write_native_profile(const Fit& fit, const fs::path& dir, const std::string& name) {
   models::MachineCosts m;
   models::StackCosts s;
@@ -467,23 +495,10 @@ void write_native_profile(const Fit& fit, const fs::path& dir, const std::string
       "cksum_cycles_per_byte: {:.6g}\n",
       s.mbuf_alloc_cycles, s.cluster_alloc_cycles, s.mbuf_free_cycles, s.cluster_free_cycles,
       s.cksum_cycles_per_byte);
-  const std::string experiment = fmt::format(
-      "# The calibrated profile on the native harness's path: 127.0.0.1, no interrupts.\n"
-      "name: {0}\n"
-      "description: simulated with the costs fitted to native runs of this machine\n"
-      "machine: {0}-machine.yaml\n"
-      "stack: {0}-stack.yaml\n"
-      "workload:\n  payload: 18\n  packets: 20000\n  dest: loopback\n"
-      "  link:  # the harness's NIC ring completes at once: no wire to wait for\n"
-      "    bandwidth_bps: 1e13\n    latency_s: 0\n"
-      "interrupts:\n  enabled: false\n"
-      "options:\n  align: none\n  copy: m_copy\n"
-      "seed: 1\n",
-      name);
-  fs::create_directories(dir);
-  report::write_file_atomic(dir / (name + "-machine.yaml"), machine);
-  report::write_file_atomic(dir / (name + "-stack.yaml"), stack);
-  report::write_file_atomic(dir / (name + ".yaml"), experiment);
+  write_profile_files(dir, name, machine, stack,
+                      "The calibrated profile on the native harness's path: 127.0.0.1, no\n"
+                      "# interrupts, the harness's NIC ring completing at once (no wire).",
+                      "simulated with the costs fitted to native runs of this machine");
 }
 
 namespace {
@@ -551,23 +566,10 @@ void write_kernel_profile(const Fit& fit, const std::vector<Point>& points, cons
       "alloc:\n  mbuf_cycles: 0\n  cluster_cycles: 0\n"
       "free:\n  mbuf_cycles: 0\n  cluster_cycles: 0\n"
       "cksum_cycles_per_byte: 0\n";
-  const std::string experiment = fmt::format(
-      "# The calibrated kernel profile on the kernel loop's path: 127.0.0.1, each\n"
-      "# datagram received by a second system call.\n"
-      "name: {0}\n"
-      "description: simulated with the costs fitted to this machine's kernel\n"
-      "machine: {0}-machine.yaml\n"
-      "stack: {0}-stack.yaml\n"
-      "workload:\n  payload: 18\n  packets: 20000\n  dest: loopback\n  receive: true\n"
-      "  link:\n    bandwidth_bps: 1e13\n    latency_s: 0\n"
-      "interrupts:\n  enabled: false\n"
-      "options:\n  align: none\n  copy: m_copy\n"
-      "seed: 1\n",
-      name);
-  fs::create_directories(dir);
-  report::write_file_atomic(dir / (name + "-machine.yaml"), machine);
-  report::write_file_atomic(dir / (name + "-stack.yaml"), stack);
-  report::write_file_atomic(dir / (name + ".yaml"), experiment);
+  write_profile_files(dir, name, machine, stack,
+                      "The calibrated kernel profile on the kernel loop's path: 127.0.0.1,\n"
+                      "# each datagram received by a second system call.",
+                      "simulated with the costs fitted to this machine's kernel");
 }
 
 }  // namespace simloop::measure

@@ -16,6 +16,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace simloop::measure {
 
@@ -126,6 +127,30 @@ void check_spec(const HarnessSpec& h) {
   if (h.packets_lo < 0 || h.packets_hi <= h.packets_lo)
     throw std::runtime_error(fmt::format("packet counts {} and {}: the second must be larger",
                                          h.packets_lo, h.packets_hi));
+}
+
+// Runs the harness under valgrind `tool` twice, with packets_lo and then
+// packets_hi packets, each writing its output to the file that `out_option`
+// names; returns both outputs as `parse` reads them.
+template <class Parse>
+auto valgrind_twice(const HarnessSpec& h, const std::vector<std::string>& tool,
+                    const std::string& out_option, Parse parse) {
+  check_spec(h);
+  TempDir tmp;
+  using T = decltype(parse(std::declval<std::istream&>(), std::string()));
+  std::array<T, 2> got;
+  const std::array<int64_t, 2> packets = {h.packets_lo, h.packets_hi};
+  for (size_t k = 0; k < 2; ++k) {
+    const fs::path out = tmp.path / fmt::format("valgrind.{}", k);
+    std::vector<std::string> argv = {"valgrind"};
+    argv.insert(argv.end(), tool.begin(), tool.end());
+    argv.push_back(out_option + "=" + out.string());
+    for (auto& a : harness_argv(h, packets[k])) argv.push_back(std::move(a));
+    run_program(argv, tmp.path / "stderr");
+    std::ifstream in(out);
+    got[k] = parse(in, out.string());
+  }
+  return got;
 }
 
 }  // namespace
@@ -352,24 +377,11 @@ std::vector<report::Row> run_harness_native(const HarnessSpec& h, int64_t packet
 
 CachegrindResult run_cachegrind(const HarnessSpec& h, const models::CacheGeometry& i1,
                                 const models::CacheGeometry& d1, const models::CacheGeometry& ll) {
-  check_spec(h);
-  TempDir tmp;
-  std::array<std::map<std::string, uint64_t>, 2> totals;
-  const std::array<int64_t, 2> packets = {h.packets_lo, h.packets_hi};
-  for (size_t k = 0; k < 2; ++k) {
-    const fs::path out = tmp.path / fmt::format("cachegrind.{}", k);
-    std::vector<std::string> argv = {"valgrind",
-                                     "--tool=cachegrind",
-                                     "--cache-sim=yes",
-                                     "--I1=" + geometry_spec(i1),
-                                     "--D1=" + geometry_spec(d1),
-                                     "--LL=" + geometry_spec(ll),
-                                     "--cachegrind-out-file=" + out.string()};
-    for (auto& a : harness_argv(h, packets[k])) argv.push_back(std::move(a));
-    run_program(argv, tmp.path / "stderr");
-    std::ifstream in(out);
-    totals[k] = parse_cachegrind(in, out.string());
-  }
+  const auto totals =
+      valgrind_twice(h,
+                     {"--tool=cachegrind", "--cache-sim=yes", "--I1=" + geometry_spec(i1),
+                      "--D1=" + geometry_spec(d1), "--LL=" + geometry_spec(ll)},
+                     "--cachegrind-out-file", parse_cachegrind);
   const double n = static_cast<double>(h.packets_hi - h.packets_lo);
   auto per = [&](std::initializer_list<const char*> events) {
     double d = 0;
@@ -414,24 +426,10 @@ report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r) {
 }
 
 models::HotProfile run_profile(const HarnessSpec& h, double min_per_packet) {
-  check_spec(h);
-  TempDir tmp;
-  std::array<std::map<uint64_t, uint64_t>, 2> counts;
-  const std::array<int64_t, 2> packets = {h.packets_lo, h.packets_hi};
-  for (size_t k = 0; k < 2; ++k) {
-    const fs::path out = tmp.path / fmt::format("callgrind.{}", k);
-    std::vector<std::string> argv = {"valgrind",
-                                     "--tool=callgrind",
-                                     "--dump-instr=yes",
-                                     "--dump-line=no",
-                                     "--compress-pos=no",
-                                     "--compress-strings=no",
-                                     "--callgrind-out-file=" + out.string()};
-    for (auto& a : harness_argv(h, packets[k])) argv.push_back(std::move(a));
-    run_program(argv, tmp.path / "stderr");
-    std::ifstream in(out);
-    counts[k] = parse_callgrind_instr(in, out.string());
-  }
+  const auto counts = valgrind_twice(h,
+                                     {"--tool=callgrind", "--dump-instr=yes", "--dump-line=no",
+                                      "--compress-pos=no", "--compress-strings=no"},
+                                     "--callgrind-out-file", parse_callgrind_instr);
   std::istringstream nm(nm_output(h.path));
   return hot_profile(counts[0], counts[1], h.packets_hi - h.packets_lo, models::parse_nm(nm),
                      min_per_packet);
