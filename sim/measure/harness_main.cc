@@ -41,9 +41,15 @@ int main(int argc, char** argv) {
   opt.dest = *measure::parse_dest(dest);
   opt.stack.align = *net::parse_align_policy(align);
   opt.stack.loop_copy = *net::parse_loop_copy(copy);
-  const auto results = measure::run_native(opt);
-  std::vector<report::Row> rows;
-  for (const auto& r : results) rows.push_back(measure::native_row(opt, r));
-  std::cout << report::to_csv(rows);
-  return results.empty() || !results.front().fault.empty() ? 1 : 0;
+  try {
+    const auto results = measure::run_native(opt);
+    std::vector<report::Row> rows;
+    rows.reserve(results.size());
+    for (const auto& r : results) rows.push_back(measure::native_row(opt, r));
+    std::cout << report::to_csv(rows);
+    return results.empty() || !results.front().fault.empty() ? 1 : 0;
+  } catch (const std::exception& e) {
+    std::cerr << "simloop-harness: " << e.what() << "\n";
+    return 1;
+  }
 }
