@@ -9,6 +9,7 @@
 #include <string>
 
 #include "engine/simulation.h"
+#include "measure/calibrate.h"
 
 namespace simloop::engine {
 namespace {
@@ -272,6 +273,48 @@ TEST(EnginePlatform, LinkTakesWhatPhysicsSays) {
   const json j = in_child([] { return json{{"t", link_transfer_time(1e9, 10e-6, 64)}}; });
   // 10 us of latency plus 64 bytes at 1 Gbit/s (512 ns).
   EXPECT_NEAR(j["t"].get<double>(), 10e-6 + 512e-9, 1e-12);
+}
+
+// The loop closed: known kernel costs written as a profile, simulated by the
+// engine at several payloads, and fitted again from what it predicted.
+TEST(CalibrateFromSimulation, KernelCostsComeBackFromTheSimulatorsPredictions) {
+  using measure::Point;
+  std::vector<Point> truth_points;
+  for (int payload : {1, 700, 1400}) {
+    Point p;
+    p.source = "kernel";
+    p.keys = {{"payload", std::to_string(payload)}, {"dest", "loopback"}};
+    p.null_syscall_ns = 150;
+    p.ns_value = 2 * 150 + 3000 + 0.4 * payload;
+    truth_points.push_back(p);
+  }
+  const auto all = measure::parse_split({});
+  const measure::Fit truth = measure::calibrate(truth_points, "kernel", all);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "simloop_engine_kernel_roundtrip";
+  std::filesystem::remove_all(dir);
+  measure::write_kernel_profile(truth, truth_points, dir, "k");
+
+  std::vector<Point> simulated;
+  for (int payload : {18, 300, 900, 1400}) {
+    config::Experiment x = config::load_experiment(dir / "k.yaml");
+    x.workload.payload = payload;
+    x.workload.packets = 2000;
+    const json row = simulate_row(x);
+    Point p;
+    p.source = "kernel";
+    p.keys = {{"payload", std::to_string(payload)}, {"dest", "loopback"}};
+    p.null_syscall_ns = 150;
+    p.ns_value = row["ns_per_packet"].get<double>();
+    // What the simulator predicts is the kernel model's own price.
+    EXPECT_NEAR(p.ns_value, 2 * 150 + 3000 + 0.4 * payload, 1e-6 * p.ns_value) << payload;
+    simulated.push_back(p);
+  }
+  const measure::Fit back = measure::calibrate(simulated, "kernel", all);
+  ASSERT_EQ(back.names, (std::vector<std::string>{"fixed_ns", "per_byte_ns"}));
+  EXPECT_NEAR(back.values[0], 3000, 1e-3);
+  EXPECT_NEAR(back.values[1], 0.4, 1e-6);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
