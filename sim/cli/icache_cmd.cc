@@ -19,6 +19,7 @@
 #include "measure/compare.h"
 #include "measure/harness_run.h"
 #include "measure/icache_check.h"
+#include "measure/kernel.h"
 #include "report/table.h"
 
 namespace simloop::cli {
@@ -143,6 +144,15 @@ int run_cachegrind_cmd(const CachegrindArgs& a) {
       rows, {"layout", "payload", "dest", "i1", "instructions_per_packet", "i1_misses_per_packet",
              "d1_misses_per_packet", "ll_misses_per_packet"});
   write_rows(a.out, rows);
+  if (!a.out.empty()) {
+    // The machine the runs were made on, beside them: cachegrind's counts do
+    // not depend on it, but its glibc chose the copy routine that ran.
+    auto desc = measure::machine_info().to_json();
+    desc["command"] = "simloop measure cachegrind";
+    desc["d1"] = a.d1;
+    desc["ll"] = a.ll;
+    report::write_file_atomic(a.out + ".machine.json", desc.dump(2) + "\n");
+  }
   return 0;
 }
 
@@ -359,7 +369,9 @@ void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands) {
   cg->add_option("--D1", a->d1, "D1 geometry SIZE,ASSOC,LINE")->capture_default_str();
   cg->add_option("--LL", a->ll, "Last-level geometry SIZE,ASSOC,LINE")->capture_default_str();
   add_packets_option(cg, a->packets);
-  cg->add_option("-o,--output", a->out, "Write the rows to this CSV, and FILE.LAYOUT.nm");
+  cg->add_option("-o,--output", a->out,
+                 "Write the rows to this CSV, each build's symbol map to FILE.LAYOUT.nm and the "
+                 "machine to FILE.machine.json");
   commands.push_back({cg, [a] { return run_cachegrind_cmd(*a); }});
 
   auto* pr = measure.add_subcommand(
