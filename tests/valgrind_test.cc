@@ -65,12 +65,13 @@ TEST(HotProfile, GroupsHotInstructionsIntoRangesOfTheirFunction) {
                                               {0x401080, 0x10, false, "data"},
                                               {0x401100, 0x40, true, "udp_output"}};
   // 100 more packets in `hi` than in `lo`.
-  const std::map<uint64_t, uint64_t> lo = {{0x401000, 7}, {0x401040, 50}};
+  const std::map<uint64_t, uint64_t> lo = {{0x401000, 7}, {0x401040, 50}, {0x401050, 900}};
   const std::map<uint64_t, uint64_t> hi = {
-      {0x401000, 107},                                     // 1 per packet
-      {0x401003, 100}, {0x40100d, 100}, {0x401030, 100},   // 0x23 bytes on: a range of its own
-      {0x401040, 52},                                      // 0.02 per packet: cold
-      {0x401084, 500},                                     // in a data symbol: skipped
+      {0x401000, 107},                                    // 1 per packet
+      {0x401003, 100}, {0x40100d, 100}, {0x401030, 100},  // 0x23 bytes on: a range of its own
+      {0x401040, 52},                                     // 0.02 per packet: cold
+      {0x401050, 400},  // ran less in the longer run (an address-dependent path): not hot
+      {0x401084, 500},  // in a data symbol: skipped
       {0x401100, 100}, {0x401104, 200}, {0x401200, 100}};  // past every symbol: skipped
   const auto p = measure::hot_profile(lo, hi, 100, syms);
   ASSERT_EQ(p.size(), 2u);

@@ -272,8 +272,10 @@ models::HotProfile hot_profile(const std::map<uint64_t, uint64_t>& lo,
   };
   for (const auto& [addr, count] : hi) {
     const auto l = lo.find(addr);
-    const double per = static_cast<double>(count - (l == lo.end() ? 0 : l->second)) /
-                       static_cast<double>(std::max<int64_t>(packets, 1));
+    // Signed: an address-dependent path may run less in the longer run.
+    const double per =
+        (static_cast<double>(count) - (l == lo.end() ? 0.0 : static_cast<double>(l->second))) /
+        static_cast<double>(std::max<int64_t>(packets, 1));
     if (per < min_per_packet) continue;
     // The symbol holding addr: the last one starting at or before it.
     auto it = std::upper_bound(text.begin(), text.end(), addr,
