@@ -1,9 +1,10 @@
 #!/bin/sh
 # The I-cache model against cachegrind on the native harness builds
 # (simloop-harness*, one per code layout), for two paths through the stack
-# and three I1 geometries each. Writes data/cachegrind-*.csv (with each
-# build's symbol map beside it), data/profile-*.txt, results/icache-*.{csv,txt,png}
-# and icache.md, which run.sh puts into report.md.
+# and three I1 geometries each. Writes data/cachegrind-*.csv, each build's
+# symbol map (data/nm/LAYOUT.nm.gz), data/profile-*.txt,
+# results/icache-*.{csv,txt,png} and icache.md, which run.sh puts into
+# report.md.
 # Usage: experiments/validation/icache.sh [SIMLOOP]
 #
 # Fixed before any result was seen:
@@ -43,6 +44,22 @@ run_path() {
 
 run_path loopback-18 "1024,1,64 4096,2,64 8192,4,64" -l 18 --dest loopback
 run_path broadcast-256 "2048,1,64 4096,2,64 16384,4,64" -l 256 --dest broadcast --copy m_copy
+
+# Both paths ran the same builds: keep one symbol map of each, compressed,
+# in data/nm/LAYOUT.nm.gz.
+rm -rf "$data/nm"
+mkdir -p "$data/nm"
+for f in "$data"/cachegrind-loopback-18.csv.*.nm; do
+  layout=${f#"$data"/cachegrind-loopback-18.csv.}
+  layout=${layout%.nm}
+  other="$data/cachegrind-broadcast-256.csv.$layout.nm"
+  if ! cmp -s "$f" "$other"; then
+    echo "icache.sh: the symbol maps of $layout differ between the two paths" >&2
+    exit 1
+  fi
+  gzip -9n <"$f" >"$data/nm/$layout.nm.gz"
+  rm -f "$f" "$other"
+done
 
 # Every point of both paths together.
 median_all=$(/usr/bin/python3 - "$out/icache-loopback-18.csv" "$out/icache-broadcast-256.csv" <<'PY'
