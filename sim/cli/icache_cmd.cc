@@ -2,6 +2,7 @@
 // valgrind. simloop icache: the I-cache model pointed at the harness's
 // symbol map, beside cachegrind's counts.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -277,6 +278,24 @@ int run_icache_cmd(const ICacheArgs& a) {
     } catch (const models::LayoutError& e) {
       throw UserError(fmt::format("{} (owners {}): {}", path, owners_file, e.what()));
     }
+    {
+      // Owners the build does not have: another compiler inlined or named
+      // differently. Their code is then missing from the prediction.
+      std::set<std::string> found;
+      for (const auto& [owner, ranges] : linked.by_owner)
+        for (const auto& r : ranges) found.insert(r.symbol);
+      std::set<std::string> missing;
+      for (const auto& [sym, owner] : owners)
+        if (!found.count(sym) && (!profile || profile->count(sym))) missing.insert(sym);
+      if (found.empty())
+        throw UserError(
+            fmt::format("{}: no symbol of {} is in this build (or ran): is it a "
+                        "simloop-harness build?",
+                        path, owners_file));
+      if (!missing.empty())
+        spdlog::warn("{}: {} symbol(s) of {} not in this build, their code is left out: {}", path,
+                     missing.size(), owners_file, fmt::join(missing, " "));
+    }
     const std::string layout = measure::harness_layout_name(path);
     for (const auto& g : i1s) {
       const double p = measure::predict_i1_misses(linked, g, trace);
@@ -310,9 +329,10 @@ int run_icache_cmd(const ICacheArgs& a) {
                            profile ? "hot ranges from " + a.profile
                                    : fmt::format("{:.0f} % of each symbol", 100 * a.hot_fraction),
                            opt.payload, a.path.dest);
-  std::cout << report::format_table(rows,
-                                    {"layout", "i1", "hot_bytes", "predicted_i1_misses_per_packet",
-                                     "measured_i1_misses_per_packet", "error_pct"});
+  std::vector<std::string> columns = {"layout", "i1", "hot_bytes",
+                                      "predicted_i1_misses_per_packet"};
+  if (!cmp.empty()) columns.insert(columns.end(), {"measured_i1_misses_per_packet", "error_pct"});
+  std::cout << report::format_table(rows, columns);
   if (!cmp.empty()) {
     const auto s = measure::summarize(cmp, "");
     std::cout << fmt::format(
