@@ -222,13 +222,14 @@ double ICache::fetch(uint64_t addr, uint64_t len) {
   double stall = 0;
   for (uint64_t x = first;; ++x) {
     ++stats_.line_accesses;
-    // The most recently used way of its set: a hit that moves nothing, and
-    // the common case.
-    if (*l1_.set_begin(x) == x) {
-      if (x == last) break;
-      continue;
-    }
-    if (!touch(l1_, x)) {
+    // L1 keeps no virtual-line record, so its lookup is done here, without a
+    // call: the most recently used way is the common hit and moves nothing.
+    uint64_t* set = l1_.set_begin(x);
+    int way = 0;
+    while (way < l1_.assoc && set[way] != x) ++way;
+    if (way < l1_.assoc) {
+      if (way > 0) to_front(set, way);
+    } else {
       ++stats_.l1_misses;
       stall += fill(x, true);
       if (config_.next_line_prefetch && !contains(l1_, x + 1)) {
