@@ -465,24 +465,29 @@ LinkedLayout layout_from_nm(std::istream& nm_output,
   for (const NmSymbol& s : parse_nm(nm_output)) {
     if (!s.text || s.size == 0) continue;
     const auto [first, last] = owners.equal_range(s.name);
-    for (auto it = first; it != last; ++it) {
-      if (profile != nullptr) {
-        const auto p = profile->find(s.name);
-        if (p == profile->end()) continue;  // it never ran
-        auto& ranges = out.by_owner[it->second];
-        for (const auto& [off, bytes] : p->second) {
-          if (off + bytes > s.size)
-            throw LayoutError(fmt::format(
-                "profile: {} has a hot range [{:#x}, {:#x}) beyond its size {:#x}: is the "
-                "profile from a build of other objects?",
-                s.name, off, off + bytes, s.size));
-          ranges.push_back({s.addr + off, bytes, s.name});
-        }
-        continue;
+    if (first == last) continue;
+    // The symbol's hot ranges, the same under each of its owners.
+    std::vector<HotRange> hot;
+    if (profile != nullptr) {
+      const auto p = profile->find(s.name);
+      if (p == profile->end()) continue;  // it never ran
+      for (const auto& [off, bytes] : p->second) {
+        if (off + bytes > s.size)
+          throw LayoutError(fmt::format(
+              "profile: {} has a hot range [{:#x}, {:#x}) beyond its size {:#x}: is the profile "
+              "from a build of other objects?",
+              s.name, off, off + bytes, s.size));
+        hot.push_back({s.addr + off, bytes, s.name});
       }
-      const auto hot = std::max<uint64_t>(
-          1, static_cast<uint64_t>(std::llround(static_cast<double>(s.size) * hot_fraction)));
-      out.by_owner[it->second].push_back({s.addr, hot, s.name});
+    } else {
+      hot.push_back({s.addr,
+                     std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(
+                                               static_cast<double>(s.size) * hot_fraction))),
+                     s.name});
+    }
+    for (auto it = first; it != last; ++it) {
+      auto& ranges = out.by_owner[it->second];
+      ranges.insert(ranges.end(), hot.begin(), hot.end());
     }
   }
   return out;

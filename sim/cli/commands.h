@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "measure/native.h"
+
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."
 #endif
@@ -23,6 +25,16 @@ inline std::filesystem::path tree_file(const std::string& relative) {
   if (std::filesystem::is_regular_file(relative)) return relative;
   return std::filesystem::path(SIMLOOP_SOURCE_DIR) / relative;
 }
+
+// The path through the stack as the command line names it (--dest, --align,
+// --copy), shared by every command that drives the native loop.
+struct PathNames {
+  std::string dest = "loopback", align = "none", copy = "m_copy";
+  // Adds the three options, each checked against its names.
+  void add(CLI::App* c);
+  // Sets them in `o`; call after parsing, when the names are known good.
+  void apply(measure::NativeOptions& o) const;
+};
 
 struct Command {
   CLI::App* app;

@@ -29,10 +29,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// What every harness command takes: the path through the stack.
+// What every harness command takes: the payload and the path through the stack.
 struct PathArgs {
   measure::NativeOptions opt;
-  std::string dest = "loopback", align = "none", copy = "m_copy";
+  PathNames names;
   PathArgs() { opt.warmup = 1000; }
   void add(CLI::App* c) {
     c->add_option("-l,--payload", opt.payload, "UDP payload bytes")
@@ -41,21 +41,11 @@ struct PathArgs {
     c->add_option("--warmup", opt.warmup, "Untimed datagrams first, in every run")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
         ->capture_default_str();
-    c->add_option("--dest", dest, "loopback, broadcast, wire or self")
-        ->check(CLI::IsMember({"loopback", "broadcast", "wire", "self"}))
-        ->capture_default_str();
-    c->add_option("--align", align, "Alignment policy: none, copy-down, strict, copy-down-unsafe")
-        ->check(CLI::IsMember({"none", "copy-down", "strict", "copy-down-unsafe"}))
-        ->capture_default_str();
-    c->add_option("--copy", copy, "Simplex loop copy: m_copy or m_dup")
-        ->check(CLI::IsMember({"m_copy", "m_dup"}))
-        ->capture_default_str();
+    names.add(c);
   }
   measure::NativeOptions resolved() const {
     measure::NativeOptions o = opt;
-    o.dest = *measure::parse_dest(dest);
-    o.stack.align = *net::parse_align_policy(align);
-    o.stack.loop_copy = *net::parse_loop_copy(copy);
+    names.apply(o);
     return o;
   }
 };
@@ -182,8 +172,8 @@ int run_profile_cmd(const ProfileArgs& a) {
   const std::string header = fmt::format(
       "Hot profile of {} (callgrind instruction counts, {} minus {} packets;\n"
       "payload {}, dest {}, align {}, copy {}; instructions run at least {} times a packet)",
-      harness, a.packets[1], a.packets[0], h.opt.payload, a.path.dest, a.path.align, a.path.copy,
-      a.min_per_packet);
+      harness, a.packets[1], a.packets[0], h.opt.payload, a.path.names.dest, a.path.names.align,
+      a.path.names.copy, a.min_per_packet);
   fs::create_directories(fs::path(a.out).parent_path().empty() ? fs::path(".")
                                                                : fs::path(a.out).parent_path());
   report::write_file_atomic(a.out, measure::format_hot_profile(p, header));
@@ -297,18 +287,15 @@ int run_icache_cmd(const ICacheArgs& a) {
                      missing.size(), owners_file, fmt::join(missing, " "));
     }
     const std::string layout = measure::harness_layout_name(path);
+    const auto hot_bytes = static_cast<int64_t>(models::total_hot_bytes(linked));
     for (const auto& g : i1s) {
       const double p = measure::predict_i1_misses(linked, g, trace);
       const std::string spec = measure::geometry_spec(g);
       report::Row row;
-      row.set("source", std::string("model"))
-          .set("layout", layout)
-          .set("payload", int64_t{opt.payload})
-          .set("dest", std::string(measure::dest_name(opt.dest)))
-          .set("align", std::string(net::align_policy_name(opt.stack.align)))
-          .set("copy", std::string(net::loop_copy_name(opt.stack.loop_copy)))
+      row.set("source", std::string("model")).set("layout", layout);
+      measure::set_path_columns(row, opt)
           .set("i1", spec)
-          .set("hot_bytes", static_cast<int64_t>(models::total_hot_bytes(linked)))
+          .set("hot_bytes", hot_bytes)
           .set("predicted_i1_misses_per_packet", p);
       if (const auto m = measured.find({layout, spec}); m != measured.end()) {
         measure::Comparison c;
@@ -328,7 +315,7 @@ int run_icache_cmd(const ICacheArgs& a) {
   std::cout << fmt::format("I1 misses per packet: {} on the harness's path (payload {} B, {})\n",
                            profile ? "hot ranges from " + a.profile
                                    : fmt::format("{:.0f} % of each symbol", 100 * a.hot_fraction),
-                           opt.payload, a.path.dest);
+                           opt.payload, a.path.names.dest);
   std::vector<std::string> columns = {"layout", "i1", "hot_bytes",
                                       "predicted_i1_misses_per_packet"};
   if (!cmp.empty()) columns.insert(columns.end(), {"measured_i1_misses_per_packet", "error_pct"});

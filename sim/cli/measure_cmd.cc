@@ -22,9 +22,7 @@ struct NativeArgs {
   measure::NativeOptions opt;
   std::vector<int> payloads = {18};
   std::string harness;
-  std::string dest = "loopback";
-  std::string align = "none";
-  std::string copy = "m_copy";
+  PathNames path;
   std::string out;
   std::string format = "table";
 };
@@ -131,9 +129,7 @@ int run_harness_cmd(const NativeArgs& a) {
 
 int run_native_cmd(NativeArgs& a) {
   // CLI11 has already checked these against the same names.
-  a.opt.dest = *measure::parse_dest(a.dest);
-  a.opt.stack.align = *net::parse_align_policy(a.align);
-  a.opt.stack.loop_copy = *net::parse_loop_copy(a.copy);
+  a.path.apply(a.opt);
   if (!a.harness.empty()) return run_harness_cmd(a);
 
   // Payloads inside repeats: a busy moment of a shared machine then spreads
@@ -147,8 +143,8 @@ int run_native_cmd(NativeArgs& a) {
       o.repeats = 1;
       spdlog::info("native run: payload {} B, {} {}, dest {}, align {}, copy {}, repeat {}/{}",
                    payload, o.duration_s > 0 ? o.duration_s : double(o.packets),
-                   o.duration_s > 0 ? "s" : "packets", a.dest, a.align, a.copy, rep + 1,
-                   a.opt.repeats);
+                   o.duration_s > 0 ? "s" : "packets", a.path.dest, a.path.align, a.path.copy,
+                   rep + 1, a.opt.repeats);
       auto r = measure::run_native(o).front();
       r.repeat = rep;
       rows.push_back(measure::native_row(o, r));
@@ -249,20 +245,7 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
   native->add_option("--warmup", a->opt.warmup, "Untimed datagrams before timing starts")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  native
-      ->add_option("--dest", a->dest,
-                   "loopback (127.0.0.1), broadcast (simplex loop copy + NIC ring),\n"
-                   "wire (peer on the NIC ring), self (own address through em0)")
-      ->check(CLI::IsMember({"loopback", "broadcast", "wire", "self"}))
-      ->capture_default_str();
-  native
-      ->add_option("--align", a->align,
-                   "Alignment policy: none, copy-down, strict, copy-down-unsafe")
-      ->check(CLI::IsMember({"none", "copy-down", "strict", "copy-down-unsafe"}))
-      ->capture_default_str();
-  native->add_option("--copy", a->copy, "Simplex loop copy: m_copy (shared) or m_dup (deep)")
-      ->check(CLI::IsMember({"m_copy", "m_dup"}))
-      ->capture_default_str();
+  a->path.add(native);
   native
       ->add_option("--max-linkhdr", a->opt.stack.max_linkhdr,
                    "Link header space reserved in front of the data")
@@ -316,6 +299,26 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
       ->capture_default_str();
   commands.push_back({kernel, [k] { return run_kernel_cmd(*k); }});
   add_measure_valgrind(*measure, commands);
+}
+
+void PathNames::add(CLI::App* c) {
+  c->add_option("--dest", dest,
+                "loopback (127.0.0.1), broadcast (simplex loop copy + NIC ring),\n"
+                "wire (peer on the NIC ring), self (own address through em0)")
+      ->check(CLI::IsMember({"loopback", "broadcast", "wire", "self"}))
+      ->capture_default_str();
+  c->add_option("--align", align, "Alignment policy: none, copy-down, strict, copy-down-unsafe")
+      ->check(CLI::IsMember({"none", "copy-down", "strict", "copy-down-unsafe"}))
+      ->capture_default_str();
+  c->add_option("--copy", copy, "Simplex loop copy: m_copy (shared) or m_dup (deep)")
+      ->check(CLI::IsMember({"m_copy", "m_dup"}))
+      ->capture_default_str();
+}
+
+void PathNames::apply(measure::NativeOptions& o) const {
+  o.dest = *measure::parse_dest(dest);
+  o.stack.align = *net::parse_align_policy(align);
+  o.stack.loop_copy = *net::parse_loop_copy(copy);
 }
 
 }  // namespace simloop::cli

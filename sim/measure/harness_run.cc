@@ -405,12 +405,8 @@ CachegrindResult run_cachegrind(const HarnessSpec& h, const models::CacheGeometr
 
 report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r) {
   report::Row row;
-  row.set("source", std::string("cachegrind"))
-      .set("layout", harness_layout_name(h.path))
-      .set("payload", int64_t{h.opt.payload})
-      .set("dest", std::string(dest_name(h.opt.dest)))
-      .set("align", std::string(net::align_policy_name(h.opt.stack.align)))
-      .set("copy", std::string(net::loop_copy_name(h.opt.stack.loop_copy)))
+  row.set("source", std::string("cachegrind")).set("layout", harness_layout_name(h.path));
+  set_path_columns(row, h.opt)
       .set("i1", geometry_spec(r.i1))
       .set("i1_size", r.i1.size_bytes)
       .set("i1_assoc", int64_t{r.i1.assoc})

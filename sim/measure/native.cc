@@ -59,14 +59,17 @@ std::vector<NativeResult> run_native(const NativeOptions& opt) {
   return out;
 }
 
-report::Row native_row(const NativeOptions& opt, const NativeResult& r) {
-  report::Row row;
-  row.set("source", std::string("native"))
-      .set("repeat", int64_t{r.repeat})
-      .set("payload", int64_t{opt.payload})
+report::Row& set_path_columns(report::Row& row, const NativeOptions& opt) {
+  return row.set("payload", int64_t{opt.payload})
       .set("dest", std::string(dest_name(opt.dest)))
       .set("align", std::string(net::align_policy_name(opt.stack.align)))
-      .set("copy", std::string(net::loop_copy_name(opt.stack.loop_copy)))
+      .set("copy", std::string(net::loop_copy_name(opt.stack.loop_copy)));
+}
+
+report::Row native_row(const NativeOptions& opt, const NativeResult& r) {
+  report::Row row;
+  row.set("source", std::string("native")).set("repeat", int64_t{r.repeat});
+  set_path_columns(row, opt)
       .set("packets", r.packets)
       .set("elapsed_s", r.elapsed_s)
       .set("kpps", r.kpps())

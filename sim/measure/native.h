@@ -53,6 +53,9 @@ struct NativeResult {
 // Runs `opt.repeats` independent runs (a fresh pool and stack each).
 std::vector<NativeResult> run_native(const NativeOptions& opt);
 
+// The columns that name a point's path: payload, dest, align, copy.
+report::Row& set_path_columns(report::Row& row, const NativeOptions& opt);
+
 // One tidy row per result, with the options that produced it.
 report::Row native_row(const NativeOptions& opt, const NativeResult& r);
 
