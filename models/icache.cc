@@ -55,6 +55,7 @@ ICache::ICache(const ICacheConfig& config) : config_(config) {
   if (config.page_bytes < config.l1.line_bytes)
     throw std::invalid_argument(fmt::format("page_bytes ({}) must hold whole lines of {} bytes",
                                             config.page_bytes, config.l1.line_bytes));
+  check_cycles(config.l1_refill_cycles, "l1_refill_cycles");
   check_cycles(config.l2_hit_cycles, "l2_hit_cycles");
   check_cycles(config.memory_cycles, "memory_cycles");
 
@@ -231,7 +232,7 @@ double ICache::fetch(uint64_t addr, uint64_t len) {
       if (way > 0) to_front(set, way);
     } else {
       ++stats_.l1_misses;
-      stall += fill(x, true);
+      stall += fill(x, true) + config_.l1_refill_cycles;
       if (config_.next_line_prefetch && !contains(l1_, x + 1)) {
         fill(x + 1, false);
         ++stats_.prefetches;

@@ -3,7 +3,8 @@
 // L1 is indexed and tagged by virtual address (like the Athlon's L1 I-cache);
 // L2 by physical address, through a page map that stands for the physical
 // placement of code pages (page colouring). Each L1 miss stalls for the L2 hit
-// latency or the memory latency; a next-line prefetch rides along for free.
+// latency or the memory latency, plus the work a refilled line needs before it
+// runs (refill_cycles); a next-line prefetch rides along for free.
 //
 // The model runs for every simulated packet, so it keeps flat arrays ordered
 // most-recently-used first within each set and never allocates per fetch.
@@ -24,6 +25,10 @@ struct CacheGeometry {
 
 struct ICacheConfig {
   CacheGeometry l1{65536, 2, 64};
+  // Extra stall per demand L1 miss, whichever level serves it. On an Athlon
+  // (K7) predecode bits and branch selectors live only in L1, so a refilled
+  // line is predecoded again and its taken branches mispredict once.
+  double l1_refill_cycles = 0;
   // A miss on line X also brings X+1 into L1 (no stall charged: it overlaps).
   bool next_line_prefetch = true;
   bool l2_enabled = true;

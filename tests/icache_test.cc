@@ -134,6 +134,23 @@ TEST(ICachePrefetch, MissBringsNextLineWithoutStall) {
   EXPECT_EQ(c.stats().prefetches, 2u);
 }
 
+// The refill cost comes with every demand miss, from whichever level, and
+// never with a hit or a prefetch (a prefetched line is charged nothing here).
+TEST(ICacheRefill, EveryDemandMissPaysItOnTopOfItsLevel) {
+  auto config = small({1024, 1, 64}, true, true, {4096, 4, 64}, true);
+  config.l1_refill_cycles = 7;
+  ICache c(config);
+  EXPECT_EQ(c.fetch(0, 1), kMem + 7);     // memory; prefetches 64
+  EXPECT_EQ(c.fetch(64, 1), 0);           // the prefetched line: a hit
+  EXPECT_EQ(c.fetch(1024, 1), kMem + 7);  // evicts 0 to L2; prefetch of 1088 evicts 64
+  EXPECT_EQ(c.fetch(0, 1), kL2 + 7);      // back from L2, and 64 with it (prefetch)
+  EXPECT_EQ(c.fetch(0, 128), 0);
+  EXPECT_EQ(c.stats().prefetches, 3u);
+  EXPECT_EQ(c.stats().l1_misses, c.stats().l2_hits + c.stats().l2_misses);
+  config.l1_refill_cycles = -1;
+  EXPECT_THROW(ICache bad(config), std::invalid_argument);
+}
+
 TEST(ICachePrefetch, PrefetchCanEvict) {
   ICache c(small({1024, 2, 64}, true));  // set 1 holds lines at 64, 576, 1088
   c.fetch(64, 1);                        // set 1 <- 64, prefetch 128 into set 2

@@ -189,14 +189,14 @@ int layout_cmd(const LayoutArgs& a) {
   std::cout << fmt::format("layout: {}\n", source);
   std::cout << fmt::format(
       "cache: L1 {} B {}-way {} B lines ({} sets){}, L2 {}; {} cycles per L2 hit, {} per memory "
-      "access\n",
+      "access, {} more per L1 refill\n",
       cache.l1.size_bytes, cache.l1.assoc, cache.l1.line_bytes,
       cache.l1.size_bytes / cache.l1.assoc / cache.l1.line_bytes,
       cache.next_line_prefetch ? ", next-line prefetch" : "",
       cache.l2_enabled ? fmt::format("{} B {}-way {}", cache.l2.size_bytes, cache.l2.assoc,
                                      cache.l2_exclusive ? "exclusive" : "inclusive")
                        : std::string("off"),
-      cache.l2_hit_cycles, cache.memory_cycles);
+      cache.l2_hit_cycles, cache.memory_cycles, cache.l1_refill_cycles);
   std::cout << fmt::format(
       "path: {} B to {}, {} code pieces per {} packets, {:.1f} cycles/packet without stalls\n",
       x.workload.payload, config::dest_name(x.workload.dest), trace.code.size(), trace.packets,

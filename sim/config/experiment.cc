@@ -379,6 +379,11 @@ Schema::Schema() {
               [](Experiment& x) -> int& { return x.icache.l1.assoc; }));
   add(integer("machine.cache.l1.line_bytes", "Line size in bytes.", 8, 512,
               [](Experiment& x) -> int& { return x.icache.l1.line_bytes; }));
+  add(number("machine.cache.l1.refill_cycles",
+             "Extra stall per L1 miss on top of the level that serves it: work before the "
+             "refilled line runs (an Athlon predecodes it again and mispredicts its taken "
+             "branches once).",
+             0, 1e4, [](Experiment& x) -> double& { return x.icache.l1_refill_cycles; }));
   add(boolean("machine.cache.next_line_prefetch", "A miss also brings the next line in (no stall).",
               [](Experiment& x) -> bool& { return x.icache.next_line_prefetch; }));
   section("machine.cache.l2", "Second-level cache behind L1, physically indexed.");
