@@ -62,6 +62,44 @@ TEST_F(ConfigTest, ShippedExperimentsLoad) {
   EXPECT_EQ(x.workload.dest, Dest::wire);
 }
 
+// freebsd6-warm is freebsd6 with every cost scaled by one factor (its header
+// says why); a cost edited in one file and not the other breaks that.
+TEST_F(ConfigTest, WarmStackIsOneScalingOfFreebsd6) {
+  const fs::path p = write("exp.yaml", "machine: athlon-xp-2700\nstack: freebsd6\n");
+  const fs::path q = write("warm.yaml", "machine: athlon-xp-2700\nstack: freebsd6-warm\n");
+  const Experiment cold = load_experiment(p);
+  const Experiment warm = load_experiment(q);
+  const auto& c = cold.stack;
+  const auto& w = warm.stack;
+  std::vector<std::pair<double, double>> pairs = {{c.mbuf_alloc_cycles, w.mbuf_alloc_cycles},
+                                                  {c.cluster_alloc_cycles, w.cluster_alloc_cycles},
+                                                  {c.mbuf_free_cycles, w.mbuf_free_cycles},
+                                                  {c.cluster_free_cycles, w.cluster_free_cycles}};
+  for (size_t i = 0; i < c.fn_cycles.size(); ++i)
+    pairs.emplace_back(c.fn_cycles[i], w.fn_cycles[i]);
+  const double k = w.fn_cycles[static_cast<size_t>(net::Fn::udp_output)] /
+                   c.fn_cycles[static_cast<size_t>(net::Fn::udp_output)];
+  EXPECT_GT(k, 0.5);
+  EXPECT_LT(k, 1.0);
+  for (const auto& [cv, wv] : pairs)
+    EXPECT_NEAR(wv, k * cv, 0.5 + 0.005 * cv) << cv << " -> " << wv;
+  EXPECT_NEAR(w.cksum_cycles_per_byte, k * c.cksum_cycles_per_byte, 0.01);
+}
+
+// The seed's I-cache experiments take the cache from the machine file, so
+// one place holds the Athlon's geometry and refill cost.
+TEST_F(ConfigTest, SeedCacheExperimentsUseTheMachinesCache) {
+  for (const char* f :
+       {"icache-baseline", "icache-padded", "icache-moved", "padding-sweep", "variance"}) {
+    const Experiment x = load_experiment(kSource / "experiments/seed" / (std::string(f) + ".yaml"));
+    EXPECT_TRUE(x.cache_enabled) << f;
+    EXPECT_EQ(x.icache.l1.size_bytes, 65536) << f;
+    EXPECT_EQ(x.icache.l2.assoc, 16) << f;
+    EXPECT_GT(x.icache.l1_refill_cycles, 0) << f;
+    EXPECT_EQ(x.stack_name, "freebsd6-warm") << f;
+  }
+}
+
 TEST_F(ConfigTest, UnknownKeySuggestsTheNearestOne) {
   const std::string e = error_of(std::string(kHead) + "workload:\n  paylod: 18\n");
   EXPECT_NE(e.find(at(4, 3)), std::string::npos) << e;

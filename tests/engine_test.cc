@@ -217,9 +217,11 @@ TEST(EngineCache, PaddingThatMovesAFunctionRemovesTheConflict) {
 
 // The seed's layout story on the synthetic kernel layout (see
 // experiments/seed/README.md): padding nfs_diskless.o by 500 bytes costs
-// kpps through I-cache conflicts; moving it to the end of the link
-// recovers the loss. Tolerances: the drop is 19 kpps in this model (the seed
-// saw 30-40), so "at least 10"; "recovers" is within 1 % of the baseline.
+// kpps through I-cache conflicts; moving it to the end of the link recovers
+// the loss. Tolerances: the baseline's stack costs (freebsd6-warm) are fitted
+// to the seed's 350 kpps, so it must land in the seed's 340-360; the drop and
+// the recovery are not fitted, and must be the seed's size: 30-50 kpps lost,
+// and "recovers" within 1 % of the baseline.
 json seed_row(const std::string& name) {
   return in_child([&name] {
     const auto x = config::load_experiment(
@@ -228,16 +230,18 @@ json seed_row(const std::string& name) {
   });
 }
 
-TEST(EngineSeed, PaddingCostsAndMovingRecovers) {
+TEST(EngineSeed, PaddingCostsTheSeedsDropAndMovingRecovers) {
   const json base = seed_row("icache-baseline.yaml");
   const json padded = seed_row("icache-padded.yaml");
   const json moved = seed_row("icache-moved.yaml");
   const double b = base["kpps"].get<double>();
-  EXPECT_GT(b, 300);
+  EXPECT_GT(b, 340);
   EXPECT_LT(b, 360);
   EXPECT_GT(padded["i1_misses_per_packet"].get<double>(),
             base["i1_misses_per_packet"].get<double>() + 20);
-  EXPECT_LT(padded["kpps"].get<double>(), b - 10);
+  const double drop = b - padded["kpps"].get<double>();
+  EXPECT_GE(drop, 30);
+  EXPECT_LE(drop, 50);
   EXPECT_NEAR(moved["kpps"].get<double>(), b, 0.01 * b);
 }
 
