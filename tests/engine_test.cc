@@ -256,6 +256,32 @@ TEST(EngineScenario, StrictAlignmentWithDupFaults) {
   EXPECT_NE(r["detail"].get<std::string>().find("ip_input"), std::string::npos);
 }
 
+// A misplaced udp_in (the seed's sun_noname) costs each received datagram
+// its misaligned stores and nothing else; ttcp sending to a peer never
+// receives, so its rate does not move (the seed: "doesn't seem to affect
+// ttcp").
+TEST(EngineScenario, MisplacedSockaddrCostsOnlyTheReceiver) {
+  auto x = bare(1e9);
+  x.machine.syscall_entry_cycles = 1000;
+  x.machine.unaligned_access_cycles = 4;
+  auto cycles = [&](config::Dest dest, int misalign) {
+    auto y = x;
+    y.workload.dest = dest;
+    y.options.sockaddr_misalign = misalign;
+    const json r = simulate_row(y);
+    EXPECT_EQ(r["outcome"], "ok");
+    return std::pair{r["cycles_per_packet"].get<double>(), r["cycles_unaligned"].get<double>()};
+  };
+  EXPECT_EQ(cycles(config::Dest::wire, 1), cycles(config::Dest::wire, 0));
+  const auto [aligned, aligned_penalty] = cycles(config::Dest::loopback, 0);
+  const auto [odd, odd_penalty] = cycles(config::Dest::loopback, 1);    // both fields
+  const auto [half, half_penalty] = cycles(config::Dest::loopback, 2);  // sin_addr only
+  EXPECT_NEAR(odd - aligned, 8, 1e-9);
+  EXPECT_NEAR(half - aligned, 4, 1e-9);
+  EXPECT_NEAR(odd_penalty - aligned_penalty, 8, 1e-9);
+  EXPECT_NEAR(half_penalty - aligned_penalty, 4, 1e-9);
+}
+
 TEST(EngineScenario, SameSeedSameResult) {
   auto x = bare(2e9);
   x.machine.syscall_entry_cycles = 900;

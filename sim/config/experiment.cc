@@ -353,6 +353,11 @@ Schema::Schema() {
       {"m_copy", "m_dup"},
       [](Experiment& x, const std::string& v) { x.options.loop_copy = *net::parse_loop_copy(v); },
       [](const Experiment& x) { return net::loop_copy_name(x.options.loop_copy); }));
+  add(integer("options.sockaddr_misalign",
+              "Bytes past a 4-byte boundary of udp_in, the static sockaddr_in that udp_input "
+              "fills for each received datagram (struct sockaddr asks for no alignment: "
+              "FreeBSD's sun_noname).",
+              0, 3, [](Experiment& x) -> int& { return x.options.sockaddr_misalign; }));
   add(integer("options.netisr_maxlen", "Netisr input queue limit, packets.", 1, 1e6,
               [](Experiment& x) -> int& { return x.options.netisr_maxlen; }));
   add(integer("options.nic_ring", "NIC transmit descriptors.", 1, 1e6,

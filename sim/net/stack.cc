@@ -5,10 +5,11 @@
 namespace simloop::net {
 
 std::string AlignmentFault::describe() const {
-  return fmt::format(
-      "alignment fault in {}: {}-byte access to {} at address {:#x} ({} mod 4); "
-      "IP header at offset {} of its buffer",
-      fn_name(fn), size, field, addr, addr & 3, header_offset);
+  const std::string where = header_offset >= 0
+                                ? fmt::format("IP header at offset {} of its buffer", header_offset)
+                                : std::string("not in a packet");
+  return fmt::format("alignment fault in {}: {}-byte access to {} at address {:#x} ({} mod 4); {}",
+                     fn_name(fn), size, field, addr, addr & 3, where);
 }
 
 std::string_view align_policy_name(AlignPolicy p) {

@@ -51,6 +51,10 @@ struct StackOptions {
   int ether_mtu = 1500;
   int loop_mtu = 16384;
   bool useloopback = true;  // route our own address via lo0 (else em0's to-self loop)
+  // Bytes past a 4-byte boundary of udp_in, the static struct sockaddr_in
+  // that udp_input fills with each datagram's source. struct sockaddr asks
+  // for no alignment, so the link may misplace one (FreeBSD's sun_noname).
+  int sockaddr_misalign = 0;
 };
 
 inline constexpr uint32_t kLoopAddr = ip_addr(127, 0, 0, 1);
@@ -81,7 +85,7 @@ struct AlignmentFault {
   const char* field;
   unsigned size;      // access width in bytes
   uintptr_t addr;     // address of the access
-  int header_offset;  // offset of the IP header within its buffer
+  int header_offset;  // offset of the IP header within its buffer; -1: not a packet
   std::string describe() const;
 };
 
@@ -186,7 +190,7 @@ class Stack {
   Mbuf* align_fixup(Mbuf* m);
   void ip_input(Mbuf* m);
   void udp_input(Mbuf* m, int iphlen, uint32_t src, uint32_t dst);
-  void sbappendaddr(Socket& so, Mbuf* m, uint32_t src, uint16_t sport);
+  void sbappendaddr(Socket& so, Mbuf* m);
   void drop(Drop where, Mbuf* m);
   int drop_faulted(Mbuf* m);
 
@@ -195,6 +199,9 @@ class Stack {
   // store; callers check trap_ after a header and drop the packet.
   bool strict_cpu() const { return opt_.align == AlignPolicy::strict; }
   bool check_access(Fn fn, const Mbuf* m, int off, unsigned size, bool write, const char* field);
+  // The same for memory outside packets (header_offset -1 in a fault).
+  bool check_access(Fn fn, const uint8_t* p, unsigned size, bool write, const char* field,
+                    int header_offset);
   uint8_t ld8(Fn fn, const Mbuf* m, int off, const char* field);
   uint16_t ld16(Fn fn, const Mbuf* m, int off, const char* field);
   uint32_t ld32(Fn fn, const Mbuf* m, int off, const char* field);
@@ -214,6 +221,11 @@ class Stack {
   PacketQueue netisr_;
   PacketQueue nic_;
   std::array<Socket, kMaxSockets> sockets_{};
+  // udp_in lies sockaddr_misalign bytes into this storage, which starts a
+  // cache line, so whether an access crosses a line never depends on where
+  // the stack was allocated.
+  alignas(64) std::array<uint8_t, 64> udp_in_storage_{};
+  uint8_t* udp_in() { return udp_in_storage_.data() + opt_.sockaddr_misalign; }
   uint16_t ip_id_ = 1;
   uint16_t next_port_ = 49152;
   bool trap_ = false;

@@ -10,6 +10,10 @@ Stack<P>::Stack(MbufPool& pool, P& probe, StackOptions opt)
     throw std::invalid_argument("stack: max_linkhdr/max_protohdr out of range");
   if (opt_.netisr_maxlen < 1 || opt_.nic_ring < 1 || opt_.so_sndbuf < 1 || opt_.so_rcvbuf < 1)
     throw std::invalid_argument("stack: queue limits must be positive");
+  if (opt_.sockaddr_misalign < 0 || opt_.sockaddr_misalign > 3)
+    throw std::invalid_argument("stack: sockaddr_misalign must be 0..3");
+  udp_in()[0] = 16;  // sin_len
+  udp_in()[1] = 2;   // AF_INET
   lo0_.name = "lo0";
   lo0_.flags = IFF_LOOPBACK;
   lo0_.mtu = opt_.loop_mtu;
@@ -449,17 +453,27 @@ void Stack<P>::udp_input(Mbuf* m, int iphlen, uint32_t src, uint32_t dst) {
   }
   for (auto& so : sockets_) {
     if (so.open && so.lport == dport && (so.laddr == 0 || so.laddr == dst)) {
+      // The source goes into udp_in through a sockaddr_in's typed fields.
+      if (check_access(Fn::udp_input, udp_in() + 2, 2, true, "udp_in.sin_port", -1))
+        store_be16(udp_in() + 2, sport);
+      if (check_access(Fn::udp_input, udp_in() + 4, 4, true, "udp_in.sin_addr", -1))
+        store_be32(udp_in() + 4, src);
+      if (trap_) {
+        drop(Drop::alignment_fault, m);
+        return;
+      }
       mb_.adj(m, iphlen + kUdpHdrLen);
-      sbappendaddr(so, m, src, sport);
+      sbappendaddr(so, m);
       return;
     }
   }
   drop(Drop::no_port, m);
 }
 
-// sbappendaddr(): a record of an address mbuf and the data, if it fits.
+// sbappendaddr(): a record of a copy of udp_in and the data, if it fits. The
+// copy is bcopy's, bytewise, and its cycles are in sbappend's.
 template <class P>
-void Stack<P>::sbappendaddr(Socket& so, Mbuf* m, uint32_t src, uint16_t sport) {
+void Stack<P>::sbappendaddr(Socket& so, Mbuf* m) {
   FnScope<P> scope(probe_, Fn::sbappend);
   constexpr int kSockaddrInLen = 16;
   const int len = m->pkthdr().len;
@@ -473,11 +487,7 @@ void Stack<P>::sbappendaddr(Socket& so, Mbuf* m, uint32_t src, uint16_t sport) {
     return;
   }
   a->m_len = kSockaddrInLen;
-  std::memset(a->m_data, 0, kSockaddrInLen);
-  a->m_data[0] = kSockaddrInLen;  // sin_len
-  a->m_data[1] = 2;               // AF_INET
-  store_be16(a->m_data + 2, sport);
-  store_be32(a->m_data + 4, src);
+  std::memcpy(a->m_data, udp_in(), kSockaddrInLen);
   a->m_next = m;
   so.rcv.push(a);
   so.rcv_cc += len + kSockaddrInLen;
@@ -525,6 +535,17 @@ bool Stack<P>::check_access(Fn fn, const Mbuf* m, int off, unsigned size, bool w
     fault_ = AlignmentFault{fn, field, size, reinterpret_cast<uintptr_t>(p),
                             static_cast<int>(m->m_data - base)};
   }
+  trap_ = true;
+  return false;
+}
+
+template <class P>
+bool Stack<P>::check_access(Fn fn, const uint8_t* p, unsigned size, bool write, const char* field,
+                            int header_offset) {
+  SIMLOOP_PROBE(header(fn, p, size, write));
+  if ((reinterpret_cast<uintptr_t>(p) & (size - 1)) == 0 || !strict_cpu()) return true;
+  if (!fault_)
+    fault_ = AlignmentFault{fn, field, size, reinterpret_cast<uintptr_t>(p), header_offset};
   trap_ = true;
   return false;
 }
