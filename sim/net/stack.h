@@ -199,9 +199,12 @@ class Stack {
   // store; callers check trap_ after a header and drop the packet.
   bool strict_cpu() const { return opt_.align == AlignPolicy::strict; }
   bool check_access(Fn fn, const Mbuf* m, int off, unsigned size, bool write, const char* field);
-  // The same for memory outside packets (header_offset -1 in a fault).
+  // The same for any memory; header_offset is what a fault records (-1:
+  // not in a packet).
   bool check_access(Fn fn, const uint8_t* p, unsigned size, bool write, const char* field,
                     int header_offset);
+  // Records the first fault and sets trap_; returns false.
+  bool record_fault(Fn fn, const uint8_t* p, unsigned size, const char* field, int header_offset);
   uint8_t ld8(Fn fn, const Mbuf* m, int off, const char* field);
   uint16_t ld16(Fn fn, const Mbuf* m, int off, const char* field);
   uint32_t ld32(Fn fn, const Mbuf* m, int off, const char* field);

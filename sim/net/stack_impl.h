@@ -529,14 +529,8 @@ bool Stack<P>::check_access(Fn fn, const Mbuf* m, int off, unsigned size, bool w
   if (write && !m_writable(m))
     throw std::logic_error(std::string(fn_name(fn)) + ": header write into read-only storage");
   if ((reinterpret_cast<uintptr_t>(p) & (size - 1)) == 0 || !strict_cpu()) return true;
-  if (!fault_) {
-    const auto* base =
-        (m->m_flags & M_EXT) != 0 ? m->ext().buf : reinterpret_cast<const uint8_t*>(m);
-    fault_ = AlignmentFault{fn, field, size, reinterpret_cast<uintptr_t>(p),
-                            static_cast<int>(m->m_data - base)};
-  }
-  trap_ = true;
-  return false;
+  const auto* base = (m->m_flags & M_EXT) != 0 ? m->ext().buf : reinterpret_cast<const uint8_t*>(m);
+  return record_fault(fn, p, size, field, static_cast<int>(m->m_data - base));
 }
 
 template <class P>
@@ -544,6 +538,12 @@ bool Stack<P>::check_access(Fn fn, const uint8_t* p, unsigned size, bool write, 
                             int header_offset) {
   SIMLOOP_PROBE(header(fn, p, size, write));
   if ((reinterpret_cast<uintptr_t>(p) & (size - 1)) == 0 || !strict_cpu()) return true;
+  return record_fault(fn, p, size, field, header_offset);
+}
+
+template <class P>
+bool Stack<P>::record_fault(Fn fn, const uint8_t* p, unsigned size, const char* field,
+                            int header_offset) {
   if (!fault_)
     fault_ = AlignmentFault{fn, field, size, reinterpret_cast<uintptr_t>(p), header_offset};
   trap_ = true;
