@@ -416,17 +416,33 @@ TEST(StackStory, NaiveFixupOnPrivateCopyLeavesFrameIntact) {
 // address the receiver gets is still right.
 class StackStorySockaddr : public ::testing::TestWithParam<int> {};
 
+// A stack with udp_in misplaced by `misalign`, a receiver bound to kRxPort
+// and a sender bound to kTxPort.
+template <class P>
+struct SockaddrRig {
+  MbufPool pool;
+  P probe;
+  Stack<P> st;
+  int rx, tx;
+  SockaddrRig(int misalign, AlignPolicy align)
+      : st(pool, probe,
+           [&] {
+             StackOptions opt;
+             opt.align = align;
+             opt.sockaddr_misalign = misalign;
+             return opt;
+           }()),
+        rx(st.socket()),
+        tx(st.socket()) {
+    EXPECT_EQ(st.bind(rx, 0, kRxPort), 0);
+    EXPECT_EQ(st.bind(tx, 0, kTxPort), 0);
+  }
+};
+
 TEST_P(StackStorySockaddr, MisplacedUdpInCostsOnlyOnReceive) {
   const int misalign = GetParam();
-  MbufPool pool;
-  RecordingProbe probe;
-  StackOptions opt;
-  opt.sockaddr_misalign = misalign;
-  Stack<RecordingProbe> st(pool, probe, opt);
-  const int rx = st.socket();
-  const int tx = st.socket();
-  ASSERT_EQ(st.bind(rx, 0, kRxPort), 0);
-  ASSERT_EQ(st.bind(tx, 0, kTxPort), 0);
+  SockaddrRig<RecordingProbe> r(misalign, AlignPolicy::none);
+  auto& [pool, probe, st, rx, tx] = r;
   const auto data = Payload(18);
 
   // To a peer on the wire: nothing is received, udp_in is never touched.
@@ -454,15 +470,8 @@ TEST_P(StackStorySockaddr, MisplacedUdpInCostsOnlyOnReceive) {
 
 TEST_P(StackStorySockaddr, StrictCpuFaultsOnAMisplacedUdpIn) {
   const int misalign = GetParam();
-  MbufPool pool;
-  CountingProbe probe;
-  StackOptions opt;
-  opt.align = AlignPolicy::strict;
-  opt.sockaddr_misalign = misalign;
-  Stack<CountingProbe> st(pool, probe, opt);
-  const int rx = st.socket();
-  const int tx = st.socket();
-  ASSERT_EQ(st.bind(rx, 0, kRxPort), 0);
+  SockaddrRig<CountingProbe> r(misalign, AlignPolicy::strict);
+  auto& [pool, probe, st, rx, tx] = r;
   const auto data = Payload(18);
   ASSERT_EQ(st.sendto(tx, data.data(), 18, kLoopAddr, kRxPort), 0);
   ASSERT_EQ(st.netisr_run(), 1);
