@@ -219,9 +219,31 @@ def plot_padding(rows, ax, x=None):
     if x not in rows[0]:
         sys.exit(f"simloop plot: no column {x} (columns: {', '.join(rows[0])})")
     others = [k for k in swept_columns(rows) if k != x and varying(rows, k)]
-    lines_against(rows, ax, x, ["source"] + others if varying(rows, "source") else others)
+    groups = lines_against(rows, ax, x, ["source"] + others if varying(rows, "source") else others)
     ax.set_xlabel(axis_label(x))
     ax.set_title("Packet rate against code padding" if "pad" in x.lower() else f"Packet rate against {x}")
+    if len(groups) != 1:
+        return
+    # One line: mark its first point's rate, and show the I-cache misses that
+    # explain the rest on a second axis.
+    by_x = next(iter(groups.values()))
+    x0 = min(by_x)
+    ax.axhline(mean_sd(by_x[x0])[0], color="tab:green", linestyle="--", linewidth=1,
+               label=f"at {x} = {x0:g}")
+    ax.legend(fontsize=8, loc="lower left")
+    if "i1_misses_per_packet" in rows[0]:
+        misses = defaultdict(list)
+        for r in rows:
+            xv, m = num(r, x), num(r, "i1_misses_per_packet")
+            if not (math.isnan(xv) or math.isnan(m)):
+                misses[xv].append(m)
+        if misses:
+            ax2 = ax.twinx()
+            xs = sorted(misses)
+            ax2.plot(xs, [mean_sd(misses[v])[0] for v in xs], color="tab:red", linewidth=0.8,
+                     alpha=0.6)
+            ax2.set_ylabel("I-cache misses per packet", color="tab:red")
+            ax2.tick_params(axis="y", colors="tab:red")
 
 
 def plot_crossover(rows, ax):
