@@ -124,13 +124,17 @@ TEST_P(StackStoryDeepCopy, StrictCpuReportsAlignmentFaultAndLeaksNothing) {
   // is the 32-bit source address.
   EXPECT_STREQ(f.field, "ip_src");
   EXPECT_EQ(f.size, 4u);
-  EXPECT_EQ(f.addr & 3, 2u);
+  EXPECT_EQ(f.misalign, 2u);
   // m_dup packs from the start of its buffer: of the packet-header mbuf's
   // internal data, or of a fresh cluster.
   const bool cluster = size + kEtherHdrLen + kUdpIpHdrLen >= kMinClSize;
   const int buffer_start = cluster ? 0 : kMHdrSize + static_cast<int>(sizeof(PktHdr));
   EXPECT_EQ(f.header_offset, buffer_start + kEtherHdrLen);
+  EXPECT_STREQ(f.buffer, cluster ? "cluster" : "mbuf");
+  EXPECT_EQ(f.offset, f.header_offset + 12);  // ip_src, 12 bytes into the header
   const std::string text = f.describe();
+  // No host address: two identical runs must describe a fault identically.
+  EXPECT_EQ(text.find("0x"), std::string::npos) << text;
   EXPECT_NE(text.find("ip_input"), std::string::npos) << text;
   EXPECT_NE(text.find("ip_src"), std::string::npos) << text;
   EXPECT_NE(text.find("alignment fault"), std::string::npos) << text;
@@ -148,13 +152,16 @@ TEST_P(StackStoryDeepCopy, StrictCpuReportsAlignmentFaultAndLeaksNothing) {
   EXPECT_EQ(st.nic_txeof(), 1);
   EXPECT_TRUE(pool.idle());
 
-  // The stack keeps running: the next one faults the same way, the first
-  // fault stays the one reported.
-  const uintptr_t first_addr = f.addr;
-  ASSERT_EQ(st.sendto(tx, data.data(), size, kBroadcastAddr, kRxPort), 0);
+  // The stack keeps running: the next one (of the other size, so in the
+  // other kind of buffer) faults the same way, the first fault stays the
+  // one reported.
+  const std::string first_buffer = f.buffer;
+  const auto other = Payload(size == 18 ? 1000 : 18);
+  ASSERT_EQ(st.sendto(tx, other.data(), static_cast<int>(other.size()), kBroadcastAddr, kRxPort),
+            0);
   EXPECT_EQ(st.netisr_run(), 1);
   EXPECT_EQ(st.counters().drops[static_cast<size_t>(Drop::alignment_fault)], 2u);
-  EXPECT_EQ(st.fault()->addr, first_addr);
+  EXPECT_EQ(st.fault()->buffer, first_buffer);
   EXPECT_EQ(st.nic_txeof(), 1);
   EXPECT_TRUE(pool.idle());
 }
@@ -486,6 +493,9 @@ TEST_P(StackStorySockaddr, StrictCpuFaultsOnAMisplacedUdpIn) {
   // At 2 mod 4 the 16-bit port is aligned and the address is not.
   EXPECT_STREQ(f.field, misalign == 2 ? "udp_in.sin_addr" : "udp_in.sin_port");
   EXPECT_EQ(f.header_offset, -1);
+  EXPECT_STREQ(f.buffer, "udp_in");
+  EXPECT_EQ(f.offset, misalign == 2 ? 4 : 2);
+  EXPECT_EQ(f.misalign, static_cast<unsigned>((misalign + f.offset) & 3));
   EXPECT_NE(f.describe().find("not in a packet"), std::string::npos) << f.describe();
   EXPECT_EQ(st.counters().delivered, 0u);
   EXPECT_EQ(st.counters().drops[static_cast<size_t>(Drop::alignment_fault)], 1u);

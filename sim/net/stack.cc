@@ -8,8 +8,9 @@ std::string AlignmentFault::describe() const {
   const std::string where = header_offset >= 0
                                 ? fmt::format("IP header at offset {} of its buffer", header_offset)
                                 : std::string("not in a packet");
-  return fmt::format("alignment fault in {}: {}-byte access to {} at address {:#x} ({} mod 4); {}",
-                     fn_name(fn), size, field, addr, addr & 3, where);
+  return fmt::format(
+      "alignment fault in {}: {}-byte access to {} at byte {} of its {} ({} mod 4); {}",
+      fn_name(fn), size, field, offset, buffer, misalign, where);
 }
 
 std::string_view align_policy_name(AlignPolicy p) {

@@ -83,9 +83,11 @@ struct Ifnet {
 struct AlignmentFault {
   Fn fn;
   const char* field;
-  unsigned size;      // access width in bytes
-  uintptr_t addr;     // address of the access
-  int header_offset;  // offset of the IP header within its buffer; -1: not a packet
+  unsigned size;       // access width in bytes
+  const char* buffer;  // what holds the field: "mbuf", "cluster" or "udp_in"
+  int offset;          // where in that buffer (no host address: results must repeat)
+  unsigned misalign;   // the access's address mod 4
+  int header_offset;   // offset of the IP header within its buffer; -1: not a packet
   std::string describe() const;
 };
 
@@ -199,12 +201,12 @@ class Stack {
   // store; callers check trap_ after a header and drop the packet.
   bool strict_cpu() const { return opt_.align == AlignPolicy::strict; }
   bool check_access(Fn fn, const Mbuf* m, int off, unsigned size, bool write, const char* field);
-  // The same for any memory; header_offset is what a fault records (-1:
-  // not in a packet).
-  bool check_access(Fn fn, const uint8_t* p, unsigned size, bool write, const char* field,
-                    int header_offset);
-  // Records the first fault and sets trap_; returns false.
-  bool record_fault(Fn fn, const uint8_t* p, unsigned size, const char* field, int header_offset);
+  // The same for a field of udp_in (static storage, not in a packet).
+  bool check_udp_in_access(Fn fn, int off, unsigned size, bool write, const char* field);
+  // Records the first fault and sets trap_; returns false. `base` is the
+  // start of the buffer `buffer` that holds `p`.
+  bool record_fault(Fn fn, const uint8_t* p, unsigned size, const char* field, int header_offset,
+                    const uint8_t* base, const char* buffer);
   uint8_t ld8(Fn fn, const Mbuf* m, int off, const char* field);
   uint16_t ld16(Fn fn, const Mbuf* m, int off, const char* field);
   uint32_t ld32(Fn fn, const Mbuf* m, int off, const char* field);

@@ -454,9 +454,9 @@ void Stack<P>::udp_input(Mbuf* m, int iphlen, uint32_t src, uint32_t dst) {
   for (auto& so : sockets_) {
     if (so.open && so.lport == dport && (so.laddr == 0 || so.laddr == dst)) {
       // The source goes into udp_in through a sockaddr_in's typed fields.
-      if (check_access(Fn::udp_input, udp_in() + 2, 2, true, "udp_in.sin_port", -1))
+      if (check_udp_in_access(Fn::udp_input, 2, 2, true, "udp_in.sin_port"))
         store_be16(udp_in() + 2, sport);
-      if (check_access(Fn::udp_input, udp_in() + 4, 4, true, "udp_in.sin_addr", -1))
+      if (check_udp_in_access(Fn::udp_input, 4, 4, true, "udp_in.sin_addr"))
         store_be32(udp_in() + 4, src);
       if (trap_) {
         drop(Drop::alignment_fault, m);
@@ -529,23 +529,33 @@ bool Stack<P>::check_access(Fn fn, const Mbuf* m, int off, unsigned size, bool w
   if (write && !m_writable(m))
     throw std::logic_error(std::string(fn_name(fn)) + ": header write into read-only storage");
   if ((reinterpret_cast<uintptr_t>(p) & (size - 1)) == 0 || !strict_cpu()) return true;
-  const auto* base = (m->m_flags & M_EXT) != 0 ? m->ext().buf : reinterpret_cast<const uint8_t*>(m);
-  return record_fault(fn, p, size, field, static_cast<int>(m->m_data - base));
+  const bool ext = (m->m_flags & M_EXT) != 0;
+  const auto* base = ext ? m->ext().buf : reinterpret_cast<const uint8_t*>(m);
+  return record_fault(fn, p, size, field, static_cast<int>(m->m_data - base), base,
+                      ext ? "cluster" : "mbuf");
 }
 
 template <class P>
-bool Stack<P>::check_access(Fn fn, const uint8_t* p, unsigned size, bool write, const char* field,
-                            int header_offset) {
+bool Stack<P>::check_udp_in_access(Fn fn, int off, unsigned size, bool write, const char* field) {
+  const uint8_t* p = udp_in() + off;
   SIMLOOP_PROBE(header(fn, p, size, write));
   if ((reinterpret_cast<uintptr_t>(p) & (size - 1)) == 0 || !strict_cpu()) return true;
-  return record_fault(fn, p, size, field, header_offset);
+  // Offsets count from udp_in itself; the storage starts a cache line, so
+  // the offset's low bits are the address's too.
+  return record_fault(fn, p, size, field, -1, udp_in(), "udp_in");
 }
 
 template <class P>
 bool Stack<P>::record_fault(Fn fn, const uint8_t* p, unsigned size, const char* field,
-                            int header_offset) {
+                            int header_offset, const uint8_t* base, const char* buffer) {
   if (!fault_)
-    fault_ = AlignmentFault{fn, field, size, reinterpret_cast<uintptr_t>(p), header_offset};
+    fault_ = AlignmentFault{fn,
+                            field,
+                            size,
+                            buffer,
+                            static_cast<int>(p - base),
+                            static_cast<unsigned>(reinterpret_cast<uintptr_t>(p) & 3),
+                            header_offset};
   trap_ = true;
   return false;
 }
