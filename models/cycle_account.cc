@@ -12,8 +12,8 @@ namespace simloop::models {
 
 std::string_view stage_name(Stage s) {
   static constexpr std::array<std::string_view, kStageCount> names = {
-      "user",   "syscall", "socket",  "udp",  "ip",   "ether",     "driver", "loop",
-      "netisr", "input",   "receive", "copy", "mbuf", "unaligned", "cache",  "interrupt"};
+      "user",  "syscall", "socket", "udp",  "ip",        "ether", "driver",    "loop",  "netisr",
+      "input", "receive", "copy",   "mbuf", "unaligned", "cache", "interrupt", "sleep", "idle"};
   return names.at(static_cast<size_t>(s));
 }
 
@@ -54,7 +54,7 @@ Stage stage_of(net::Fn fn) {
       return Stage::input;
     case Fn::soreceive:
       return Stage::receive;
-    case Fn::nic_txeof:
+    case Fn::nic_txeof:  // in an interrupt handler; CycleAccount knows the context
       return Stage::interrupt;
     case Fn::count:
       break;

@@ -34,6 +34,8 @@ enum class Stage : uint8_t {
   unaligned,  // misaligned header access penalties
   cache,      // instruction cache miss stalls
   interrupt,  // interrupt handlers, stolen from the sender
+  sleep,      // the CPU idle while the sender sleeps after ENOBUFS
+  idle,       // the CPU idle for any other reason (time no stage explains)
   count
 };
 inline constexpr size_t kStageCount = static_cast<size_t>(Stage::count);
@@ -41,6 +43,11 @@ std::string_view stage_name(Stage s);
 Stage stage_of(net::Fn fn);
 
 using StageCycles = std::array<double, kStageCount>;
+
+// Where the CPU runs the stack's code: in a thread (the sender's system
+// call, the driver reclaiming frames as it queues) or in an interrupt
+// handler. Transmit completion is charged to the driver or the interrupt.
+enum class Context : uint8_t { thread, interrupt };
 
 // Code that runs for a packet: the stack's functions, then the code around
 // them (the order of models/layout.h's layout_owners()).
@@ -74,7 +81,7 @@ class CycleAccount : public net::NullProbe {
   void enter(net::Fn fn) {
     if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
     ++depth_;
-    add(stage_of(fn), stack_.fn_cycles[static_cast<size_t>(fn)]);
+    add(stage_in_context(fn), stack_.fn_cycles[static_cast<size_t>(fn)]);
     if (icache_ != nullptr) fetch(static_cast<size_t>(fn));
   }
   // Code outside the stack ran (system call entry or exit, the sender's loop).
@@ -109,8 +116,10 @@ class CycleAccount : public net::NullProbe {
   }
   void free(net::Obj obj, const void* /*addr*/) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(Code::mbuf_free));
-    // Frees in the interrupt handler (transmit completion) belong to it.
-    const Stage s = current_stage() == Stage::interrupt ? Stage::interrupt : Stage::mbuf;
+    // Frees by transmit completion belong to it (the handler or the driver).
+    const bool txeof =
+        depth_ > 0 && stack_fns_[std::min(depth_, kMaxDepth) - 1] == net::Fn::nic_txeof;
+    const Stage s = txeof ? stage_in_context(net::Fn::nic_txeof) : Stage::mbuf;
     add(s, obj == net::Obj::mbuf ? stack_.mbuf_free_cycles : stack_.cluster_free_cycles);
   }
   void header(net::Fn /*fn*/, const void* addr, unsigned size, bool /*write*/) {
@@ -123,6 +132,8 @@ class CycleAccount : public net::NullProbe {
   }
 
   void add(Stage s, double cycles) { cycles_[static_cast<size_t>(s)] += cycles; }
+  void set_context(Context c) { context_ = c; }
+  Context context() const { return context_; }
   // Cycles charged since the last take(), by stage; then starts over.
   StageCycles take() {
     StageCycles c = cycles_;
@@ -140,13 +151,19 @@ class CycleAccount : public net::NullProbe {
   }
   Stage current_stage() const {
     if (depth_ == 0) return Stage::mbuf;
-    return stage_of(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
+    return stage_in_context(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
+  }
+  Stage stage_in_context(net::Fn fn) const {
+    if (fn == net::Fn::nic_txeof)
+      return context_ == Context::interrupt ? Stage::interrupt : Stage::driver;
+    return stage_of(fn);
   }
 
   const MachineCosts& machine_;
   const StackCosts& stack_;
   std::array<net::Fn, kMaxDepth> stack_fns_{};
   size_t depth_ = 0;
+  Context context_ = Context::thread;
   StageCycles cycles_{};
   ICache* icache_ = nullptr;
   const CodeMap* code_ = nullptr;

@@ -92,13 +92,8 @@ PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_pac
   };
   for (int n = 0; n < all; ++n) {
     if (n == price_packets) priced();
-    if (uses_ring && ppi == 0 && stack.nic_pending() > 0) {
-      stack.nic_txeof();
-      // Reaped by the driver as it queues: not an interrupt.
-      const auto p = rec.acct.pending()[static_cast<size_t>(Stage::interrupt)];
-      rec.acct.add(Stage::driver, p);
-      rec.acct.add(Stage::interrupt, -p);
-    }
+    // Without interrupts the driver reaps as it queues (thread context).
+    if (uses_ring && ppi == 0 && stack.nic_pending() > 0) stack.nic_txeof();
     rec.acct.add(Stage::user, mc.user_loop_cycles);
     rec.run(Code::user_loop);
     rec.acct.add(Stage::syscall, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
@@ -118,9 +113,11 @@ PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_pac
       }
     }
     if (uses_ring && ppi > 0 && (n + 1) % ppi == 0) {
+      rec.acct.set_context(Context::interrupt);
       const int k = stack.nic_txeof();
       rec.acct.add(Stage::interrupt,
                    spec.interrupts.handler_cycles + spec.interrupts.per_packet_cycles * k);
+      rec.acct.set_context(Context::thread);
     }
   }
   if (trace_packets == 0) priced();

@@ -37,18 +37,17 @@ std::string breakdown(const engine::SimResult& r) {
   const double per = r.packets > 0 ? 1.0 / static_cast<double>(r.packets) : 0;
   const double cpp = r.cycles_per_packet();
   std::string out = "cycles per packet by stage:\n";
-  double busy = 0;
   for (size_t s = 0; s < models::kStageCount; ++s) {
+    const auto stage = static_cast<models::Stage>(s);
     const double c = r.cycles[s] * per;
-    busy += c;
     if (c == 0) continue;
-    out += fmt::format("  {:<10} {:9.1f}  {:5.1f} %\n",
-                       models::stage_name(static_cast<models::Stage>(s)), c,
-                       cpp > 0 ? 100 * c / cpp : 0);
+    const char* note = stage == models::Stage::sleep
+                           ? "  (CPU idle: the sender asleep after ENOBUFS)"
+                       : stage == models::Stage::idle ? "  (CPU idle: unexplained)"
+                                                      : "";
+    out += fmt::format("  {:<10} {:9.1f}  {:5.1f} %{}\n", models::stage_name(stage), c,
+                       cpp > 0 ? 100 * c / cpp : 0, note);
   }
-  if (cpp - busy > 0.5)
-    out += fmt::format("  {:<10} {:9.1f}  {:5.1f} %  (CPU not busy: sleeping or waiting)\n", "idle",
-                       cpp - busy, 100 * (cpp - busy) / cpp);
   out += fmt::format("  {:<10} {:9.1f}\n", "total", cpp);
   return out;
 }

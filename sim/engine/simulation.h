@@ -23,12 +23,12 @@ struct SimResult {
   int64_t enobufs = 0;
   std::array<uint64_t, net::kDropCount> drops{};
   int64_t delivered = 0, delivered_bytes = 0;  // to the receiving socket, or frames onto the wire
-  int64_t peer_frames = 0;                     // frames the peer host received by the end
-  int64_t l1i_misses = 0, l2_misses = 0;       // I-cache model, whole run (cache on)
-  std::string outcome = "ok";                  // ok | alignment-fault | error
-  std::string detail;                          // what ended the run early
-  double wall_s = 0;                           // real time the simulation took
-  double interval_kpps_cv = 0;  // variation of the rate within the run (over 20 slices)
+  int64_t peer_frames = 0;  // frames that reached the peer host by the end (wire, broadcast)
+  int64_t l1i_misses = 0, l2_misses = 0;  // I-cache model, whole run (cache on)
+  std::string outcome = "ok";             // ok | alignment-fault | error
+  std::string detail;                     // what ended the run early
+  double wall_s = 0;                      // real time the simulation took
+  double interval_kpps_cv = 0;            // variation of the rate within the run (over 20 slices)
 
   double kpps() const { return elapsed_s > 0 ? static_cast<double>(packets) / elapsed_s / 1e3 : 0; }
   double ns_per_packet() const {
