@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/experiment.h"
 #include "measure/native.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
@@ -36,6 +37,14 @@ struct PathNames {
   void apply(measure::NativeOptions& o) const;
 };
 
+// The experiment simloop runs when none is named.
+inline constexpr const char* kDefaultRunExperiment = "experiments/seed-athlon.yaml";
+
+// Loads an experiment given on the command line (empty: the default);
+// bad input is a UserError with exit status 2.
+config::Experiment load_user_experiment(const std::string& file,
+                                        const std::vector<std::string>& sets);
+
 struct Command {
   CLI::App* app;
   std::function<int()> run;
@@ -50,6 +59,7 @@ struct UserError : std::runtime_error {
 
 void add_measure(CLI::App& app, std::vector<Command>& commands);
 void add_run(CLI::App& app, std::vector<Command>& commands);
+void add_speed(CLI::App& app, std::vector<Command>& commands);
 void add_plot(CLI::App& app, std::vector<Command>& commands);
 void add_sweep(CLI::App& app, std::vector<Command>& commands);
 void add_calibrate(CLI::App& app, std::vector<Command>& commands);

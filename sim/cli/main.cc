@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
 
   std::vector<simloop::cli::Command> commands;
   simloop::cli::add_run(app, commands);
+  simloop::cli::add_speed(app, commands);
   simloop::cli::add_measure(app, commands);
   simloop::cli::add_plot(app, commands);
   simloop::cli::add_sweep(app, commands);

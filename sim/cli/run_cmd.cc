@@ -18,19 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kDefaultExperiment = "experiments/seed-athlon.yaml";
-
-fs::path default_experiment() {
-  return tree_file(kDefaultExperiment);
-}
-
 config::Experiment load(const std::string& file, const std::vector<std::string>& sets) {
-  const fs::path p = file.empty() ? default_experiment() : fs::path(file);
-  try {
-    return config::load_experiment(p, sets);
-  } catch (const config::ConfigError& e) {
-    throw UserError(e.what(), 2);
-  }
+  return load_user_experiment(file, sets);
 }
 
 std::string breakdown(const engine::SimResult& r) {
@@ -98,35 +87,17 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   return r.outcome == "ok" ? 0 : 3;
 }
 
-// The simulator's speed against the real code it runs: the same stack and
-// packets, natively and simulated, in one process (native first: SimGrid
-// is set up once per process).
-int speed_cmd(const std::string& file, const std::vector<std::string>& sets) {
-  const config::Experiment x = load(file, sets);
-  measure::NativeOptions n;
-  n.payload = x.workload.payload;
-  n.packets = x.workload.packets;
-  n.dest = x.workload.dest == config::Dest::loopback    ? measure::Dest::loopback
-           : x.workload.dest == config::Dest::broadcast ? measure::Dest::broadcast
-                                                        : measure::Dest::wire;
-  n.stack = x.options;
-  const auto native = measure::run_native(n).front();
-  engine::route_simgrid_log_to_spdlog();
-  const engine::SimResult r = engine::simulate(x);
-  const double sim_ns = r.packets > 0 ? r.wall_s * 1e9 / static_cast<double>(r.packets) : 0;
-  std::cout << fmt::format("experiment {}: {} packets, {} B to {}\n", x.name, r.packets,
-                           x.workload.payload, config::dest_name(x.workload.dest));
-  std::cout << fmt::format("  native stack:   {:8.1f} ns per packet ({:.2f} M packets/s)\n",
-                           native.ns_per_packet(), native.kpps() / 1e3);
-  std::cout << fmt::format(
-      "  simulation:     {:8.1f} ns of wall time per simulated packet ({:.2f} M packets/s)\n",
-      sim_ns, sim_ns > 0 ? 1e3 / sim_ns : 0);
-  std::cout << fmt::format("  ratio:          {:8.2f} (simulated / native, per packet)\n",
-                           native.ns_per_packet() > 0 ? sim_ns / native.ns_per_packet() : 0);
-  return 0;
-}
-
 }  // namespace
+
+config::Experiment load_user_experiment(const std::string& file,
+                                        const std::vector<std::string>& sets) {
+  const fs::path p = file.empty() ? tree_file(kDefaultRunExperiment) : fs::path(file);
+  try {
+    return config::load_experiment(p, sets);
+  } catch (const config::ConfigError& e) {
+    throw UserError(e.what(), 2);
+  }
+}
 
 void add_run(CLI::App& app, std::vector<Command>& commands) {
   struct Args {
@@ -157,15 +128,6 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
                         spdlog::info("{}: valid", c->file);
                         return 0;
                       }});
-
-  auto sp = std::make_shared<Args>();
-  auto* speed = app.add_subcommand(
-      "speed",
-      "Measure the simulator's speed: run the experiment's stack natively and simulated in one\n"
-      "process and print wall time per packet for both and their ratio.");
-  speed->add_option("experiment", sp->file, "Experiment YAML file (default: the seed experiment)");
-  speed->add_option("--set", sp->sets, "Override a key: path.to.key=value (repeatable)");
-  commands.push_back({speed, [sp] { return speed_cmd(sp->file, sp->sets); }});
 
   auto* ref = app.add_subcommand("config-reference",
                                  "Print the reference of every configuration key (Markdown).");
