@@ -233,7 +233,7 @@ void add_speed(CLI::App& app, std::vector<Command>& commands) {
   speed->add_flag("--matrix", a->matrix, "With --scaling: add the minimal experiment's matrix");
   speed->add_option("--packets", a->sizes, "With --scaling: the packet counts")
       ->delimiter(',')
-      ->expected(1)
+      ->allow_extra_args(false)
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   commands.push_back({speed, [a] {
