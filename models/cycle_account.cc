@@ -18,7 +18,7 @@ std::string_view stage_name(Stage s) {
 }
 
 CodeMap code_map(const LinkedLayout& linked) {
-  CodeMap map;
+  CodeMap map(kCodeCount);
   const auto& owners = layout_owners();
   for (size_t i = 0; i < kCodeCount && i < owners.size(); ++i) {
     auto it = linked.by_owner.find(owners[i]);

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "models/costs.h"
+#include "models/fetch_replay.h"
 #include "models/icache.h"
 #include "models/layout.h"
 #include "net/probe.h"
@@ -64,8 +65,9 @@ enum class Code : uint8_t {
   copy
 };
 inline constexpr size_t kCodeCount = net::kFnCount + 8;
-// For each piece of code, the address ranges of its hot instructions.
-using CodeMap = std::array<std::vector<std::pair<uint64_t, uint64_t>>, kCodeCount>;
+// For each piece of code (kCodeCount of them), the address ranges of its
+// hot instructions.
+using CodeMap = std::vector<CodeRanges>;
 
 inline double total(const StageCycles& c) {
   double t = 0;
@@ -88,11 +90,9 @@ class CycleAccount : public net::NullProbe {
   void run(Code c) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(c));
   }
-  // From now on every function's hot code goes through `icache`.
-  void attach_icache(ICache* icache, const CodeMap* code) {
-    icache_ = icache;
-    code_ = code;
-  }
+  // From now on every function's hot code goes through an I-cache, by way
+  // of `fetcher` (which replays repeated sequences).
+  void attach_icache(FetchReplay* fetcher) { icache_ = fetcher; }
   void leave(net::Fn /*fn*/) {
     if (depth_ > 0) --depth_;
   }
@@ -136,18 +136,22 @@ class CycleAccount : public net::NullProbe {
   Context context() const { return context_; }
   // Cycles charged since the last take(), by stage; then starts over.
   StageCycles take() {
+    settle();
     StageCycles c = cycles_;
     cycles_ = {};
     return c;
   }
-  const StageCycles& pending() const { return cycles_; }
+  const StageCycles& pending() {
+    settle();
+    return cycles_;
+  }
   const MachineCosts& machine() const { return machine_; }
 
  private:
   static constexpr size_t kMaxDepth = 16;
-  void fetch(size_t code) {
-    for (const auto& [start, bytes] : (*code_)[code])
-      add(Stage::cache, icache_->fetch(start, bytes));
+  void fetch(size_t code) { icache_->fetch(code, cycles_[static_cast<size_t>(Stage::cache)]); }
+  void settle() {
+    if (icache_ != nullptr) icache_->settle(cycles_[static_cast<size_t>(Stage::cache)]);
   }
   Stage current_stage() const {
     if (depth_ == 0) return Stage::mbuf;
@@ -165,8 +169,7 @@ class CycleAccount : public net::NullProbe {
   size_t depth_ = 0;
   Context context_ = Context::thread;
   StageCycles cycles_{};
-  ICache* icache_ = nullptr;
-  const CodeMap* code_ = nullptr;
+  FetchReplay* icache_ = nullptr;
 };
 
 // The code map of a linked layout, by owner name.

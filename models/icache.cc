@@ -66,6 +66,8 @@ ICache::ICache(const ICacheConfig& config) : config_(config) {
     lv.sets = g.size_bytes / (static_cast<int64_t>(g.assoc) * g.line_bytes);
     lv.tag.assign(static_cast<size_t>(lv.sets * lv.assoc), kInvalid);
     if (with_virt) lv.virt.assign(lv.tag.size(), kInvalid);
+    lv.noted.assign(static_cast<size_t>(lv.sets), 0);
+    lv.ver.assign(static_cast<size_t>(lv.sets), 0);
   };
   init(l1_, config.l1, false);
   if (config.l2_enabled) init(l2_, config.l2, true);
@@ -79,6 +81,8 @@ void ICache::set_page_map(std::function<uint64_t(uint64_t)> map) {
 }
 
 void ICache::flush() {
+  ++epoch_;
+  for (Level* lv : {&l1_, &l2_}) std::fill(lv->ver.begin(), lv->ver.end(), epoch_);
   std::fill(l1_.tag.begin(), l1_.tag.end(), kInvalid);
   std::fill(l2_.tag.begin(), l2_.tag.end(), kInvalid);
   std::fill(l2_.virt.begin(), l2_.virt.end(), kInvalid);
@@ -93,12 +97,20 @@ int64_t ICache::l2_set_of(uint64_t addr) const {
   return static_cast<int64_t>(phys_line(addr >> line_shift_) & static_cast<uint64_t>(l2_.sets - 1));
 }
 
+namespace {
+bool has_line(const uint64_t* set, int assoc, uint64_t line) {
+  return std::find(set, set + assoc, line) != set + assoc;
+}
+}  // namespace
+
 bool ICache::in_l1(uint64_t addr) const {
-  return contains(l1_, addr >> line_shift_);
+  return has_line(l1_.set_begin(addr >> line_shift_), l1_.assoc, addr >> line_shift_);
 }
 
 bool ICache::in_l2(uint64_t addr) const {
-  return config_.l2_enabled && contains(l2_, phys_line(addr >> line_shift_));
+  if (!config_.l2_enabled) return false;
+  const uint64_t p = phys_line(addr >> line_shift_);
+  return has_line(l2_.set_begin(p), l2_.assoc, p);
 }
 
 uint64_t ICache::phys_line(uint64_t virt_line) const {
@@ -124,10 +136,12 @@ inline void to_front(uint64_t* set, int i) {
 }  // namespace
 
 bool ICache::touch(Level& lv, uint64_t line) {
+  looking(lv, line);
   uint64_t* set = lv.set_begin(line);
   if (set[0] == line) return true;  // most recently used: nothing moves
   for (int i = 1; i < lv.assoc; ++i) {
     if (set[i] == line) {
+      changing(lv, line);
       // Move to front; L2 keeps its virtual-line record in step.
       to_front(set, i);
       if (!lv.virt.empty()) to_front(&lv.virt[lv.index_of(set)], i);
@@ -137,13 +151,16 @@ bool ICache::touch(Level& lv, uint64_t line) {
   return false;
 }
 
-bool ICache::contains(const Level& lv, uint64_t line) {
+bool ICache::contains(Level& lv, uint64_t line) {
   if (lv.sets == 0) return false;
+  looking(lv, line);
   const uint64_t* set = lv.set_begin(line);
   return std::find(set, set + lv.assoc, line) != set + lv.assoc;
 }
 
 uint64_t ICache::insert(Level& lv, uint64_t line, uint64_t virt, uint64_t* evicted_virt) {
+  looking(lv, line);
+  changing(lv, line);
   uint64_t* set = lv.set_begin(line);
   // Replace the first invalid way, else the least recently used (the last).
   int j = 0;
@@ -161,9 +178,11 @@ uint64_t ICache::insert(Level& lv, uint64_t line, uint64_t virt, uint64_t* evict
 }
 
 bool ICache::remove(Level& lv, uint64_t line) {
+  looking(lv, line);
   uint64_t* set = lv.set_begin(line);
   for (int i = 0; i < lv.assoc; ++i) {
     if (set[i] == line) {
+      changing(lv, line);
       // Close the gap so invalid ways stay at the end of the set.
       std::rotate(set + i, set + i + 1, set + lv.assoc);
       set[lv.assoc - 1] = kInvalid;
@@ -203,7 +222,12 @@ double ICache::fill(uint64_t v, bool demand) {
     if (demand) ++(hit ? stats_.l2_hits : stats_.l2_misses);
     stall = hit ? config_.l2_hit_cycles : config_.memory_cycles;
     if (hit) {
-      l2_.virt[l2_.index_of(l2_.set_begin(p))] = v;  // touch() put it at the front
+      // touch() put it at the front; it now serves virtual line v.
+      const size_t front = l2_.index_of(l2_.set_begin(p));
+      if (l2_.virt[front] != v) {
+        changing(l2_, p);
+        l2_.virt[front] = v;
+      }
     } else {
       uint64_t evicted_virt = kInvalid;
       // Fill L2 first, so its back-invalidation cannot drop the line L1 is
@@ -225,11 +249,15 @@ double ICache::fetch(uint64_t addr, uint64_t len) {
     ++stats_.line_accesses;
     // L1 keeps no virtual-line record, so its lookup is done here, without a
     // call: the most recently used way is the common hit and moves nothing.
+    looking(l1_, x);
     uint64_t* set = l1_.set_begin(x);
     int way = 0;
     while (way < l1_.assoc && set[way] != x) ++way;
     if (way < l1_.assoc) {
-      if (way > 0) to_front(set, way);
+      if (way > 0) {
+        changing(l1_, x);
+        to_front(set, way);
+      }
     } else {
       ++stats_.l1_misses;
       stall += fill(x, true) + config_.l1_refill_cycles;
@@ -241,6 +269,96 @@ double ICache::fetch(uint64_t addr, uint64_t len) {
     if (x == last) break;
   }
   return stall;
+}
+
+void ICache::note(Level& lv, uint64_t line) {
+  const auto set = static_cast<uint32_t>(line & static_cast<uint64_t>(lv.sets - 1));
+  if (lv.noted[set] == journal_id_) return;
+  lv.noted[set] = journal_id_;
+  const SetRef r{static_cast<uint8_t>(&lv == &l1_ ? 0 : 1), set};
+  journal_.push_back(r);
+  journal_seen_.push_back(lv.ver[set]);
+  copy_set(r, journal_words_);
+}
+
+void ICache::copy_set(const SetRef& r, std::vector<uint64_t>& out) const {
+  const Level& lv = level(r.level);
+  const size_t ways = static_cast<size_t>(lv.assoc);
+  const auto first = lv.tag.begin() + static_cast<std::ptrdiff_t>(r.set * ways);
+  out.insert(out.end(), first, first + static_cast<std::ptrdiff_t>(ways));
+  if (!lv.virt.empty()) {
+    const auto v = lv.virt.begin() + static_cast<std::ptrdiff_t>(r.set * ways);
+    out.insert(out.end(), v, v + static_cast<std::ptrdiff_t>(ways));
+  }
+}
+
+void ICache::begin_journal() {
+  journal_.clear();
+  journal_words_.clear();
+  journal_seen_.clear();
+  if (++journal_id_ == 0) {  // wrapped: no set may look noted by an old journal
+    for (Level* lv : {&l1_, &l2_}) std::fill(lv->noted.begin(), lv->noted.end(), 0);
+    journal_id_ = 1;
+  }
+  journal_stats_ = stats_;
+  journal_on_ = true;
+}
+
+void ICache::end_journal(Transition& t) {
+  journal_on_ = false;
+  t.sets = journal_;
+  t.seen = journal_seen_;
+  t.before = journal_words_;
+  t.after.clear();
+  t.at.clear();
+  t.changed.clear();
+  for (size_t i = 0; i < journal_.size(); ++i) {
+    t.at.push_back(static_cast<uint32_t>(t.after.size()));
+    copy_set(journal_[i], t.after);
+    if (!std::equal(t.after.begin() + t.at[i], t.after.end(), t.before.begin() + t.at[i]))
+      t.changed.push_back(static_cast<uint32_t>(i));
+  }
+  t.stats = {stats_.line_accesses - journal_stats_.line_accesses,
+             stats_.l1_misses - journal_stats_.l1_misses, stats_.l2_hits - journal_stats_.l2_hits,
+             stats_.l2_misses - journal_stats_.l2_misses,
+             stats_.prefetches - journal_stats_.prefetches};
+}
+
+bool ICache::holds(Transition& t) const {
+  for (size_t i = 0; i < t.sets.size(); ++i) {
+    const SetRef& r = t.sets[i];
+    const Level& lv = level(r.level);
+    if (lv.ver[r.set] == t.seen[i]) continue;  // unchanged since it last held `before`
+    const size_t ways = static_cast<size_t>(lv.assoc);
+    const uint64_t* w = t.before.data() + t.at[i];
+    if (!std::equal(w, w + ways, lv.tag.begin() + static_cast<std::ptrdiff_t>(r.set * ways)))
+      return false;
+    if (!lv.virt.empty() &&
+        !std::equal(w + ways, w + 2 * ways,
+                    lv.virt.begin() + static_cast<std::ptrdiff_t>(r.set * ways)))
+      return false;
+    t.seen[i] = lv.ver[r.set];
+  }
+  return true;
+}
+
+void ICache::replay(const Transition& t) {
+  for (uint32_t i : t.changed) {
+    const SetRef& r = t.sets[i];
+    Level& lv = level(r.level);
+    const size_t ways = static_cast<size_t>(lv.assoc);
+    const uint64_t* w = t.after.data() + t.at[i];
+    std::copy(w, w + ways, lv.tag.begin() + static_cast<std::ptrdiff_t>(r.set * ways));
+    if (!lv.virt.empty())
+      std::copy(w + ways, w + 2 * ways,
+                lv.virt.begin() + static_cast<std::ptrdiff_t>(r.set * ways));
+    lv.ver[r.set] = ++epoch_;
+  }
+  stats_.line_accesses += t.stats.line_accesses;
+  stats_.l1_misses += t.stats.l1_misses;
+  stats_.l2_hits += t.stats.l2_hits;
+  stats_.l2_misses += t.stats.l2_misses;
+  stats_.prefetches += t.stats.prefetches;
 }
 
 }  // namespace simloop::models

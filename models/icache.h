@@ -77,6 +77,41 @@ class ICache {
 
   const ICacheConfig& config() const { return config_; }
 
+  // For FetchReplay. Every change to either level (a fill, an eviction, a
+  // reordering of a set) advances the epoch, so an unchanged epoch means an
+  // unchanged state.
+  uint64_t epoch() const { return epoch_; }
+
+  // What some fetches did to the cache: the sets they looked at (in either
+  // level), with those sets' contents before and after. What fetches do
+  // depends only on the contents of the sets they look at, so the same
+  // fetches from any state that holds `before` in those sets do the same
+  // again and leave `after` there.
+  struct SetRef {
+    uint8_t level;  // 0: L1, 1: L2
+    uint32_t set;
+  };
+  struct Transition {
+    std::vector<SetRef> sets;
+    std::vector<uint32_t> at;             // where each set's words start in before/after
+    std::vector<uint64_t> before, after;  // each set's ways (L2: then their virtual lines)
+    std::vector<uint32_t> changed;        // the sets (indices) whose after differs
+    // Per set, a version of that set known to hold `before`: a set whose
+    // version has not moved since need not be compared again.
+    std::vector<uint64_t> seen;
+    Stats stats;  // what the fetches added to the counters
+    bool changes() const { return !changed.empty(); }
+  };
+  // Between begin_journal() and end_journal(t) the cache notes every set
+  // looked at, with its contents at the first look; end_journal fills `t`.
+  void begin_journal();
+  void end_journal(Transition& t);
+  // Whether the cache now holds `t.before` in t's sets (updates t.seen).
+  bool holds(Transition& t) const;
+  // Does what `t` records (its sets take their `after` contents, the
+  // counters their increments), as the fetches themselves would.
+  void replay(const Transition& t);
+
  private:
   static constexpr uint64_t kInvalid = ~uint64_t{0};
 
@@ -85,8 +120,11 @@ class ICache {
   struct Level {
     int64_t sets = 0;
     int assoc = 0;
-    std::vector<uint64_t> tag;   // line number (virtual in L1, physical in L2)
-    std::vector<uint64_t> virt;  // L2 only: the virtual line it was filled for
+    std::vector<uint64_t> tag;    // line number (virtual in L1, physical in L2)
+    std::vector<uint64_t> virt;   // L2 only: the virtual line it was filled for
+    std::vector<uint32_t> noted;  // per set: the journal that noted it last
+    std::vector<uint64_t> ver;    // per set: the epoch of its last change
+    size_t words_per_set() const { return virt.empty() ? assoc : 2 * static_cast<size_t>(assoc); }
     uint64_t* set_begin(uint64_t line) {
       return &tag[(line & static_cast<uint64_t>(sets - 1)) * assoc];
     }
@@ -97,13 +135,26 @@ class ICache {
   };
 
   // Looks `line` up; on a hit moves it to the front of its set.
-  static bool touch(Level& lv, uint64_t line);
-  static bool contains(const Level& lv, uint64_t line);
+  bool touch(Level& lv, uint64_t line);
+  bool contains(Level& lv, uint64_t line);
   // Inserts `line` as most recently used; returns the evicted line (or
   // kInvalid) and, for L2, its recorded virtual line through `evicted_virt`.
-  static uint64_t insert(Level& lv, uint64_t line, uint64_t virt, uint64_t* evicted_virt);
+  uint64_t insert(Level& lv, uint64_t line, uint64_t virt, uint64_t* evicted_virt);
   // Drops `line` if present; returns whether it was.
-  static bool remove(Level& lv, uint64_t line);
+  bool remove(Level& lv, uint64_t line);
+  // Called before the set of `line` in `lv` is looked at, and before it
+  // changes.
+  void looking(Level& lv, uint64_t line) {
+    if (journal_on_) note(lv, line);
+  }
+  void changing(Level& lv, uint64_t line) {
+    lv.ver[line & static_cast<uint64_t>(lv.sets - 1)] = ++epoch_;
+  }
+  void note(Level& lv, uint64_t line);
+  Level& level(uint8_t i) { return i == 0 ? l1_ : l2_; }
+  const Level& level(uint8_t i) const { return i == 0 ? l1_ : l2_; }
+  // Appends the contents of a set to `out`.
+  void copy_set(const SetRef& r, std::vector<uint64_t>& out) const;
 
   uint64_t phys_line(uint64_t virt_line) const;
   // Brings virtual line `v` into L1 from L2 or memory; returns the stall a
@@ -119,6 +170,14 @@ class ICache {
   static constexpr size_t kTlbEntries = 256;
   mutable std::array<uint64_t, kTlbEntries> tlb_virt_{}, tlb_phys_{};
   Stats stats_;
+  uint64_t epoch_ = 0;
+  // The journal: the sets looked at, and their contents at the first look.
+  bool journal_on_ = false;
+  uint32_t journal_id_ = 0;
+  std::vector<SetRef> journal_;
+  std::vector<uint64_t> journal_words_;
+  std::vector<uint64_t> journal_seen_;  // each noted set's version at the first look
+  Stats journal_stats_;                 // the counters when the journal began
 };
 
 }  // namespace simloop::models

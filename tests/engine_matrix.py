@@ -58,6 +58,12 @@ def cases(packets):
             out.append((f"{dest}/" + ",".join(extra), None, irq + extra + [f"workload.dest={dest}"]))
     for f in sorted(ROOT.glob("experiments/*.yaml")) + sorted(ROOT.glob("experiments/seed/*.yaml")):
         out.append((str(f.relative_to(ROOT)), f, []))
+    # Random page colouring with packets still queued at the end (the stack
+    # frees them through the I-cache's page map as the run is torn down).
+    variance = ROOT / "experiments/seed/variance.yaml"
+    for dest in ("loopback", "broadcast"):
+        out.append((f"variance/{dest}/rx=0", variance,
+                    [f"workload.dest={dest}", "workload.receive=false"]))
     return [(n, f, s + [f"workload.packets={packets}", "workload.duration_s=0"]) for n, f, s in out]
 
 

@@ -222,12 +222,36 @@ TEST(EngineCache, PaddingThatMovesAFunctionRemovesTheConflict) {
 // to the seed's 350 kpps, so it must land in the seed's 340-360; the drop and
 // the recovery are not fitted, and must be the seed's size: 30-50 kpps lost,
 // and "recovers" within 1 % of the baseline.
-json seed_row(const std::string& name) {
-  return in_child([&name] {
+json seed_row(const std::string& name, std::vector<std::string> sets = {}) {
+  sets.push_back("workload.packets=20000");
+  return in_child([&name, &sets] {
     const auto x = config::load_experiment(
-        std::string(SIMLOOP_SOURCE_DIR) + "/experiments/seed/" + name, {"workload.packets=20000"});
+        std::string(SIMLOOP_SOURCE_DIR) + "/experiments/seed/" + name, sets);
     return report::to_json(result_row(x, simulate(x)));
   });
+}
+
+// Replaying the I-cache's answers (engine.icache_replay) changes speed, not
+// results: every column but the wall time is identical, bit for bit, with
+// interrupts, a padded layout, random page colouring and link perturbation,
+// on every destination.
+TEST(EngineCache, ReplayGivesExactlyWhatSimulatingEveryFetchGives) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"icache-padded.yaml", {}},
+      {"icache-baseline.yaml", {"workload.dest=broadcast"}},
+      {"icache-baseline.yaml", {"workload.dest=loopback", "interrupts.enabled=false"}},
+      {"variance.yaml", {"seed=7"}},
+      {"icache-baseline.yaml", {"machine.cache.l2.exclusive=false", "machine.cache.l1.assoc=4"}},
+  };
+  for (const auto& [file, sets] : cases) {
+    auto off = sets;
+    off.push_back("engine.icache_replay=false");
+    json a = seed_row(file, sets);
+    json b = seed_row(file, off);
+    a.erase("wall_s");
+    b.erase("wall_s");
+    EXPECT_EQ(a.dump(), b.dump()) << file;
+  }
 }
 
 TEST(EngineSeed, PaddingCostsTheSeedsDropAndMovingRecovers) {

@@ -57,6 +57,9 @@ struct Variance {
 
 struct EngineOptions {
   int max_batch = 256;  // packets charged in one simulated execution at most
+  // Replay the I-cache's answer to a fetch sequence it has seen from the
+  // same state (identical results; off only to show that they are).
+  bool icache_replay = true;
 };
 
 struct Output {

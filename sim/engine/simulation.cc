@@ -69,6 +69,12 @@ struct World {
 
   const config::Experiment& x;
   net::MbufPool pool;
+  // The I-cache before the account and the stack: the stack's destructor
+  // frees what is still queued, and the account still fetches its code.
+  std::unordered_map<uint64_t, uint64_t> phys_page;  // page colouring of this run
+  std::optional<models::ICache> icache;
+  models::CodeMap code;
+  std::optional<models::FetchReplay> fetcher;
   models::CycleAccount acct;
   net::Stack<models::CycleAccount> stack;
   models::WireSerializer wire;
@@ -77,9 +83,6 @@ struct World {
   std::deque<double> irq_due;    // times the NIC raises its interrupt, in order
   std::deque<double> in_flight;  // departure times of frames that may not have reached the peer
   int64_t frames_out = 0;        // frames handed to the NIC
-  std::optional<models::ICache> icache;
-  models::CodeMap code;
-  std::unordered_map<uint64_t, uint64_t> phys_page;  // page colouring of this run
   sg::ActorPtr sender;
   sg::ActorPtr irq;
   // The interrupt actor waits on this semaphore while nothing is due. It is
@@ -429,7 +432,8 @@ SimResult simulate(const config::Experiment& x) {
         return it != w.phys_page.end() ? it->second : v;
       });
     }
-    w.acct.attach_icache(&*w.icache, &w.code);
+    w.fetcher.emplace(*w.icache, w.code, x.engine.icache_replay);
+    w.acct.attach_icache(&*w.fetcher);
   }
   w.sender = sg::Actor::create("sender", p.host, [&w] { sender_main(w); });
   if (x.interrupts.enabled && x.workload.dest != config::Dest::loopback)
@@ -465,6 +469,9 @@ SimResult simulate(const config::Experiment& x) {
   }
   r.drops = c.drops;
   r.interval_kpps_cv = interval_variation(w.progress, w.t_end - r.elapsed_s, r.elapsed_s);
+  if (w.fetcher)
+    spdlog::debug("I-cache: {} fetch sequences replayed, {} simulated",
+                  w.fetcher->counts().replayed, w.fetcher->counts().simulated);
   if (w.icache) {
     r.l1i_misses = static_cast<int64_t>(w.icache->stats().l1_misses);
     r.l2_misses = static_cast<int64_t>(w.icache->stats().l2_misses);
