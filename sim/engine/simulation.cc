@@ -97,6 +97,7 @@ struct World {
   bool sender_parked = false;    // woke while a handler ran: resumed when it ends
   double irq_cycles_asleep = 0;  // handler cycles run while the sender slept
   double t_end = 0;
+  int64_t batches = 0;                               // the sender's executions (for the log: speed)
   std::vector<std::pair<double, int64_t>> progress;  // (time, packets sent) at each batch end
   SimResult r;
 
@@ -274,6 +275,7 @@ void sender_main(World& w) {
       }
     }
     w.charge(w.acct.take());
+    ++w.batches;
     if (batch > 0) sg::this_actor::execute(batch);
     w.trim_in_flight(sg::Engine::get_clock());
     w.note_progress(sg::Engine::get_clock(), sent);
@@ -469,6 +471,7 @@ SimResult simulate(const config::Experiment& x) {
   }
   r.drops = c.drops;
   r.interval_kpps_cv = interval_variation(w.progress, w.t_end - r.elapsed_s, r.elapsed_s);
+  spdlog::debug("{} packets in {} batches; {} interrupts", w.r.packets, w.batches, w.r.interrupts);
   if (w.fetcher)
     spdlog::debug("I-cache: {} fetch sequences replayed, {} simulated",
                   w.fetcher->counts().replayed, w.fetcher->counts().simulated);
