@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config git
   libsimgrid-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev
-  nlohmann-json3-dev python3-matplotlib python3-numpy valgrind
+  nlohmann-json3-dev python3-matplotlib python3-numpy valgrind iperf3
 )
 
 missing=()

@@ -31,7 +31,7 @@ MINIMAL = "name: minimal\nmachine: athlon-xp-2700\nstack: freebsd6\n"
 def cases(packets):
     out = []
     for dest, irq, align, copy, receive, cache in itertools.product(
-            ["loopback", "broadcast", "wire"], [False, True],
+            ["loopback", "broadcast", "wire", "self"], [False, True],
             ["none", "copy-down", "strict", "copy-down-unsafe"], ["m_copy", "m_dup"],
             [True, False], [False, True]):
         sets = [f"workload.dest={dest}", f"interrupts.enabled={str(irq).lower()}",

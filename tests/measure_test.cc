@@ -1,13 +1,16 @@
 // Calibration, comparison and the kernel measurement: NNLS against known
 // answers, fits that recover the costs the timing model itself priced,
 // error arithmetic on a hand-made case, and a short real kernel run.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
+#include <sstream>
 
 #include "config/experiment.h"
 #include "measure/calibrate.h"
@@ -65,135 +68,329 @@ std::vector<Point> native_grid() {
       for (const char* copy : {"m_copy", "m_dup"})
         pts.push_back(native_point(payload, "broadcast", align, copy));
       pts.push_back(native_point(payload, "wire", align, "m_copy"));
+      pts.push_back(native_point(payload, "self", align, "m_copy"));
     }
   }
   return pts;
 }
 
-TEST(Calibrate, NativeFitRecoversThePricesTheModelGenerated) {
-  // Ground truth: the shipped FreeBSD 6 / Athlon costs, read as ns.
+// The shipped FreeBSD 6 / Athlon costs, read as ns, by cost key.
+std::vector<double> truth() {
   const auto x =
       config::load_experiment(fs::path(SIMLOOP_SOURCE_DIR) / "experiments/seed-athlon.yaml");
-  auto pts = native_grid();
-  std::vector<std::vector<double>> feats;
+  std::vector<double> v;
+  for (const auto& k : native_params()) v.push_back(config::get_value(x, k).get<double>());
+  return v;
+}
+
+// Points measured by the model itself: ns per packet, and (with `split`)
+// each function's self time as the instrumented run would show it, twice
+// as slow plus 10 ns per call.
+void price(std::vector<Point>& pts, std::vector<Features>& feats, bool split) {
+  const auto t = truth();
   for (auto& p : pts) {
-    feats.push_back(native_features(p, 300));
-    p.ns_value = native_price(feats.back(), x.machine, x.stack);
-    p.ns = {p.ns_value};
-    ASSERT_GT(p.ns_value, 1000) << p.label();
-  }
-  // Train on three payloads of every path, align none and m_copy only.
-  const auto split = parse_split({"payload=18,256,1400", "align=none", "copy=m_copy"});
-  const Fit fit = calibrate(pts, "native", split);
-  EXPECT_EQ(fit.training_points, 9);
-  EXPECT_EQ(fit.held_out_points, static_cast<int>(pts.size()) - 9);
-  for (double v : fit.values) EXPECT_GE(v, 0);
-  EXPECT_LT(fit.rms_rel_residual(), 1e-6);
-  models::MachineCosts m;
-  models::StackCosts s;
-  fitted_costs(fit, m, s);
-  // Costs that every path charges alike (one call of each send-side
-  // function per packet) cannot be told apart, only their sum; the fit is
-  // judged by the prices it gives, which is what predictions use.
-  // Every training point is priced as the truth prices it, and so is each
-  // held-out payload of the trained paths.
-  for (size_t i = 0; i < pts.size(); ++i) {
-    const bool in_span = pts[i].keys["align"] == "none" && pts[i].keys["copy"] == "m_copy";
-    if (!in_span) continue;
-    EXPECT_NEAR(native_price(feats[i], m, s) / pts[i].ns_value, 1.0, 0.01) << pts[i].label();
+    feats.push_back(native_features(p, 150));
+    const Features& f = feats.back();
+    Repeat r;
+    r.ns = predict_ns(f, t);
+    if (split) {
+      r.overhead_self_ns = 10;
+      for (const auto& [fn, row] : f.split) {
+        double ns = 0;
+        for (size_t j = 0; j < row.size(); ++j) ns += row[j] * t[j];
+        r.split[fn] = 2 * ns + 10 * f.calls.at(fn);
+      }
+    }
+    p.repeats = {r};
+    p.summarize(Stat::median);
   }
 }
 
-TEST(Calibrate, KernelFitRecoversFixedAndPerByteCosts) {
+TEST(Calibrate, TotalsAloneLeaveTheReceiveSideUndeterminedAndSaySo) {
+  auto pts = native_grid();
+  std::vector<Features> feats;
+  price(pts, feats, false);
+  // Trained on loopback and broadcast only: every training packet runs the
+  // receive side, so its costs are only known in sums with the send side's.
+  FitOptions opt;
+  opt.split = parse_split({"dest=loopback,broadcast", "align=none", "copy=m_copy"});
+  const Fit fit = calibrate(pts, opt);
+  EXPECT_LT(fit.rms_rel_residual(), 1e-6);
+  EXPECT_LT(fit.rank, static_cast<int>(fit.names.size()));
+  EXPECT_FALSE(fit.undetermined.empty());
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const bool wire = pts[i].key("dest") == "wire";
+    const bool trained = opt.split.trains(pts[i]);
+    if (trained) {
+      EXPECT_TRUE(fit.relies_on(feats[i]).empty()) << pts[i].label();
+    }
+    // A path without the receive side needs the split the data cannot give.
+    if (wire) {
+      EXPECT_FALSE(fit.relies_on(feats[i]).empty()) << pts[i].label();
+    }
+  }
+}
+
+TEST(Calibrate, PerFunctionTimesDetermineEveryExercisedCost) {
+  auto pts = native_grid();
+  std::vector<Features> feats;
+  price(pts, feats, true);
+  // Every path trains, at three payloads: the per-function times tell the
+  // functions apart, the totals fix the instrumented run's slowdown and
+  // the cost of its clock reads.
+  FitOptions opt;
+  opt.split = parse_split({"payload=18,256,1400", "align=none", "copy=m_copy"});
+  const Fit fit = calibrate(pts, opt);
+  EXPECT_NEAR(fit.slowdown, 2.0, 1e-3);
+  const auto t = truth();
+  for (size_t j = 0; j < fit.names.size(); ++j) {
+    if (fit.names[j].starts_with("stack.functions.")) {
+      EXPECT_NEAR(fit.values[j], t[j], 1e-3 * std::max(1.0, t[j])) << fit.names[j];
+    }
+  }
+  // Held-out payloads of the trained paths rely on nothing free and are
+  // priced as the truth prices them.
+  for (size_t i = 0; i < pts.size(); ++i) {
+    if (pts[i].key("align") != "none" || pts[i].key("copy") != "m_copy") continue;
+    EXPECT_TRUE(fit.relies_on(feats[i]).empty()) << pts[i].label();
+    EXPECT_NEAR(predict_ns(feats[i], fit.values) / pts[i].ns_value, 1.0, 1e-3) << pts[i].label();
+  }
+  // Never exercised on these paths: the native harness makes no system call.
+  EXPECT_NE(
+      std::find(fit.undetermined.begin(), fit.undetermined.end(), "machine.syscall.entry_cycles"),
+      fit.undetermined.end());
+  ASSERT_TRUE(fit.tied_to("machine.syscall.entry_cycles"));
+  EXPECT_TRUE(fit.tied_to("machine.syscall.entry_cycles")->empty());
+  // Without the wire among the training paths, its points need costs that
+  // only the clock reads' own cost could tell apart: they are flagged.
+  FitOptions narrow = opt;
+  narrow.split = parse_split({"dest=loopback,broadcast", "align=none", "copy=m_copy"});
+  const Fit nf = calibrate(pts, narrow);
+  for (size_t i = 0; i < pts.size(); ++i)
+    if (pts[i].key("dest") == "wire") {
+      EXPECT_FALSE(nf.relies_on(feats[i]).empty()) << pts[i].label();
+    }
+}
+
+TEST(Calibrate, NativeProfileIsWrittenFromTheSchemaAndLoadsBack) {
+  auto pts = native_grid();
+  std::vector<Features> feats;
+  price(pts, feats, true);
+  FitOptions opt;
+  opt.split = parse_split({"payload=18,512,1400"});
+  const Fit fit = calibrate(pts, opt);
+  const fs::path dir = fs::temp_directory_path() / "simloop_native_profile_test";
+  fs::remove_all(dir);
+  write_profile(fit, pts, dir, "n");
+  const auto x = config::load_experiment(dir / "n.yaml");
+  EXPECT_EQ(x.machine.clock_hz, 1e9);
+  for (size_t j = 0; j < fit.names.size(); ++j)
+    EXPECT_NEAR(config::get_value(x, fit.names[j]).get<double>(), fit.values[j],
+                1e-5 * std::max(1.0, fit.values[j]))
+        << fit.names[j];
+  fs::remove_all(dir);
+}
+
+std::vector<Point> kernel_points(const std::string& dest, bool with_null) {
   std::vector<Point> pts;
-  for (int payload : {1, 100, 400, 900, 1400}) {
+  for (int payload : {1, 100, 400, 900, 1400, 20000, 60000}) {
     Point p;
     p.source = "kernel";
-    p.keys = {{"payload", std::to_string(payload)}, {"dest", "loopback"}};
-    p.null_syscall_ns = 150 + payload % 7;
-    p.ns_value = 2 * p.null_syscall_ns + 3200 + 0.25 * payload;
+    p.keys = {{"payload", std::to_string(payload)}, {"dest", dest}};
+    Repeat r;
+    const double null_ns = 150 + payload % 7;
+    if (with_null) r.null_ns = null_ns;
+    const int calls = dest == "wire" ? 1 : 2;
+    r.ns = (with_null ? calls * null_ns : 0) + 3200 + 0.25 * payload;
+    p.repeats = {r};
+    p.summarize(Stat::median);
     pts.push_back(p);
   }
-  const Fit fit = calibrate(pts, "kernel", parse_split({"payload=1,400,1400"}));
-  EXPECT_EQ(fit.training_points, 3);
-  EXPECT_NEAR(fit.values[0], 3200, 1e-6);
-  EXPECT_NEAR(fit.values[1], 0.25, 1e-9);
-  EXPECT_NEAR(kernel_predict_ns(fit, pts[1]), pts[1].ns_value, 1e-6);
-  // A per-byte cost that the data says is negative is held at zero.
-  for (auto& p : pts) p.ns_value = 2 * p.null_syscall_ns + 3200 - 0.1 * p.payload();
-  const Fit clamped = calibrate(pts, "kernel", parse_split({"payload=1,400,1400"}));
-  EXPECT_EQ(clamped.values[1], 0);
-  EXPECT_GT(clamped.values[0], 3000);
+  return pts;
+}
+
+TEST(Calibrate, KernelFitPredictsHeldOutSizesAndSaysWhatItCannotSplit) {
+  auto pts = kernel_points("loopback", true);
+  FitOptions opt;
+  opt.source = "kernel";
+  opt.split = parse_split({"payload=1,400,1400,60000"});
+  const Fit fit = calibrate(pts, opt);
+  EXPECT_EQ(fit.training_points, 4);
+  for (const auto& p : pts)
+    EXPECT_NEAR(predict_ns(kernel_features(p), fit.values), p.ns_value, 1e-6 * p.ns_value)
+        << p.label();
+  // Loopback runs pay for sending and receiving alike: only the sums are known.
+  EXPECT_NEAR(fit.value("send_fixed_ns") + fit.value("recv_fixed_ns"), 3200, 1e-6);
+  ASSERT_TRUE(fit.tied_to("send_fixed_ns"));
+  EXPECT_EQ(*fit.tied_to("send_fixed_ns"), std::vector<std::string>{"recv_fixed_ns"});
+  // A held-out loopback size relies on nothing free; a wire point does.
+  EXPECT_TRUE(fit.relies_on(kernel_features(pts[1])).empty());
+  auto wire = kernel_points("wire", true);
+  EXPECT_FALSE(fit.relies_on(kernel_features(wire[1])).empty());
+  // The constant predictor is the mean of the training points' kpps.
+  double mean = 0;
+  for (const auto& p : pts)
+    if (opt.split.trains(p)) mean += p.kpps() / 4;
+  EXPECT_NEAR(fit.constant_kpps, mean, 1e-9);
   // Round trip through JSON, as compare reads it.
   const Fit back = Fit::from_json(fit.to_json());
   EXPECT_EQ(back.split.specs(), fit.split.specs());
-  EXPECT_NEAR(kernel_predict_ns(back, pts[2]), kernel_predict_ns(fit, pts[2]), 1e-9);
+  EXPECT_NEAR(predict_ns(kernel_features(pts[2]), back.values),
+              predict_ns(kernel_features(pts[2]), fit.values), 1e-9);
+  EXPECT_FALSE(back.relies_on(kernel_features(wire[1])).empty());
 }
 
-TEST(Calibrate, KernelProfileLoadsAsAnExperimentWithTheFittedCosts) {
-  std::vector<Point> pts;
-  for (int payload : {1, 100, 400, 900, 1400}) {
-    Point p;
-    p.source = "kernel";
-    p.keys = {{"payload", std::to_string(payload)}, {"dest", "loopback"}};
-    p.null_syscall_ns = 150 + payload % 7;  // 151, 152, 151, 153, 150 on the training points
-    p.ns_value = 2 * p.null_syscall_ns + 3200 + 0.25 * payload;
-    pts.push_back(p);
-  }
-  const Fit fit = calibrate(pts, "kernel", parse_split({"payload=1,400,1400"}));
-  const fs::path dir = fs::temp_directory_path() / "simloop_kernel_profile_test";
-  fs::remove_all(dir);
-  write_kernel_profile(fit, pts, dir, "k");
-  const auto x = config::load_experiment(dir / "k.yaml");
-  // Training nulls 151, 151, 150: median 151, half on entry, half on exit.
-  EXPECT_NEAR(x.machine.syscall_entry_cycles, 75.5, 1e-9);
-  EXPECT_NEAR(x.machine.syscall_exit_cycles, 75.5, 1e-9);
-  // The stack copies each payload byte twice (into mbufs, out to the receiver).
-  EXPECT_NEAR(x.machine.copy_cycles_per_byte, 0.125, 1e-9);
-  EXPECT_NEAR(x.stack.fn_cycles[static_cast<size_t>(net::Fn::sendto)], 3200, 1e-6);
-  EXPECT_EQ(x.stack.fn_cycles[static_cast<size_t>(net::Fn::ip_output)], 0);
-  EXPECT_EQ(x.machine.clock_hz, 1e9);
-  EXPECT_TRUE(x.workload.receive);
-  fs::remove_all(dir);
+TEST(Calibrate, KernelFitRefusesANullSyscallOnSomeTrainingPointsOnly) {
+  auto pts = kernel_points("loopback", true);
+  auto more = kernel_points("loopback", false);
+  for (auto& p : more) p.source = "other";
+  pts[0].null_syscall_ns.reset();
+  FitOptions opt;
+  opt.source = "kernel";
+  opt.split = parse_split({"payload=1,400,1400"});
+  EXPECT_THROW(calibrate(pts, opt), InputError);
 }
 
-TEST(Calibrate, ReadsPointsAsMediansAndSplitsThem) {
-  const fs::path csv = fs::temp_directory_path() / "simloop_measure_test_points.csv";
-  {
-    std::ofstream f(csv);
-    f << "source,repeat,payload,dest,kpps,ns_per_packet,fault\n"
-      << "kernel,0,18,loopback,1,100,\n"
-      << "kernel,1,18,loopback,1,300,\n"
-      << "kernel,2,18,loopback,1,200,\n"
-      << "kernel,3,18,loopback,1,50,\"stopped, badly\"\n"
-      << "kernel,0,64,loopback,1,400,\n";
+TEST(Calibrate, KernelProfileFollowsTheMeasuredPath) {
+  for (const std::string dest : {"loopback", "wire"}) {
+    auto pts = kernel_points(dest, true);
+    FitOptions opt;
+    opt.source = "kernel";
+    opt.split = parse_split({"payload=1,400,1400"});
+    const Fit fit = calibrate(pts, opt);
+    const fs::path dir = fs::temp_directory_path() / "simloop_kernel_profile_test";
+    fs::remove_all(dir);
+    write_profile(fit, pts, dir, "k");
+    const auto x = config::load_experiment(dir / "k.yaml");
+    // Nulls 151, 150, 151 on the training points: the median, half on entry.
+    EXPECT_NEAR(x.machine.syscall_entry_cycles, 75.5, 1e-9) << dest;
+    EXPECT_EQ(std::string(config::dest_name(x.workload.dest)), dest);
+    // Loopback copies each payload byte twice (in, and out to the receiver).
+    EXPECT_NEAR(x.machine.copy_cycles_per_byte, dest == "wire" ? 0.25 : 0.125, 1e-6) << dest;
+    std::ifstream f(dir / "k.yaml");
+    std::stringstream text;
+    text << f.rdbuf();
+    EXPECT_EQ(text.str().find("loopback") != std::string::npos, dest == "loopback") << text.str();
+    fs::remove_all(dir);
   }
-  const auto pts = read_points({csv});
-  fs::remove(csv);
+}
+
+fs::path write_csv(const std::string& name, const std::string& text) {
+  const fs::path p = fs::temp_directory_path() / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Calibrate, ReadsPointsWithOneStatisticAndSplitsThem) {
+  const fs::path csv = write_csv("simloop_measure_test_points.csv",
+                                 "source,repeat,payload,dest,kpps,ns_per_packet,null_syscall_ns,"
+                                 "fault\n"
+                                 "kernel,0,18,loopback,1,100,30,\n"
+                                 "kernel,1,18,loopback,1,300,10,\n"
+                                 "kernel,2,18,loopback,1,200,20,\n"
+                                 "kernel,3,18,loopback,1,50,5,\"stopped, badly\"\n"
+                                 "kernel,0,64,loopback,1,400,7,\n");
+  const auto pts = read_points({csv}, Stat::median);
   ASSERT_EQ(pts.size(), 2u);
-  EXPECT_EQ(pts[0].ns.size(), 3u);  // the faulted row is left out
+  EXPECT_EQ(pts[0].repeats.size(), 3u);  // the faulted row is left out
   EXPECT_DOUBLE_EQ(pts[0].ns_value, 200);
+  EXPECT_DOUBLE_EQ(*pts[0].null_syscall_ns, 20);
   EXPECT_DOUBLE_EQ(pts[0].kpps(), 5000);
   EXPECT_EQ(pts[1].payload(), 64);
   const auto split = parse_split({"payload=18,1400"});
   EXPECT_TRUE(split.trains(pts[0]));
   EXPECT_FALSE(split.trains(pts[1]));
-  EXPECT_THROW(parse_split({"payload"}), std::invalid_argument);
-  // The minimum over repeats, for a shared machine.
-  {
-    std::ofstream f(csv);
-    f << "source,payload,ns_per_packet\nkernel,18,100\nkernel,18,300\nkernel,18,200\n";
-  }
-  EXPECT_DOUBLE_EQ(read_points({csv}, Stat::min)[0].ns_value, 100);
+  EXPECT_THROW(parse_split({"payload"}), InputError);
+  // The minimum over repeats, for sendto and the null syscall alike.
+  const auto mins = read_points({csv}, Stat::min);
+  EXPECT_DOUBLE_EQ(mins[0].ns_value, 100);
+  EXPECT_DOUBLE_EQ(*mins[0].null_syscall_ns, 10);
   fs::remove(csv);
+}
+
+TEST(Calibrate, OwnDataColumnsAreMappedAndNothingIsFilledIn) {
+  const fs::path csv = write_csv(
+      "simloop_own_data.csv", "Size,Throughput,Path,Who\n18,350,wire,athlon\n64,300,wire,athlon\n");
+  auto cols = [](std::vector<std::string> m, std::vector<std::string> i = {}) {
+    return parse_columns(m, i);
+  };
+  const auto pts = read_points(
+      {csv}, Stat::median, cols({"kpps=Throughput", "payload=Size", "dest=Path", "source=Who"}));
+  ASSERT_EQ(pts.size(), 2u);
+  EXPECT_EQ(pts[0].source, "athlon");
+  EXPECT_NEAR(pts[0].ns_value, 1e6 / 350, 1e-9);
+  EXPECT_EQ(pts[1].key("dest"), "wire");
+  EXPECT_FALSE(pts[0].null_syscall_ns.has_value());
+  // An unknown column names itself and the file.
+  std::string e = error_of([&] {
+    read_points({csv}, Stat::median, cols({"kpps=Throughput", "payload=Size", "dest=Path"}));
+  });
+  EXPECT_NE(e.find("'Who'"), std::string::npos) << e;
+  EXPECT_NE(e.find(csv.string()), std::string::npos) << e;
+  // ... unless skipped.
+  EXPECT_EQ(read_points({csv}, Stat::median,
+                        cols({"kpps=Throughput", "payload=Size", "dest=Path"}, {"Who"}))
+                .size(),
+            2u);
+  // A mapped name the file lacks, a missing rate, a missing dest.
+  e = error_of([&] { read_points({csv}, Stat::median, cols({"kpps=Rate"})); });
+  EXPECT_NE(e.find("'Rate'"), std::string::npos) << e;
+  e = error_of([&] {
+    read_points({csv}, Stat::median,
+                cols({"payload=Size", "dest=Path", "source=Who"}, {"Throughput"}));
+  });
+  EXPECT_NE(e.find("rate"), std::string::npos) << e;
+  e = error_of([&] {
+    read_points({csv}, Stat::median,
+                cols({"kpps=Throughput", "payload=Size", "source=Who"}, {"Path"}));
+  });
+  EXPECT_NE(e.find("'dest'"), std::string::npos) << e;
+  EXPECT_THROW(parse_columns({"bogus=Size"}), InputError);
+  // An empty null syscall is an error with its line, not a zero.
+  const fs::path holes =
+      write_csv("simloop_own_holes.csv", "payload,kpps,dest,null_syscall_ns\n18,350,wire,\n");
+  e = error_of([&] { read_points({holes}, Stat::median); });
+  EXPECT_NE(e.find(":2:"), std::string::npos) << e;
+  EXPECT_NE(e.find("null_syscall_ns"), std::string::npos) << e;
+  fs::remove(csv);
+  fs::remove(holes);
+}
+
+TEST(Schema, CostKeysAreTheTimingModelsPrices) {
+  const auto keys = config::cost_keys();
+  EXPECT_EQ(keys, native_params());
+  for (size_t f = 0; f < net::kFnCount; ++f)
+    EXPECT_NE(std::find(keys.begin(), keys.end(),
+                        fmt::format("stack.functions.{}", net::fn_name(static_cast<net::Fn>(f)))),
+              keys.end());
+  for (const char* k : {"machine.copy.cycles_per_byte", "stack.alloc.mbuf_cycles",
+                        "machine.unaligned_access_cycles", "machine.user_loop_cycles"})
+    EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
+  for (const char* k : {"machine.clock_hz", "workload.payload", "interrupts.enabled"})
+    EXPECT_EQ(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
+  config::Experiment x;
+  config::set_number(x, "stack.functions.ip_output", 42);
+  EXPECT_EQ(x.stack.fn_cycles[static_cast<size_t>(net::Fn::ip_output)], 42);
+  EXPECT_THROW(config::set_number(x, "stack.functions.ip_output", -1), config::ConfigError);
+  EXPECT_THROW(config::set_number(x, "no.such.key", 1), config::ConfigError);
 }
 
 TEST(Compare, ErrorsOnAHandMadeCase) {
   std::vector<Comparison> cs = {
-      {"a", {{"payload", "18"}}, "validation", 100, 110},  // +10 %
-      {"b", {{"payload", "64"}}, "validation", 200, 170},  // -15 %
-      {"c", {{"payload", "99"}}, "validation", 50, 51},    // +2 %
-      {"t", {{"payload", "1"}}, "train", 100, 200},        // +100 %, not a validation point
+      {"a", {{"payload", "18"}}, "validation", 100, 110, 120, 0, 0, ""},  // +10 %, constant +20 %
+      {"b", {{"payload", "64"}}, "validation", 200, 170, 120, 0, 0, ""},  // -15 %, constant -40 %
+      {"c", {{"payload", "99"}}, "validation", 50, 51, 120, 0, 0, ""},    // +2 %, constant +140 %
+      {"t", {{"payload", "1"}}, "train", 100, 200, 120, 0, 0, ""},  // +100 %, not a validation
+                                                                    // point
   };
   EXPECT_DOUBLE_EQ(cs[1].error_pct(), -15);
   EXPECT_DOUBLE_EQ(cs[1].abs_error_pct(), 15);
@@ -203,6 +400,12 @@ TEST(Compare, ErrorsOnAHandMadeCase) {
   EXPECT_NEAR(v.worst_abs_pct, 15, 1e-12);
   EXPECT_NEAR(v.worst_signed_pct, -15, 1e-12);
   EXPECT_EQ(v.worst_point, "b");
+  EXPECT_NEAR(v.constant_median_abs_pct, 40, 1e-12);
+  EXPECT_NEAR(v.constant_worst_abs_pct, 140, 1e-12);
+  EXPECT_TRUE(v.beats_constant());
+  const auto only_b =
+      summarize(cs, "validation", [](const Comparison& c) { return c.point == "b"; });
+  EXPECT_EQ(only_b.points, 1);
   const auto all = summarize(cs, "");
   EXPECT_EQ(all.points, 4);
   EXPECT_NEAR(all.median_abs_pct, 12.5, 1e-12);  // even count: mean of the middle two

@@ -1,164 +1,239 @@
 #!/bin/sh
 # Reruns the whole validation on this machine: measure (native and kernel),
-# calibrate on the training points, predict the held-out points, plot, and
-# regenerate report.md. Usage: experiments/validation/run.sh [SIMLOOP]
+# calibrate on training points, predict held-out points and whole held-out
+# paths, compare with a constant predictor, plot, and regenerate report.md.
+# Usage: experiments/validation/run.sh [SIMLOOP]
 #
-# The split is fixed here, before any result is seen:
-#   payload sizes  18 64 128 256 512 1024 1400: the even-indexed ones train
-#                  (18, 128, 512, 1400), the odd-indexed ones are held out;
-#   native         only align none with copy m_copy trains; every copy-down
-#                  and every m_dup point is held out (loopback and
-#                  broadcast destinations both train).
-# Measurements are short and repeated. A point is the minimum over its
-# repeats (--stat min): other work on the shared 2-core machine only ever
-# adds time, and a median was seen to follow the load when it changed in
-# the middle of a run (training residuals of 19 % rms).
-# Set REPEATS / PACKETS / KPACKETS to trade time for noise.
+# Fixed here before any of the data below were measured:
+#   native paths    loopback, broadcast (m_copy and m_dup), wire and self,
+#                   each with align none and copy-down, and loopback with a
+#                   misaligned received sockaddr (misalign 2);
+#   payloads        18 128 512 1400 train; 1 40 100 200 300 700 900 1300
+#                   1472 are held out on every path;
+#   folds           "payload": every path trains at the training payloads;
+#                   then one fold per held-out feature, trained without any
+#                   of its points: dest wire, dest self, copy m_dup, align
+#                   copy-down, the misaligned sockaddr; and the narrow
+#                   training set of the earlier report (loopback and
+#                   broadcast, none, m_copy) with and without the
+#                   per-function times;
+#   statistic       the minimum over repeats (--stat min) for every
+#                   measured quantity; the per-function times weigh 0.5 of
+#                   a total (--split-weight, the default);
+#   kernel          payloads 18 1400 8000 32000 65000 train; 64 512 1000
+#                   4000 16000 24000 48000 are held out, in two groups:
+#                   up to 1472 bytes (the fixed cost dominates) and above
+#                   (copying dominates);
+#   targets         native: median |error| <= 5 %, worst <= 10 % in every
+#                   group; kernel: better than the constant predictor.
+# Set REPEATS / PROCS / PACKETS / KREPEATS / KPACKETS to trade time for noise;
+# MEASURE=0 reuses the measured data in data/ (and their recorded load).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 simloop=${1:-${SIMLOOP:-$root/build/simloop}}
-repeats=${REPEATS:-9}
-packets=${PACKETS:-50000}
-kpackets=${KPACKETS:-20000}
-payloads="18 64 128 256 512 1024 1400"
-train_payloads=18,128,512,1400
+procs=${PROCS:-6}        # separate processes (separate memory layouts)
+repeats=${REPEATS:-15}   # repeats in each process
+packets=${PACKETS:-2000}
+kprocs=${KPROCS:-3}
+krepeats=${KREPEATS:-10}
+kpackets=${KPACKETS:-2000}
+train=18,128,512,1400
+payloads=18,128,512,1400,1,40,100,200,300,700,900,1300,1472
+paths=loopback/none/m_copy,loopback/copy-down/m_copy,broadcast/none/m_copy,broadcast/none/m_dup
+paths=$paths,broadcast/copy-down/m_copy,broadcast/copy-down/m_dup,wire/none/m_copy
+paths=$paths,wire/copy-down/m_copy,self/none/m_copy,self/copy-down/m_copy,loopback/none/m_copy/2
+ktrain=18,1400,8000,32000,65000
+kpayloads=18,1400,8000,32000,65000,64,512,1000,4000,16000,24000,48000
 data=$here/data
 out=$here/results
 mkdir -p "$data" "$out"
 cd "$root"
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
-# Native: every configuration once per repeat, interleaved, so that a busy
-# moment of the shared machine spreads over all points instead of one.
-native=$data/native.csv
-tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
-rm -f "$native"
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-for rep in $(seq 0 $((repeats - 1))); do
-  for dest in loopback broadcast; do
-    for p in $payloads; do
-      for align in none copy-down; do
-        for copy in m_copy m_dup; do
-          # The loop copy only exists on the broadcast path.
-          [ "$dest" = loopback ] && [ "$copy" = m_dup ] && continue
-          "$simloop" -q measure native -n "$packets" -l "$p" --dest "$dest" --align "$align" \
-            --copy "$copy" --format csv | sed "s/^native,0,/native,$rep,/" >"$tmp"
-          if [ -f "$native" ]; then tail -n +2 "$tmp" >>"$native"; else cp "$tmp" "$native"; fi
-        done
-      done
-    done
-  done
+# Native: every path and payload once per repeat, interleaved, in several
+# processes; a short run each, many repeats, the minimum kept.
+if [ "${MEASURE:-1}" = 1 ]; then
+rm -f "$data"/native*.csv
+load_before=$(loadavg)
+for p in $(seq 1 "$procs"); do
+  "$simloop" -q measure native -n "$packets" --warmup 1000 -r "$repeats" -l "$payloads" \
+    --path "$paths" --split -o "$data/native-$p.csv" --format csv >/dev/null
 done
+load_native=$(loadavg)
 
-# Kernel: all payloads in each repeat, a null syscall timed beside them.
-"$simloop" -q measure kernel -l "$(echo $payloads | tr ' ' ,)" -n "$kpackets" -r "$repeats" \
-  -o "$data/kernel.csv" --format csv >/dev/null
-cp "$data/kernel.csv.machine.json" "$data/machine.json"
-rm -f "$data/kernel.csv.machine.json"
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+# Kernel: all payloads and the null syscall interleaved within each repeat.
+rm -f "$data"/kernel*.csv "$data"/kernel*.machine.json
+for p in $(seq 1 "$kprocs"); do
+  "$simloop" -q measure kernel -l "$kpayloads" -n "$kpackets" -r "$krepeats" --null-syscalls 20000 \
+    -o "$data/kernel-$p.csv" --format csv >/dev/null
+done
+mv "$data/kernel-1.csv.machine.json" "$data/machine.json"
+rm -f "$data"/kernel-*.csv.machine.json
+load_after=$(loadavg)
+printf '%s\n%s\n%s\n' "$load_before" "$load_native" "$load_after" >"$data/load.txt"
+fi
+load_before=$(sed -n 1p "$data/load.txt")
+load_native=$(sed -n 2p "$data/load.txt")
+load_after=$(sed -n 3p "$data/load.txt")
 
-# Calibrate on the training points only, then compare every point.
-"$simloop" -q calibrate "$native" --source native --train payload=$train_payloads \
-  --train align=none --train copy=m_copy --stat min -o "$out" --name native >"$out/native-calibrate.txt"
-"$simloop" -q calibrate "$data/kernel.csv" --source kernel --train payload=$train_payloads --stat min \
-  -o "$out" --name kernel >"$out/kernel-calibrate.txt"
-"$simloop" -q compare "$out/native-fit.json" -o "$out/native-compare.csv" >"$out/native-compare.txt"
-"$simloop" -q compare "$out/kernel-fit.json" -o "$out/kernel-compare.csv" >"$out/kernel-compare.txt"
-"$simloop" -q plot "$out/native-compare.csv" --kind accuracy -o "$out/native-accuracy" >/dev/null
+native="$data"/native-*.csv
+fold() {  # NAME GROUP [calibrate options...]
+  name=$1 group=$2
+  shift 2
+  # shellcheck disable=SC2086
+  "$simloop" -q calibrate $native --source native --stat min --train payload=$train "$@" \
+    -o "$out" --name "native-$name" >"$out/native-$name-calibrate.txt" 2>"$out/native-$name-warnings.txt"
+  "$simloop" -q compare "$out/native-$name-fit.json" --group "$group" \
+    -o "$out/native-$name-compare.csv" --summary "$out/native-$name-summary.csv" \
+    >"$out/native-$name-compare.txt"
+}
+fold payload "payload=1,40,100,200,300,700,900,1300,1472"
+fold wire dest=wire --train dest=loopback,broadcast,self
+fold self dest=self --train dest=loopback,broadcast,wire
+fold m_dup copy=m_dup --train copy=m_copy
+fold copy-down align=copy-down --train align=none
+fold misalign misalign=2 --train misalign=0
+fold narrow dest=wire --train dest=loopback,broadcast --train align=none --train copy=m_copy \
+  --train misalign=0
+fold narrow-totals dest=wire --train dest=loopback,broadcast --train align=none \
+  --train copy=m_copy --train misalign=0 --no-split
+
+"$simloop" -q calibrate "$data"/kernel-*.csv --source kernel --stat min --train payload=$ktrain \
+  -o "$out" --name kernel >"$out/kernel-calibrate.txt" 2>"$out/kernel-warnings.txt"
+"$simloop" -q compare "$out/kernel-fit.json" --group payload=64,512,1000 \
+  --group payload=4000,16000,24000,48000 -o "$out/kernel-compare.csv" \
+  --summary "$out/kernel-summary.csv" >"$out/kernel-compare.txt"
+"$simloop" -q plot "$out/native-payload-compare.csv" --kind accuracy -o "$out/native-accuracy" >/dev/null
 "$simloop" -q plot "$out/kernel-compare.csv" --kind accuracy -o "$out/kernel-accuracy" >/dev/null
 
-# The written profile drives the simulator: one held-out point through
-# simloop run, against the same point priced by compare.
-"$simloop" -q run "$out/native.yaml" --set workload.payload=1024 --set workload.dest=broadcast \
-  --set options.copy=m_dup -o "$tmp.run" >"$out/native-run.txt"
-"$simloop" -q run "$out/kernel.yaml" --set workload.payload=1024 -o "$tmp.run" >"$out/kernel-run.txt"
-rm -rf "$tmp.run"
+# The written profiles drive the simulator: held-out points through
+# simloop run, against the same points priced by compare.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$simloop" -q run "$out/native-wire.yaml" --set workload.payload=900 --set workload.dest=wire \
+  --set workload.receive=false -o "$tmp" >"$out/native-run.txt"
+"$simloop" -q run "$out/native-payload.yaml" --set workload.payload=300 \
+  --set workload.dest=self -o "$tmp" >>"$out/native-run.txt"
+"$simloop" -q run "$out/kernel.yaml" --set workload.payload=1000 -o "$tmp" >"$out/kernel-run.txt"
 
-# The I-cache model against cachegrind (writes icache.md).
-"$here/icache.sh" "$simloop" >/dev/null
+# The shipped profiles against published measurements, and a machine
+# calibrated from an imported table.
+"$root/experiments/published/run.sh" "$simloop" >/dev/null
+"$root/experiments/imported/run.sh" "$simloop" >/dev/null
 
-summary() { grep -E "^(train|validation) " "$1"; }
+# The I-cache model against cachegrind (writes icache.md); SKIP_ICACHE=1
+# keeps the last icache.md (the harness builds are then the same).
+[ "${SKIP_ICACHE:-0}" = 1 ] || "$here/icache.sh" "$simloop" >/dev/null
+
+# Per-group table: the fold's own held-out group, model beside constant.
+table() {  # CSV GROUP LABEL
+  /usr/bin/python3 -c '
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["group"] == sys.argv[2]:
+        print("| %s | %s | %.2f %% | %+.2f %% | %.2f %% | %.2f %% | %s |" % (sys.argv[3], r["points"],
+              float(r["median_abs_pct"]), float(r["worst_pct"]), float(r["constant_median_abs_pct"]),
+              float(r["constant_worst_abs_pct"]), r["beats_constant"] + (
+              ", %s rely on undetermined costs" % r["relying"] if r["relying"] != "0" else "")))
+' "$@"
+}
+loads=$(awk -F, 'FNR == 1 { c = 0; for (i = 1; i <= NF; i++) if ($i == "loadavg_1m") c = i; next }
+  c { print $c }' $native | sort -n | awk '{ v[NR] = $1 } END {
+  printf "%.2f / %.2f / %.2f", v[1], v[int((NR + 1) / 2)], v[NR] }')
 {
   echo "# Validation: predicted against measured on this machine"
   echo
   echo "Regenerated by \`experiments/validation/run.sh\` ($(date -u +%Y-%m-%d), simloop $("$simloop" --version))."
   echo
-  echo "## Machine"
+  echo "## Machine and load"
   echo
   echo '```'
   cat "$data/machine.json"
   echo '```'
   echo
-  echo "Load average before / after the measurements: $load_before / $load_after (the 2 cores"
-  echo "are shared with other work, so every point is the minimum of $repeats short repeats)."
+  echo "Load average (1, 5, 15 min) before the native runs: $load_before; after them: $load_native;"
+  echo "after the kernel runs: $load_after. The 1-minute load recorded beside each native row"
+  echo "(min / median / max): $loads. The 2 cores are shared with other work: every point"
+  echo "is the minimum over $((procs * repeats)) short runs ($packets packets) in $procs processes, all"
+  echo "paths and payloads interleaved within each repeat."
   echo
-  echo "## Split"
+  echo "## Fixed before the data were measured"
   echo
-  echo "- payloads $payloads: $train_payloads train, the others are held out;"
-  echo "- native: only align=none with copy=m_copy trains; copy-down and m_dup points are held out."
+  echo "The paths, payloads, folds, statistic, split weight and targets in the header of"
+  echo "\`run.sh\`. Chosen earlier on this machine from training residuals only: the minimum over"
+  echo "repeats, and fitting the instrumented run's slowdown instead of taking its times as they are."
   echo
-  echo "## native (target: median |error| <= 10 % on held-out points)"
+  echo "## native: held-out paths and features (target: median |error| <= 5 %, worst <= 10 %)"
+  echo
+  echo "Each fold trains without any point of its group and predicts the group. The constant is"
+  echo "the mean kpps of that fold's training points."
+  echo
+  echo "| held out | points | median abs error | worst | constant: median | constant: worst | beats constant |"
+  echo "|---|---|---|---|---|---|---|"
+  table "$out/native-payload-summary.csv" "payload=1,100,1300,1472,200,300,40,700,900" "payloads (every path)"
+  table "$out/native-wire-summary.csv" "dest=wire" "dest wire"
+  table "$out/native-self-summary.csv" "dest=self" "dest self"
+  table "$out/native-m_dup-summary.csv" "copy=m_dup" "copy m_dup"
+  table "$out/native-copy-down-summary.csv" "align=copy-down" "align copy-down"
+  table "$out/native-misalign-summary.csv" "misalign=2" "misaligned sockaddr"
+  table "$out/native-narrow-summary.csv" "dest=wire" "dest wire, narrow training set"
+  table "$out/native-narrow-totals-summary.csv" "dest=wire" "dest wire, narrow set, totals only"
+  echo
+  echo "The last two rows train on loopback and broadcast with align none and m_copy only, as the"
+  echo "earlier report did: with the per-function times, and without them (totals only, the earlier"
+  echo "method). Per point: \`results/native-FOLD-compare.txt\`; the fits, their intervals and what"
+  echo "they leave undetermined: \`results/native-FOLD-calibrate.txt\`; warnings about held-out points"
+  echo "that rely on undetermined costs: \`results/native-FOLD-warnings.txt\`."
+  echo
+  echo "### The profile fitted on every path (fold \"payload\")"
   echo
   echo '```'
-  summary "$out/native-compare.txt"
+  sed -n '1,/^residuals/p' "$out/native-payload-calibrate.txt" | sed '$d'
+  grep -E "^(train|validation) " "$out/native-payload-compare.txt"
   echo '```'
   echo
-  echo "Per point: \`results/native-compare.txt\` and \`results/native-compare.csv\`; fit and residuals:"
-  echo "\`results/native-calibrate.txt\`; profile: \`results/native-machine.yaml\`, \`results/native-stack.yaml\`"
-  echo "(clock_hz 1e9, costs in ns). One held-out point simulated by \`simloop run results/native.yaml\`:"
+  echo "Held-out points simulated by \`simloop run\` with the written profiles (native-wire.yaml,"
+  echo "whose fold never saw the wire; native-payload.yaml), next to compare's prices:"
   echo
   echo '```'
-  head -2 "$out/native-run.txt"
-  grep "payload=1024 dest=broadcast align=none copy=m_dup" "$out/native-compare.txt"
+  grep -E "^ *(experiment|native)" "$out/native-run.txt"
+  grep "payload=900 dest=wire align=none copy=m_copy " "$out/native-wire-compare.txt"
+  grep "payload=300 dest=self align=none copy=m_copy " "$out/native-payload-compare.txt"
   echo '```'
   echo
   echo "![native](results/native-accuracy.png)"
   echo
-  echo "## kernel (target: median |error| <= 15 % on held-out payloads)"
+  echo "## kernel: held-out payloads up to 48 KB (target: beat the constant predictor)"
+  echo
+  echo "| held out | points | median abs error | worst | constant: median | constant: worst | beats constant |"
+  echo "|---|---|---|---|---|---|---|"
+  table "$out/kernel-summary.csv" "payload=1000,512,64" "payloads 64-1000"
+  table "$out/kernel-summary.csv" "payload=16000,24000,4000,48000" "payloads 4000-48000"
+  table "$out/kernel-summary.csv" "validation" "all held out"
   echo
   echo '```'
-  summary "$out/kernel-compare.txt"
-  grep -E "fixed_ns|per_byte_ns" "$out/kernel-calibrate.txt"
+  sed -n '1,/^residuals/p' "$out/kernel-calibrate.txt" | sed '$d'
   echo '```'
   echo
-  echo "Model: ns per packet = 2 x null syscall (measured in the same repeat) + fixed + per byte x payload."
-  echo "The profile written from it (\`results/kernel.yaml\`, a null syscall on each system call's"
-  echo "entry and exit, the fixed cost on sendto, the cost per byte over the bytes the stack copies)"
-  echo "simulates one held-out point with \`simloop run\`, next to compare's prediction for it:"
+  echo "Model: ns per packet = 2 x null syscall (measured in the same repeat, interleaved, same"
+  echo "statistic) + fixed + per byte x payload; the send and receive halves are not told apart by"
+  echo "loopback runs (the fit says so), their sums are. The profile (\`results/kernel.yaml\`)"
+  echo "simulates one held-out point with \`simloop run\`, next to compare's prediction:"
   echo
   echo '```'
-  head -2 "$out/kernel-run.txt"
-  grep "payload=1024 dest=loopback" "$out/kernel-compare.txt"
+  cat "$out/kernel-run.txt" | head -2
+  grep "payload=1000 dest=loopback" "$out/kernel-compare.txt"
   echo '```'
-
   echo
   echo "![kernel](results/kernel-accuracy.png)"
   echo
+  echo "## Published measurements and imported tables"
+  echo
+  echo "See [../published/report.md](../published/report.md) (the shipped profiles against the"
+  echo "seed thread's and the netmap paper's figures) and [../imported/report.md](../imported/report.md)"
+  echo "(a machine calibrated from a table another tool printed)."
+  echo
   cat "$here/icache.md"
-  echo
-  echo "## What these figures do and do not show"
-  echo
-  echo "- The native fit is non-negative least squares over 25 per-event and per-byte costs from"
-  echo "  8 training points. Costs that every packet of a path pays once (each send-side function,"
-  echo "  an mbuf's allocation and free) cannot be told apart by any measurement of ns per packet,"
-  echo "  so the fit puts their sum on one of them (see the zeros in native-calibrate.txt). The"
-  echo "  predicted totals are identified; the per-function split of the profile is not."
-  echo "- Held-out align and copy policies are predicted from shared costs only (copies, buffer"
-  echo "  allocations, misaligned accesses priced per event), never from their own measurements."
-  echo "  On lo0 copy-down changes nothing in the stack (no link header, nothing to realign), so"
-  echo "  loopback none/copy-down pairs differ only by measurement noise."
-  echo "- Some points can be off by tens of percent although all their repeats agree (in earlier"
-  echo "  runs: one payload slower than a larger one, m_dup faster than m_copy): the model prices a"
-  echo "  copy by its size and 4-byte alignment only, and cannot see address-dependent costs of this"
-  echo "  machine such as 4 KiB aliasing between a copy's source and destination (a likely cause,"
-  echo "  not checked here)."
-  echo "- The median held-out error depends on the machine's load while measuring. Runs of this"
-  echo "  script on this machine have given 3.5 % (median over repeats, load about 4-6), 9.3 %"
-  echo "  (minimum over repeats; --stat min was chosen after that run's held-out figure had been"
-  echo "  seen) and the figure above."
-  echo "- The kernel's cost hardly depends on payload (per byte is a fraction of a ns against a few"
-  echo "  microseconds per packet), so a line fits it easily; the null syscall is measured in every"
-  echo "  repeat and enters the prediction as a known term."
 } >"$here/report.md"
 echo "wrote $here/report.md"

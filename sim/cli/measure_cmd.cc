@@ -13,6 +13,7 @@
 #include "measure/harness_run.h"
 #include "measure/kernel.h"
 #include "measure/native.h"
+#include "measure/stage_timer_overhead.h"
 
 namespace simloop::cli {
 
@@ -20,6 +21,7 @@ namespace {
 
 struct NativeArgs {
   measure::NativeOptions opt;
+  std::vector<std::string> paths;
   std::vector<int> payloads = {18};
   std::string harness;
   PathNames path;
@@ -130,26 +132,71 @@ int run_harness_cmd(const NativeArgs& a) {
 int run_native_cmd(NativeArgs& a) {
   // CLI11 has already checked these against the same names.
   a.path.apply(a.opt);
-  if (!a.harness.empty()) return run_harness_cmd(a);
+  if (!a.harness.empty()) {
+    if (!a.paths.empty()) throw UserError("--harness runs one path: use --dest/--align/--copy");
+    return run_harness_cmd(a);
+  }
 
-  // Payloads inside repeats: a busy moment of a shared machine then spreads
-  // over every payload instead of falling on one.
+  // Every path (--path) with the options' own as the default.
+  std::vector<measure::NativeOptions> paths;
+  for (const auto& spec : a.paths) {
+    measure::NativeOptions o = a.opt;
+    std::vector<std::string> f;
+    for (size_t start = 0;;) {
+      const size_t slash = spec.find('/', start);
+      f.push_back(spec.substr(start, slash - start));
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    const auto dest = f.size() >= 3 ? measure::parse_dest(f[0]) : std::nullopt;
+    const auto align = f.size() >= 3 ? net::parse_align_policy(f[1]) : std::nullopt;
+    const auto copy = f.size() >= 3 ? net::parse_loop_copy(f[2]) : std::nullopt;
+    int misalign = 0;
+    const bool mis_ok = f.size() < 4 || (f[3].size() == 1 && f[3][0] >= '0' && f[3][0] <= '3');
+    if (f.size() == 4 && mis_ok) misalign = f[3][0] - '0';
+    if (!dest || !align || !copy || f.size() > 4 || !mis_ok)
+      throw UserError(fmt::format(
+          "--path '{}': expected DEST/ALIGN/COPY[/MISALIGN] (loopback|broadcast|wire|self, "
+          "none|copy-down|strict|copy-down-unsafe, m_copy|m_dup, 0-3)",
+          spec));
+    o.dest = *dest;
+    o.stack.align = *align;
+    o.stack.loop_copy = *copy;
+    o.stack.sockaddr_misalign = misalign;
+    paths.push_back(o);
+  }
+  if (paths.empty()) paths.push_back(a.opt);
+
+  // Paths and payloads inside repeats: a busy moment of a shared machine
+  // then spreads over every point instead of falling on one.
   std::vector<measure::NativeResult> results;
   std::vector<report::Row> rows;
-  for (int rep = 0; rep < a.opt.repeats; ++rep)
-    for (int payload : a.payloads) {
-      measure::NativeOptions o = a.opt;
-      o.payload = payload;
-      o.repeats = 1;
-      spdlog::info("native run: payload {} B, {} {}, dest {}, align {}, copy {}, repeat {}/{}",
-                   payload, o.duration_s > 0 ? o.duration_s : double(o.packets),
-                   o.duration_s > 0 ? "s" : "packets", a.path.dest, a.path.align, a.path.copy,
-                   rep + 1, a.opt.repeats);
-      auto r = measure::run_native(o).front();
-      r.repeat = rep;
-      rows.push_back(measure::native_row(o, r));
-      results.push_back(std::move(r));
-    }
+  for (int rep = 0; rep < a.opt.repeats; ++rep) {
+    // What the instrumented run's clock reads cost, measured in each repeat.
+    measure::SplitOverhead oh;
+    if (a.opt.split) oh = measure::measure_split_overhead(20000, 3);
+    for (const auto& path : paths)
+      for (int payload : a.payloads) {
+        measure::NativeOptions o = path;
+        o.payload = payload;
+        o.repeats = 1;
+        spdlog::info("native run: payload {} B, {} {}, dest {}, align {}, copy {}, repeat {}/{}",
+                     payload, o.duration_s > 0 ? o.duration_s : double(o.packets),
+                     o.duration_s > 0 ? "s" : "packets", measure::dest_name(o.dest),
+                     net::align_policy_name(o.stack.align), net::loop_copy_name(o.stack.loop_copy),
+                     rep + 1, a.opt.repeats);
+        auto r = measure::run_native(o).front();
+        r.repeat = rep;
+        auto row = measure::native_row(o, r);
+        row.set("misalign", int64_t{o.stack.sockaddr_misalign});
+        if (o.split)
+          row.set("split_overhead_self_ns", oh.self_ns)
+              .set("split_overhead_parent_ns", oh.parent_ns);
+        row.set("loadavg_1m", measure::loadavg_1m());
+        rows.push_back(std::move(row));
+        results.push_back(std::move(r));
+      }
+  }
 
   print_rows(rows, a.format,
              {"repeat", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet",
@@ -200,7 +247,7 @@ int run_kernel_cmd(const KernelArgs& a) {
   } else {
     std::cout << report::format_table(
         rows, {"repeat", "payload", "packets", "kpps", "ns_per_packet", "null_syscall_ns",
-               "delivered", "empty_reads", "send_errors"});
+               "delivered", "empty_reads", "send_errors", "loadavg_1m"});
   }
   if (!a.out.empty()) {
     report::write_file_atomic(a.out, report::to_csv(rows));
@@ -251,6 +298,12 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
                    "Link header space reserved in front of the data")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
+  native
+      ->add_option("--sockaddr-misalign", a->opt.stack.sockaddr_misalign,
+                   "Bytes past a 4-byte boundary of the sockaddr udp_input fills per datagram\n"
+                   "(misaligned header accesses on every received packet)")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
   native->add_option("--ether-mtu", a->opt.stack.ether_mtu, "MTU of em0")
       ->check(CLI::Range(68, 9216))
       ->capture_default_str();
@@ -261,6 +314,11 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
                      "Time a harness build (simloop-harness*, a program of its own with a known\n"
                      "code layout) instead of this process; with -o its symbol map is written\n"
                      "to OUTPUT.LAYOUT.nm");
+  native
+      ->add_option("--path", a->paths,
+                   "DEST/ALIGN/COPY[/MISALIGN],...: measure each of these paths (instead of\n"
+                   "--dest/--align/--copy/--sockaddr-misalign), interleaved within each repeat")
+      ->delimiter(',');
   native->add_flag("--split", a->opt.split,
                    "Also time each stack function (an extra, slower instrumented run)");
   native->add_option("-o,--output", a->out, "Also write the rows to FILE (.csv or .json)");
@@ -274,7 +332,8 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
       "A ttcp-like UDP sendto() loop to a socket bound on 127.0.0.1, through this machine's\n"
       "own kernel. The receiver is drained in the same thread after each sendto() (one\n"
       "non-blocking recv() per outstanding datagram), so a packet costs two system calls.\n"
-      "A null system call (getppid) is timed beside it in every repeat.");
+      "A null system call (getppid) is timed beside it, interleaved with the payloads in\n"
+      "every repeat.");
   auto k = std::make_shared<KernelArgs>();
   kernel->add_option("-l,--payload", k->opt.payloads, "UDP payload bytes, a comma-separated list")
       ->delimiter(',')
@@ -288,6 +347,12 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
       ->capture_default_str();
   kernel->add_option("--null-syscalls", k->opt.null_syscalls, "getppid() calls timed per repeat")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  kernel
+      ->add_option("--rounds", k->opt.rounds,
+                   "Slices of each repeat: each slice times a share of the null system calls and\n"
+                   "of every payload's packets, in a rotating order")
+      ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   kernel->add_option("-r,--repeats", k->opt.repeats, "Independent runs (all payloads in each)")
       ->check(CLI::Range(1, 10000))

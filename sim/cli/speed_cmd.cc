@@ -147,7 +147,7 @@ std::vector<Case> shipped_experiments() {
 
 std::vector<Case> minimal_matrix(const fs::path& minimal) {
   std::vector<Case> out;
-  for (const char* dest : {"loopback", "broadcast", "wire"})
+  for (const char* dest : {"loopback", "broadcast", "wire", "self"})
     for (const bool irq : {false, true})
       for (const char* align : {"none", "copy-down", "strict", "copy-down-unsafe"})
         for (const char* copy : {"m_copy", "m_dup"}) {

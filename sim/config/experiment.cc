@@ -66,7 +66,14 @@ struct Field {
   std::vector<std::string> choices;
   std::function<void(Experiment&, const YAML::Node&, const Loc&)> set;
   std::function<json(const Experiment&)> get;
+  bool cost = false;  // a per-event or per-byte price of the timing model (calibrated)
 };
+
+// Tags a field as a cost that `simloop calibrate` fits.
+Field cost(Field f) {
+  f.cost = true;
+  return f;
+}
 
 struct Section {
   std::string path;
@@ -247,23 +254,27 @@ Schema::Schema() {
   add(number("machine.clock_hz", "Clock rate: the simulated host's speed in cycles per second.",
              1e6, 1e11, [](Experiment& x) -> double& { return x.machine.clock_hz; }));
   section("machine.syscall", "System call entry and exit.");
-  add(number("machine.syscall.entry_cycles", "Cycles from the user's call to the kernel function.",
-             0, 1e7, [](Experiment& x) -> double& { return x.machine.syscall_entry_cycles; }));
-  add(number("machine.syscall.exit_cycles", "Cycles from the kernel function back to the user.", 0,
-             1e7, [](Experiment& x) -> double& { return x.machine.syscall_exit_cycles; }));
-  add(number("machine.user_loop_cycles", "Cycles of the sender's own loop per datagram.", 0, 1e7,
-             [](Experiment& x) -> double& { return x.machine.user_loop_cycles; }));
+  add(cost(number("machine.syscall.entry_cycles",
+                  "Cycles from the user's call to the kernel function.", 0, 1e7,
+                  [](Experiment& x) -> double& { return x.machine.syscall_entry_cycles; })));
+  add(cost(number("machine.syscall.exit_cycles",
+                  "Cycles from the kernel function back to the user.", 0, 1e7,
+                  [](Experiment& x) -> double& { return x.machine.syscall_exit_cycles; })));
+  add(cost(number("machine.user_loop_cycles", "Cycles of the sender's own loop per datagram.", 0,
+                  1e7, [](Experiment& x) -> double& { return x.machine.user_loop_cycles; })));
   section("machine.copy", "Cost of copying bytes (bcopy, copyin, copyout).");
-  add(number("machine.copy.setup_cycles", "Fixed cycles per copy.", 0, 1e6,
-             [](Experiment& x) -> double& { return x.machine.copy_setup_cycles; }));
-  add(number("machine.copy.cycles_per_byte", "Cycles per byte copied.", 0, 1e3,
-             [](Experiment& x) -> double& { return x.machine.copy_cycles_per_byte; }));
-  add(number("machine.copy.unaligned_cycles_per_byte",
+  add(cost(number("machine.copy.setup_cycles", "Fixed cycles per copy.", 0, 1e6,
+                  [](Experiment& x) -> double& { return x.machine.copy_setup_cycles; })));
+  add(cost(number("machine.copy.cycles_per_byte", "Cycles per byte copied.", 0, 1e3,
+                  [](Experiment& x) -> double& { return x.machine.copy_cycles_per_byte; })));
+  add(cost(
+      number("machine.copy.unaligned_cycles_per_byte",
              "Extra cycles per byte when source or destination is not 4-byte aligned.", 0, 1e3,
-             [](Experiment& x) -> double& { return x.machine.copy_unaligned_cycles_per_byte; }));
-  add(number("machine.unaligned_access_cycles",
+             [](Experiment& x) -> double& { return x.machine.copy_unaligned_cycles_per_byte; })));
+  add(cost(
+      number("machine.unaligned_access_cycles",
              "Extra cycles per misaligned header access, on CPUs that allow them (align: none).", 0,
-             1e6, [](Experiment& x) -> double& { return x.machine.unaligned_access_cycles; }));
+             1e6, [](Experiment& x) -> double& { return x.machine.unaligned_access_cycles; })));
 
   section("stack",
           "Per-stage costs of the stack: a name from configs/stacks, a path, or a map of "
@@ -275,22 +286,22 @@ Schema::Schema() {
   section("stack.functions", "Base cycles each time a function of the real stack runs.");
   for (size_t i = 0; i < net::kFnCount; ++i) {
     const auto fn = static_cast<net::Fn>(i);
-    add(number(fmt::format("stack.functions.{}", net::fn_name(fn)),
-               fmt::format("Cycles per call of {}.", net::fn_name(fn)), 0, 1e7,
-               [i](Experiment& x) -> double& { return x.stack.fn_cycles[i]; }));
+    add(cost(number(fmt::format("stack.functions.{}", net::fn_name(fn)),
+                    fmt::format("Cycles per call of {}.", net::fn_name(fn)), 0, 1e7,
+                    [i](Experiment& x) -> double& { return x.stack.fn_cycles[i]; })));
   }
   section("stack.alloc", "Buffer allocation from the zones.");
-  add(number("stack.alloc.mbuf_cycles", "Cycles per mbuf allocated.", 0, 1e6,
-             [](Experiment& x) -> double& { return x.stack.mbuf_alloc_cycles; }));
-  add(number("stack.alloc.cluster_cycles", "Cycles per cluster allocated.", 0, 1e6,
-             [](Experiment& x) -> double& { return x.stack.cluster_alloc_cycles; }));
+  add(cost(number("stack.alloc.mbuf_cycles", "Cycles per mbuf allocated.", 0, 1e6,
+                  [](Experiment& x) -> double& { return x.stack.mbuf_alloc_cycles; })));
+  add(cost(number("stack.alloc.cluster_cycles", "Cycles per cluster allocated.", 0, 1e6,
+                  [](Experiment& x) -> double& { return x.stack.cluster_alloc_cycles; })));
   section("stack.free", "Buffer release to the zones.");
-  add(number("stack.free.mbuf_cycles", "Cycles per mbuf freed.", 0, 1e6,
-             [](Experiment& x) -> double& { return x.stack.mbuf_free_cycles; }));
-  add(number("stack.free.cluster_cycles", "Cycles per cluster freed.", 0, 1e6,
-             [](Experiment& x) -> double& { return x.stack.cluster_free_cycles; }));
-  add(number("stack.cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.", 0,
-             1e3, [](Experiment& x) -> double& { return x.stack.cksum_cycles_per_byte; }));
+  add(cost(number("stack.free.mbuf_cycles", "Cycles per mbuf freed.", 0, 1e6,
+                  [](Experiment& x) -> double& { return x.stack.mbuf_free_cycles; })));
+  add(cost(number("stack.free.cluster_cycles", "Cycles per cluster freed.", 0, 1e6,
+                  [](Experiment& x) -> double& { return x.stack.cluster_free_cycles; })));
+  add(cost(number("stack.cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.",
+                  0, 1e3, [](Experiment& x) -> double& { return x.stack.cksum_cycles_per_byte; })));
 
   section("workload", "The ttcp-like sender.");
   add(integer("workload.payload", "UDP payload bytes per datagram.", 0, 9188,
@@ -302,12 +313,17 @@ Schema::Schema() {
   add(choice(
       "workload.dest",
       "loopback: 127.0.0.1 through lo0 and the netisr; broadcast: em0's broadcast, a copy loops "
-      "back through if_simloop and the frame goes on the wire; wire: a peer host over the link.",
-      {"loopback", "broadcast", "wire"},
+      "back through if_simloop and the frame goes on the wire; wire: a peer host over the link; "
+      "self: em0's own address, routed through em0 (no lo0 route), the frame itself loops back.",
+      {"loopback", "broadcast", "wire", "self"},
       [](Experiment& x, const std::string& v) {
         x.workload.dest = v == "loopback"    ? Dest::loopback
                           : v == "broadcast" ? Dest::broadcast
+                          : v == "self"      ? Dest::self
                                              : Dest::wire;
+        // Only a host without the lo0 route for its own address sends to
+        // itself through em0.
+        x.options.useloopback = x.workload.dest != Dest::self;
       },
       [](const Experiment& x) { return dest_name(x.workload.dest); }));
   add(number("workload.enobufs_sleep_s",
@@ -371,9 +387,10 @@ Schema::Schema() {
   add(integer("options.ether_mtu", "MTU of the Ethernet interface, bytes.", 68, 9216,
               [](Experiment& x) -> int& { return x.options.ether_mtu; }));
 
-  add(number("machine.unaligned_line_cross_cycles",
-             "Further cycles when a misaligned header access also crosses a cache line.", 0, 1e6,
-             [](Experiment& x) -> double& { return x.machine.unaligned_line_cross_cycles; }));
+  add(cost(number("machine.unaligned_line_cross_cycles",
+                  "Further cycles when a misaligned header access also crosses a cache line.", 0,
+                  1e6,
+                  [](Experiment& x) -> double& { return x.machine.unaligned_line_cross_cycles; })));
   section("machine.cache", "The instruction cache model, fed by the code layout (`layout`).");
   add(boolean("machine.cache.enabled", "Charge I-cache misses (needs layout.kernel).",
               [](Experiment& x) -> bool& { return x.cache_enabled; }));
@@ -676,6 +693,8 @@ std::string_view dest_name(Dest d) {
       return "broadcast";
     case Dest::wire:
       return "wire";
+    case Dest::self:
+      return "self";
   }
   return "?";
 }
@@ -794,6 +813,36 @@ void check_value(const std::string& path, const std::string& value, const std::s
   }
   Experiment scratch;
   f->set(scratch, node, loc);
+}
+
+std::vector<std::string> cost_keys() {
+  std::vector<std::string> out;
+  for (const auto& path : schema().order())
+    if (schema().field(path)->cost) out.push_back(path);
+  return out;
+}
+
+std::vector<std::string> keys_under(const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& path : schema().order())
+    if (path.compare(0, prefix.size(), prefix) == 0) out.push_back(path);
+  return out;
+}
+
+nlohmann::json get_value(const Experiment& x, const std::string& path) {
+  const Field* f = schema().field(path);
+  if (f == nullptr) throw ConfigError(fmt::format("{}: no such key", path));
+  return f->get(x);
+}
+
+void set_number(Experiment& x, const std::string& path, double value) {
+  const Field* f = schema().field(path);
+  if (f == nullptr) throw ConfigError(fmt::format("{}: no such key", path));
+  if (f->kind != Kind::number && f->kind != Kind::integer)
+    throw ConfigError(fmt::format("{}: not a number key", path));
+  YAML::Node n;
+  n = value;
+  f->set(x, n, Loc{});
 }
 
 namespace {

@@ -23,7 +23,7 @@
 
 namespace simloop::config {
 
-enum class Dest : uint8_t { loopback, broadcast, wire };
+enum class Dest : uint8_t { loopback, broadcast, wire, self };
 
 struct Workload {
   int payload = 18;  // UDP payload bytes
@@ -129,6 +129,17 @@ std::string closest_key(const std::string& path);
 // text, as for --set) is not valid for the key at `path`.
 void check_value(const std::string& path, const std::string& value, const std::string& file,
                  int line, int col);
+
+// The keys tagged in the schema as per-event or per-byte costs of the timing
+// model (the prices `simloop calibrate` fits), in schema order.
+std::vector<std::string> cost_keys();
+// Every key whose path starts with `prefix` ("machine."), in schema order.
+std::vector<std::string> keys_under(const std::string& prefix);
+// A key's value in `x`, as to_json gives it. Throws ConfigError on an unknown key.
+nlohmann::json get_value(const Experiment& x, const std::string& path);
+// Sets a number key as the loader would (range checked). Throws ConfigError
+// naming the key.
+void set_number(Experiment& x, const std::string& path, double value);
 
 std::string_view dest_name(Dest d);
 

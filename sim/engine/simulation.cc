@@ -155,6 +155,8 @@ uint32_t dest_addr(config::Dest d) {
       return net::kBroadcastAddr;
     case config::Dest::wire:
       return net::kPeerAddr;
+    case config::Dest::self:
+      return net::kHostAddr;
   }
   return net::kLoopAddr;
 }
@@ -186,7 +188,9 @@ void sender_main(World& w) {
   const double hz = x.machine.clock_hz;
   const auto& mc = x.machine;
   const bool loops_back = x.workload.dest != config::Dest::wire;
-  const bool uses_ring = x.workload.dest != config::Dest::loopback;
+  // To self, em0 loops the frame itself back: nothing goes on the ring.
+  const bool uses_ring =
+      x.workload.dest != config::Dest::loopback && x.workload.dest != config::Dest::self;
   const int frame_len = x.workload.payload + net::kUdpIpHdrLen + net::kEtherHdrLen;
 
   std::mt19937_64 rng(x.seed);
@@ -438,7 +442,8 @@ SimResult simulate(const config::Experiment& x) {
     w.acct.attach_icache(&*w.fetcher);
   }
   w.sender = sg::Actor::create("sender", p.host, [&w] { sender_main(w); });
-  if (x.interrupts.enabled && x.workload.dest != config::Dest::loopback)
+  if (x.interrupts.enabled && x.workload.dest != config::Dest::loopback &&
+      x.workload.dest != config::Dest::self)
     w.irq = sg::Actor::create("nic-interrupt", p.host, [&w] { interrupt_main(w); });
   e.run();
 
@@ -461,7 +466,7 @@ SimResult simulate(const config::Experiment& x) {
     r.delivered = static_cast<int64_t>(c.delivered);
     r.delivered_bytes = static_cast<int64_t>(c.delivered_bytes);
   }
-  if (x.workload.dest != config::Dest::loopback) {
+  if (x.workload.dest != config::Dest::loopback && x.workload.dest != config::Dest::self) {
     // The peer has every frame but those whose last bit left within one
     // link latency of the end (or had not yet left).
     int64_t on_the_way = 0;

@@ -1,16 +1,33 @@
 #include "measure/compare.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 namespace simloop::measure {
 
-ErrorSummary summarize(const std::vector<Comparison>& cs, const std::string& set) {
+namespace {
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+}  // namespace
+
+ErrorSummary summarize(const std::vector<Comparison>& cs, const std::string& set,
+                       const std::function<bool(const Comparison&)>& keep) {
   ErrorSummary s;
-  std::vector<double> abs;
+  std::vector<double> abs, cabs;
+  double signed_sum = 0;
   for (const auto& c : cs) {
     if (!set.empty() && c.set != set) continue;
+    if (keep && !keep(c)) continue;
     abs.push_back(c.abs_error_pct());
+    cabs.push_back(std::abs(c.constant_error_pct()));
+    signed_sum += c.error_pct();
+    if (!c.relies_on.empty()) ++s.relying;
     if (abs.size() == 1 || c.abs_error_pct() > s.worst_abs_pct) {
       s.worst_abs_pct = c.abs_error_pct();
       s.worst_signed_pct = c.error_pct();
@@ -19,10 +36,25 @@ ErrorSummary summarize(const std::vector<Comparison>& cs, const std::string& set
   }
   s.points = static_cast<int>(abs.size());
   if (abs.empty()) return s;
-  std::sort(abs.begin(), abs.end());
-  const size_t m = abs.size() / 2;
-  s.median_abs_pct = abs.size() % 2 ? abs[m] : (abs[m - 1] + abs[m]) / 2;
+  s.median_abs_pct = median_of(abs);
+  s.mean_signed_pct = signed_sum / static_cast<double>(abs.size());
+  s.constant_median_abs_pct = median_of(cabs);
+  s.constant_worst_abs_pct = *std::max_element(cabs.begin(), cabs.end());
   return s;
+}
+
+std::string describe(const ErrorSummary& s) {
+  if (s.points == 0) return "no points";
+  std::string out = fmt::format(
+      "{:3} points: median |error| {:.2f} %, worst {:+.2f} % ({}), mean {:+.2f} %; constant "
+      "(mean of the training points): median {:.2f} %, worst {:.2f} %: ",
+      s.points, s.median_abs_pct, s.worst_signed_pct, s.worst_point, s.mean_signed_pct,
+      s.constant_median_abs_pct, s.constant_worst_abs_pct);
+  out += s.beats_constant() ? "the model beats it" : "the model does NOT beat it";
+  if (s.relying > 0)
+    out += fmt::format("; {} point(s) rely on parameters the training data do not determine",
+                       s.relying);
+  return out;
 }
 
 report::Row comparison_row(const std::string& source, const Comparison& c) {
@@ -41,7 +73,12 @@ report::Row comparison_row(const std::string& source, const Comparison& c) {
       .set("measured_ns_per_packet", 1e6 / c.measured)
       .set("predicted_ns_per_packet", 1e6 / c.predicted)
       .set("error_pct", c.error_pct())
-      .set("abs_error_pct", c.abs_error_pct());
+      .set("abs_error_pct", c.abs_error_pct())
+      .set("constant_kpps", c.constant)
+      .set("constant_error_pct", c.constant_error_pct())
+      .set("predicted_kpps_lo", c.lo)
+      .set("predicted_kpps_hi", c.hi)
+      .set("relies_on", c.relies_on);
   return row;
 }
 

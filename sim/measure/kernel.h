@@ -17,6 +17,7 @@ struct KernelOptions {
   int64_t warmup = 5000;
   int repeats = 1;
   int64_t null_syscalls = 200000;  // getppid() calls timed per repeat
+  int rounds = 10;  // a repeat's packets and null calls, in this many interleaved slices
 };
 
 struct KernelResult {
@@ -27,7 +28,8 @@ struct KernelResult {
   int64_t delivered = 0, delivered_bytes = 0;  // read back by the receiver during the timed loop
   int64_t send_errors = 0;                     // sendto() failures (ENOBUFS and the like)
   int64_t empty_reads = 0;                     // recv() found nothing yet
-  double null_syscall_ns = 0;                  // measured in the same repeat
+  double null_syscall_ns = 0;                  // measured in the same repeat, interleaved
+  double loadavg_1m = 0;                       // the machine's load when the repeat ended
   std::string fault;
   double kpps() const { return elapsed_s > 0 ? static_cast<double>(packets) / elapsed_s / 1e3 : 0; }
   double ns_per_packet() const {
@@ -44,13 +46,19 @@ struct MachineInfo {
 };
 MachineInfo machine_info();
 
+// The 1-minute load average (/proc/loadavg), or -1 if it cannot be read.
+double loadavg_1m();
+
 // ns per getppid() system call, over `calls` calls.
 double null_syscall_ns(int64_t calls);
 
-// For each repeat, every payload in turn (interleaved, so that a slow
-// moment of a shared machine spreads over the sizes instead of hitting one).
-// The receiver is drained in the same thread right after each sendto():
-// one non-blocking recv() per datagram still outstanding.
+// Each repeat is cut into `rounds` slices; every slice times a share of the
+// null system calls and a share of every payload's packets, the payloads in
+// an order that rotates from slice to slice. A slow moment of a shared
+// machine thus falls on all sizes and on the null syscall alike, and each
+// repeat's figures (the null syscall's too) are measured over the same
+// stretch of time. The receiver is drained in the same thread right after
+// each sendto(): one non-blocking recv() per datagram still outstanding.
 std::vector<KernelResult> run_kernel(const KernelOptions& opt);
 
 // One tidy row per result, the columns of `measure native` plus the machine.
