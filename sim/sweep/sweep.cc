@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "config/experiment.h"
+#include "config/yaml_input.h"
 
 namespace simloop::sweep {
 
@@ -43,7 +44,7 @@ Where where(const std::string& file, const YAML::Node& n) {
 }
 
 std::string shape(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsScalar()) return "'" + config::printable(n.Scalar()) + "'";
   if (n.IsMap()) return "a map";
   if (n.IsSequence()) return "a list";
   return "nothing";
@@ -332,15 +333,7 @@ uint64_t run_seed(uint64_t base_seed, const Point& p, int repeat) {
 
 Spec load_spec(const fs::path& experiment_file) {
   const std::string file = experiment_file.string();
-  YAML::Node doc;
-  try {
-    doc = YAML::LoadFile(file);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(fmt::format("{}: cannot read the file", file));
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", file, e.mark.line + 1,
-                                  e.mark.column + 1, e.msg));
-  }
+  const YAML::Node doc = config::read_yaml_file(experiment_file);
   const YAML::Node sec = doc.IsMap() ? doc["sweep"] : YAML::Node();
   if (!sec)
     fail(where(file, doc), "sweep",
