@@ -4,13 +4,16 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "config/experiment.h"
+#include "config/yaml_input.h"
 #include "measure/calibrate.h"
 #include "measure/compare.h"
 
@@ -29,23 +32,48 @@ struct CalibrateArgs {
   std::string stat = "median";
 };
 
-std::vector<fs::path> paths_of(const std::vector<std::string>& v) {
-  std::vector<fs::path> out;
+// The measured points of CSVs written by simloop measure, each file checked
+// first; every refusal is exit status 2 naming the file.
+std::vector<measure::Point> points_of(const std::vector<std::string>& v, measure::Stat stat) {
+  std::vector<fs::path> paths;
   for (const auto& s : v) {
-    if (!fs::is_regular_file(s)) throw UserError(s + ": no such measured results file");
-    out.emplace_back(s);
+    check_results_csv(s, {"source", "ns_per_packet"},
+                      {"ns_per_packet", "null_syscall_ns", "payload"});
+    paths.emplace_back(s);
   }
-  return out;
+  try {
+    return measure::read_points(paths, stat);
+  } catch (const std::exception& e) {
+    throw UserError(e.what());
+  }
+}
+
+// Every --train key must be a column the points have.
+void check_train_keys(const measure::Split& split, const std::vector<measure::Point>& points,
+                      const std::vector<std::string>& files) {
+  std::vector<std::string> have;
+  for (const auto& p : points)
+    for (const auto& [k, v] : p.keys)
+      if (std::find(have.begin(), have.end(), k) == have.end()) have.push_back(k);
+  for (const auto& [key, values] : split.allow) {
+    if (std::find(have.begin(), have.end(), key) != have.end()) continue;
+    std::string msg = fmt::format("--train {}: no such column in {}", config::printable(key),
+                                  fmt::join(files, ", "));
+    if (const auto near = config::closest_word(key, have); !near.empty())
+      msg += fmt::format("; did you mean '{}'?", near);
+    throw UserError(msg + fmt::format(" (keys: {})", fmt::join(have, ", ")));
+  }
 }
 
 int calibrate_cmd(const CalibrateArgs& a) {
-  const auto points = measure::read_points(paths_of(a.measured), *measure::parse_stat(a.stat));
+  const auto points = points_of(a.measured, *measure::parse_stat(a.stat));
   measure::Split split;
   try {
     split = measure::parse_split(a.train);
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what());
   }
+  check_train_keys(split, points, a.measured);
   measure::Fit fit;
   try {
     fit = measure::calibrate(points, a.source, split);
@@ -91,28 +119,63 @@ struct CompareArgs {
   std::string out;
 };
 
-int compare_cmd(const CompareArgs& a) {
-  std::ifstream f(a.fit);
-  if (!f) throw UserError(a.fit + ": cannot open the fit");
+// A fit written by simloop calibrate; refusals name the file (and line
+// and column of a syntax error).
+std::pair<nlohmann::json, measure::Fit> read_fit(const std::string& path) {
+  const std::string text = read_input_file(path, "a fit (NAME-fit.json)", size_t{64} << 20);
+  const std::string name = config::printable(path, 200);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(f);
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(a.fit + ": " + e.what());
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    int line = 1, col = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    throw UserError(fmt::format("{}:{}:{}: not JSON: expected a fit written by simloop calibrate",
+                                name, line, col));
   }
-  const auto fit = measure::Fit::from_json(j);
+  try {
+    auto fit = measure::Fit::from_json(j);
+    return {std::move(j), std::move(fit)};
+  } catch (const std::exception& e) {
+    throw UserError(fmt::format("{}:1:1: not a fit written by simloop calibrate ({})", name,
+                                config::printable(e.what(), 200)));
+  }
+}
+
+int compare_cmd(const CompareArgs& a) {
+  const auto [j, fit] = read_fit(a.fit);
   std::vector<std::string> measured = a.measured;
-  if (measured.empty()) measured = j.value("measured", std::vector<std::string>{});
-  const auto stat = measure::parse_stat(j.value("stat", std::string("median")));
+  std::optional<measure::Stat> stat;
+  try {
+    if (measured.empty()) measured = j.value("measured", std::vector<std::string>{});
+    stat = measure::parse_stat(j.value("stat", std::string("median")));
+  } catch (const nlohmann::json::exception&) {
+    throw UserError(a.fit + ": 'measured' must be a list of paths and 'stat' a string");
+  }
   if (!stat) throw UserError(a.fit + ": stat must be median or min");
-  const auto points = measure::read_points(paths_of(measured), *stat);
+  const auto points = points_of(measured, *stat);
 
   // native: the costs as `simloop run` would load them, from the written YAML.
   models::MachineCosts machine;
   models::StackCosts stack;
   if (fit.source == "native") {
-    const fs::path exp = fs::path(a.fit).parent_path() / j.at("experiment").get<std::string>();
-    const auto x = config::load_experiment(exp);
+    const auto e = j.find("experiment");
+    if (e == j.end() || !e->is_string())
+      throw UserError(a.fit + ": a native fit names its experiment (\"experiment\": NAME.yaml)");
+    const fs::path exp = fs::path(a.fit).parent_path() / e->get<std::string>();
+    config::Experiment x;
+    try {
+      x = config::load_experiment(exp);
+    } catch (const config::ConfigError& err) {
+      throw UserError(err.what());
+    }
     machine = x.machine;
     stack = x.stack;
     if (machine.clock_hz != 1e9)
