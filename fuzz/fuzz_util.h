@@ -59,7 +59,7 @@ inline void check_refusal(std::string_view msg) {
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f) broken("a control byte in the message", msg);
   }
-  static const std::regex located(R"(^(--set [^ ]+: |[^:]+:[0-9]+:[0-9]+: |[^:]+: ).+)");
+  static const std::regex located(R"(^(--set .+: |[^:]+:[0-9]+:[0-9]+: |[^:]+: ).+)");
   if (!std::regex_search(msg.begin(), msg.end(), located)) broken("no location", msg);
   if (msg.rfind("--set ", 0) == 0) return;
   // The location is a file that exists (or was named on the command line).

@@ -80,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   InputChoices choose{data, size};
   std::mt19937_64 fill(size);  // the bytes written matter less than where
   MbufModel<InputChoices, std::mt19937_64> model(choose, fill);
-  for (int step = 0; !choose.done() && step < 5000; ++step) {
+  for (int step = 0; !choose.done() && step < 400; ++step) {
     model.Step(step);
     model.Apply(model.Draw());
     model.CheckAll();

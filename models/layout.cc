@@ -37,11 +37,13 @@ Loc loc_of(const std::string& file, const YAML::Node& n) {
 }
 
 [[noreturn]] void fail(const Loc& loc, const std::string& key, const std::string& msg) {
-  throw LayoutError(fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col, key, msg));
+  throw LayoutError(fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col,
+                                key.empty() ? "layout" : config::printable(key, 120),
+                                config::printable(msg, 1000)));
 }
 
 std::string shown(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + config::printable(n.Scalar()) + "'";
+  if (n.IsScalar()) return fmt::format("'{}'", config::printable(n.Scalar()));
   if (n.IsMap()) return "a map";
   if (n.IsSequence()) return "a list";
   return "nothing";

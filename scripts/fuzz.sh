@@ -2,10 +2,11 @@
 # Builds the libFuzzer targets of fuzz/ with clang-14 (ASan + UBSan, in
 # build-fuzz/) and runs each for a given time, a few at a time, niced.
 #
-#   scripts/fuzz.sh [-t SECONDS] [-j JOBS] [TARGET...]
+#   scripts/fuzz.sh [-t SECONDS] [-j JOBS] [-n] [TARGET...]
 #
 #   -t SECONDS  how long each target runs (default 60)
 #   -j JOBS     targets run at a time (default 2)
+#   -n          do not configure and build first (build-fuzz is up to date)
 #   TARGET      names as in fuzz/NAME_fuzz.cc (default: every target)
 #
 # Each target starts from its seeds (fuzz/corpus/NAME) and the corpus it grew
@@ -23,11 +24,13 @@ cd "$(dirname "$0")/.."
 
 seconds=60
 jobs=2
-while getopts "t:j:h" opt; do
+build_first=1
+while getopts "t:j:nh" opt; do
   case $opt in
     t) seconds=$OPTARG ;;
     j) jobs=$OPTARG ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    n) build_first= ;;
+    *) sed -n '2,22p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -37,9 +40,12 @@ if ! command -v clang++-14 > /dev/null; then
   echo "fuzz.sh: clang++-14 is needed (apt-get install clang-14 libclang-rt-14-dev)" >&2
   exit 2
 fi
-cmake -S . -B "$build" -G Ninja -DSIMLOOP_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 > "$build.configure.log"
-nice cmake --build "$build" --target fuzz -j "$jobs"
+if [ -n "$build_first" ]; then
+  mkdir -p "$build"
+  cmake -S . -B "$build" -G Ninja -DSIMLOOP_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 > "$build/configure.log"
+  nice cmake --build "$build" --target fuzz -j "$jobs"
+fi
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
@@ -71,7 +77,7 @@ run_one() {
   fi
   local TIMEFORMAT='%U %S'
   { time nice -n 10 "$exe" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
-      -max_len=65536 -print_final_stats=1 -artifact_prefix="$crashes/" "${dict[@]}" \
+      -max_len=16384 -print_final_stats=1 -artifact_prefix="$crashes/" "${dict[@]}" \
       "$work" "${seeds[@]}" > "$build/logs/$name.log" 2>&1 || true; } 2> "$build/logs/$name.cpu"
 }
 export -f run_one

@@ -227,8 +227,8 @@ TEST_F(ConfigTest, AliasExpansionIsBoundedByTheNodeLimit) {
   EXPECT_NE(e.find(fmt::format("more than {} nodes", kYamlLimits.max_nodes)), std::string::npos)
       << e;
   EXPECT_NE(e.find((dir_ / "exp.yaml").string() + ":"), std::string::npos) << e;
-  // Under the limit, aliases are fine: 2^10 leaves expand to ~3000 nodes.
-  const YamlLimits small{1 << 20, 3100, 64};
+  // Under the limit, aliases are fine: 2^10 leaves expand to ~10^4 nodes.
+  const YamlLimits small{1 << 20, 50000, 64};
   EXPECT_NO_THROW(parse_yaml_text(alias_bomb(10), "t.yaml", small));
   const YamlLimits tiny{1 << 20, 1000, 64};
   EXPECT_THROW(parse_yaml_text(alias_bomb(10), "t.yaml", tiny), ConfigError);
@@ -296,9 +296,20 @@ TEST_F(ConfigTest, DuplicateKeysNameBothLines) {
 
 TEST_F(ConfigTest, ASecondDocumentIsAnError) {
   const std::string e = error_of(std::string(kHead) + "---\nname: other\n");
-  EXPECT_NE(e.find(at(4, 1) + " a second YAML document"), std::string::npos) << e;
+  EXPECT_NE(e.find(at(3, 1) + " a second YAML document"), std::string::npos) << e;
   const std::string f = error_of(std::string(kHead) + "---\n");
   EXPECT_NE(f.find(at(3, 1) + " a second YAML document"), std::string::npos) << f;
+}
+
+// yaml-cpp's LoadAll reads empty documents forever after a stray ','
+// (found by the experiment fuzz target): a syntax error here, in no time.
+TEST_F(ConfigTest, AStrayCommaIsASyntaxErrorNotAHang) {
+  const std::string e = error_of("# a comment\n, x\nmachine: athlon-xp-2700\n");
+  EXPECT_NE(e.find(at(2, 1) + " YAML syntax error: ',' outside a flow collection"),
+            std::string::npos)
+      << e;
+  const std::string f = error_of(std::string(kHead) + "]\n");
+  EXPECT_NE(f.find("YAML syntax error"), std::string::npos) << f;
 }
 
 TEST_F(ConfigTest, EmptyAndCommentOnlyFilesAreLocated) {

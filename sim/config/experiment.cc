@@ -39,9 +39,12 @@ Loc loc_of(const std::string& file, const YAML::Node& n) {
 }
 
 [[noreturn]] void fail(const Loc& loc, const std::string& key, const std::string& msg) {
-  if (loc.file.empty()) throw ConfigError(fmt::format("--set {}: {}", printable(key, 120), msg));
-  throw ConfigError(
-      fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col, printable(key, 120), msg));
+  // The message quotes input only through printable(); once more for any
+  // text that slipped through (a YAML escape can make a control byte).
+  if (loc.file.empty())
+    throw ConfigError(fmt::format("--set {}: {}", printable(key, 120), printable(msg, 1000)));
+  throw ConfigError(fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col,
+                                printable(key, 120), printable(msg, 1000)));
 }
 
 enum class Kind { integer, number, boolean, text, choice };
@@ -79,7 +82,7 @@ struct Section {
 };
 
 std::string scalar_text(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + printable(n.Scalar()) + "'";
+  if (n.IsScalar()) return fmt::format("'{}'", printable(n.Scalar()));
   if (n.IsMap()) return "a map";
   if (n.IsSequence()) return "a list";
   return "nothing";

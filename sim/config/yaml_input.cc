@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <system_error>
 #include <unordered_map>
 #include <vector>
@@ -129,27 +131,22 @@ class Walker {
   std::vector<YAML::Node> ancestors_;
 };
 
-// Where the second document of `text` starts: its content if it has any,
-// else its `---` line.
-Pos second_document(std::string_view text, const std::vector<YAML::Node>& docs) {
-  if (!docs[1].Mark().is_null()) return {docs[1].Mark().line + 1, docs[1].Mark().column + 1};
-  std::vector<int> markers;
-  int line = 1;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if ((i == 0 || text[i - 1] == '\n') && text.substr(i, 3) == "---" &&
-        (i + 3 == text.size() || text[i + 3] == ' ' || text[i + 3] == '\n' || text[i + 3] == '\r' ||
-         text[i + 3] == '\t'))
-      markers.push_back(line);
-    if (text[i] == '\n') ++line;
-  }
-  const int first_line = docs[0].Mark().is_null() ? 0 : docs[0].Mark().line + 1;
-  int seen = 0;
-  for (int m : markers) {
-    if (first_line > 0 && m > first_line) return {m, 1};
-    if (first_line == 0 && ++seen == 2) return {m, 1};
-  }
-  return {markers.empty() ? 1 : markers.back(), 1};
-}
+// Only where each document starts.
+struct DocumentStart : YAML::EventHandler {
+  YAML::Mark mark = YAML::Mark::null_mark();
+  void OnDocumentStart(const YAML::Mark& m) override { mark = m; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
 
 std::string shown_path(const std::string& path) {
   return printable(path, 200);
@@ -216,25 +213,41 @@ void check_text(std::string_view text, const std::string& name, const std::strin
 YAML::Node parse_yaml_text(std::string_view text, const std::string& name,
                            const YamlLimits& limits) {
   check_text(text, name, "a YAML file");
-  std::vector<YAML::Node> docs;
+  // The documents are counted by the parser itself, two at most: yaml-cpp
+  // 0.7's LoadAll never ends on some bad input (a ',' outside a flow
+  // collection gives empty documents forever without reading on).
+  DocumentStart first, second;
+  bool has_first = false, has_second = false;
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    has_first = parser.HandleNextDocument(first);
+    has_second = has_first && parser.HandleNextDocument(second);
+    if (has_second && second.mark.pos == first.mark.pos) {
+      const auto at = static_cast<size_t>(first.mark.pos);
+      const char c = at < text.size() ? text[at] : ' ';
+      fail_at(name, first.mark,
+              c == ',' || c == ']' || c == '}'
+                  ? fmt::format(
+                        "YAML syntax error: '{}' outside a flow collection ([...] or {{...}})", c)
+                  : std::string("YAML syntax error: the parser cannot read on from here"));
+    }
+    if (has_first) doc = YAML::Load(std::string(text));
   } catch (const YAML::DeepRecursion& e) {
     fail_at(name, e.mark, fmt::format("maps and lists nest deeper than {} levels", e.depth()));
   } catch (const YAML::Exception& e) {
     fail_at(name, e.mark, "YAML syntax error: " + e.msg);
   }
-  if (docs.empty() || (docs.size() == 1 && docs[0].IsNull() && docs[0].Mark().is_null()))
+  if (!has_first || (doc.IsNull() && doc.Mark().is_null()))
     fail_at(name, 1, 1, "the file holds no YAML document (it is empty or only comments)");
-  if (docs.size() > 1) {
-    const Pos p = second_document(text, docs);
-    fail_at(name, p.line, p.col,
+  if (has_second)
+    fail_at(name, second.mark,
             "a second YAML document starts here; a file holds one (remove the '---' line or "
             "split the file)");
-  }
   Walker w(name, limits);
-  w.walk(docs[0], docs[0].Mark(), "document", 0);
-  return docs[0];
+  w.walk(doc, doc.Mark(), "document", 0);
+  return doc;
 }
 
 YAML::Node read_yaml_file(const fs::path& file, const YamlLimits& limits) {

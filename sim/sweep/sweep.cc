@@ -40,11 +40,12 @@ Where where(const std::string& file, const YAML::Node& n) {
 
 // The same shape as the loader's messages: file:line:col: key: message.
 [[noreturn]] void fail(const Where& w, const std::string& key, const std::string& msg) {
-  throw ConfigError(fmt::format("{}:{}:{}: {}: {}", w.file, w.line, w.col, key, msg));
+  throw ConfigError(fmt::format("{}:{}:{}: {}: {}", w.file, w.line, w.col,
+                                config::printable(key, 120), config::printable(msg, 1000)));
 }
 
 std::string shape(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + config::printable(n.Scalar()) + "'";
+  if (n.IsScalar()) return fmt::format("'{}'", config::printable(n.Scalar()));
   if (n.IsMap()) return "a map";
   if (n.IsSequence()) return "a list";
   return "nothing";
