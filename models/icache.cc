@@ -40,7 +40,7 @@ void check_cycles(double v, const char* name) {
 
 }  // namespace
 
-ICache::ICache(const ICacheConfig& config) : config_(config) {
+void check_config(const ICacheConfig& config) {
   check_geometry(config.l1, "l1");
   if (config.l2_enabled) {
     check_geometry(config.l2, "l2");
@@ -58,6 +58,10 @@ ICache::ICache(const ICacheConfig& config) : config_(config) {
   check_cycles(config.l1_refill_cycles, "l1_refill_cycles");
   check_cycles(config.l2_hit_cycles, "l2_hit_cycles");
   check_cycles(config.memory_cycles, "memory_cycles");
+}
+
+ICache::ICache(const ICacheConfig& config) : config_(config) {
+  check_config(config);
 
   line_shift_ = std::countr_zero(static_cast<unsigned>(config.l1.line_bytes));
   page_shift_ = std::countr_zero(static_cast<unsigned>(config.page_bytes));

@@ -42,6 +42,10 @@ struct ICacheConfig {
   int page_bytes = 4096;
 };
 
+// Throws std::invalid_argument naming the field ("l1.size_bytes ...") if
+// ICache would refuse `config`; allocates nothing.
+void check_config(const ICacheConfig& config);
+
 class ICache {
  public:
   // Throws std::invalid_argument naming the bad field: sizes, associativity,

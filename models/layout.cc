@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/yaml_input.h"
 #include "net/probe.h"
 
 namespace simloop::models {
@@ -36,11 +37,13 @@ Loc loc_of(const std::string& file, const YAML::Node& n) {
 }
 
 [[noreturn]] void fail(const Loc& loc, const std::string& key, const std::string& msg) {
-  throw LayoutError(fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col, key, msg));
+  throw LayoutError(fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col,
+                                key.empty() ? "layout" : config::printable(key, 120),
+                                config::printable(msg, 1000)));
 }
 
 std::string shown(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsScalar()) return fmt::format("'{}'", config::printable(n.Scalar()));
   if (n.IsMap()) return "a map";
   if (n.IsSequence()) return "a list";
   return "nothing";
@@ -151,12 +154,9 @@ Layout load_layout_yaml(const std::filesystem::path& path) {
   const std::string file = path.string();
   YAML::Node doc;
   try {
-    doc = YAML::LoadFile(file);
-  } catch (const YAML::BadFile&) {
-    throw LayoutError(fmt::format("{}: cannot read the file", file));
-  } catch (const YAML::ParserException& e) {
-    throw LayoutError(fmt::format("{}:{}:{}: YAML syntax error: {}", file, e.mark.line + 1,
-                                  e.mark.column + 1, e.msg));
+    doc = config::read_yaml_file(path);
+  } catch (const config::ConfigError& e) {
+    throw LayoutError(e.what());
   }
   Layout l;
   l.name = path.stem().string();

@@ -1,5 +1,6 @@
 // Experiment files: shipped ones load, and each kind of bad input gives its
 // own message naming the file, line, column and key.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <sstream>
 
 #include "config/experiment.h"
+#include "config/yaml_input.h"
 
 namespace simloop::config {
 namespace {
@@ -193,6 +195,215 @@ TEST_F(ConfigTest, ResolvedJsonHasEveryKey) {
   EXPECT_EQ(j["machine"]["clock_hz"], 2166e6);
   EXPECT_EQ(j["workload"]["dest"], "wire");
   EXPECT_EQ(j["stack"]["functions"]["udp_output"], 1100);
+}
+
+// ---- bounded input: every limit of the YAML reader is enforced ----
+
+TEST_F(ConfigTest, RecursiveAliasIsRefusedWhereItIsUsed) {
+  const std::string e = error_of(std::string(kHead) + "sweep: &r\n  grid: *r\n");
+  EXPECT_NE(e.find(at(4, 3) + " grid: a recursive alias"), std::string::npos) << e;
+  // Through a list too, and in a referenced file.
+  EXPECT_NE(error_of(std::string(kHead) + "x: &l [1, *l]\n").find("a recursive alias"),
+            std::string::npos);
+  write("cpu.yaml", "clock_hz: &c {a: *c}\n");
+  const std::string m = error_of("machine: cpu.yaml\nstack: freebsd6\n");
+  EXPECT_NE(m.find((dir_ / "cpu.yaml").string() + ":1:"), std::string::npos) << m;
+  EXPECT_NE(m.find("a recursive alias"), std::string::npos) << m;
+}
+
+// An alias bomb: 2^41 nodes when expanded, 42 when parsed.
+std::string alias_bomb(int levels) {
+  std::string s = "bomb:\n  l0: &l0 [1, 2]\n";
+  for (int i = 1; i <= levels; ++i)
+    s += "  l" + std::to_string(i) + ": &l" + std::to_string(i) + " {a: *l" +
+         std::to_string(i - 1) + ", b: *l" + std::to_string(i - 1) + "}\n";
+  return s;
+}
+
+TEST_F(ConfigTest, AliasExpansionIsBoundedByTheNodeLimit) {
+  // Refused by counting, not by running out of memory: the limit is the
+  // number of nodes a full walk visits.
+  const std::string e = error_of(std::string(kHead) + alias_bomb(40));
+  EXPECT_NE(e.find(fmt::format("more than {} nodes", kYamlLimits.max_nodes)), std::string::npos)
+      << e;
+  EXPECT_NE(e.find((dir_ / "exp.yaml").string() + ":"), std::string::npos) << e;
+  // Under the limit, aliases are fine: 2^10 leaves expand to ~10^4 nodes.
+  const YamlLimits small{1 << 20, 50000, 64};
+  EXPECT_NO_THROW(parse_yaml_text(alias_bomb(10), "t.yaml", small));
+  const YamlLimits tiny{1 << 20, 1000, 64};
+  EXPECT_THROW(parse_yaml_text(alias_bomb(10), "t.yaml", tiny), ConfigError);
+}
+
+TEST_F(ConfigTest, NestingIsBoundedByTheDepthLimit) {
+  std::string deep;
+  std::string indent;
+  for (int i = 0; i < kYamlLimits.max_depth + 1; ++i) {
+    deep += indent + "d" + std::to_string(i) + ":\n";
+    indent += "  ";
+  }
+  deep += indent + "x: 1\n";
+  const std::string e = error_of(std::string(kHead) + deep);
+  EXPECT_NE(e.find(fmt::format("nest deeper than {} levels", kYamlLimits.max_depth)),
+            std::string::npos)
+      << e;
+  // Flow nesting deeper than the parser's own guard: a message, not "bad file".
+  const std::string flow =
+      std::string(kHead) + "x: " + std::string(5000, '[') + std::string(5000, ']') + "\n";
+  const std::string f = error_of(flow);
+  EXPECT_NE(f.find("nest deeper than"), std::string::npos) << f;
+  EXPECT_NE(f.find(at(3, 1).substr(0, at(3, 1).size() - 2)), std::string::npos) << f;
+}
+
+TEST_F(ConfigTest, FileSizeIsBounded) {
+  std::string big = kHead;
+  big += "# " + std::string(kYamlLimits.max_bytes, 'x') + "\n";
+  const std::string e = error_of(big);
+  EXPECT_NE(e.find(fmt::format("goes on past {} bytes", kYamlLimits.max_bytes)), std::string::npos)
+      << e;
+  EXPECT_NE(e.find(at(3, kYamlLimits.max_bytes - std::string(kHead).size() + 1)), std::string::npos)
+      << e;
+}
+
+TEST_F(ConfigTest, WhatIsNotAFileIsRefusedByName) {
+  const std::string e = [&] {
+    try {
+      load_experiment(dir_);
+    } catch (const ConfigError& err) {
+      return std::string(err.what());
+    }
+    return std::string();
+  }();
+  EXPECT_EQ(e, dir_.string() + ": is a directory; expected a YAML file");
+  EXPECT_THROW(load_experiment(dir_ / std::string(300, 'n')), ConfigError);
+  EXPECT_THROW(load_experiment("/dev/null/x"), ConfigError);
+}
+
+// ---- one meaning per file ----
+
+TEST_F(ConfigTest, DuplicateKeysNameBothLines) {
+  const std::string e = error_of(std::string(kHead) + "machine: i7-870\n");
+  EXPECT_NE(e.find(at(3, 1) + " machine: the key appears twice in this map, at line 1 and here"),
+            std::string::npos)
+      << e;
+  const std::string f =
+      error_of(std::string(kHead) + "workload:\n  payload: 18\n  dest: wire\n  payload: 64\n");
+  EXPECT_NE(f.find(at(6, 3) + " payload: the key appears twice in this map, at line 4"),
+            std::string::npos)
+      << f;
+  // The same key in two different maps is fine.
+  EXPECT_EQ(error_of(std::string(kHead) + "workload: {payload: 18}\noptions: {align: none}\n"), "");
+}
+
+TEST_F(ConfigTest, ASecondDocumentIsAnError) {
+  const std::string e = error_of(std::string(kHead) + "---\nname: other\n");
+  EXPECT_NE(e.find(at(3, 1) + " a second YAML document"), std::string::npos) << e;
+  const std::string f = error_of(std::string(kHead) + "---\n");
+  EXPECT_NE(f.find(at(3, 1) + " a second YAML document"), std::string::npos) << f;
+}
+
+// yaml-cpp's LoadAll reads empty documents forever after a stray ','
+// (found by the experiment fuzz target): a syntax error here, in no time.
+TEST_F(ConfigTest, AStrayCommaIsASyntaxErrorNotAHang) {
+  const std::string e = error_of("# a comment\n, x\nmachine: athlon-xp-2700\n");
+  EXPECT_NE(e.find(at(2, 1) + " YAML syntax error: ',' outside a flow collection"),
+            std::string::npos)
+      << e;
+  const std::string f = error_of(std::string(kHead) + "]\n");
+  EXPECT_NE(f.find("YAML syntax error"), std::string::npos) << f;
+}
+
+TEST_F(ConfigTest, EmptyAndCommentOnlyFilesAreLocated) {
+  for (const char* text : {"", "# nothing\n\n  # at all\n", "\n\n"}) {
+    const std::string e = error_of(text);
+    EXPECT_NE(e.find(at(1, 1) + " the file holds no YAML document"), std::string::npos) << e;
+  }
+  const std::string l = error_of("- a\n- b\n");
+  EXPECT_NE(l.find(at(1, 1) + " experiment: expected a map of keys at the top level, got a list"),
+            std::string::npos)
+      << l;
+}
+
+TEST_F(ConfigTest, BinaryInputIsNeverEchoed) {
+  const std::string e = error_of(std::string(kHead) + "name: \x01\x02\x7f\n");
+  EXPECT_NE(e.find(at(3, 7) + " byte 0x01 is not UTF-8 text"), std::string::npos) << e;
+  const std::string l = error_of(std::string(kHead) + "description: caf\xe9\n");
+  EXPECT_NE(l.find("byte 0xe9 is not UTF-8 text"), std::string::npos) << l;
+  EXPECT_EQ(printable("a\x01\xff"
+                      "b"),
+            "a\\x01\\xffb");
+  EXPECT_EQ(printable("caf\xc3\xa9"), "caf\xc3\xa9");
+  EXPECT_EQ(printable(std::string(100, 'x'), 10), std::string(10, 'x') + "... (100 bytes)");
+}
+
+TEST_F(ConfigTest, AReferencedFileIsNotCopiedIntoTheError) {
+  const std::string big = std::string(5000, 'y') + "\n";
+  const fs::path p = write("notes.txt", big);
+  const std::string e = error_of(std::string(kHead) + "machine.cache.enabled: true\n",
+                                 {"layout.kernel=" + p.string(), "machine.cache.enabled=true"});
+  EXPECT_NE(e.find(p.string() + ":1:1:"), std::string::npos) << e;
+  EXPECT_LT(e.size(), 600u) << e;
+}
+
+// ---- names are data ----
+
+TEST_F(ConfigTest, NamesAreValidated) {
+  EXPECT_EQ(error_of(std::string(kHead) + "name: seed-athlon_2.v1\n"), "");
+  for (const char* bad : {"../../../x", "/abs/path", "a/b", "''", ".hidden", "-dash", "a b"}) {
+    const std::string e = error_of(std::string(kHead) + "name: " + bad + "\n");
+    EXPECT_NE(e.find(at(3, 7) + " name: "), std::string::npos) << bad << ": " << e;
+  }
+  const std::string l = error_of(std::string(kHead) + "name: " + std::string(101, 'n') + "\n");
+  EXPECT_NE(l.find("expected at most 100 characters"), std::string::npos) << l;
+  EXPECT_NE(error_of(kHead, {"name=/tmp/x"}).find("--set name: "), std::string::npos);
+}
+
+TEST_F(ConfigTest, LongReferenceNamesAreRefusedNotThrownByTheFilesystem) {
+  const std::string e = error_of("machine: " + std::string(300, 'm') + "\nstack: freebsd6\n");
+  EXPECT_NE(e.find(at(1, 10) + " machine: no machine named"), std::string::npos) << e;
+  EXPECT_NE(error_of(kHead, {"stack=" + std::string(300, 's')}).find("--set stack: no stack"),
+            std::string::npos);
+}
+
+// ---- --set ----
+
+TEST_F(ConfigTest, SetChoosesAMachineOrStackByName) {
+  const fs::path p = write("exp.yaml", kHead);
+  const Experiment x = load_experiment(p, {"stack=freebsd6-warm", "machine=i7-870"});
+  EXPECT_EQ(x.stack_name, "freebsd6-warm");
+  EXPECT_EQ(x.machine_name, "i7-870");
+  const Experiment y = load_experiment(p);
+  EXPECT_NE(x.machine.clock_hz, y.machine.clock_hz);
+  // --set keys apply on top of the chosen machine.
+  const Experiment z = load_experiment(p, {"machine=i7-870", "machine.clock_hz=1.5e9"});
+  EXPECT_DOUBLE_EQ(z.machine.clock_hz, 1.5e9);
+  EXPECT_DOUBLE_EQ(z.machine.syscall_entry_cycles, x.machine.syscall_entry_cycles);
+  const std::string e = error_of(kHead, {"machine={clock_hz: 1e9}"});
+  EXPECT_NE(e.find("--set machine: expected a name, a path, got a map"), std::string::npos) << e;
+}
+
+TEST_F(ConfigTest, SetPathsGetDidYouMean) {
+  const std::string e = error_of(kHead, {"workload.paylod=3"});
+  EXPECT_NE(e.find("did you mean 'workload.payload'?"), std::string::npos) << e;
+  const std::string s = error_of(kHead, {"interrupts.moderation=3"});
+  EXPECT_NE(s.find("is a section; set one of its keys (interrupts.moderation.{"), std::string::npos)
+      << s;
+  // Checked before any file is read: named even when the file is bad too.
+  EXPECT_NE(error_of("not: [valid\n", {"workload.paylod=3"}).find("--set workload.paylod"),
+            std::string::npos);
+}
+
+// ---- check refuses what run would ----
+
+TEST_F(ConfigTest, CacheGeometryIsCheckedAtLoad) {
+  const std::string g = error_of(std::string(kHead) + "layout: {kernel: freebsd6-i386-synthetic}\n",
+                                 {"machine.cache.enabled=true", "machine.cache.l1.size_bytes=100"});
+  EXPECT_NE(g.find("--set machine.cache.l1.size_bytes: l1.size_bytes must be a power of two"),
+            std::string::npos)
+      << g;
+  // The same cache off is not checked: it is not used.
+  EXPECT_EQ(error_of(std::string(kHead) + "layout: {kernel: freebsd6-i386-synthetic}\n",
+                     {"machine.cache.l1.size_bytes=100"}),
+            "");
 }
 
 // docs/config-reference.md is generated from the schema; they must agree.

@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "config/experiment.h"
+#include "config/yaml_input.h"
 #include "engine/simulation.h"
 #include "measure/calibrate.h"
 #include "measure/compare.h"
@@ -38,10 +39,12 @@ struct Columns {
   }
 };
 
+// Each file checked first as a CSV at all (readable, text, a header, rows
+// of its width); the columns are checked by read_points.
 std::vector<fs::path> paths_of(const std::vector<std::string>& v) {
   std::vector<fs::path> out;
   for (const auto& s : v) {
-    if (!fs::is_regular_file(s)) throw UserError(s + ": no such measured results file");
+    check_results_csv(s, {}, {});
     out.emplace_back(s);
   }
   return out;
@@ -53,6 +56,23 @@ std::vector<measure::Point> load_points(const std::vector<std::string>& files, m
     return measure::read_points(paths_of(files), stat, measure::parse_columns(c.map, c.ignore));
   } catch (const measure::InputError& e) {
     throw UserError(e.what());
+  }
+}
+
+// Every --train key must be a column the points have.
+void check_train_keys(const measure::Split& split, const std::vector<measure::Point>& points,
+                      const std::vector<std::string>& files) {
+  std::vector<std::string> have;
+  for (const auto& p : points)
+    for (const auto& [k, v] : p.keys)
+      if (std::find(have.begin(), have.end(), k) == have.end()) have.push_back(k);
+  for (const auto& [key, values] : split.allow) {
+    if (std::find(have.begin(), have.end(), key) != have.end()) continue;
+    std::string msg = fmt::format("--train {}: no such column in {}", config::printable(key),
+                                  fmt::join(files, ", "));
+    if (const auto near = config::closest_word(key, have); !near.empty())
+      msg += fmt::format("; did you mean '{}'?", near);
+    throw UserError(msg + fmt::format(" (keys: {})", fmt::join(have, ", ")));
   }
 }
 
@@ -82,6 +102,11 @@ int calibrate_cmd(const CalibrateArgs& a) {
   measure::Fit fit;
   try {
     opt.split = measure::parse_split(a.train);
+  } catch (const measure::InputError& e) {
+    throw UserError(e.what());
+  }
+  check_train_keys(opt.split, points, a.measured);
+  try {
     fit = measure::calibrate(points, opt);
   } catch (const measure::InputError& e) {
     throw UserError(e.what());
@@ -317,34 +342,60 @@ int compare_experiment(const CompareArgs& a) {
   return 0;
 }
 
+// A fit written by simloop calibrate; refusals name the file (and the line
+// and column of a syntax error).
+std::pair<nlohmann::json, measure::Fit> read_fit(const std::string& path) {
+  const std::string text = read_input_file(path, "a fit (NAME-fit.json)", size_t{64} << 20);
+  const std::string name = config::printable(path, 200);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    int line = 1, col = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    throw UserError(fmt::format("{}:{}:{}: not JSON: expected a fit written by simloop calibrate",
+                                name, line, col));
+  }
+  try {
+    auto fit = measure::Fit::from_json(j);
+    return {std::move(j), std::move(fit)};
+  } catch (const std::exception& e) {
+    throw UserError(fmt::format("{}:1:1: not a fit written by simloop calibrate ({})", name,
+                                config::printable(e.what(), 200)));
+  }
+}
+
 int compare_cmd(const CompareArgs& a) {
   if (fs::path(a.fit).extension() == ".yaml") return compare_experiment(a);
-  std::ifstream f(a.fit);
-  if (!f) throw UserError(a.fit + ": cannot open the fit");
-  nlohmann::json j;
-  measure::Fit fit;
-  try {
-    j = nlohmann::json::parse(f);
-    fit = measure::Fit::from_json(j);
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(a.fit + ": " + e.what());
-  } catch (const measure::InputError& e) {
-    throw UserError(a.fit + ": " + e.what());
-  }
+  const auto [j, fit] = read_fit(a.fit);
   std::vector<std::string> measured = a.measured;
   Columns columns = a.columns;
   if (measured.empty()) {
     measured = fit.measured;
-    if (columns.map.empty()) columns.map = j.value("columns", std::vector<std::string>{});
-    if (columns.ignore.empty())
-      columns.ignore = j.value("ignore_columns", std::vector<std::string>{});
+    try {
+      if (columns.map.empty()) columns.map = j.value("columns", std::vector<std::string>{});
+      if (columns.ignore.empty())
+        columns.ignore = j.value("ignore_columns", std::vector<std::string>{});
+    } catch (const nlohmann::json::exception&) {
+      throw UserError(a.fit + ": 'columns' and 'ignore_columns' must be lists of strings");
+    }
   }
   const auto points = load_points(measured, fit.stat, columns);
 
   // The costs as `simloop run` would load them, from the written YAML.
   std::vector<double> values = fit.values;
   if (fit.source == "native") {
-    const fs::path exp = fs::path(a.fit).parent_path() / j.at("experiment").get<std::string>();
+    const auto e = j.find("experiment");
+    if (e == j.end() || !e->is_string())
+      throw UserError(a.fit + ": a native fit names its experiment (\"experiment\": NAME.yaml)");
+    const fs::path exp = fs::path(a.fit).parent_path() / e->get<std::string>();
     try {
       const auto x = config::load_experiment(exp);
       if (x.machine.clock_hz != 1e9)

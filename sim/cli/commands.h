@@ -72,4 +72,15 @@ void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands);
 // binary, for models::layout_from_nm. Throws UserError naming file and line.
 std::multimap<std::string, std::string> read_owners(const std::string& file);
 
+// Reads a whole input file that must be UTF-8 text of at most `max_bytes`;
+// throws UserError (exit status 2) naming the file (and line and column of
+// a byte that is not text) and saying it expected `what`.
+std::string read_input_file(const std::string& path, const std::string& what, size_t max_bytes);
+// Refuses a file that is not a CSV of result rows: not text, no header, a
+// missing `required` column (with "did you mean"), a row of another width,
+// a non-number in a `numeric` column, no rows. Throws UserError naming the
+// file, line and column.
+void check_results_csv(const std::string& path, const std::vector<std::string>& required,
+                       const std::vector<std::string>& numeric);
+
 }  // namespace simloop::cli

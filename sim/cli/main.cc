@@ -1,12 +1,18 @@
 // simloop: one program, one subcommand per job.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "config/yaml_input.h"
 #include "version.h"
 
 int main(int argc, char** argv) {
@@ -31,6 +37,24 @@ int main(int argc, char** argv) {
   simloop::cli::add_calibrate(app, commands);
   simloop::cli::add_layout(app, commands);
   simloop::cli::add_icache(app, commands);
+
+  // A word where the subcommand goes that names none: say so, and which
+  // was meant (CLI11 would only say that a subcommand is required).
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (!arg.empty() && arg[0] == '-') continue;
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), arg) != names.end()) break;
+    std::string msg =
+        fmt::format("simloop: unknown subcommand '{}'", simloop::config::printable(arg));
+    if (const auto near = simloop::config::closest_word(arg, names); !near.empty())
+      msg += fmt::format("; did you mean '{}'?", near);
+    std::fprintf(stderr, "%s (subcommands: %s; see simloop --help)\n", msg.c_str(),
+                 fmt::format("{}", fmt::join(names, ", ")).c_str());
+    return 2;
+  }
 
   try {
     app.parse(argc, argv);

@@ -26,8 +26,8 @@ fs::path plot_script() {
 
 int run_plot(const std::vector<std::string>& results, const std::string& kind, const std::string& x,
              const std::string& output) {
-  for (const auto& r : results)
-    if (!fs::is_regular_file(r)) throw UserError(r + ": no such results file", 2);
+  // Refused here, with exit status 2, rather than by a Python traceback.
+  for (const auto& r : results) check_results_csv(r, {}, {"kpps", "payload"});
   const std::string script = plot_script().string();
   std::vector<std::string> args = {kPython, script};
   args.insert(args.end(), results.begin(), results.end());

@@ -10,6 +10,7 @@
 #include "config/experiment.h"
 #include "engine/simulation.h"
 #include "measure/native.h"
+#include "sweep/runner.h"
 #include "version.h"
 
 namespace simloop::cli {
@@ -124,8 +125,24 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
   check->add_option("--set", c->sets, "Override a key: path.to.key=value (repeatable)");
   commands.push_back({check, [c] {
                         const auto x = load(c->file, c->sets);
+                        // Whatever `sweep` would refuse, refused here too:
+                        // the section and every point's configuration.
+                        size_t points = 0;
+                        if (x.has_sweep) {
+                          sweep::Options o;
+                          o.experiment = c->file;
+                          o.sets = c->sets;
+                          try {
+                            points = sweep::make_plan(o).spec.points.size();
+                          } catch (const config::ConfigError& e) {
+                            throw UserError(e.what(), 2);
+                          }
+                        }
                         std::cout << config::to_json(x).dump(2) << "\n";
-                        spdlog::info("{}: valid", c->file);
+                        if (x.has_sweep)
+                          spdlog::info("{}: valid, with a sweep of {} points", c->file, points);
+                        else
+                          spdlog::info("{}: valid", c->file);
                         return 0;
                       }});
 

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -11,6 +12,9 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <system_error>
+
+#include "config/yaml_input.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."
@@ -35,8 +39,12 @@ Loc loc_of(const std::string& file, const YAML::Node& n) {
 }
 
 [[noreturn]] void fail(const Loc& loc, const std::string& key, const std::string& msg) {
-  if (loc.file.empty()) throw ConfigError(fmt::format("--set {}: {}", key, msg));
-  throw ConfigError(fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col, key, msg));
+  // The message quotes input only through printable(); once more for any
+  // text that slipped through (a YAML escape can make a control byte).
+  if (loc.file.empty())
+    throw ConfigError(fmt::format("--set {}: {}", printable(key, 120), printable(msg, 1000)));
+  throw ConfigError(fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col,
+                                printable(key, 120), printable(msg, 1000)));
 }
 
 enum class Kind { integer, number, boolean, text, choice };
@@ -81,7 +89,7 @@ struct Section {
 };
 
 std::string scalar_text(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsScalar()) return fmt::format("'{}'", printable(n.Scalar()));
   if (n.IsMap()) return "a map";
   if (n.IsSequence()) return "a list";
   return "nothing";
@@ -180,6 +188,19 @@ Field choice(std::string path, std::string doc, const std::vector<std::string>& 
   return f;
 }
 
+// Why `name` cannot name result files ("" if it can): it is data, never a
+// path, so <dir>/<name>.csv stays in <dir>.
+std::string name_problem(const std::string& name) {
+  constexpr size_t kMaxName = 100;
+  if (name.empty()) return "expected a name (1 to 100 characters)";
+  if (name.size() > kMaxName) return fmt::format("expected at most {} characters", kMaxName);
+  if (name[0] == '.' || name[0] == '-') return "must not start with '.' or '-'";
+  for (const char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.'))
+      return "expected only letters, digits, '-', '_' and '.' (a name, not a path)";
+  return "";
+}
+
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -237,8 +258,17 @@ class Schema {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 Schema::Schema() {
-  add(text("name", "Experiment name, used in result rows and file names.",
-           [](Experiment& x) -> std::string& { return x.name; }));
+  Field name = text("name",
+                    "Experiment name, used in result rows and file names: 1 to 100 letters, "
+                    "digits, '-', '_' and '.', not starting with '.' or '-'.",
+                    [](Experiment& x) -> std::string& { return x.name; });
+  name.set = [](Experiment& x, const YAML::Node& n, const Loc& loc) {
+    if (!n.IsScalar()) fail(loc, "name", "expected a string, got " + scalar_text(n));
+    if (const std::string why = name_problem(n.Scalar()); !why.empty())
+      fail(loc, "name", why + ", got " + scalar_text(n));
+    x.name = n.Scalar();
+  };
+  add(std::move(name));
   add(text("description", "Free text: what the experiment shows.",
            [](Experiment& x) -> std::string& { return x.description; }));
   add(integer("seed", "Seed of every random choice of the run (payload bytes).", 0, 9.0e15,
@@ -501,7 +531,7 @@ void apply_map(Experiment& x, const YAML::Node& map, const std::string& prefix,
       apply_map(x, kv.second, path + ".", file);
     } else {
       const auto allowed = s.children(prefix);
-      std::string msg = fmt::format("unknown key '{}' in {}", key, section);
+      std::string msg = fmt::format("unknown key '{}' in {}", printable(key), section);
       std::string best;
       size_t best_d = 3;
       for (const auto& a : allowed) {
@@ -519,14 +549,7 @@ void apply_map(Experiment& x, const YAML::Node& map, const std::string& prefix,
 }
 
 YAML::Node load_yaml(const fs::path& file) {
-  try {
-    return YAML::LoadFile(file.string());
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(fmt::format("{}: cannot read the file", file.string()));
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", file.string(), e.mark.line + 1,
-                                  e.mark.column + 1, e.msg));
-  }
+  return read_yaml_file(file);
 }
 
 // Finds a named machine or stack (`kind` is "machines" or "stacks").
@@ -541,24 +564,32 @@ fs::path resolve_ref(const fs::path& experiment, const std::string& kind, const 
     for (const auto& root : config_roots(experiment))
       tried.push_back(root / kind / (ref + ".yaml"));
   }
-  for (const auto& p : tried)
-    if (fs::is_regular_file(p)) return p;
+  const std::string what = kind.substr(0, kind.size() - 1);
+  if (ref.empty()) fail(loc, key, fmt::format("expected the name or path of a {}", what));
+  for (const auto& p : tried) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p;
+    if (fs::is_directory(p, ec))
+      fail(loc, key, fmt::format("'{}' is a directory; expected a {} file", printable(ref), what));
+  }
   std::vector<std::string> names;
-  for (const auto& p : tried) names.push_back(p.string());
+  for (const auto& p : tried) names.push_back(printable(p.string(), 120));
   fail(loc, key,
-       fmt::format("no {} named '{}' (looked for {})", kind.substr(0, kind.size() - 1), ref,
+       fmt::format("no {} named '{}' (looked for {})", what, printable(ref),
                    fmt::join(names, ", ")));
 }
 
 // A machine or stack: a name/path, or a map with an optional `use` base.
+// `from_set`: the node is the value of --set machine=... (no position).
 void apply_component(Experiment& x, const YAML::Node& node, const std::string& key,
-                     const fs::path& file) {
+                     const fs::path& file, bool from_set = false) {
   const std::string kind = key == "machine" ? "machines" : "stacks";
-  const Loc loc = loc_of(file.string(), node);
+  auto where = [&](const YAML::Node& n) { return from_set ? Loc{} : loc_of(file.string(), n); };
+  const Loc loc = where(node);
   auto load_ref = [&](const YAML::Node& ref) {
     if (!ref.IsScalar())
-      fail(loc_of(file.string(), ref), key, "expected a name or a path, got " + scalar_text(ref));
-    const fs::path p = resolve_ref(file, kind, ref.Scalar(), loc_of(file.string(), ref), key);
+      fail(where(ref), key, "expected a name or a path, got " + scalar_text(ref));
+    const fs::path p = resolve_ref(file, kind, ref.Scalar(), where(ref), key);
     const YAML::Node doc = load_yaml(p);
     apply_map(x, doc, key + ".", p.string());
     std::string& name = key == "machine" ? x.machine_name : x.stack_name;
@@ -566,12 +597,39 @@ void apply_component(Experiment& x, const YAML::Node& node, const std::string& k
   };
   if (node.IsScalar()) {
     load_ref(node);
-  } else if (node.IsMap()) {
+  } else if (node.IsMap() && !from_set) {
     if (node["use"]) load_ref(node["use"]);
     apply_map(x, node, key + ".", file.string(), {"use"});
   } else {
-    fail(loc, key, "expected a name, a path, or a map of fields, got " + scalar_text(node));
+    fail(loc, key,
+         fmt::format("expected a name, a path{}, got {}", from_set ? "" : ", or a map of fields",
+                     scalar_text(node)));
   }
+}
+
+// A --set value, parsed as YAML (as in a file).
+YAML::Node set_value(const std::string& key, const std::string& value) {
+  try {
+    return YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(
+        fmt::format("--set {}: cannot parse the value: {}", printable(key, 120), e.msg));
+  }
+}
+
+// "did you mean" for a --set path that names no key.
+[[noreturn]] void unknown_set_key(const std::string& key) {
+  const Schema& s = schema();
+  if (s.is_section(key)) {
+    const auto kids = s.children(key + ".");
+    throw ConfigError(
+        fmt::format("--set {}: is a section; set one of its keys ({}.{})", key, key,
+                    kids.empty() ? "..." : fmt::format("{{{}}}", fmt::join(kids, ","))));
+  }
+  std::string msg = fmt::format("--set {}: no such key", printable(key, 120));
+  if (const std::string near = closest_key(key); !near.empty())
+    msg += fmt::format("; did you mean '{}'?", near);
+  throw ConfigError(msg + " (see docs/config-reference.md)");
 }
 
 void check_consistency(const Experiment& x, const std::map<std::string, Loc>& where) {
@@ -596,6 +654,18 @@ void check_consistency(const Experiment& x, const std::map<std::string, Loc>& wh
                      x.interrupts.moderation_packets, x.options.nic_ring));
   if (x.options.max_linkhdr + x.options.max_protohdr >= net::kMHLen)
     fail(loc("options.max_linkhdr"), "options.max_linkhdr", "too large for a header mbuf");
+  if (x.cache_enabled) {
+    // What the engine's cache model would refuse, refused here so that a
+    // file `check` passes is a file `run` accepts.
+    try {
+      models::check_config(x.icache);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      const std::string field = "machine.cache." + what.substr(0, what.find(' '));
+      const std::string key = schema().field(field) != nullptr ? field : "machine.cache";
+      fail(loc(key), key, what);
+    }
+  }
 }
 
 // Records where each leaf of a document was set, for cross-field errors.
@@ -605,8 +675,12 @@ void record_locations(const YAML::Node& n, const std::string& prefix, const std:
   for (const auto& kv : n) {
     if (!kv.first.IsScalar()) continue;
     const std::string path = prefix + kv.first.Scalar();
-    where[path] = loc_of(file, kv.first);
-    record_locations(kv.second, path + ".", file, where);
+    if (schema().field(path) != nullptr) {
+      where[path] = loc_of(file, kv.first);
+    } else if (schema().is_section(path)) {
+      where[path] = loc_of(file, kv.first);
+      record_locations(kv.second, path + ".", file, where);
+    }
   }
 }
 
@@ -714,40 +788,47 @@ std::vector<fs::path> config_roots(const fs::path& experiment_file) {
 Experiment load_experiment(const fs::path& file, const std::vector<std::string>& sets) {
   Experiment x;
   x.source = file;
+  // Every --set is checked before the files are read, so a misspelt path
+  // is named even if a file is wrong too.
+  std::vector<std::pair<std::string, std::string>> overrides;
+  std::map<std::string, YAML::Node> components;  // --set machine=NAME, --set stack=NAME
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError(fmt::format("--set {}: expected path.to.key=value", printable(s, 120)));
+    const std::string key = s.substr(0, eq);
+    if (key == "machine" || key == "stack") {
+      components[key] = set_value(key, s.substr(eq + 1));
+      continue;
+    }
+    if (schema().field(key) == nullptr) unknown_set_key(key);
+    overrides.emplace_back(key, s.substr(eq + 1));
+  }
   const YAML::Node doc = load_yaml(file);
   const std::string f = file.string();
-  if (!doc.IsMap()) fail(loc_of(f, doc), "experiment", "expected a map of keys at the top level");
+  if (!doc.IsMap())
+    fail(loc_of(f, doc), "experiment",
+         "expected a map of keys at the top level, got " + scalar_text(doc));
   for (const char* required : {"machine", "stack"})
-    if (!doc[required])
+    if (!doc[required] && components.count(required) == 0)
       fail(loc_of(f, doc), required,
            fmt::format("missing required key '{}' (a name from configs/{}s, a path, or a map)",
                        required, required));
   // Machine and stack first, so that the experiment's own keys override them.
-  apply_component(x, doc["machine"], "machine", file);
-  apply_component(x, doc["stack"], "stack", file);
+  for (const std::string key : {"machine", "stack"}) {
+    if (const auto it = components.find(key); it != components.end())
+      apply_component(x, it->second, key, file, true);
+    else
+      apply_component(x, doc[key], key, file);
+  }
   // The sweep section is read by the sweep runner (sim/sweep), not here.
   apply_map(x, doc, "", f, {"machine", "stack", "sweep"});
+  x.has_sweep = static_cast<bool>(doc["sweep"]);
 
   std::map<std::string, Loc> where;
   record_locations(doc, "", f, where);
-  for (const auto& s : sets) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw ConfigError(fmt::format("--set {}: expected path.to.key=value", s));
-    const std::string key = s.substr(0, eq);
-    const Field* fld = schema().field(key);
-    if (fld == nullptr) {
-      std::string msg = "no such key";
-      if (schema().is_section(key)) msg = "is a section; set one of its keys";
-      throw ConfigError(fmt::format("--set {}: {}", key, msg));
-    }
-    YAML::Node value;
-    try {
-      value = YAML::Load(s.substr(eq + 1));
-    } catch (const YAML::Exception& e) {
-      throw ConfigError(fmt::format("--set {}: cannot parse the value: {}", key, e.msg));
-    }
-    fld->set(x, value, Loc{});
+  for (const auto& [key, value] : overrides) {
+    schema().field(key)->set(x, set_value(key, value), Loc{});
     where[key] = Loc{};
   }
   check_consistency(x, where);

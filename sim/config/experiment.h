@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "config/error.h"
 #include "models/costs.h"
 #include "models/icache.h"
 #include "models/layout.h"
@@ -86,13 +87,10 @@ struct Experiment {
   EngineOptions engine;
   Output output;
   std::filesystem::path source;  // the experiment file
+  bool has_sweep = false;        // the file has a sweep: section (read by sim/sweep)
   // The linked code layout the I-cache model is fed with (with the cache on).
   std::shared_ptr<const models::LinkedLayout> code;
   std::string perturbation;  // what the random link perturbation of this run did
-};
-
-struct ConfigError : std::runtime_error {
-  using std::runtime_error::runtime_error;
 };
 
 // Where referenced machines and stacks are searched for, in order, after a

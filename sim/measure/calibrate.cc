@@ -279,19 +279,19 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
         col[h] = static_cast<int>(i);
       } else if (!is_informational(h)) {
         throw InputError(fmt::format(
-            "{}: unknown column '{}': map it to a column simloop reads with --columns "
+            "{}:1: unknown column '{}': map it to a column simloop reads with --columns "
             "CANONICAL={}, or skip it with --ignore-column '{}' (docs/measured-data.md)",
             file, h, h, h));
       }
     }
     if (!col.count("payload"))
       throw InputError(
-          fmt::format("{}: missing column 'payload' (UDP payload bytes; map another "
+          fmt::format("{}:1: missing column 'payload' (UDP payload bytes; map another "
                       "name with --columns payload=NAME)",
                       file));
     if (!col.count("dest"))
       throw InputError(
-          fmt::format("{}: missing column 'dest' (the path: loopback, broadcast, "
+          fmt::format("{}:1: missing column 'dest' (the path: loopback, broadcast, "
                       "wire or self; it decides the model's system calls and "
                       "receive side, so it has no default)",
                       file));
@@ -303,7 +303,7 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
       }
     if (rate.empty())
       throw InputError(
-          fmt::format("{}: missing a rate column: one of ns_per_packet, kpps, pps, "
+          fmt::format("{}:1: missing a rate column: one of ns_per_packet, kpps, pps, "
                       "payload_mbps (map another name with --columns kpps=NAME)",
                       file));
     const std::string default_source = path.stem().string();

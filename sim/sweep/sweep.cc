@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "config/experiment.h"
+#include "config/yaml_input.h"
 
 namespace simloop::sweep {
 
@@ -39,11 +40,12 @@ Where where(const std::string& file, const YAML::Node& n) {
 
 // The same shape as the loader's messages: file:line:col: key: message.
 [[noreturn]] void fail(const Where& w, const std::string& key, const std::string& msg) {
-  throw ConfigError(fmt::format("{}:{}:{}: {}: {}", w.file, w.line, w.col, key, msg));
+  throw ConfigError(fmt::format("{}:{}:{}: {}: {}", w.file, w.line, w.col,
+                                config::printable(key, 120), config::printable(msg, 1000)));
 }
 
 std::string shape(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsScalar()) return fmt::format("'{}'", config::printable(n.Scalar()));
   if (n.IsMap()) return "a map";
   if (n.IsSequence()) return "a list";
   return "nothing";
@@ -332,15 +334,7 @@ uint64_t run_seed(uint64_t base_seed, const Point& p, int repeat) {
 
 Spec load_spec(const fs::path& experiment_file) {
   const std::string file = experiment_file.string();
-  YAML::Node doc;
-  try {
-    doc = YAML::LoadFile(file);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(fmt::format("{}: cannot read the file", file));
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", file, e.mark.line + 1,
-                                  e.mark.column + 1, e.msg));
-  }
+  const YAML::Node doc = config::read_yaml_file(experiment_file);
   const YAML::Node sec = doc.IsMap() ? doc["sweep"] : YAML::Node();
   if (!sec)
     fail(where(file, doc), "sweep",

@@ -1,0 +1,35 @@
+// The sweep expander: any experiment text is a list of points or a located
+// refusal; every point's settings are valid values of swept keys.
+#include <cstdint>
+#include <exception>
+
+#include "config/experiment.h"
+#include "fuzz_util.h"
+#include "sweep/sweep.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace simloop;
+  const auto file = fuzz::scratch_file("sweep.yaml", data, size);
+  try {
+    const sweep::Spec spec = sweep::load_spec(file);
+    if (spec.points.empty()) fuzz::broken("a sweep of no points", "");
+    // The first points only: a sweep may have a million.
+    for (size_t i = 0; i < spec.points.size() && i < 500; ++i) {
+      const auto& p = spec.points[i];
+      if (p.settings.size() != spec.keys.size()) fuzz::broken("a point lacks a key", p.hash);
+      for (const auto& s : p.settings) {
+        try {
+          config::check_value(s.key, s.value, file.string(), 1, 1);
+        } catch (const config::ConfigError& e) {
+          fuzz::broken("a point's value is refused by the loader", e.what());
+        }
+      }
+      (void)sweep::run_seed(1, p, spec.repeats - 1);
+    }
+  } catch (const config::ConfigError& e) {
+    fuzz::check_refusal(e.what());
+  } catch (const std::exception& e) {
+    fuzz::broken("an exception that is not a ConfigError", e.what());
+  }
+  return 0;
+}
