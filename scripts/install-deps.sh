@@ -9,6 +9,7 @@ packages=(
   libsimgrid-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev
   nlohmann-json3-dev python3-matplotlib python3-numpy valgrind
+  slurm-wlm munge parallel
 )
 
 missing=()
