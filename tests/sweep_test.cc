@@ -295,6 +295,8 @@ TEST_F(SweepTest, CorruptResultsNameTheirLine) {
                                            "m.json"),
                             "m.json"),
                StoreError);
+  // Found by fuzz/store_fuzz.cc: a number JSON cannot hold.
+  EXPECT_THROW(parse_manifest("{\"experiment\": 1e6473}", "m.json"), StoreError);
   try {
     parse_manifest("{\n  \"points\": [1,\n", "m.json");
     ADD_FAILURE();

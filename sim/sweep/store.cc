@@ -116,6 +116,9 @@ nlohmann::json parse_manifest(std::string_view text, const std::string& name) {
     }
     throw StoreError(
         fmt::format("{}:{}:{}: not a manifest: the JSON is malformed", name, line, col));
+  } catch (const nlohmann::json::exception& e) {
+    // Well-formed but unusable, e.g. a number out of range (1e6473).
+    throw StoreError(fmt::format("{}: not a manifest: {}", name, e.what()));
   }
 }
 
