@@ -177,10 +177,16 @@ fs::path lock_of(const fs::path& csv) {
 std::vector<std::string> header_of(const Plan& p) {
   std::vector<std::string> h = {"point", "repeat", "point_hash"};
   for (const auto& k : p.spec.keys) h.push_back(k);
-  // A metric that repeats a swept key's value (align and options.align) is
-  // left out: the swept key's column says it.
+  // A metric that only repeats a swept key's value (align for options.align)
+  // is left out: the swept key's column says it. Metrics that can differ
+  // from the setting (packets: those sent before a fault) stay.
+  static const std::map<std::string, std::string> kRepeats = {{"workload.payload", "payload"},
+                                                              {"workload.dest", "dest"},
+                                                              {"options.align", "align"},
+                                                              {"options.copy", "copy"}};
   std::set<std::string> said;
-  for (const auto& k : p.spec.keys) said.insert(k.substr(k.rfind('.') + 1));
+  for (const auto& k : p.spec.keys)
+    if (const auto it = kRepeats.find(k); it != kRepeats.end()) said.insert(it->second);
   const report::Row metrics = engine::result_row(p.base, engine::SimResult{});
   for (const auto& [k, v] : metrics.cells())
     if (std::find(h.begin(), h.end(), k) == h.end() && said.count(k) == 0) h.push_back(k);
