@@ -234,8 +234,10 @@ void add_sweep(CLI::App& app, std::vector<Command>& commands) {
       "Results: <dir>/<name>-sweep.csv, one row per run (point, repeat, point_hash, each swept "
       "key,\n"
       "every metric, status ok|fault|error|crashed, error, process_s), written as each run ends,\n"
-      "and <dir>/<name>-sweep.json, the manifest (resolved configuration and its hash, version,\n"
-      "git revision, seeds, times). See the Sweeps section of docs/config-reference.md.\n"
+      "and <dir>/<name>-sweep.json, the manifest (resolved configuration and its hash, every\n"
+      "point's resolved configuration and seeds, version, git revision, times; rerun a row with\n"
+      "simloop run --from-sweep CSV --point N). <dir>/<name>-sweep.lock keeps a second sweep\n"
+      "out while this one runs. See the Sweeps section of docs/config-reference.md.\n"
       "Ctrl-C starts no more runs and waits for running ones (again: stops them); finish later\n"
       "with --resume. Exit status: 0 all ok, 2 bad input, 3 some runs failed (recorded),\n"
       "130 interrupted.");
