@@ -12,13 +12,20 @@ The kind of plot is chosen from the columns unless --kind says:
   accuracy      predicted against measured kpps per point of a `simloop compare` CSV, training
                 and held-out points apart, with y = x and the 10 % and 15 % bands; or predicted
                 against measured I1 misses per packet of a `simloop icache --measured` CSV
+A plot never averages over a swept key it does not show: with one such key
+it draws a panel per value, with more it refuses and names them (pick values
+with --where KEY=VALUE). Runs that faulted are drawn as marked points.
+--describe FILE writes what was drawn (lines, bars, markers, legends,
+annotations) as JSON, for tests and for readers of the figure.
 Runs under Debian's /usr/bin/python3, which has matplotlib.
 """
 import argparse
 import csv
+import json
 import math
 import os
 import sys
+import warnings
 from collections import defaultdict
 
 import matplotlib
@@ -29,23 +36,53 @@ import matplotlib.pyplot as plt  # noqa: E402
 KINDS = ("breakdown", "payload", "padding", "distribution", "scatter", "crossover", "accuracy")
 
 
+class Refused(Exception):
+    """Bad input or a plot that would mislead: a message and exit status 2."""
+
+
+def die(msg):
+    raise Refused(msg)
+
+
+# A sweep's CSV names a swept key by its path (options.align) and leaves out
+# the metric that would repeat it (align): plots read either name.
+ALIASES = {"payload": "workload.payload", "dest": "workload.dest", "align": "options.align",
+           "copy": "options.copy"}
+
+
 def read_rows(path):
     try:
-        with open(path, newline="") as f:
+        with open(path, newline="", encoding="utf-8", errors="strict") as f:
             rows = list(csv.DictReader(f))
     except OSError as e:
-        sys.exit(f"simloop plot: {path}: {e.strerror}")
+        die(f"{path}: {e.strerror}")
+    except (UnicodeDecodeError, csv.Error) as e:
+        die(f"{path}: not a CSV of results ({e.__class__.__name__}: {e})")
     if not rows:
-        sys.exit(f"simloop plot: {path}: no result rows")
-    # Runs that faulted or crashed have no rate to draw.
-    return [r for r in rows if r.get("status", "ok") in ("ok", "")] or rows
+        die(f"{path}: no result rows")
+    for r in rows:
+        r.pop(None, None)  # fields past the header
+        for short, key in ALIASES.items():
+            if key in r and short not in r:
+                r[short] = r[key]
+        r["_file"] = path
+    return rows
+
+
+def faulted(row):
+    """A run that did not end ok: faulted, failed or crashed."""
+    return row.get("status", "ok") not in ("ok", "") or row.get("outcome", "ok") not in ("ok", "")
+
+
+def ok_rows(rows):
+    return [r for r in rows if not faulted(r)]
 
 
 def swept_columns(rows):
     """The swept keys of a sweep CSV: the columns between point_hash and source."""
-    cols = list(rows[0])
+    cols = [c for c in rows[0] if not c.startswith("_")]
     if "point_hash" in cols and "source" in cols:
-        return cols[cols.index("point_hash") + 1:cols.index("source")]
+        return [c for c in cols[cols.index("point_hash") + 1:cols.index("source")] if c not in ALIASES]
     return []
 
 
@@ -106,7 +143,7 @@ def choose_kind(rows):
         return "payload"
     if any(k.startswith("cycles_") for k in rows[0]):
         return "breakdown"
-    sys.exit("simloop plot: cannot tell which plot fits these columns; use --kind")
+    die("cannot tell which plot fits these columns; use --kind")
 
 
 def label_of(row):
@@ -119,7 +156,7 @@ def label_of(row):
 
 def per_point(rows):
     """One averaged row per sweep point (rows of other files pass through)."""
-    if "point" not in rows[0]:
+    if not rows or "point" not in rows[0]:
         return rows
     groups = defaultdict(list)
     for r in rows:
@@ -138,51 +175,164 @@ def per_point(rows):
     return out
 
 
+DRAWN = {}  # id(ax) -> what was drawn on it, for --describe
+
+
+def drawn(ax):
+    return DRAWN.setdefault(id(ax), {"lines": [], "bars": [], "markers": [], "references": []})
+
+
+def finite(values):
+    return [v if isinstance(v, (int, float)) and math.isfinite(v) else None for v in values]
+
+
+# Stages: the result columns cycles_<stage>, stacked in column order. Each
+# stage keeps the colour of its place in that order in every plot, whether
+# or not other stages are drawn beside it.
+def stage_columns(rows):
+    return [k[len("cycles_"):] for k in rows[0] if k.startswith("cycles_") and k != "cycles_per_packet"]
+
+
+def stage_colour(stages, stage):
+    cmap = plt.get_cmap("tab20")
+    return matplotlib.colors.to_hex(cmap(stages.index(stage) % 20))
+
+
+def mark_faults(ax, rows, x_of, y_default=0.0):
+    """Faulted runs as red crosses at their rate (or at y_default when they have none)."""
+    bad = [r for r in rows if faulted(r)]
+    if not bad:
+        return
+    xs, ys = [], []
+    for r in bad:
+        xv = x_of(r)
+        if xv is None or (isinstance(xv, float) and math.isnan(xv)):
+            continue
+        y = num(r, "kpps")
+        xs.append(xv)
+        ys.append(y if math.isfinite(y) else y_default)
+    if not xs:
+        return
+    reasons = sorted({r.get("outcome") or r.get("status") or "fault" for r in bad})
+    ax.plot(xs, ys, "X", color="red", markersize=9, linestyle="none",
+            label=f"run did not end ok ({', '.join(reasons)})")
+    drawn(ax)["markers"].append({"kind": "fault", "x": finite(xs), "y": finite(ys), "reasons": reasons})
+
+
 def plot_breakdown(rows, ax):
     swept = swept_columns(rows)
-    rows = per_point(rows)
-    if swept:
-        global label_of
-        label_of = lambda r: "\n".join(f"{k.split('.')[-1]}={r[k]}" for k in swept)  # noqa: E731
-    stages = [k[len("cycles_"):] for k in rows[0] if k.startswith("cycles_") and k != "cycles_per_packet"]
-    stages = [s for s in stages if any(num(r, "cycles_" + s) > 0 for r in rows)]
-    cmap = plt.get_cmap("tab20")
-    bottoms = [0.0] * len(rows)
-    x = range(len(rows))
-    for i, stage in enumerate(stages):
-        vals = [num(r, "cycles_" + stage) for r in rows]
-        ax.bar(x, vals, bottom=bottoms, color=cmap(i % 20), label=stage, width=0.6)
+    all_stages = stage_columns(rows)
+    good = ok_rows(rows)
+    shown = per_point(good) if good else []
+    bad = [r for r in rows if faulted(r)]
+    # Faulted runs get a bar of their own: the cycles spent up to the fault, hatched.
+    bars = shown + per_point(bad)
+    labeller = (lambda r: "\n".join(f"{k.split('.')[-1]}={r[k]}" for k in swept)) if swept else label_of
+    stages = [s for s in all_stages if any(num(r, "cycles_" + s) > 0 for r in bars)]
+    bottoms = [0.0] * len(bars)
+    x = list(range(len(bars)))
+    hatches = ["" if i < len(shown) else "//" for i in x]
+    for stage in stages:
+        vals = [num(r, "cycles_" + stage) for r in bars]
+        vals = [v if math.isfinite(v) else 0.0 for v in vals]
+        colour = stage_colour(all_stages, stage)
+        ax.bar(x, vals, bottom=bottoms, color=colour, label=stage, width=0.6, hatch=None)
+        for xi, h, v, b0 in zip(x, hatches, vals, bottoms):
+            if h and v > 0:
+                ax.bar([xi], [v], bottom=[b0], color=colour, hatch=h, edgecolor="black", width=0.6, linewidth=0)
+        drawn(ax)["bars"].append({"stage": stage, "colour": colour, "values": vals})
         bottoms = [b + v for b, v in zip(bottoms, vals)]
-    for xi, r, top in zip(x, rows, bottoms):
-        if "kpps" in r:
-            ax.annotate(f"{num(r, 'kpps'):.0f}" + ("" if len(rows) > 6 else " kpps"), (xi, top), ha="center",
-                    va="bottom", fontsize=9 if len(rows) <= 6 else 7)
-    ax.set_xticks(list(x))
-    ax.set_xticklabels([label_of(r) for r in rows], fontsize=8 if len(rows) <= 6 else 7,
-                       rotation=0 if len(rows) <= 6 else 90)
+    for xi, r, top in zip(x, bars, bottoms):
+        if faulted(r):
+            what = r.get("outcome") or r.get("status") or "fault"
+            if top > 0:
+                ax.annotate(what, (xi, top), ha="center", va="bottom", fontsize=7, color="red")
+            else:  # it ended before a packet got through: say so where it shows
+                top = 0.0
+                ax.annotate(f"{what} after {r.get('packets', '?')} packets", (xi, 0.5),
+                            xycoords=("data", "axes fraction"), ha="center", va="bottom", fontsize=9,
+                            color="red")
+            ax.plot([xi], [top], "X", color="red", markersize=12, clip_on=False)
+            drawn(ax)["markers"].append({"kind": "fault", "x": [xi], "y": [top],
+                                         "reasons": [r.get("outcome") or r.get("status") or "fault"]})
+        elif "kpps" in r:
+            ax.annotate(f"{num(r, 'kpps'):.0f}" + ("" if len(bars) > 6 else " kpps"), (xi, top), ha="center",
+                        va="bottom", fontsize=9 if len(bars) <= 6 else 7)
+    ax.set_xticks(x)
+    ax.set_xticklabels([labeller(r) for r in bars], fontsize=8 if len(bars) <= 6 else 7,
+                       rotation=0 if len(bars) <= 6 else 90)
     ax.set_ylabel("CPU cycles per packet (cycles)")
     ax.set_title("Where each packet's cycles go" + (" (mean over repeats)" if swept else ""))
-    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, title="stage")
-    ax.set_ylim(0, max(bottoms) * 1.12)
-    if len(rows) == 1:
+    # The legend reads like the stack: its top entry is the top of the stack.
+    handles, labels = ax.get_legend_handles_labels()
+    order = [labels.index(s) for s in reversed(stages) if s in labels]
+    if order:
+        ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="center left",
+                  bbox_to_anchor=(1.0, 0.5), fontsize=8, title="stage")
+    top = max(bottoms) if bottoms else 0
+    ax.set_ylim(0, top * 1.12 if top > 0 else 1)
+    if len(bars) == 1:
         ax.set_xlim(-1.5, 1.5)
+
+
+def wire_bytes(payload):
+    """Bytes a datagram occupies on Ethernet: UDP, IP and Ethernet headers, the
+    60-byte minimum frame, FCS, preamble and inter-frame gap (models/wire.h)."""
+    return max(payload + 8 + 20 + 14, 60) + 4 + 8 + 12
+
+
+def link_bandwidth(rows):
+    """The link's bit rate: a column, or the configuration in the JSON beside the results."""
+    for r in rows:
+        for key in ("workload.link.bandwidth_bps", "link_bandwidth_bps"):
+            if r.get(key):
+                return num(r, key)
+    for path in dict.fromkeys(r["_file"] for r in rows):
+        meta = os.path.splitext(path)[0] + ".json"
+        try:
+            with open(meta) as f:
+                config = json.load(f).get("config", {})
+            return float(config["workload"]["link"]["bandwidth_bps"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return None
 
 
 def plot_payload(rows, ax):
     groups = defaultdict(lambda: defaultdict(list))
-    for r in rows:
+    enobufs = defaultdict(lambda: defaultdict(list))
+    for r in ok_rows(rows):
         key = (r.get("source", "?"), r.get("dest", ""), r.get("align", ""), r.get("copy", ""))
         groups[key][num(r, "payload")].append(num(r, "kpps"))
+        enobufs[key][num(r, "payload")].append(num(r, "enobufs"))
+    slept_x, slept_y = [], []
     for key, by_size in sorted(groups.items()):
         sizes = sorted(by_size)
-        means = [sum(v) / len(v) for v in (by_size[s] for s in sizes)]
-        errs = []
-        for s in sizes:
-            v = by_size[s]
-            m = sum(v) / len(v)
-            errs.append(math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0)
+        stats = [mean_sd(by_size[s]) for s in sizes]
         style = "o-" if key[0] == "simulated" else "s--"
-        ax.errorbar(sizes, means, yerr=errs, fmt=style, capsize=3, label=" ".join(k for k in key if k))
+        label = " ".join(k for k in key if k)
+        ax.errorbar(sizes, [m for m, _ in stats], yerr=[sd for _, sd in stats], fmt=style, capsize=3, label=label)
+        drawn(ax)["lines"].append({"label": label, "x": sizes, "y": finite([m for m, _ in stats]),
+                                   "sd": finite([sd for _, sd in stats])})
+        for size, (m, _) in zip(sizes, stats):
+            e = [v for v in enobufs[key][size] if math.isfinite(v)]
+            if e and max(e) > 0:
+                slept_x.append(size)
+                slept_y.append(m)
+    if slept_x:
+        ax.plot(slept_x, slept_y, "v", color="tab:red", markersize=9, markerfacecolor="none", linestyle="none",
+                label="ENOBUFS: the sender slept")
+        drawn(ax)["markers"].append({"kind": "enobufs", "x": slept_x, "y": finite(slept_y)})
+    # What the link can carry, where the datagrams go on a wire.
+    bw = link_bandwidth(rows)
+    sizes = sorted({num(r, "payload") for r in rows if math.isfinite(num(r, "payload"))})
+    if bw and any(r.get("dest") == "wire" for r in rows) and sizes:
+        xs = sorted(set(sizes) | set(range(int(sizes[0]), int(sizes[-1]) + 1, max(1, int(sizes[-1] - sizes[0]) // 200))))
+        ys = [bw / (8 * wire_bytes(int(x))) / 1e3 for x in xs]
+        label = f"line rate ({bw / 1e9:g} Gbit/s)" if bw >= 1e9 else f"line rate ({bw / 1e6:g} Mbit/s)"
+        ax.plot(xs, ys, ":", color="black", linewidth=1, label=label)
+        drawn(ax)["references"].append({"kind": "line_rate", "bandwidth_bps": bw, "x": xs, "y": ys})
+    mark_faults(ax, rows, lambda r: num(r, "payload"))
     ax.set_xlabel("UDP payload (bytes)")
     ax.set_ylabel("transmit rate (kpps)")
     ax.set_title("Packet rate against payload size")
@@ -193,21 +343,26 @@ def plot_payload(rows, ax):
 def lines_against(rows, ax, x, group_keys, style="o-"):
     """Mean kpps against column x, one line per group, error bars over repeats."""
     groups = defaultdict(lambda: defaultdict(list))
-    for r in rows:
+    for r in ok_rows(rows):
         xv = num(r, x)
         if math.isnan(xv):
             continue
-        groups[tuple(f"{k}={r.get(k)}" for k in group_keys if r.get(k))][xv].append(num(r, "kpps"))
-    if not groups:
-        sys.exit(f"simloop plot: no numeric values in column {x}")
-    for key, by_x in sorted(groups.items()):
+        groups[tuple(f"{k}={r.get(k)}" for k in group_keys if r.get(k))][xv].append(r)
+    if not groups and not any(faulted(r) for r in rows):
+        die(f"no numeric values in column {x}")
+    kpps = {k: {v: [num(r, "kpps") for r in rs] for v, rs in by.items()} for k, by in groups.items()}
+    for key, by_x in sorted(kpps.items()):
         xs = sorted(by_x)
         stats = [mean_sd(by_x[v]) for v in xs]
+        label = " ".join(key) or None
         ax.errorbar(xs, [m for m, _ in stats], yerr=[sd for _, sd in stats], fmt=style, capsize=3,
-                    markersize=4, label=" ".join(key) or None)
+                    markersize=4, label=label)
+        drawn(ax)["lines"].append({"label": label, "x": xs, "y": finite([m for m, _ in stats]),
+                                   "sd": finite([sd for _, sd in stats])})
+    mark_faults(ax, rows, lambda r: num(r, x))
     ax.set_ylabel("transmit rate (kpps)")
     ax.grid(True, alpha=0.3)
-    if any(groups):
+    if ax.get_legend_handles_labels()[1]:
         ax.legend(fontsize=8)
     return groups
 
@@ -215,9 +370,9 @@ def lines_against(rows, ax, x, group_keys, style="o-"):
 def plot_padding(rows, ax, x=None):
     x = x or padding_column(rows)
     if not x:
-        sys.exit("simloop plot: no padding column (a column named like layout.pad_bytes); use --x COLUMN")
+        die("no padding column (a column named like layout.pad_bytes); use --x COLUMN")
     if x not in rows[0]:
-        sys.exit(f"simloop plot: no column {x} (columns: {', '.join(rows[0])})")
+        die(f"no column {x} (columns: {', '.join(rows[0])})")
     others = [k for k in swept_columns(rows) if k != x and varying(rows, k)]
     groups = lines_against(rows, ax, x, ["source"] + others if varying(rows, "source") else others)
     ax.set_xlabel(axis_label(x))
@@ -228,7 +383,7 @@ def plot_padding(rows, ax, x=None):
     # explain the rest on a second axis.
     by_x = next(iter(groups.values()))
     x0 = min(by_x)
-    ax.axhline(mean_sd(by_x[x0])[0], color="tab:green", linestyle="--", linewidth=1,
+    ax.axhline(mean_sd([num(r, "kpps") for r in by_x[x0]])[0], color="tab:green", linestyle="--", linewidth=1,
                label=f"at {x} = {x0:g}")
     ax.legend(fontsize=8, loc="lower left")
     if "i1_misses_per_packet" in rows[0]:
@@ -246,21 +401,57 @@ def plot_padding(rows, ax, x=None):
             ax2.tick_params(axis="y", colors="tab:red")
 
 
+def spread(rs):
+    """How far a point's kpps could move without meaning anything: the standard
+    deviation over its repeats or, when the repeats agree (a deterministic
+    experiment) or there is one run, its rate's variation within a run."""
+    vals = [num(r, "kpps") for r in rs]
+    m, sd = mean_sd(vals)
+    within = [num(r, "interval_kpps_cv") * m for r in rs if math.isfinite(num(r, "interval_kpps_cv"))]
+    return max([sd] + within)
+
+
+def counts(rs):
+    """What a run's rate also depends on besides the stack's cycles: ENOBUFS sleeps and drops."""
+    cols = ["enobufs"] + sorted(k for k in rs[0] if k.startswith("drop_"))
+    return {c: mean_sd([num(r, c) for r in rs])[0] for c in cols if c in rs[0]}
+
+
 def plot_crossover(rows, ax):
     groups = lines_against(rows, ax, "payload", ["source", "align"] if varying(rows, "source") else ["align"])
     ax.set_xlabel("UDP payload (bytes)")
     ax.set_xscale("log", base=2)
     ax.set_title("Alignment crossover: packet rate by alignment policy")
-    # Where the leading policy changes: the crossover, marked on the x axis.
-    means = {k: {x: sum(v) / len(v) for x, v in by.items()} for k, by in groups.items()}
-    xs = sorted(set.intersection(*(set(m) for m in means.values()))) if means else []
-    best = [max(means, key=lambda k: means[k][x]) for x in xs]
-    for i in range(1, len(xs)):
-        if best[i] != best[i - 1]:
+    # Where the leading policy changes: the crossover, marked on the x axis,
+    # but only where the lead is larger than the spread on both sides and the
+    # runs compared slept and dropped alike (else the sleeps, not alignment,
+    # moved the rate).
+    xs = sorted(set.intersection(*(set(by) for by in groups.values()))) if groups else []
+    skipped = []
+
+    def lead(x):
+        ranked = sorted(groups, key=lambda k: mean_sd([num(r, "kpps") for r in groups[k][x]])[0], reverse=True)
+        best, second = groups[ranked[0]][x], groups[ranked[1]][x]
+        gap = mean_sd([num(r, "kpps") for r in best])[0] - mean_sd([num(r, "kpps") for r in second])[0]
+        if counts(best) != counts(second):
+            return ranked[0], f"{'/'.join(c for c in counts(best) if counts(best)[c] != counts(second)[c])} differ"
+        if gap <= spread(best) + spread(second):
+            return ranked[0], "within the spread"
+        return ranked[0], None
+
+    if len(groups) > 1:
+        for i in range(1, len(xs)):
+            (b0, why0), (b1, why1) = lead(xs[i - 1]), lead(xs[i])
+            if b0 == b1:
+                continue
+            if why0 or why1:
+                skipped.append({"between": [xs[i - 1], xs[i]], "why": why0 or why1})
+                continue
             at = math.sqrt(xs[i - 1] * xs[i])
             ax.axvline(at, color="grey", ls=":", lw=1)
-            ax.text(at, 0.97, f"{' '.join(best[i])} faster to the right ", transform=ax.get_xaxis_transform(),
+            ax.text(at, 0.97, f"{' '.join(b1)} faster to the right ", transform=ax.get_xaxis_transform(),
                     fontsize=8, ha="right", va="top", color="grey")
+    drawn(ax)["crossovers_not_annotated"] = skipped
 
 
 def point_label(r, swept):
@@ -271,6 +462,7 @@ def point_label(r, swept):
 
 def plot_distribution(rows, ax):
     swept = swept_columns(rows)
+    rows = ok_rows(rows) or die("no run ended ok: nothing to draw a distribution of")
     groups = defaultdict(list)
     first = {}
     for r in rows:
@@ -296,10 +488,11 @@ SHARED = ("payload", "dest", "align", "copy")
 
 
 def plot_scatter(rows, ax, band=0.15):
+    rows = ok_rows(rows)
     pred = [r for r in rows if r.get("source") == "simulated"]
     meas = [r for r in rows if r.get("source") not in ("simulated", None, "")]
     if not pred or not meas:
-        sys.exit("simloop plot: scatter needs simulated rows and measured rows (e.g. a sweep CSV and a "
+        die("scatter needs simulated rows and measured rows (e.g. a sweep CSV and a "
                  "simloop measure native CSV)")
     keys = [k for k in SHARED if k in pred[0] and k in meas[0]]
     p_by, m_by = defaultdict(list), defaultdict(list)
@@ -309,7 +502,7 @@ def plot_scatter(rows, ax, band=0.15):
         m_by[tuple(r[k] for k in keys)].append(num(r, "kpps"))
     common = sorted(set(p_by) & set(m_by))
     if not common:
-        sys.exit(f"simloop plot: no simulated and measured rows share {', '.join(keys)}")
+        die(f"no simulated and measured rows share {', '.join(keys)}")
     xs, ys, xe, ye = [], [], [], []
     for k in common:
         mm, ms = mean_sd(m_by[k])
@@ -360,7 +553,7 @@ def plot_accuracy(rows, ax):
         med = errs[len(errs) // 2] if len(errs) % 2 else (errs[len(errs) // 2 - 1] + errs[len(errs) // 2]) / 2
         ax.plot(xs, ys, marker, ms=6, alpha=0.8, label=f"{label} ({len(rs)}, median |error| {med:.1f} %)")
     if not vals:
-        sys.exit("simloop plot: accuracy needs rows with measured and predicted values")
+        die("accuracy needs rows with measured and predicted values")
     lo, hi = min(vals) / 1.15, max(vals) * 1.15
     line = [lo, hi]
     ax.plot(line, line, "k-", lw=1, label="y = x")
@@ -383,33 +576,132 @@ def plot_accuracy(rows, ax):
     ax.legend(fontsize=8)
 
 
+# The swept keys each kind shows (on an axis, as lines or as labels); any
+# other swept key that varies would be averaged over, which a plot never does.
+SHOWS = {
+    "payload": {"workload.payload", "workload.dest", "options.align", "options.copy"},
+    "crossover": {"workload.payload", "options.align"},
+    "scatter": {"workload.payload", "workload.dest", "options.align", "options.copy"},
+}
+
+
+def where(rows, conditions):
+    for cond in conditions or []:
+        key, sep, value = cond.partition("=")
+        if not sep or not key:
+            die(f"--where {cond}: expected KEY=VALUE")
+        if key not in rows[0]:
+            cols = [c for c in rows[0] if not c.startswith("_")]
+            die(f"--where {cond}: no column {key} (columns: {', '.join(cols)})")
+
+        def same(v, want=value):
+            if v == want:
+                return True
+            try:
+                return float(v) == float(want)
+            except ValueError:
+                return False
+
+        kept = [r for r in rows if same(r.get(key, ""))]
+        if not kept:
+            values = sorted({r.get(key, "") for r in rows})
+            die(f"--where {cond}: no row has {key}={value} (values: {', '.join(values)})")
+        rows = kept
+    return rows
+
+
+def hidden_keys(rows, kind, x=None):
+    shows = SHOWS.get(kind)
+    if shows is None:
+        return []
+    return [k for k in swept_columns(rows) if k not in shows and k != x and varying(rows, k)]
+
+
+def sort_values(values):
+    try:
+        return sorted(values, key=float)
+    except ValueError:
+        return sorted(values)
+
+
+def describe(fig, kind, facets, path):
+    panels = []
+    for ax in fig.axes:
+        if id(ax) not in DRAWN and not ax.get_title():
+            continue  # a twin axis, described with its panel
+        legend = ax.get_legend()
+        panels.append({
+            "title": ax.get_title(),
+            "xlabel": ax.get_xlabel(),
+            "ylabel": ax.get_ylabel(),
+            "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
+            "annotations": [t.get_text() for t in ax.texts],
+            **drawn(ax),
+        })
+    with open(path, "w") as f:
+        json.dump({"kind": kind, "facets": facets, "panels": panels}, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", nargs="+", help="CSV files written by simloop run, sweep or measure")
     ap.add_argument("--kind", choices=KINDS, help="plot kind (default: chosen from the columns)")
     ap.add_argument("--x", help="padding: the column on the x axis (default: a column named like *pad*)")
     ap.add_argument("--band", type=float, default=0.15, help="scatter: relative error band (default 0.15)")
+    ap.add_argument("--where", action="append", metavar="KEY=VALUE",
+                    help="only rows with this value (repeatable), e.g. --where machine.clock_hz=2.4e9")
+    ap.add_argument("--describe", metavar="FILE", help="write what was drawn as JSON")
     ap.add_argument("-o", "--output", help="output file stem (default: next to the results)")
     args = ap.parse_args()
     rows = []
     for path in args.results:
         rows += read_rows(path)
-    kind = args.kind or choose_kind(rows)
+    rows = where(rows, args.where)
+    kind = args.kind or choose_kind(ok_rows(rows) or rows)
     if kind not in ("breakdown", "accuracy") and "kpps" not in rows[0]:
-        sys.exit(f"simloop plot: {kind} needs a kpps column")
+        die(f"{kind} needs a kpps column")
+    # A swept key the plot does not show: one panel per value if there is
+    # one such key with few values, else a refusal that names them.
+    hidden = hidden_keys(rows, kind, args.x)
+    facet_key, facets = None, [None]
+    if len(hidden) == 1 and len({r[hidden[0]] for r in rows}) <= 6:
+        facet_key = hidden[0]
+        facets = sort_values({r[facet_key] for r in rows})
+    elif hidden:
+        listing = "; ".join(f"{k}: {', '.join(sort_values({r[k] for r in rows}))}" for k in hidden)
+        die(f"the {kind} plot would average over {', '.join(hidden)}, which it does not show "
+            f"({listing}); pick with --where KEY=VALUE")
     stem = args.output or os.path.splitext(args.results[0])[0] + "-" + kind
     wide = kind == "breakdown" or (kind == "distribution" and len({r.get("point") for r in rows}) > 8)
-    fig, ax = plt.subplots(figsize=(10 if wide else 8, 5 if kind not in ("scatter", "accuracy") else 6))
+    width = (10 if wide else 8) * (1 if len(facets) == 1 else min(len(facets), 3) * 0.7)
+    height = 5 if kind not in ("scatter", "accuracy") else 6
+    ncols = min(len(facets), 3)
+    nrows = (len(facets) + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height * nrows), squeeze=False, sharey=True)
     plot = {"breakdown": plot_breakdown, "payload": plot_payload, "distribution": plot_distribution,
             "crossover": plot_crossover, "accuracy": plot_accuracy,
             "padding": lambda r, a: plot_padding(r, a, args.x),
             "scatter": lambda r, a: plot_scatter(r, a, args.band)}[kind]
-    plot(rows, ax)
+    for ax, value in zip(axes.flat, facets):
+        part = rows if facet_key is None else [r for r in rows if r[facet_key] == value]
+        plot(part, ax)
+        if facet_key is not None:
+            ax.set_title(f"{ax.get_title()}\n{facet_key} = {value}", fontsize=10)
+    for ax in list(axes.flat)[len(facets):]:
+        ax.remove()
     fig.tight_layout()
     for ext in ("png", "svg"):
         fig.savefig(f"{stem}.{ext}", dpi=120)
         print(f"wrote {stem}.{ext}")
+    if args.describe:
+        describe(fig, kind, [] if facet_key is None else [f"{facet_key}={v}" for v in facets], args.describe)
 
 
 if __name__ == "__main__":
-    main()
+    # A warning is a bug of this script, not something for the reader.
+    warnings.simplefilter("error")
+    try:
+        main()
+    except Refused as e:
+        print(f"simloop plot: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -89,6 +89,42 @@ class SweepCliTest : public ::testing::Test {
     }
     return out;
   }
+  static std::string slurp(const fs::path& p) {
+    std::ifstream f(p);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  }
+  // Starts `simloop -v sweep EXP -j 1` in the background, its log in `log`.
+  pid_t start(const fs::path& exp, const fs::path& log, const std::string& extra = "") {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      std::freopen(log.c_str(), "w", stderr);
+      std::freopen("/dev/null", "w", stdout);
+      if (extra.empty())
+        ::execl(SIMLOOP_BIN, SIMLOOP_BIN, "-v", "sweep", exp.c_str(), "-j", "1", "-o", dir_.c_str(),
+                nullptr);
+      ::execl(SIMLOOP_BIN, SIMLOOP_BIN, "-v", "sweep", exp.c_str(), "-j", "1", "-o", dir_.c_str(),
+              extra.c_str(), nullptr);
+      ::_exit(127);
+    }
+    return pid;
+  }
+  // Waits until the sweep's log says it has recorded `n` runs (each row is
+  // on disk before it says so); false if the sweep ended first.
+  static bool wait_for_recorded(const fs::path& log, pid_t pid, size_t n) {
+    return wait_for(log, pid, "] recorded point ", n);
+  }
+  // Waits until `what` appears `n` times in the log.
+  static bool wait_for(const fs::path& log, pid_t pid, const std::string& what, size_t n) {
+    for (;;) {
+      const std::string text = slurp(log);
+      size_t count = 0;
+      for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++count;
+      if (count >= n) return true;
+      if (::waitpid(pid, nullptr, WNOHANG) == pid) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
   fs::path dir_, exp_;
 };
 
@@ -118,9 +154,6 @@ TEST_F(SweepCliTest, ARealSweepWritesOneRowPerRunAndAManifest) {
     auto at = [&](const char* c) { return row[t.column(c)]; };
     const std::pair<int, int> key{std::stoi(at("point")), std::stoi(at("repeat"))};
     EXPECT_EQ(listed[key], at("seed") + "," + at("workload.payload") + "," + at("options.align"));
-    EXPECT_EQ(at("payload"), at("workload.payload"))
-        << "the point's setting reached the simulation";
-    EXPECT_EQ(at("align"), at("options.align"));
     EXPECT_EQ(at("status"), "ok");
     EXPECT_EQ(at("packets"), "3000");
     EXPECT_GT(std::stod(at("kpps")), 10);
@@ -129,6 +162,20 @@ TEST_F(SweepCliTest, ARealSweepWritesOneRowPerRunAndAManifest) {
   }
   // Points are ordered payload-major: bigger datagrams go slower.
   EXPECT_GT(kpps[0], kpps[4]);
+  // One column per thing: the swept keys, not a copy of them among the metrics.
+  EXPECT_EQ(t.column("align"), -1);
+  EXPECT_EQ(t.column("payload"), -1);
+  // Rows in point order, whatever order the runs finished in.
+  for (size_t i = 1; i < t.rows.size(); ++i)
+    EXPECT_LT(std::make_pair(std::stoi(t.rows[i - 1][0]), std::stoi(t.rows[i - 1][1])),
+              std::make_pair(std::stoi(t.rows[i][0]), std::stoi(t.rows[i][1])));
+  // The summary lists every point by its settings, and says that repeats of
+  // a deterministic experiment cannot differ.
+  EXPECT_NE(r.output.find("workload.payload  options.align  runs  ok"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("     256      copy-down     2   2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("every repeat of a point will give the same result"), std::string::npos)
+      << r.output;
 
   std::ifstream mf(dir_ / "small-sweep.json");
   const json m = json::parse(mf);
@@ -214,29 +261,32 @@ TEST_F(SweepCliTest, ResumeRunsOnlyTheMissingRuns) {
     kept += lines[i] + "\n";
   }
   { std::ofstream(csv, std::ios::trunc) << kept << lines[11].substr(0, 20); }
+  const Table before = read_csv(csv);
   const Result r = simloop(sweep("--resume"));
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("9 of 12 runs already done"), std::string::npos) << r.output;
-  std::ifstream g(csv);
-  const std::string after((std::istreambuf_iterator<char>(g)), std::istreambuf_iterator<char>());
-  ASSERT_EQ(after.substr(0, kept.size()), kept) << "rows already there are untouched";
+  EXPECT_NE(r.output.find("kept 9 rows, 3 runs to add, dropped 0 rows"), std::string::npos)
+      << r.output;
   const Table t = read_csv(csv);
   ASSERT_EQ(t.rows.size(), 12u);
+  // Rows already there are untouched; the three deleted ones ran again.
+  auto now = comparable(t);
+  for (const auto& [k, v] : comparable(before)) EXPECT_EQ(now[k], v);
   std::set<std::pair<int, int>> rerun;
-  for (size_t i = 9; i < t.rows.size(); ++i)
-    rerun.insert({std::stoi(t.rows[i][0]), std::stoi(t.rows[i][1])});
+  for (const auto& [k, v] : now)
+    if (comparable(before).count(k) == 0) rerun.insert(k);
   EXPECT_EQ(rerun, deleted);
-  comparable(t);  // no run twice
 
   // Nothing left: a second resume runs nothing.
   const Result none = simloop(sweep("--resume"));
   EXPECT_EQ(none.status, 0) << none.output;
   EXPECT_EQ(read_csv(csv).rows.size(), 12u);
 
-  // Results of another experiment hash are not resumed into.
+  // Results of another base configuration are not resumed into, and the
+  // message names what changed.
   const Result other = simloop(sweep("--resume --set workload.packets=2000"));
   EXPECT_EQ(other.status, 2) << other.output;
-  EXPECT_NE(other.output.find("different sweep"), std::string::npos) << other.output;
+  EXPECT_NE(other.output.find("base configuration differs in workload.packets;"), std::string::npos)
+      << other.output;
   EXPECT_EQ(read_csv(csv).rows.size(), 12u);
 }
 
@@ -297,18 +347,11 @@ sweep:
     workload.payload: {start: 18, stop: 118, step: 5}
 )");
   const fs::path csv = dir_ / "long-sweep.csv";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const std::string out = (dir_ / "sweep.log").string();
-    std::freopen(out.c_str(), "w", stderr);
-    ::execl(SIMLOOP_BIN, SIMLOOP_BIN, "sweep", exp.c_str(), "-j", "1", "-o", dir_.c_str(), nullptr);
-    ::_exit(127);
-  }
-  // Wait for two rows, then Ctrl-C.
-  for (int i = 0; i < 600; ++i) {
-    if (fs::exists(csv) && read_csv(csv).rows.size() >= 2) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const fs::path log_path = dir_ / "sweep.log";
+  const pid_t pid = start(exp, log_path);
+  // Ctrl-C once the sweep says it has recorded two runs: a state it
+  // reports, however slow the machine.
+  ASSERT_TRUE(wait_for_recorded(log_path, pid, 2)) << slurp(log_path);
   ::kill(pid, SIGINT);
   int st = 0;
   ::waitpid(pid, &st, 0);
@@ -319,8 +362,7 @@ sweep:
   EXPECT_LT(rows, 21u);
   std::ifstream mf(dir_ / "long-sweep.json");
   EXPECT_EQ(json::parse(mf)["status"], "interrupted");
-  std::ifstream lf(dir_ / "sweep.log");
-  const std::string log((std::istreambuf_iterator<char>(lf)), std::istreambuf_iterator<char>());
+  const std::string log = slurp(log_path);
   EXPECT_NE(log.find("--resume"), std::string::npos) << log;
 
   const Result r = simloop(sweep("--resume", exp));
@@ -328,6 +370,213 @@ sweep:
   const Table t = read_csv(csv);
   EXPECT_EQ(t.rows.size(), 21u);
   EXPECT_EQ(comparable(t).size(), 21u);
+}
+
+// A grid that grows keeps every row of the points it had (by the hash of
+// their resolved configuration), runs only the new points, and a grid that
+// shrinks sets the rows of the points it lost aside.
+TEST_F(SweepCliTest, ResumeFollowsAGrowingAndShrinkingGrid) {
+  auto grid = [&](const std::string& payloads) {
+    std::string text = kExperiment;
+    const std::string from = "workload.payload: [18, 64, 256]";
+    text.replace(text.find(from), from.size(), "workload.payload: [" + payloads + "]");
+    write("small.yaml", text);
+  };
+  grid("18, 256");
+  ASSERT_EQ(simloop(sweep()).status, 0);
+  const fs::path csv = dir_ / "small-sweep.csv";
+  grid("18, 64, 256");
+  const Result grown = simloop(sweep("--resume"));
+  ASSERT_EQ(grown.status, 0) << grown.output;
+  EXPECT_NE(grown.output.find("kept 8 rows, 4 runs to add, dropped 0 rows"), std::string::npos)
+      << grown.output;
+  // The same as the grown sweep run from scratch, row for row.
+  fs::create_directories(dir_ / "fresh");
+  const Result fresh =
+      simloop(fmt::format("sweep '{}' -j 2 -o '{}'", exp_.string(), (dir_ / "fresh").string()));
+  ASSERT_EQ(fresh.status, 0) << fresh.output;
+  EXPECT_EQ(comparable(read_csv(csv)), comparable(read_csv(dir_ / "fresh/small-sweep.csv")));
+
+  grid("64, 256");
+  const Result shrunk = simloop(sweep("--resume"));
+  ASSERT_EQ(shrunk.status, 0) << shrunk.output;
+  EXPECT_NE(shrunk.output.find("kept 8 rows, 0 runs to add, dropped 4 rows"), std::string::npos)
+      << shrunk.output;
+  const Table t = read_csv(csv);
+  ASSERT_EQ(t.rows.size(), 8u);
+  EXPECT_EQ(t.rows.front()[t.column("workload.payload")], "64");
+  EXPECT_EQ(t.rows.front()[t.column("point")], "0") << "re-indexed to the new grid";
+  const Table aside = read_csv(dir_ / "small-sweep-dropped.csv");
+  ASSERT_EQ(aside.rows.size(), 4u) << "finished results are never lost";
+  for (const auto& r : aside.rows) EXPECT_EQ(r[aside.column("workload.payload")], "18");
+}
+
+// Two sweeps never write into one place at once, with or without --resume;
+// the refusal names the process that holds it.
+TEST_F(SweepCliTest, ASecondSweepIntoTheSamePlaceIsRefusedNamingTheHolder) {
+  const fs::path exp = write("long.yaml", R"(name: long
+machine: athlon-xp-2700
+stack: freebsd6
+workload: {payload: 18, packets: 20000}
+interrupts: {enabled: true, handler_cycles: 2000, moderation: {interval_s: 125e-6}}
+sweep:
+  grid:
+    workload.payload: {start: 18, stop: 118, step: 5}
+)");
+  const fs::path log = dir_ / "first.log";
+  const pid_t pid = start(exp, log);
+  // Once it says it has started, stop it where it is: it holds the lock
+  // for as long as it lives, however slow the machine.
+  ASSERT_TRUE(wait_for(log, pid, "] sweep long: ", 1)) << slurp(log);
+  ::kill(pid, SIGSTOP);
+  for (const char* extra : {"", "--resume"}) {
+    const Result second = simloop(sweep(extra, exp));
+    EXPECT_EQ(second.status, 2) << second.output;
+    EXPECT_NE(second.output.find(fmt::format("another simloop (pid {})", pid)), std::string::npos)
+        << second.output;
+  }
+  std::ifstream mf(dir_ / "long-sweep.json");
+  EXPECT_EQ(json::parse(mf)["status"], "running");
+  // Killed outright, it cannot say so; its manifest still says running, but
+  // no one holds the lock, so a resume goes ahead and completes it.
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  const Result resumed = simloop(sweep("--resume", exp));
+  EXPECT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("ended without finishing"), std::string::npos) << resumed.output;
+  EXPECT_EQ(comparable(read_csv(dir_ / "long-sweep.csv")).size(), 21u);
+}
+
+// A results file whose manifest was never written (the disk filled between
+// the two) needs no manual deletion: with no rows it is started afresh, and
+// with rows --resume keeps those whose point hash is a point of the sweep.
+TEST_F(SweepCliTest, ResultsWithoutAManifestAreRestartedOrResumed) {
+  const fs::path csv = dir_ / "small-sweep.csv";
+  { std::ofstream(csv) << "point,repeat,point_ha"; }
+  const Result fresh = simloop(sweep());
+  ASSERT_EQ(fresh.status, 0) << fresh.output;
+  const Table whole = read_csv(csv);
+  ASSERT_EQ(whole.rows.size(), 12u);
+
+  std::string text;
+  {
+    std::ifstream f(csv);
+    std::string line;
+    for (int i = 0; std::getline(f, line) && i < 6; ++i) text += line + "\n";
+  }
+  fs::remove(dir_ / "small-sweep.json");
+  { std::ofstream(csv, std::ios::trunc) << text; }
+  EXPECT_EQ(simloop(sweep()).status, 2) << "rows are never overwritten";
+  const Result resumed = simloop(sweep("--resume"));
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("kept 5 rows, 7 runs to add"), std::string::npos) << resumed.output;
+  EXPECT_EQ(comparable(read_csv(csv)), comparable(whole));
+}
+
+// Rows that name a point the manifest does not list are refused, with their
+// lines, by resume and merge alike; nothing is written.
+TEST_F(SweepCliTest, RowsOfUnknownPointsAreRefusedWithTheirLines) {
+  ASSERT_EQ(simloop(sweep("--shard 1/2")).status, 0);
+  ASSERT_EQ(simloop(sweep("--shard 2/2")).status, 0);
+  const fs::path s1 = dir_ / "small-sweep-shard-1-of-2.csv";
+  const fs::path s2 = dir_ / "small-sweep-shard-2-of-2.csv";
+  const std::string good = slurp(s1);
+  auto lines = good;
+  const auto second = lines.find('\n') + 1;
+  const auto row = lines.substr(second, lines.find('\n', second) - second + 1);
+  std::string bad = row;
+  bad.replace(0, bad.find(','), "500");
+  { std::ofstream(s1, std::ios::app) << bad; }
+  const Result r = simloop(sweep("--resume --shard 1/2"));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("line 8 (point 500: the sweep has 6)"), std::string::npos) << r.output;
+  const Result m = simloop(
+      fmt::format("merge '{}' '{}' '{}'", (dir_ / "m.csv").string(), s1.string(), s2.string()));
+  EXPECT_EQ(m.status, 2) << m.output;
+  EXPECT_NE(m.output.find("line 8 (point 500"), std::string::npos) << m.output;
+  EXPECT_FALSE(fs::exists(dir_ / "m.csv"));
+  // A point that is not a number is named by its line and column.
+  { std::ofstream(s1, std::ios::trunc) << good << "x" << row.substr(row.find(',')); }
+  const Result x = simloop(sweep("--resume --shard 1/2"));
+  EXPECT_EQ(x.status, 2) << x.output;
+  EXPECT_NE(x.output.find(s1.string() + ":8: point: expected an index"), std::string::npos)
+      << x.output;
+}
+
+TEST_F(SweepCliTest, MergeRefusesToWriteOverAnInput) {
+  ASSERT_EQ(simloop(sweep("--shard 1/2")).status, 0);
+  ASSERT_EQ(simloop(sweep("--shard 2/2")).status, 0);
+  const fs::path s1 = dir_ / "small-sweep-shard-1-of-2.csv";
+  const std::string before = slurp(s1);
+  const Result m =
+      simloop(fmt::format("merge '{}' '{}' '{}' '{}'", s1.string(), s1.string(), s1.string(),
+                          (dir_ / "small-sweep-shard-2-of-2.csv").string()));
+  EXPECT_EQ(m.status, 2) << m.output;
+  EXPECT_NE(m.output.find("is also an input"), std::string::npos) << m.output;
+  EXPECT_EQ(slurp(s1), before);
+  // Another name for the same file is the same file.
+  const Result via =
+      simloop(fmt::format("merge '{}/./small-sweep-shard-1-of-2.csv' '{}' '{}'", dir_.string(),
+                          s1.string(), (dir_ / "small-sweep-shard-2-of-2.csv").string()));
+  EXPECT_EQ(via.status, 2) << via.output;
+  EXPECT_EQ(slurp(s1), before);
+}
+
+TEST_F(SweepCliTest, RetryCrashedRunsCrashedRowsAgain) {
+  ASSERT_EQ(simloop(sweep()).status, 0);
+  const fs::path csv = dir_ / "small-sweep.csv";
+  const Table whole = read_csv(csv);
+  // Two runs recorded as killed (as by the OOM killer).
+  Table t = whole;
+  const int sc = t.column("status"), ec = t.column("error");
+  for (size_t i : {size_t{3}, size_t{7}}) {
+    t.rows[i][static_cast<size_t>(sc)] = "crashed";
+    t.rows[i][static_cast<size_t>(ec)] = "killed by signal 9 (Killed)";
+  }
+  std::string text = csv_line(t.header);
+  for (const auto& r : t.rows) text += csv_line(r);
+  { std::ofstream(csv, std::ios::trunc) << text; }
+  const Result plain = simloop(sweep("--resume"));
+  EXPECT_EQ(plain.status, 0) << plain.output;
+  EXPECT_NE(plain.output.find("kept 12 rows, 0 runs to add"), std::string::npos) << plain.output;
+  const Result retry = simloop(sweep("--resume --retry-crashed"));
+  EXPECT_EQ(retry.status, 0) << retry.output;
+  EXPECT_NE(retry.output.find("kept 10 rows, 2 runs to add, dropped 0 rows; 2 crashed runs to "
+                              "run again"),
+            std::string::npos)
+      << retry.output;
+  EXPECT_EQ(comparable(read_csv(csv)), comparable(whole));
+  EXPECT_EQ(simloop(sweep("--retry-crashed")).status, 2) << "it needs --resume";
+}
+
+// Any row can be rerun alone from what the manifest keeps, and gives the
+// same row.
+TEST_F(SweepCliTest, AnyRowCanBeRerunAloneFromTheSweep) {
+  ASSERT_EQ(simloop(sweep()).status, 0);
+  const fs::path csv = dir_ / "small-sweep.csv";
+  const Table t = read_csv(csv);
+  const auto& row = t.rows[9];  // point 4 repeat 1: 256 B, none
+  ASSERT_EQ(row[0] + "/" + row[1], "4/1");
+  const Result r = simloop(fmt::format("run --from-sweep '{}' --point 4 --repeat 1 -o '{}'",
+                                       csv.string(), (dir_ / "rerun").string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Table one = read_csv(dir_ / "rerun/small.csv");
+  ASSERT_EQ(one.rows.size(), 1u);
+  for (const char* c : {"kpps", "cycles_per_packet", "seed", "packets", "enobufs"})
+    EXPECT_EQ(one.rows[0][one.column(c)], row[t.column(c)]) << c;
+  EXPECT_EQ(one.rows[0][one.column("payload")], "256");
+  EXPECT_EQ(one.rows[0][one.column("align")], "none");
+  // The stored configuration is what runs, even once the file has changed.
+  write("small.yaml",
+        std::string(kExperiment).replace(std::string(kExperiment).find("3000"), 4, "5000"));
+  const Result changed = simloop(fmt::format("run --from-sweep '{}' --point 4 --repeat 1 -o '{}'",
+                                             csv.string(), (dir_ / "rerun2").string()));
+  ASSERT_EQ(changed.status, 0) << changed.output;
+  EXPECT_NE(changed.output.find("workload.packets"), std::string::npos) << changed.output;
+  const Table two = read_csv(dir_ / "rerun2/small.csv");
+  EXPECT_EQ(two.rows[0][two.column("kpps")], row[t.column("kpps")]);
+  EXPECT_EQ(two.rows[0][two.column("packets")], "3000");
+  EXPECT_EQ(simloop(fmt::format("run --from-sweep '{}' --point 6", csv.string())).status, 2);
 }
 
 }  // namespace

@@ -224,28 +224,136 @@ TEST_F(SweepTest, TheLoaderAcceptsAndIgnoresTheSweepSection) {
   EXPECT_EQ(x.workload.payload, 18);
 }
 
-TEST_F(SweepTest, ResultStoreAppendsAndResumes) {
+TEST_F(SweepTest, ResultStoreAppendsWholeRows) {
   const fs::path p = dir_ / "r.csv";
   const std::vector<std::string> header = {"point", "repeat", "note"};
+  write_atomic(p, csv_line(header));
   {
-    ResultStore s(p, header, false);
+    ResultStore s(p, header);
     s.append({"0", "0", "a, with comma"});
     s.append({"1", "0", "say \"hi\""});
     EXPECT_THROW(s.append({"2"}), std::logic_error);
   }
-  EXPECT_THROW(ResultStore(p, header, false), std::runtime_error) << "never overwrites results";
-  // A write cut short leaves a partial line: it is not a row, and is cut off.
+  // A write cut short leaves a partial line: it is not a row.
   { std::ofstream(p, std::ios::app) << "2,0,partial"; }
-  {
-    ResultStore s(p, header, true);
-    EXPECT_EQ(s.done(), (std::set<std::pair<size_t, int>>{{0, 0}, {1, 0}}));
-    s.append({"2", "0", "whole"});
-  }
   const Table t = read_csv(p);
   EXPECT_EQ(t.header, header);
-  EXPECT_EQ(t.rows,
-            (Rows{{"0", "0", "a, with comma"}, {"1", "0", "say \"hi\""}, {"2", "0", "whole"}}));
-  EXPECT_THROW(ResultStore(p, {"point", "repeat", "other"}, true), std::runtime_error);
+  EXPECT_EQ(t.rows, (Rows{{"0", "0", "a, with comma"}, {"1", "0", "say \"hi\""}}));
+  EXPECT_EQ(t.lines, (std::vector<size_t>{2, 3}));
+}
+
+// A full disk is reported as such, not as "Success".
+TEST_F(SweepTest, AFullDiskIsReportedAsENOSPC) {
+  const fs::path p = dir_ / "full.csv";
+  fs::create_symlink("/dev/full", p);
+  ResultStore s(p, {"point"});
+  try {
+    s.append({"0"});
+    ADD_FAILURE() << "a write to a full device succeeded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("No space left on device (ENOSPC)"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(SweepTest, CorruptResultsNameTheirLine) {
+  auto error = [](std::string_view text) {
+    try {
+      row_ids(parse_csv(text, "r.csv"), "r.csv");
+    } catch (const StoreError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("point,repeat,point_hash\n0,0,a\n1,x\n"),
+            "r.csv:3: the row has 2 fields, the header 3");
+  EXPECT_EQ(error("point,repeat,point_hash\n0,0,a\n-1,0,b\n"),
+            "r.csv:3: point: expected an index in [0, 1000000], got '-1'");
+  EXPECT_EQ(error("point,repeat,point_hash\n99999999999999999999,0,a\n"),
+            "r.csv:2: point: expected an index in [0, 1000000], got '99999999999999999999'");
+  EXPECT_EQ(error("point,repeat,point_hash\n0,1e3,a\n"),
+            "r.csv:2: repeat: expected an integer in [0, 1000000], got '1e3'");
+  EXPECT_EQ(error("point,point\n"), "r.csv:1: column 'point' appears twice");
+  EXPECT_EQ(error("point,repeat\n0,0\n"),
+            "r.csv: not sweep results: the header lacks point, repeat or point_hash");
+  EXPECT_EQ(error(""), "r.csv: no header line");
+  EXPECT_EQ(error(std::string("point,repeat,point_hash\n0,0,") + '\0' + "\n"),
+            "r.csv:2: not CSV text (a NUL byte)");
+
+  const auto ids = row_ids(
+      parse_csv("point,repeat,point_hash\n0,0,aa\n1,0,bb\n5,0,cc\n0,2,aa\n", "r.csv"), "r.csv");
+  try {
+    check_known(ids, KnownPoints{{"aa", "zz"}, 2}, "r.csv");
+    ADD_FAILURE();
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "r.csv: 3 rows of points its manifest does not list: line 3 (point 1 hash bb, not "
+              "zz), line 4 (point 5: the sweep has 2), line 5 (repeat 2: the sweep has 2)");
+  }
+  EXPECT_THROW(known_points(parse_manifest("{\"points\": [{\"index\": 1, \"hash\": \"a\"}], "
+                                           "\"repeats\": 1}",
+                                           "m.json"),
+                            "m.json"),
+               StoreError);
+  // Found by fuzz/store_fuzz.cc: a number JSON cannot hold.
+  EXPECT_THROW(parse_manifest("{\"experiment\": 1e6473}", "m.json"), StoreError);
+  try {
+    parse_manifest("{\n  \"points\": [1,\n", "m.json");
+    ADD_FAILURE();
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()).substr(0, 9), "m.json:3:") << e.what();
+  }
+}
+
+TEST_F(SweepTest, ResumeKeepsRowsByPointHash) {
+  const Table old = parse_csv(
+      "point,repeat,point_hash,k,kpps,status\n"
+      "0,0,h18,18,300,ok\n1,0,h64,64,290,crashed\n2,0,h99,99,280,ok\n0,1,h18,18,301,ok\n",
+      "r.csv");
+  // The grid grew in front (h5 is new) and lost h99; one more swept key.
+  const std::vector<std::string> header = {"point", "repeat", "point_hash", "k",
+                                           "j",     "kpps",   "status"};
+  const std::vector<std::map<std::string, std::string>> settings = {
+      {{"k", "5"}, {"j", "a"}}, {{"k", "18"}, {"j", "a"}}, {{"k", "64"}, {"j", "a"}}};
+  const auto plan = plan_resume(old, "r.csv", {"h5", "h18", "h64"}, 2, header, settings, false);
+  EXPECT_EQ(plan.kept, (Rows{{"1", "0", "h18", "18", "a", "300", "ok"},
+                             {"2", "0", "h64", "64", "a", "290", "crashed"},
+                             {"1", "1", "h18", "18", "a", "301", "ok"}}));
+  EXPECT_EQ(plan.dropped, (Rows{{"2", "0", "h99", "99", "280", "ok"}}));
+  EXPECT_EQ(plan.done, (std::set<std::pair<size_t, int>>{{1, 0}, {2, 0}, {1, 1}}));
+  EXPECT_TRUE(plan.rewrite);
+  const auto retry = plan_resume(old, "r.csv", {"h5", "h18", "h64"}, 2, header, settings, true);
+  EXPECT_EQ(retry.retried, 1u);
+  EXPECT_EQ(retry.done, (std::set<std::pair<size_t, int>>{{1, 0}, {1, 1}}));
+  // Fewer repeats drop the later ones.
+  EXPECT_EQ(plan_resume(old, "r.csv", {"h18"}, 1, header, {settings[1]}, false).kept.size(), 1u);
+  // Other metric columns: not the same results.
+  EXPECT_THROW(plan_resume(old, "r.csv", {"h18"}, 1, {"point", "repeat", "point_hash", "k", "x"},
+                           {settings[1]}, false),
+               StoreError);
+  // The same run twice is corruption, not a result.
+  const Table twice = parse_csv("point,repeat,point_hash,k\n0,0,h,1\n0,0,h,1\n", "t.csv");
+  EXPECT_THROW(plan_resume(twice, "t.csv", {"h"}, 1, twice.header, {{{"k", "1"}}}, false),
+               StoreError);
+}
+
+TEST_F(SweepTest, TheLockIsExclusiveAndNamesItsHolder) {
+  const fs::path lock = dir_ / "s.lock";
+  EXPECT_FALSE(StoreLock::held(lock));
+  {
+    const StoreLock first(lock, "s.csv");
+    EXPECT_TRUE(StoreLock::held(lock));
+    // Another open file description: flock excludes it even in this process.
+    try {
+      const StoreLock second(lock, "s.csv");
+      ADD_FAILURE() << "taken twice";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find(fmt::format("(pid {})", ::getpid())), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_FALSE(StoreLock::held(lock)) << "released with its holder";
+  const StoreLock again(lock, "s.csv");
 }
 
 }  // namespace

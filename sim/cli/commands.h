@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/data_root.h"
 #include "config/experiment.h"
 #include "measure/native.h"
 
@@ -19,12 +20,12 @@
 
 namespace simloop::cli {
 
-// A file of the source tree (an experiment, a plotting script): from the
-// working directory if it is a checkout, else from the tree simloop was
-// built from.
+// A shipped file (an experiment, a plotting script): from the working
+// directory if it is a checkout, else from simloop's data directory (the
+// installed share/simloop, or the tree simloop was built from).
 inline std::filesystem::path tree_file(const std::string& relative) {
   if (std::filesystem::is_regular_file(relative)) return relative;
-  return std::filesystem::path(SIMLOOP_SOURCE_DIR) / relative;
+  return config::data_root() / relative;
 }
 
 // The path through the stack as the command line names it (--dest, --align,

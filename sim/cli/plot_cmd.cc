@@ -1,4 +1,5 @@
 // simloop plot: draws result files with the matplotlib scripts in plots/.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,12 +21,17 @@ constexpr const char* kPython = "/usr/bin/python3";
 fs::path plot_script() {
   const fs::path p = tree_file("plots/simloop_plot.py");
   if (!fs::is_regular_file(p))
-    throw UserError("cannot find plots/simloop_plot.py (run from the source tree)", 1);
+    throw UserError(
+        fmt::format("cannot find the plotting script {} (set SIMLOOP_DATA_DIR to the directory "
+                    "that holds plots/, or reinstall simloop)",
+                    p.string()),
+        1);
   return p;
 }
 
 int run_plot(const std::vector<std::string>& results, const std::string& kind, const std::string& x,
-             const std::string& output) {
+             const std::string& output, const std::vector<std::string>& wheres,
+             const std::string& describe) {
   // Refused here, with exit status 2, rather than by a Python traceback.
   for (const auto& r : results) check_results_csv(r, {}, {"kpps", "payload"});
   const std::string script = plot_script().string();
@@ -34,6 +40,8 @@ int run_plot(const std::vector<std::string>& results, const std::string& kind, c
   if (!kind.empty()) args.insert(args.end(), {"--kind", kind});
   if (!x.empty()) args.insert(args.end(), {"--x", x});
   if (!output.empty()) args.insert(args.end(), {"-o", output});
+  for (const auto& w : wheres) args.insert(args.end(), {"--where", w});
+  if (!describe.empty()) args.insert(args.end(), {"--describe", describe});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -56,8 +64,8 @@ int run_plot(const std::vector<std::string>& results, const std::string& kind, c
 
 void add_plot(CLI::App& app, std::vector<Command>& commands) {
   struct Args {
-    std::vector<std::string> results;
-    std::string kind, x, output;
+    std::vector<std::string> results, wheres;
+    std::string kind, x, output, describe;
   };
   auto a = std::make_shared<Args>();
   auto* plot = app.add_subcommand(
@@ -72,7 +80,9 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
       "                CSV and a `simloop measure native` CSV\n"
       "  crossover     kpps against payload, one line per options.align\n"
       "  accuracy      predicted against measured kpps of a simloop compare CSV, held-out\n"
-      "                and training points apart, y = x and +-10 % / +-15 % bands");
+      "                and training points apart, y = x and +-10 % / +-15 % bands\n"
+      "A plot never averages over a swept key it does not show: one such key gets a panel per\n"
+      "value, more are refused by name (pick values with --where). Faulted runs are marked.");
   plot->add_option("results", a->results, "CSVs written by simloop run, sweep, merge or measure")
       ->required();
   plot->add_option("--kind", a->kind,
@@ -82,7 +92,14 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
   plot->add_option("--x", a->x,
                    "padding: the numeric column on the x axis (e.g. layout.pad_bytes)");
   plot->add_option("-o,--output", a->output, "Output file stem (default: next to the results)");
-  commands.push_back({plot, [a] { return run_plot(a->results, a->kind, a->x, a->output); }});
+  plot->add_option("--where", a->wheres,
+                   "Only rows whose column KEY has VALUE: KEY=VALUE (repeatable), e.g. "
+                   "machine.clock_hz=2.4e9");
+  plot->add_option("--describe", a->describe,
+                   "Also write what was drawn (lines, bars, markers, legend) as JSON to this file");
+  commands.push_back(
+      {plot,
+       [a] { return run_plot(a->results, a->kind, a->x, a->output, a->wheres, a->describe); }});
 }
 
 }  // namespace simloop::cli

@@ -42,9 +42,88 @@ std::string breakdown(const engine::SimResult& r) {
   return out;
 }
 
+// One run of a sweep, alone: the configuration the sweep resolved for point
+// `point` and the seed of its repeat `repeat`, from the manifest beside
+// `csv`. The experiment file is loaded as the sweep loaded it; if it has
+// changed since, the stored configuration is run instead.
+config::Experiment from_sweep(const std::string& csv, size_t point, size_t repeat) {
+  const fs::path mpath = sweep::manifest_of(csv);
+  nlohmann::json m;
+  try {
+    m = sweep::parse_manifest(sweep::read_text(mpath), mpath.string());
+  } catch (const sweep::StoreError& e) {
+    throw UserError(e.what(), 2);
+  }
+  const auto& pts = m.value("points", nlohmann::json::array());
+  if (!pts.is_array() || point >= pts.size())
+    throw UserError(fmt::format("{}: --point {}: the sweep has points 0 to {}", mpath.string(),
+                                point, pts.is_array() && !pts.empty() ? pts.size() - 1 : 0),
+                    2);
+  const auto& pt = pts[point];
+  const auto seeds = pt.value("seeds", nlohmann::json::array());
+  if (!pt.contains("config") || !seeds.is_array() || repeat >= seeds.size() ||
+      !seeds[repeat].is_number_unsigned())
+    throw UserError(
+        fmt::format("{}: point {} has no stored configuration or no seed for repeat {} (repeats: "
+                    "{})",
+                    mpath.string(), point, repeat, seeds.is_array() ? seeds.size() : 0),
+        2);
+  const uint64_t seed = seeds[repeat].get<uint64_t>();
+  std::vector<std::string> sets;
+  for (const auto& s : m.value("sets", nlohmann::json::array()))
+    if (s.is_string()) sets.push_back(s.get<std::string>());
+  const nlohmann::json settings = pt.value("settings", nlohmann::json::object());
+  for (const auto& [k, v] : settings.items())
+    if (v.is_string()) sets.push_back(k + "=" + v.get<std::string>());
+  const std::string file = m.value("experiment_file", "");
+  std::vector<std::string> changed = {"the experiment file"};
+  config::Experiment x;
+  if (!file.empty() && fs::is_regular_file(file)) {
+    try {
+      x = config::load_experiment(file, sets);
+      changed = sweep::changed_keys(config::to_json(x), pt["config"], {});
+    } catch (const config::ConfigError& e) {
+      changed = {e.what()};
+    }
+  }
+  if (!changed.empty()) {
+    spdlog::warn("{} changed since the sweep ({}); running the configuration the sweep stored",
+                 file.empty() ? "the experiment" : file, fmt::join(changed, ", "));
+    // The stored configuration is a complete experiment (JSON is YAML).
+    const fs::path tmp =
+        fs::temp_directory_path() / fmt::format("simloop-point-{}-{}.yaml", point, ::getpid());
+    sweep::write_atomic(tmp, pt["config"].dump(2) + "\n");
+    try {
+      x = config::load_experiment(tmp);
+    } catch (const config::ConfigError& e) {
+      fs::remove(tmp);
+      throw UserError(fmt::format("{}: point {}: the stored configuration does not load: {}",
+                                  mpath.string(), point, e.what()),
+                      2);
+    }
+    fs::remove(tmp);
+  }
+  x.seed = seed;
+  spdlog::info("point {} repeat {} of {} (seed {})", point, repeat, csv, seed);
+  return x;
+}
+
 int run_cmd(const std::string& file, const std::vector<std::string>& sets,
-            const std::string& outdir) {
-  config::Experiment x = load(file, sets);
+            const std::string& outdir, const std::string& sweep_csv, int64_t point,
+            int64_t repeat) {
+  config::Experiment x;
+  if (!sweep_csv.empty()) {
+    if (!file.empty() || !sets.empty())
+      throw UserError(
+          "--from-sweep takes no experiment file and no --set: the sweep's manifest "
+          "says what ran",
+          2);
+    if (point < 0) throw UserError("--from-sweep needs --point N", 2);
+    x = from_sweep(sweep_csv, static_cast<size_t>(point), static_cast<size_t>(repeat));
+  } else {
+    if (point >= 0) throw UserError("--point needs --from-sweep CSV", 2);
+    x = load(file, sets);
+  }
   if (!outdir.empty()) x.output.dir = outdir;
   spdlog::info("experiment {} ({}): machine {}, stack {}, {} B to {}", x.name, x.source.string(),
                x.machine_name, x.stack_name, x.workload.payload,
@@ -93,6 +172,7 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
 config::Experiment load_user_experiment(const std::string& file,
                                         const std::vector<std::string>& sets) {
   const fs::path p = file.empty() ? tree_file(kDefaultRunExperiment) : fs::path(file);
+  if (file.empty()) spdlog::debug("the default experiment: {}", p.string());
   try {
     return config::load_experiment(p, sets);
   } catch (const config::ConfigError& e) {
@@ -104,7 +184,8 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
   struct Args {
     std::string file;
     std::vector<std::string> sets;
-    std::string outdir;
+    std::string outdir, sweep_csv;
+    int64_t point = -1, repeat = 0;
   };
   auto a = std::make_shared<Args>();
   auto* run = app.add_subcommand(
@@ -116,7 +197,16 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
   run->add_option("--set", a->sets, "Override a key: path.to.key=value (repeatable)");
   run->add_option("-o,--output-dir", a->outdir,
                   "Directory for the CSV and JSON results (output.dir)");
-  commands.push_back({run, [a] { return run_cmd(a->file, a->sets, a->outdir); }});
+  run->add_option("--from-sweep", a->sweep_csv,
+                  "Rerun one run of a sweep alone: the results CSV (its manifest, .json, beside "
+                  "it, holds every point's resolved configuration and seeds)");
+  run->add_option("--point", a->point, "With --from-sweep: the point (the CSV's point column)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  run->add_option("--repeat", a->repeat, "With --from-sweep: the repeat (default 0)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  commands.push_back(
+      {run,
+       [a] { return run_cmd(a->file, a->sets, a->outdir, a->sweep_csv, a->point, a->repeat); }});
 
   auto c = std::make_shared<Args>();
   auto* check = app.add_subcommand(

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "config/experiment.h"
 #include "sweep/runner.h"
 #include "version.h"
 
@@ -32,44 +33,101 @@ double t95(size_t df) {
   return df < std::size(kT) ? kT[df] : 1.96;
 }
 
-// With repeats: the spread of kpps across runs of each point (mean,
-// standard deviation, 95 % confidence interval of the mean) next to the
-// variation within a run (interval_kpps_cv).
-void print_repeat_summary(const fs::path& csv) {
+// After every sweep: each point by its settings, with its runs, how many
+// ended ok, and the mean kpps; with repeats also the spread of kpps across
+// runs (standard deviation, 95 % confidence interval of the mean) next to the
+// variation within a run (interval_kpps_cv). Returns whether repeats gave
+// the same kpps at every point.
+bool print_summary(const fs::path& csv, const sweep::Plan& plan, const sweep::Shard& shard) {
   const sweep::Table t = sweep::read_csv(csv);
   const int point = t.column("point"), kpps = t.column("kpps"), status = t.column("status"),
             cv = t.column("interval_kpps_cv");
-  if (point < 0 || kpps < 0) return;
-  std::map<long, std::vector<std::pair<double, double>>> by_point;
+  if (point < 0 || kpps < 0) return false;
+  struct Runs {
+    size_t all = 0;
+    std::vector<std::pair<double, double>> ok;  // kpps, within-run cv
+  };
+  std::map<size_t, Runs> by_point;
   for (const auto& row : t.rows) {
-    if (status >= 0 && row[status] != "ok") continue;
-    by_point[std::stol(row[point])].emplace_back(std::stod(row[kpps]),
-                                                 cv >= 0 ? std::stod(row[cv]) : 0);
+    Runs& r = by_point[std::stoul(row[static_cast<size_t>(point)])];
+    ++r.all;
+    if (status >= 0 && row[static_cast<size_t>(status)] != "ok") continue;
+    const double c = cv >= 0 && !row[static_cast<size_t>(cv)].empty()
+                         ? std::stod(row[static_cast<size_t>(cv)])
+                         : 0;
+    r.ok.emplace_back(std::stod(row[static_cast<size_t>(kpps)]), c);
   }
-  std::cout << "point  runs  mean kpps  sd kpps  95% CI of mean    within-run cv\n";
-  for (const auto& [p, runs] : by_point) {
-    const auto n = runs.size();
+  const bool repeats = plan.spec.repeats > 1;
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> head;
+  for (const auto& k : plan.spec.keys) head.push_back(k);
+  head.insert(head.end(), {"runs", "ok", "kpps"});
+  if (repeats) head.insert(head.end(), {"sd kpps", "95% CI of mean"});
+  head.push_back("within-run cv");
+  bool all_same = repeats;
+  size_t compared = 0;
+  for (const auto& p : plan.spec.points) {
+    if (!shard.contains(p)) continue;
+    const auto it = by_point.find(p.index);
+    const Runs none;
+    const Runs& r = it == by_point.end() ? none : it->second;
+    std::vector<std::string> row;
+    for (const auto& s : p.settings) row.push_back(s.value);
+    row.push_back(std::to_string(r.all));
+    row.push_back(std::to_string(r.ok.size()));
+    const auto n = r.ok.size();
     double mean = 0, within = 0;
-    for (const auto& [k, c] : runs) {
+    for (const auto& [k, c] : r.ok) {
       mean += k;
       within += c;
     }
-    mean /= static_cast<double>(n);
-    within /= static_cast<double>(n);
+    if (n > 0) {
+      mean /= static_cast<double>(n);
+      within /= static_cast<double>(n);
+    }
     double var = 0;
-    for (const auto& [k, c] : runs) var += (k - mean) * (k - mean);
+    for (const auto& [k, c] : r.ok) var += (k - mean) * (k - mean);
     const double sd = n > 1 ? std::sqrt(var / static_cast<double>(n - 1)) : 0;
     const double half = n > 1 ? t95(n - 1) * sd / std::sqrt(static_cast<double>(n)) : 0;
-    std::cout << fmt::format("{:>5}  {:>4}  {:>9.1f}  {:>7.2f}  [{:.1f}, {:.1f}]  {:>10.2f} %\n", p,
-                             n, mean, sd, mean - half, mean + half, 100 * within);
+    if (n > 1) {
+      ++compared;
+      for (const auto& [k, c] : r.ok)
+        if (k != r.ok.front().first) all_same = false;
+    }
+    row.push_back(n > 0 ? fmt::format("{:.1f}", mean) : "-");
+    if (repeats) {
+      row.push_back(n > 1 ? fmt::format("{:.2f}", sd) : "-");
+      row.push_back(n > 1 ? fmt::format("[{:.1f}, {:.1f}]", mean - half, mean + half) : "-");
+    }
+    row.push_back(n > 0 ? fmt::format("{:.2f} %", 100 * within) : "-");
+    cells.push_back(std::move(row));
   }
+  std::vector<size_t> width(head.size());
+  for (size_t i = 0; i < head.size(); ++i) {
+    width[i] = head[i].size();
+    for (const auto& r : cells) width[i] = std::max(width[i], r[i].size());
+  }
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string out;
+    for (size_t i = 0; i < r.size(); ++i)
+      out += fmt::format("{}{:>{}}", i == 0 ? "" : "  ", r[i], width[i]);
+    return out + "\n";
+  };
+  std::cout << line(head);
+  for (const auto& r : cells) std::cout << line(r);
+  return all_same && compared > 0;
+}
+
+// Whether anything in the experiment draws on the seed between runs.
+bool runs_can_differ(const config::Experiment& x) {
+  return x.variance.page_colouring || x.variance.link_perturbation_bytes > 0;
 }
 
 struct SweepArgs {
   std::string file, output_dir, shard = "1/1";
   std::vector<std::string> sets;
   int jobs = 0;
-  bool resume = false, list = false;
+  bool resume = false, retry_crashed = false, list = false;
 };
 
 sweep::Options options_of(const SweepArgs& a) {
@@ -79,6 +137,8 @@ sweep::Options options_of(const SweepArgs& a) {
   o.output_dir = a.output_dir;
   o.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   o.resume = a.resume;
+  o.retry_crashed = a.retry_crashed;
+  if (a.retry_crashed && !a.resume) throw UserError("--retry-crashed needs --resume", 2);
   try {
     o.shard = sweep::parse_shard(a.shard);
   } catch (const std::invalid_argument& e) {
@@ -115,10 +175,22 @@ int sweep_cmd(const SweepArgs& a) {
     }
     return 0;
   }
+  bool varying = false;
+  for (const auto& c : plan.point_configs) {
+    const auto& v = c["variance"];
+    if (v.value("page_colouring", false) || v.value("link_perturbation_bytes", 0) > 0)
+      varying = true;
+  }
+  if (plan.spec.repeats > 1 && !varying && !runs_can_differ(plan.base))
+    spdlog::warn(
+        "repeats: {}, but nothing in this experiment differs between runs "
+        "(variance.page_colouring is off and variance.link_perturbation_bytes is 0): every repeat "
+        "of a point will give the same result",
+        plan.spec.repeats);
   sweep::Summary s;
   try {
     s = sweep::run_sweep(o, plan);
-  } catch (const sweep::MismatchError& e) {
+  } catch (const sweep::StoreError& e) {
     throw UserError(e.what(), 2);
   }
   const size_t recorded = s.skipped + s.finished;
@@ -129,7 +201,10 @@ int sweep_cmd(const SweepArgs& a) {
   }
   spdlog::info("{} runs in {:.1f} s ({} failed); results in {}, manifest {}", s.finished, s.wall_s,
                s.failed, plan.csv.string(), plan.manifest.string());
-  if (plan.spec.repeats > 1) print_repeat_summary(plan.csv);
+  if (print_summary(plan.csv, plan, o.shard))
+    spdlog::warn(
+        "every repeat of every point gave the same kpps: these runs are deterministic, "
+        "so repeats add nothing (see variance.* in docs/config-reference.md)");
   return s.failed > 0 ? 3 : 0;
 }
 
@@ -138,7 +213,7 @@ int merge_cmd(const std::string& out, const std::vector<std::string>& shards) {
   sweep::MergeSummary m;
   try {
     m = sweep::merge(out, paths);
-  } catch (const sweep::MismatchError& e) {
+  } catch (const sweep::StoreError& e) {
     throw UserError(e.what(), 2);
   }
   if (m.duplicates > 0)
@@ -159,8 +234,10 @@ void add_sweep(CLI::App& app, std::vector<Command>& commands) {
       "Results: <dir>/<name>-sweep.csv, one row per run (point, repeat, point_hash, each swept "
       "key,\n"
       "every metric, status ok|fault|error|crashed, error, process_s), written as each run ends,\n"
-      "and <dir>/<name>-sweep.json, the manifest (resolved configuration and its hash, version,\n"
-      "git revision, seeds, times). See the Sweeps section of docs/config-reference.md.\n"
+      "and <dir>/<name>-sweep.json, the manifest (resolved configuration and its hash, every\n"
+      "point's resolved configuration and seeds, version, git revision, times; rerun a row with\n"
+      "simloop run --from-sweep CSV --point N). <dir>/<name>-sweep.lock keeps a second sweep\n"
+      "out while this one runs. See the Sweeps section of docs/config-reference.md.\n"
       "Ctrl-C starts no more runs and waits for running ones (again: stops them); finish later\n"
       "with --resume. Exit status: 0 all ok, 2 bad input, 3 some runs failed (recorded),\n"
       "130 interrupted.");
@@ -168,8 +245,12 @@ void add_sweep(CLI::App& app, std::vector<Command>& commands) {
   sw->add_option("-j,--jobs", a->jobs, "Runs at a time (default: the number of cores)")
       ->check(CLI::Range(1, 4096));
   sw->add_flag("--resume", a->resume,
-               "Run only the runs missing from existing results (which must be of the same "
-               "experiment hash)");
+               "Complete existing results: keep the rows of points the sweep still has (a point "
+               "is its resolved configuration), run the missing ones, set aside rows of points it "
+               "no longer has (in <name>-sweep-dropped.csv). Refused if the base configuration "
+               "changed");
+  sw->add_flag("--retry-crashed", a->retry_crashed,
+               "With --resume: run again the runs recorded as crashed");
   sw->add_option(
       "--shard", a->shard,
       "K/N: run only points whose index is K-1 modulo N, into <name>-sweep-shard-K-of-N.csv");

@@ -16,6 +16,8 @@
 
 #include "config/yaml_input.h"
 
+#include "config/data_root.h"
+
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."
 #endif
@@ -778,7 +780,7 @@ std::vector<fs::path> config_roots(const fs::path& experiment_file) {
       experiment_file.has_parent_path() ? experiment_file.parent_path() : fs::path(".");
   std::vector<fs::path> roots;
   for (fs::path p : {base / ".." / "configs", base / "configs", fs::path("configs"),
-                     fs::path(SIMLOOP_SOURCE_DIR) / "configs"}) {
+                     data_root() / "configs"}) {
     p = p.lexically_normal();
     if (std::find(roots.begin(), roots.end(), p) == roots.end()) roots.push_back(p);
   }

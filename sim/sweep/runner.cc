@@ -41,26 +41,25 @@ std::string hms(double s) {
   return fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
-// Identifying columns first, then the swept keys, the metrics of a run and
-// how the run ended.
-std::vector<std::string> header_of(const Plan& p) {
-  std::vector<std::string> h = {"point", "repeat", "point_hash"};
-  for (const auto& k : p.spec.keys) h.push_back(k);
-  const report::Row metrics = engine::result_row(p.base, engine::SimResult{});
-  for (const auto& [k, v] : metrics.cells())
-    if (std::find(h.begin(), h.end(), k) == h.end()) h.push_back(k);
-  for (const char* k : {"status", "error", "process_s"}) h.push_back(k);
-  return h;
+json read_json(const fs::path& p) {
+  return parse_manifest(read_text(p), p.string());
 }
 
-json read_json(const fs::path& p) {
-  std::ifstream f(p);
-  if (!f) throw std::runtime_error(fmt::format("{}: cannot read", p.string()));
-  try {
-    return json::parse(f);
-  } catch (const json::exception& e) {
-    throw std::runtime_error(fmt::format("{}: not a manifest: {}", p.string(), e.what()));
+// A configuration as dot paths and values.
+void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+    return;
   }
+  out[prefix] = j;
+}
+
+// What identifies a configuration's results: all of it but where results go
+// and the free-text description.
+json identity_of(json config) {
+  config.erase("output");
+  config.erase("description");
+  return config;
 }
 
 volatile std::sig_atomic_t g_interrupts = 0;
@@ -144,14 +143,20 @@ json manifest_json(const Options& o, const Plan& plan, const std::string& starte
     for (const auto& s : p.settings) settings[s.key] = s.value;
     json seeds = json::array();
     for (int r = 0; r < plan.spec.repeats; ++r) seeds.push_back(run_seed(plan.base.seed, p, r));
-    pts.push_back({{"index", p.index}, {"hash", p.hash}, {"settings", settings}, {"seeds", seeds}});
+    pts.push_back({{"index", p.index},
+                   {"hash", p.hash},
+                   {"settings", settings},
+                   {"seeds", seeds},
+                   {"config", plan.point_configs.at(p.index)}});
   }
+  m["point_hash_rule"] = "fnv1a64 of the point's resolved configuration without output.*";
   m["points"] = pts;
   m["shard"] = {{"k", o.shard.k}, {"n", o.shard.n}};
   m["results"] = plan.csv.filename().string();
   m["started_at"] = started;
   m["finished_at"] = nullptr;
   m["status"] = "running";
+  m["pid"] = ::getpid();
   return m;
 }
 
@@ -161,6 +166,55 @@ fs::path manifest_of(const fs::path& csv) {
   fs::path m = csv;
   m.replace_extension(".json");
   return m;
+}
+
+fs::path lock_of(const fs::path& csv) {
+  fs::path m = csv;
+  m.replace_extension(".lock");
+  return m;
+}
+
+std::vector<std::string> header_of(const Plan& p) {
+  std::vector<std::string> h = {"point", "repeat", "point_hash"};
+  for (const auto& k : p.spec.keys) h.push_back(k);
+  // A metric that only repeats a swept key's value (align for options.align)
+  // is left out: the swept key's column says it. Metrics that can differ
+  // from the setting (packets: those sent before a fault) stay.
+  static const std::map<std::string, std::string> kRepeats = {{"workload.payload", "payload"},
+                                                              {"workload.dest", "dest"},
+                                                              {"options.align", "align"},
+                                                              {"options.copy", "copy"}};
+  std::set<std::string> said;
+  for (const auto& k : p.spec.keys)
+    if (const auto it = kRepeats.find(k); it != kRepeats.end()) said.insert(it->second);
+  const report::Row metrics = engine::result_row(p.base, engine::SimResult{});
+  for (const auto& [k, v] : metrics.cells())
+    if (std::find(h.begin(), h.end(), k) == h.end() && said.count(k) == 0) h.push_back(k);
+  for (const char* k : {"status", "error", "process_s"}) h.push_back(k);
+  return h;
+}
+
+std::vector<std::string> changed_keys(const json& a, const json& b,
+                                      const std::set<std::string>& ignore) {
+  std::map<std::string, json> fa, fb;
+  flatten(identity_of(a), "", fa);
+  flatten(identity_of(b), "", fb);
+  std::vector<std::string> out;
+  for (const auto& [k, v] : fa) {
+    if (ignore.count(k) != 0) continue;
+    const auto it = fb.find(k);
+    if (it == fb.end() || it->second != v) out.push_back(k);
+  }
+  for (const auto& [k, v] : fb)
+    if (ignore.count(k) == 0 && fa.count(k) == 0) out.push_back(k);
+  return out;
+}
+
+std::string effective_status(const json& m, const fs::path& csv) {
+  const auto st = m.find("status");
+  const std::string s = st != m.end() && st->is_string() ? st->get<std::string>() : "";
+  if (s == "running" && !StoreLock::held(lock_of(csv))) return "stopped";
+  return s;
 }
 
 Plan make_plan(const Options& o) {
@@ -173,58 +227,186 @@ Plan make_plan(const Options& o) {
           fmt::format("{}: sweep: seed cannot be swept: use repeats, which derive a seed per run",
                       o.experiment.string()));
   p.config = config::to_json(p.base);
-  json identity = p.config;
-  identity.erase("output");  // where results go is not what they are
-  std::string text = identity.dump() + "\n" + std::to_string(p.spec.repeats) + "\n";
+  // Every point's configuration is checked now, not halfway through, and
+  // identifies the point: its hash is of the whole resolved configuration.
+  for (auto& pt : p.spec.points) {
+    std::vector<std::string> sets = o.sets;
+    for (auto& s : pt.as_sets()) sets.push_back(std::move(s));
+    try {
+      p.point_configs.push_back(config::to_json(config::load_experiment(o.experiment, sets)));
+    } catch (const config::ConfigError& e) {
+      throw config::ConfigError(fmt::format("{}: sweep point {} ({}): {}", o.experiment.string(),
+                                            pt.index, fmt::join(pt.as_sets(), " "), e.what()));
+    }
+    pt.hash = hex64(fnv1a(identity_of(p.point_configs.back()).dump()));
+  }
+  std::string text = identity_of(p.config).dump() + "\n" + std::to_string(p.spec.repeats) + "\n";
   for (const auto& pt : p.spec.points) {
     text += pt.hash + ":";
     for (const auto& s : pt.as_sets()) text += s + ";";
     text += "\n";
   }
   p.hash = hex64(fnv1a(text));
-  // Every point's configuration is checked now, not halfway through.
-  for (const auto& pt : p.spec.points) {
-    std::vector<std::string> sets = o.sets;
-    for (auto& s : pt.as_sets()) sets.push_back(std::move(s));
-    try {
-      config::load_experiment(o.experiment, sets);
-    } catch (const config::ConfigError& e) {
-      throw config::ConfigError(fmt::format("{}: sweep point {} ({}): {}", o.experiment.string(),
-                                            pt.index, fmt::join(pt.as_sets(), " "), e.what()));
-    }
-  }
   const fs::path dir = o.output_dir.empty() ? fs::path(p.base.output.dir) : fs::path(o.output_dir);
   std::string stem = p.base.name + "-sweep";
   if (o.shard.n > 1) stem += fmt::format("-shard-{}-of-{}", o.shard.k, o.shard.n);
   p.csv = dir / (stem + ".csv");
   p.manifest = manifest_of(p.csv);
+  p.lock = lock_of(p.csv);
+  p.dropped = dir / (stem + "-dropped.csv");
   return p;
 }
+
+namespace {
+
+// Rows of the results file in (point, repeat) order.
+std::string sorted_text(const std::vector<std::string>& header, Table t) {
+  const int pc = t.column("point"), rc = t.column("repeat");
+  std::vector<size_t> order(t.rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto key = [&](size_t i) {
+    return std::make_pair(std::stoull(t.rows[i][static_cast<size_t>(pc)]),
+                          std::stoi(t.rows[i][static_cast<size_t>(rc)]));
+  };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+  std::string text = csv_line(header);
+  for (size_t i : order) text += csv_line(t.rows[i]);
+  return text;
+}
+
+// Appends rows to a CSV of their own (created with `header`), so that rows a
+// resumed sweep no longer has are kept, not lost.
+void keep_aside(const fs::path& path, const std::vector<std::string>& header,
+                const std::vector<std::vector<std::string>>& rows) {
+  std::string text;
+  if (!fs::exists(path)) text = csv_line(header);
+  for (const auto& r : rows) text += csv_line(r);
+  std::string old = fs::exists(path) ? read_text(path) : "";
+  if (!old.empty() && parse_csv(old, path.string()).header != header)
+    throw StoreError(
+        fmt::format("{}: its columns differ; cannot keep the dropped rows there", path.string()));
+  write_atomic(path, old + text);
+}
+
+}  // namespace
 
 Summary run_sweep(const Options& o, const Plan& plan) {
   const auto t0 = Clock::now();
   const std::string started = utc_now();
-  if (!o.resume && fs::exists(plan.csv))
+  // Held until we return: no other sweep writes here meanwhile, and the
+  // check of what exists and the creation below are one step for others.
+  const StoreLock lock(plan.lock, plan.csv.string());
+  const auto header = header_of(plan);
+  json manifest = manifest_json(o, plan, started);
+
+  // What is there: rows of finished runs, and the manifest that says whose.
+  bool have_rows = false, cut_short = false;
+  Table old;
+  if (fs::exists(plan.csv)) {
+    const std::string text = read_text(plan.csv);
+    // A file cut short before its header or first row holds no result.
+    if (text.find('\n') != std::string::npos) {
+      old = parse_csv(text, plan.csv.string());
+      have_rows = !old.rows.empty();
+      cut_short = text.back() != '\n';  // a partial last row: written anew without it
+    }
+  }
+  const bool have_manifest = fs::exists(plan.manifest);
+  if (have_manifest) {
+    // We hold the lock, so a manifest that says running is stale: its sweep
+    // ended without saying so. Only said, not relied on: a manifest that
+    // cannot be read is dealt with below, where it matters.
+    try {
+      if (read_json(plan.manifest).value("status", json()) == json("running"))
+        spdlog::warn(
+            "{}: the sweep that wrote it ended without finishing (killed, or its disk "
+            "filled)",
+            plan.csv.string());
+    } catch (const StoreError&) {
+    }
+  }
+  if (have_rows && !o.resume)
     throw MismatchError(fmt::format("{}: already exists; use --resume to complete it, or remove it",
                                     plan.csv.string()));
-  json manifest = manifest_json(o, plan, started);
-  if (o.resume && fs::exists(plan.manifest)) {
-    const json old = read_json(plan.manifest);
-    if (old.value("experiment_hash", "") != plan.hash)
-      throw MismatchError(
-          fmt::format("{}: results of a different sweep (experiment hash {}, this one {}); not "
-                      "resuming into them",
-                      plan.manifest.string(), old.value("experiment_hash", "?"), plan.hash));
-    manifest["started_at"] = old.value("started_at", started);
-    manifest["resumed_at"] = old.value("resumed_at", json::array());
-    manifest["resumed_at"].push_back(started);
-  } else if (o.resume && fs::exists(plan.csv)) {
-    throw MismatchError(fmt::format("{}: has no manifest ({}); cannot tell which sweep it holds",
-                                    plan.csv.string(), plan.manifest.string()));
+
+  ResumePlan rp;
+  if (have_rows) {
+    std::vector<std::string> hashes;
+    std::vector<std::map<std::string, std::string>> settings;
+    for (const auto& pt : plan.spec.points) {
+      hashes.push_back(pt.hash);
+      std::map<std::string, std::string> st;
+      for (const auto& kv : pt.settings) st[kv.key] = kv.value;
+      settings.push_back(std::move(st));
+    }
+    const auto ids = row_ids(old, plan.csv.string());
+    if (have_manifest) {
+      const json prev = read_json(plan.manifest);
+      if (!prev.contains("point_hash_rule"))
+        throw MismatchError(fmt::format(
+            "{}: written by an older simloop whose point hashes do not cover the resolved "
+            "configuration; not resuming into it (use another -o)",
+            plan.manifest.string()));
+      // Rows must be of points the manifest lists.
+      check_known(ids, known_points(prev, plan.manifest.string()), plan.csv.string());
+      std::set<std::string> swept(plan.spec.keys.begin(), plan.spec.keys.end());
+      if (prev.contains("keys") && prev["keys"].is_array())
+        for (const auto& k : prev["keys"])
+          if (k.is_string()) swept.insert(k.get<std::string>());
+      const auto changed = changed_keys(prev.value("config", json::object()), plan.config, swept);
+      if (!changed.empty())
+        throw MismatchError(fmt::format(
+            "{}: results of a sweep whose base configuration differs in {}; not resuming into "
+            "them (use another -o, or remove them)",
+            plan.manifest.string(), fmt::join(changed, ", ")));
+      manifest["started_at"] = prev.value("started_at", started);
+      manifest["resumed_at"] = prev.value("resumed_at", json::array());
+      if (!manifest["resumed_at"].is_array()) manifest["resumed_at"] = json::array();
+      manifest["resumed_at"].push_back(started);
+    } else {
+      // No manifest (its write never happened): the rows' point hashes say
+      // which configuration each ran, so rows of points this sweep has are
+      // kept, and rows of no point of it are refused.
+      KnownPoints known;
+      known.repeats = plan.spec.repeats;
+      std::map<std::string, size_t> at;
+      for (size_t i = 0; i < hashes.size(); ++i) at.emplace(hashes[i], i);
+      std::vector<RowId> ids_here = ids;
+      for (auto& id : ids_here) {
+        const auto it = at.find(id.hash);
+        if (it != at.end()) id.point = it->second;
+      }
+      known.hashes = hashes;
+      check_known(ids_here, known, plan.csv.string());
+      spdlog::warn("{}: no manifest beside it; keeping its rows by their point hashes",
+                   plan.csv.string());
+    }
+    rp = plan_resume(old, plan.csv.string(), hashes, plan.spec.repeats, header, settings,
+                     o.retry_crashed);
+    rp.rewrite = rp.rewrite || cut_short;
+  } else if (fs::exists(plan.csv)) {
+    spdlog::info("{}: holds no finished run; starting afresh", plan.csv.string());
   }
-  const auto header = header_of(plan);
-  ResultStore store(plan.csv, header, o.resume);
-  report::write_file_atomic(plan.manifest, manifest.dump(2) + "\n");
+
+  // The manifest first: results are never without one.
+  write_atomic(plan.manifest, manifest.dump(2) + "\n");
+  if (!rp.dropped.empty()) {
+    const size_t moved = rp.dropped.size() - rp.retried;
+    if (moved > 0) {
+      std::vector<std::vector<std::string>> aside;
+      const int sc = old.column("status");
+      for (const auto& r : rp.dropped)
+        if (!(o.retry_crashed && sc >= 0 && r[static_cast<size_t>(sc)] == "crashed"))
+          aside.push_back(r);
+      keep_aside(plan.dropped, old.header, aside);
+    }
+  }
+  if (!have_rows || rp.rewrite) {
+    std::string text = csv_line(header);
+    for (const auto& r : rp.kept) text += csv_line(r);
+    write_atomic(plan.csv, text);
+  }
+  ResultStore store(plan.csv, header);
 
   struct Todo {
     const Point* point;
@@ -232,18 +414,25 @@ Summary run_sweep(const Options& o, const Plan& plan) {
   };
   std::vector<Todo> todo;
   Summary sum;
+  sum.dropped = rp.dropped.size() - rp.retried;
   for (const auto& p : plan.spec.points) {
     if (!o.shard.contains(p)) continue;
     for (int r = 0; r < plan.spec.repeats; ++r) {
       ++sum.runs;
-      if (store.done().count({p.index, r}) != 0) {
+      if (rp.done.count({p.index, r}) != 0) {
         ++sum.skipped;
         continue;
       }
       todo.push_back({&p, r});
     }
   }
-  if (sum.skipped > 0) spdlog::info("resuming: {} of {} runs already done", sum.skipped, sum.runs);
+  if (have_rows)
+    spdlog::info("resuming: kept {} rows, {} runs to add, dropped {} rows{}{}", sum.skipped,
+                 todo.size(), sum.dropped,
+                 sum.dropped > 0 ? fmt::format(" of points no longer in the sweep (kept in {})",
+                                               plan.dropped.string())
+                                 : "",
+                 rp.retried > 0 ? fmt::format("; {} crashed runs to run again", rp.retried) : "");
   spdlog::info("sweep {}: {} points x {} repeats{}, {} runs to do, {} at a time -> {}",
                plan.base.name, plan.spec.points.size(), plan.spec.repeats,
                o.shard.n > 1 ? fmt::format(" (shard {}/{})", o.shard.k, o.shard.n) : "",
@@ -340,6 +529,9 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     }
     store.append(fields);
     ++sum.finished;
+    // After the row is on disk: what a watcher of the log can wait for.
+    spdlog::debug("recorded point {} repeat {}: {} ({} of {} runs recorded)", p.index, j.repeat,
+                  state, sum.skipped + sum.finished, sum.runs);
     if (state != "ok") {
       ++sum.failed;
       if (tty) std::fprintf(stderr, "\r\x1b[K");
@@ -348,65 +540,105 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     }
   };
 
-  while (next < todo.size() || !running.empty()) {
-    if (g_interrupts > 0 && !told) {
-      told = true;
-      if (tty) std::fprintf(stderr, "\r\x1b[K");
-      spdlog::warn(
-          "interrupted: starting no more runs; waiting for {} running (Ctrl-C again to stop them)",
-          running.size());
-    }
-    if ((g_interrupts > 1 || g_terminate) && !killed) {
-      killed = true;
-      for (const auto& [fd, j] : running) ::kill(j.pid, SIGKILL);
-    }
-    while (g_interrupts == 0 && next < todo.size() && static_cast<int>(running.size()) < o.jobs) {
-      const Todo t = todo[next++];
-      int fds[2];
-      if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
-      const uint64_t seed = run_seed(plan.base.seed, *t.point, t.repeat);
-      std::fflush(nullptr);
-      const auto start = Clock::now();
-      const pid_t pid = ::fork();
-      if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-      if (pid == 0) {
-        ::close(fds[0]);
-        for (const auto& [fd, j] : running) ::close(fd);
-        child_main(o, *t.point, seed, fds[1]);
+  // A failure to record (a full disk) stops the sweep: no more runs start,
+  // the running ones are stopped, and the manifest says why.
+  auto fail_sweep = [&](const std::exception& e) {
+    for (const auto& [fd, j] : running) {
+      ::kill(j.pid, SIGKILL);
+      while (::waitpid(j.pid, nullptr, 0) < 0 && errno == EINTR) {
       }
-      // Only the child holds the write end, so its exit is our EOF.
-      ::close(fds[1]);
-      running.emplace(fds[0], Job{pid, t.point->index, t.repeat, seed, {}, start});
+      ::close(fd);
     }
-    if (running.empty()) break;
-    std::vector<pollfd> pfds;
-    for (const auto& [fd, j] : running) pfds.push_back({fd, POLLIN, 0});
-    const int n = ::poll(pfds.data(), pfds.size(), 250);
-    if (n < 0 && errno != EINTR)
-      throw std::runtime_error(fmt::format("poll: {}", std::strerror(errno)));
-    for (const auto& pf : pfds) {
-      if (n <= 0 || (pf.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-      Job& j = running.at(pf.fd);
-      char buf[4096];
-      const ssize_t got = ::read(pf.fd, buf, sizeof buf);
-      if (got > 0) {
-        j.out.append(buf, static_cast<size_t>(got));
-        continue;
-      }
-      if (got < 0 && errno == EINTR) continue;
-      int status = 0;
-      while (::waitpid(j.pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      ::close(pf.fd);
-      const Job done = std::move(j);
-      running.erase(pf.fd);
-      record(done, status);
+    running.clear();
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    if (tty) std::fprintf(stderr, "\r\x1b[K");
+    manifest["finished_at"] = utc_now();
+    manifest["status"] = "failed";
+    manifest["error"] = e.what();
+    try {
+      write_atomic(plan.manifest, manifest.dump(2) + "\n");
+    } catch (const std::exception& m) {
+      // The manifest still says running, and no one holds the lock: readers
+      // take it as stopped (effective_status).
+      spdlog::error("{}", m.what());
     }
-    progress(false);
+  };
+  try {
+    while (next < todo.size() || !running.empty()) {
+      if (g_interrupts > 0 && !told) {
+        told = true;
+        if (tty) std::fprintf(stderr, "\r\x1b[K");
+        spdlog::warn(
+            "interrupted: starting no more runs; waiting for {} running (Ctrl-C again to stop "
+            "them)",
+            running.size());
+      }
+      if ((g_interrupts > 1 || g_terminate) && !killed) {
+        killed = true;
+        for (const auto& [fd, j] : running) ::kill(j.pid, SIGKILL);
+      }
+      while (g_interrupts == 0 && next < todo.size() && static_cast<int>(running.size()) < o.jobs) {
+        const Todo t = todo[next++];
+        int fds[2];
+        if (::pipe(fds) != 0)
+          throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+        const uint64_t seed = run_seed(plan.base.seed, *t.point, t.repeat);
+        std::fflush(nullptr);
+        const auto start = Clock::now();
+        const pid_t pid = ::fork();
+        if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+        if (pid == 0) {
+          ::close(fds[0]);
+          for (const auto& [fd, j] : running) ::close(fd);
+          ::close(lock.fd());
+          ::close(store.fd());
+          child_main(o, *t.point, seed, fds[1]);
+        }
+        // Only the child holds the write end, so its exit is our EOF.
+        ::close(fds[1]);
+        running.emplace(fds[0], Job{pid, t.point->index, t.repeat, seed, {}, start});
+      }
+      if (running.empty()) break;
+      std::vector<pollfd> pfds;
+      for (const auto& [fd, j] : running) pfds.push_back({fd, POLLIN, 0});
+      const int n = ::poll(pfds.data(), pfds.size(), 250);
+      if (n < 0 && errno != EINTR)
+        throw std::runtime_error(fmt::format("poll: {}", std::strerror(errno)));
+      for (const auto& pf : pfds) {
+        if (n <= 0 || (pf.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+        Job& j = running.at(pf.fd);
+        char buf[4096];
+        const ssize_t got = ::read(pf.fd, buf, sizeof buf);
+        if (got > 0) {
+          j.out.append(buf, static_cast<size_t>(got));
+          continue;
+        }
+        if (got < 0 && errno == EINTR) continue;
+        int status = 0;
+        while (::waitpid(j.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        ::close(pf.fd);
+        const Job done = std::move(j);
+        running.erase(pf.fd);
+        record(done, status);
+      }
+      progress(false);
+    }
+  } catch (const std::exception& e) {
+    fail_sweep(e);
+    throw;
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   progress(true);
+
+  // Rows were appended as runs finished; the file keeps them in point order.
+  try {
+    write_atomic(plan.csv, sorted_text(header, read_csv(plan.csv)));
+  } catch (const std::exception& e) {
+    spdlog::warn("{} (its rows stay in the order the runs finished)", e.what());
+  }
 
   sum.interrupted = g_interrupts > 0 && sum.skipped + sum.finished < sum.runs;
   sum.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -416,12 +648,24 @@ Summary run_sweep(const Options& o, const Plan& plan) {
   manifest["runs_recorded"] = sum.skipped + sum.finished;
   manifest["failed_this_session"] = sum.failed;
   manifest["wall_s_this_session"] = sum.wall_s;
-  report::write_file_atomic(plan.manifest, manifest.dump(2) + "\n");
+  write_atomic(plan.manifest, manifest.dump(2) + "\n");
   return sum;
 }
 
 MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   if (shards.empty()) throw MismatchError("merge: no shard results given");
+  // Never write over an input: compare the files themselves, not names.
+  auto same_file = [](const fs::path& a, const fs::path& b) {
+    std::error_code ec;
+    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+  };
+  for (const auto& s : shards)
+    if (same_file(out, s) || same_file(manifest_of(out), manifest_of(s)))
+      throw StoreError(fmt::format(
+          "merge: the output {} is also an input; write the merged results to a new file",
+          out.string()));
+  const StoreLock lock(lock_of(out), out.string());
   json first;
   Table all;
   std::map<std::pair<size_t, int>, std::vector<std::string>> rows;
@@ -435,12 +679,12 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
     const json m = read_json(mp);
     if (first.is_null()) {
       first = m;
-    } else if (m.value("experiment_hash", "") != first.value("experiment_hash", "")) {
-      throw MismatchError(
-          fmt::format("{}: experiment hash {} differs from {}'s {}: these are results of different "
-                      "sweeps; not merging",
-                      s.string(), m.value("experiment_hash", "?"), shards.front().string(),
-                      first.value("experiment_hash", "?")));
+    } else if (m.value("experiment_hash", json()) != first.value("experiment_hash", json())) {
+      throw MismatchError(fmt::format(
+          "{}: experiment hash {} differs from {}'s {}: these are results of different sweeps; "
+          "not merging",
+          s.string(), m.value("experiment_hash", json("?")).dump(), shards.front().string(),
+          first.value("experiment_hash", json("?")).dump()));
     }
     const Table t = read_csv(s);
     if (all.header.empty()) {
@@ -449,34 +693,24 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
       throw MismatchError(
           fmt::format("{}: its columns differ from {}'s", s.string(), shards.front().string()));
     }
-    const int pc = t.column("point"), rc = t.column("repeat");
-    if (pc < 0 || rc < 0)
-      throw MismatchError(fmt::format("{}: not sweep results (no point, repeat)", s.string()));
-    for (const auto& r : t.rows) {
-      const auto key = std::make_pair(std::stoul(r[pc]), std::stoi(r[rc]));
-      if (!rows.emplace(key, r).second) ++sum.duplicates;
-    }
+    const auto ids = row_ids(t, s.string());
+    check_known(ids, known_points(m, mp.string()), s.string());
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (!rows.emplace(std::make_pair(ids[i].point, ids[i].repeat), t.rows[i]).second)
+        ++sum.duplicates;
+    const std::string status = effective_status(m, s);
+    if (status == "running")
+      spdlog::warn("{}: its sweep is still running; merging the rows it has so far", s.string());
     from.push_back({{"results", fs::absolute(s).string()},
                     {"shard", m.value("shard", json())},
-                    {"status", m.value("status", "")}});
+                    {"status", status}});
   }
-  std::string text;
-  for (size_t i = 0; i < all.header.size(); ++i) {
-    if (i != 0) text += ",";
-    text += csv_field(all.header[i]);
-  }
-  text += '\n';
-  for (const auto& [k, r] : rows) {
-    for (size_t i = 0; i < r.size(); ++i) {
-      if (i != 0) text += ",";
-      text += csv_field(r[i]);
-    }
-    text += '\n';
-  }
+  std::string text = csv_line(all.header);
+  for (const auto& [k, r] : rows) text += csv_line(r);
   sum.rows = rows.size();
-  const size_t expected = first.value("points", json::array()).size() * first.value("repeats", 1);
+  const auto known = known_points(first, manifest_of(shards.front()).string());
+  const size_t expected = known.hashes.size() * static_cast<size_t>(known.repeats);
   sum.missing = expected > sum.rows ? expected - sum.rows : 0;
-  report::write_file_atomic(out, text);
   json m = first;
   m["shard"] = nullptr;
   m["merged_from"] = from;
@@ -485,7 +719,9 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   m["runs"] = expected;
   m["runs_recorded"] = sum.rows;
   m["status"] = sum.missing == 0 ? "complete" : "incomplete";
-  report::write_file_atomic(manifest_of(out), m.dump(2) + "\n");
+  m.erase("pid");
+  write_atomic(manifest_of(out), m.dump(2) + "\n");
+  write_atomic(out, text);
   return sum;
 }
 

@@ -26,8 +26,6 @@ using config::KeyType;
 
 namespace {
 
-constexpr size_t kMaxPoints = 1000000;
-
 struct Where {
   std::string file;
   int line = 0, col = 0;
@@ -417,99 +415,6 @@ Shard parse_shard(const std::string& text) {
   if (s.n < 1 || s.k < 1 || s.k > s.n)
     throw std::invalid_argument(fmt::format("--shard {}: need 1 <= K <= N", text));
   return s;
-}
-
-int Table::column(const std::string& name) const {
-  const auto it = std::find(header.begin(), header.end(), name);
-  return it == header.end() ? -1 : static_cast<int>(it - header.begin());
-}
-
-Table read_csv(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    throw std::runtime_error(
-        fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
-  Table t;
-  size_t pos = 0;
-  bool first = true;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) break;  // cut short: not a row
-    const std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    if (first) {
-      t.header = split_csv_line(line);
-      first = false;
-      continue;
-    }
-    if (line.empty()) continue;
-    auto fields = split_csv_line(line);
-    if (fields.size() != t.header.size())
-      throw std::runtime_error(fmt::format("{}: a row has {} fields, the header {}", path.string(),
-                                           fields.size(), t.header.size()));
-    t.rows.push_back(std::move(fields));
-  }
-  if (first) throw std::runtime_error(fmt::format("{}: no header line", path.string()));
-  return t;
-}
-
-ResultStore::ResultStore(const fs::path& path, const std::vector<std::string>& header, bool resume)
-    : path_(path), columns_(header.size()) {
-  std::string head;
-  for (const auto& h : header) {
-    if (!head.empty()) head += ',';
-    head += csv_field(h);
-  }
-  head += '\n';
-  if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  const bool exists = fs::exists(path) && fs::file_size(path) > 0;
-  if (resume && exists) {
-    const Table t = read_csv(path);
-    if (t.header != header)
-      throw std::runtime_error(fmt::format(
-          "{}: its columns differ from this sweep's; not resuming into it", path.string()));
-    const int pc = t.column("point"), rc = t.column("repeat");
-    for (const auto& r : t.rows) done_.insert({std::stoul(r[pc]), std::stoi(r[rc])});
-    // Cut a partial last line (a write cut short), so appends start clean.
-    std::ifstream f(path, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const size_t keep = text.rfind('\n') + 1;
-    if (keep != text.size()) fs::resize_file(path, keep);
-  } else if (exists && !resume) {
-    throw std::runtime_error(fmt::format(
-        "{}: already exists; use --resume to complete it, or remove it", path.string()));
-  }
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0)
-    throw std::runtime_error(
-        fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
-  if (!(resume && exists)) append(header);
-}
-
-ResultStore::~ResultStore() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void ResultStore::append(const std::vector<std::string>& fields) {
-  if (fields.size() != columns_)
-    throw std::logic_error(
-        fmt::format("a row of {} fields for {} columns", fields.size(), columns_));
-  std::string line;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i != 0) line += ",";
-    line += csv_field(fields[i]);
-  }
-  line += '\n';
-  // One write() per line: with O_APPEND, a row is never interleaved or split
-  // by another writer, and a crash leaves at most one partial last line.
-  const ssize_t w = ::write(fd_, line.data(), line.size());
-  if (w != static_cast<ssize_t>(line.size()))
-    throw std::runtime_error(
-        fmt::format("{}: write failed: {}", path_.string(), std::strerror(errno)));
-  ::fsync(fd_);
 }
 
 }  // namespace simloop::sweep
