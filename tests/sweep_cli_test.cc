@@ -512,7 +512,7 @@ TEST_F(SweepCliTest, MergeRefusesToWriteOverAnInput) {
       simloop(fmt::format("merge '{}' '{}' '{}' '{}'", s1.string(), s1.string(), s1.string(),
                           (dir_ / "small-sweep-shard-2-of-2.csv").string()));
   EXPECT_EQ(m.status, 2) << m.output;
-  EXPECT_NE(m.output.find("is also an input"), std::string::npos) << m.output;
+  EXPECT_NE(m.output.find("is also one of the merge's inputs"), std::string::npos) << m.output;
   EXPECT_EQ(slurp(s1), before);
   // Another name for the same file is the same file.
   const Result via =

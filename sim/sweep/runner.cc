@@ -663,8 +663,13 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   for (const auto& s : shards)
     if (same_file(out, s) || same_file(manifest_of(out), manifest_of(s)))
       throw StoreError(fmt::format(
-          "merge: the output {} is also an input; write the merged results to a new file",
+          "{}: this is also one of the merge's inputs; write the merged results to a new file",
           out.string()));
+  // Refuse shards without manifests before touching the output's place.
+  for (const auto& s : shards)
+    if (!fs::exists(manifest_of(s)))
+      throw MismatchError(fmt::format("{}: no manifest ({}); cannot tell which sweep it holds",
+                                      s.string(), manifest_of(s).string()));
   const StoreLock lock(lock_of(out), out.string());
   json first;
   Table all;

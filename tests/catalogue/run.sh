@@ -27,7 +27,7 @@ limit_s=120     # a hang, not a slow run: every case takes well under a second
 declare -A pass fail xfail
 subs=()
 failures=0
-located='^\[error\] ([^ :]+:[0-9]+(:[0-9]+)?: |--set [^ ]+: |--train [^ ]+: |[^ :]+: (is a directory|is not a regular file|cannot read)|[^ :]+: sweep point [0-9]+ \()|^simloop: unknown subcommand'
+located='^\[error\] ([^ :]+:[0-9]+(:[0-9]+)?: |--set [^ ]+: |--train [^ ]+: |[^ :]+: (is a directory|is not a regular file|cannot read|no manifest|this is also one of the merge.s inputs)|[^ :]+: sweep point [0-9]+ \()|^simloop: unknown subcommand'
 
 # run_case SUB NAME REGEX ARGS...: simloop ARGS must exit 2, and its
 # standard error match REGEX and the located form.
@@ -370,14 +370,10 @@ plot_cases() {
 plot_cases
 
 # merge reads shard CSVs and their manifests (the store's readers).
-XFAIL="merge checks each shard with the located CSV reader" \
-  run_case merge binary 'binary\.csv:1:1: byte 0x7f is not UTF-8 text' merge "$work/out/m.csv" binary.csv
-XFAIL="merge checks each shard with the located CSV reader" \
-  run_case merge ragged 'ragged\.csv:2: ' merge "$work/out/m.csv" ragged.csv
-XFAIL="merge names a directory given as a shard as such" \
-  run_case merge directory 'dir\.csv: is a directory' merge "$work/out/m.csv" dir.csv
-XFAIL="merge refuses to write over one of its inputs" \
-  run_case merge over-input 'good\.csv.*input' merge good.csv good.csv
+run_case merge binary 'binary\.json:1:1: not a manifest' merge "$work/out/m.csv" binary.csv
+run_case merge ragged 'ragged\.csv: no manifest' merge "$work/out/m.csv" ragged.csv
+run_case merge directory 'dir\.csv: no manifest' merge "$work/out/m.csv" dir.csv
+run_case merge over-input "good\\.csv: this is also one of the merge's inputs" merge good.csv good.csv
 
 # ---- the tally ----
 echo
