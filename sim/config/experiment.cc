@@ -14,9 +14,8 @@
 #include <sstream>
 #include <system_error>
 
-#include "config/yaml_input.h"
-
 #include "config/data_root.h"
+#include "config/yaml_input.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."
@@ -347,12 +346,13 @@ Schema::Schema() {
       "loopback: 127.0.0.1 through lo0 and the netisr; broadcast: em0's broadcast, a copy loops "
       "back through if_simloop and the frame goes on the wire; wire: a peer host over the link; "
       "self: em0's own address, routed through em0 (no lo0 route), the frame itself loops back.",
-      {"loopback", "broadcast", "wire", "self"},
+      [] {
+        std::vector<std::string> names;
+        for (Dest d : workload::kDests) names.emplace_back(dest_name(d));
+        return names;
+      }(),
       [](Experiment& x, const std::string& v) {
-        x.workload.dest = v == "loopback"    ? Dest::loopback
-                          : v == "broadcast" ? Dest::broadcast
-                          : v == "self"      ? Dest::self
-                                             : Dest::wire;
+        x.workload.dest = workload::parse_dest(v).value_or(Dest::wire);
         // Only a host without the lo0 route for its own address sends to
         // itself through em0.
         x.options.useloopback = x.workload.dest != Dest::self;
@@ -761,26 +761,12 @@ void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
 
 }  // namespace
 
-std::string_view dest_name(Dest d) {
-  switch (d) {
-    case Dest::loopback:
-      return "loopback";
-    case Dest::broadcast:
-      return "broadcast";
-    case Dest::wire:
-      return "wire";
-    case Dest::self:
-      return "self";
-  }
-  return "?";
-}
-
 std::vector<fs::path> config_roots(const fs::path& experiment_file) {
   const fs::path base =
       experiment_file.has_parent_path() ? experiment_file.parent_path() : fs::path(".");
   std::vector<fs::path> roots;
-  for (fs::path p : {base / ".." / "configs", base / "configs", fs::path("configs"),
-                     data_root() / "configs"}) {
+  for (fs::path p :
+       {base / ".." / "configs", base / "configs", fs::path("configs"), data_root() / "configs"}) {
     p = p.lexically_normal();
     if (std::find(roots.begin(), roots.end(), p) == roots.end()) roots.push_back(p);
   }
