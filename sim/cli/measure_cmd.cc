@@ -14,6 +14,7 @@
 #include "measure/kernel.h"
 #include "measure/native.h"
 #include "measure/stage_timer_overhead.h"
+#include "report/stats.h"
 
 namespace simloop::cli {
 
@@ -42,12 +43,8 @@ void print_repeat_summary(const std::vector<report::Row>& rows) {
   }
   for (const auto& [payload, v] : by_payload) {
     if (v.size() < 2) continue;
-    double sum = 0, sq = 0;
-    for (double x : v) sum += x;
-    const double mean = sum / static_cast<double>(v.size());
-    for (double x : v) sq += (x - mean) * (x - mean);
     std::cout << fmt::format("payload {}: mean {:.1f} kpps, sd {:.1f} over {} repeats\n", payload,
-                             mean, std::sqrt(sq / static_cast<double>(v.size() - 1)), v.size());
+                             report::mean(v), report::sd(v), v.size());
   }
 }
 

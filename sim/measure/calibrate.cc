@@ -17,6 +17,7 @@
 #include "measure/native.h"
 #include "models/cycle_account.h"
 #include "net/stack.h"
+#include "report/stats.h"
 #include "report/table.h"
 #include "workload/ttcp.h"
 
@@ -89,10 +90,8 @@ std::optional<Stat> parse_stat(const std::string& s) {
 
 double apply_stat(Stat stat, std::vector<double> v) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  if (stat == Stat::min) return v.front();
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  if (stat == Stat::min) return *std::min_element(v.begin(), v.end());
+  return report::median(std::move(v));
 }
 
 namespace {
