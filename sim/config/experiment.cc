@@ -28,24 +28,11 @@ using nlohmann::json;
 
 namespace {
 
-// Where a value came from: a file position, or a --set argument.
-struct Loc {
-  std::string file;  // empty for --set
-  int line = 0, col = 0;
-};
-
-Loc loc_of(const std::string& file, const YAML::Node& n) {
-  const auto m = n.Mark();
-  return {file, m.line + 1, m.column + 1};
-}
+using Loc = YamlLoc;
+constexpr auto loc_of = yaml_loc;
 
 [[noreturn]] void fail(const Loc& loc, const std::string& key, const std::string& msg) {
-  // The message quotes input only through printable(); once more for any
-  // text that slipped through (a YAML escape can make a control byte).
-  if (loc.file.empty())
-    throw ConfigError(fmt::format("--set {}: {}", printable(key, 120), printable(msg, 1000)));
-  throw ConfigError(fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col,
-                                printable(key, 120), printable(msg, 1000)));
+  throw ConfigError(located(loc, key, msg));
 }
 
 enum class Kind { integer, number, boolean, text, choice };
@@ -89,12 +76,7 @@ struct Section {
   std::string doc;
 };
 
-std::string scalar_text(const YAML::Node& n) {
-  if (n.IsScalar()) return fmt::format("'{}'", printable(n.Scalar()));
-  if (n.IsMap()) return "a map";
-  if (n.IsSequence()) return "a list";
-  return "nothing";
-}
+constexpr auto scalar_text = yaml_shape;
 
 std::string range_text(double lo, double hi) {
   if (std::isinf(lo) && std::isinf(hi)) return "";
