@@ -288,6 +288,41 @@ Schema::Schema() {
       number("machine.unaligned_access_cycles",
              "Extra cycles per misaligned header access, on CPUs that allow them (align: none).", 0,
              1e6, [](Experiment& x) -> double& { return x.machine.unaligned_access_cycles; })));
+  add(cost(number("machine.unaligned_line_cross_cycles",
+                  "Further cycles when a misaligned header access also crosses a cache line.", 0,
+                  1e6,
+                  [](Experiment& x) -> double& { return x.machine.unaligned_line_cross_cycles; })));
+  section("machine.cache", "The instruction cache model, fed by the code layout (`layout`).");
+  add(boolean("machine.cache.enabled", "Charge I-cache misses (needs layout.kernel).",
+              [](Experiment& x) -> bool& { return x.cache_enabled; }));
+  section("machine.cache.l1", "First-level instruction cache, virtually indexed.");
+  add(integer("machine.cache.l1.size_bytes", "Capacity in bytes.", 64, 1 << 26,
+              [](Experiment& x) -> int64_t& { return x.icache.l1.size_bytes; }));
+  add(integer("machine.cache.l1.assoc", "Ways per set.", 1, 64,
+              [](Experiment& x) -> int& { return x.icache.l1.assoc; }));
+  add(integer("machine.cache.l1.line_bytes", "Line size in bytes.", 8, 512,
+              [](Experiment& x) -> int& { return x.icache.l1.line_bytes; }));
+  add(number("machine.cache.l1.refill_cycles",
+             "Extra stall per L1 miss on top of the level that serves it: work before the "
+             "refilled line runs (an Athlon predecodes it again and mispredicts its taken "
+             "branches once).",
+             0, 1e4, [](Experiment& x) -> double& { return x.icache.l1_refill_cycles; }));
+  add(boolean("machine.cache.next_line_prefetch", "A miss also brings the next line in (no stall).",
+              [](Experiment& x) -> bool& { return x.icache.next_line_prefetch; }));
+  section("machine.cache.l2", "Second-level cache behind L1, physically indexed.");
+  add(boolean("machine.cache.l2.enabled", "Model an L2 (else every L1 miss goes to memory).",
+              [](Experiment& x) -> bool& { return x.icache.l2_enabled; }));
+  add(integer("machine.cache.l2.size_bytes", "Capacity in bytes.", 64, int64_t{1} << 32,
+              [](Experiment& x) -> int64_t& { return x.icache.l2.size_bytes; }));
+  add(integer("machine.cache.l2.assoc", "Ways per set.", 1, 64,
+              [](Experiment& x) -> int& { return x.icache.l2.assoc; }));
+  add(boolean("machine.cache.l2.exclusive",
+              "Exclusive (L1 victims move to L2, as on the Athlon) or inclusive.",
+              [](Experiment& x) -> bool& { return x.icache.l2_exclusive; }));
+  add(number("machine.cache.l2.hit_cycles", "Stall per L1 miss that hits L2.", 0, 1e4,
+             [](Experiment& x) -> double& { return x.icache.l2_hit_cycles; }));
+  add(number("machine.cache.memory_cycles", "Stall per miss in every level.", 0, 1e5,
+             [](Experiment& x) -> double& { return x.icache.memory_cycles; }));
 
   section("stack",
           "Per-stage costs of the stack: a name from configs/stacks, a path, or a map of "
@@ -400,42 +435,6 @@ Schema::Schema() {
               100, [](Experiment& x) -> int& { return x.options.max_linkhdr; }));
   add(integer("options.ether_mtu", "MTU of the Ethernet interface, bytes.", 68, 9216,
               [](Experiment& x) -> int& { return x.options.ether_mtu; }));
-
-  add(cost(number("machine.unaligned_line_cross_cycles",
-                  "Further cycles when a misaligned header access also crosses a cache line.", 0,
-                  1e6,
-                  [](Experiment& x) -> double& { return x.machine.unaligned_line_cross_cycles; })));
-  section("machine.cache", "The instruction cache model, fed by the code layout (`layout`).");
-  add(boolean("machine.cache.enabled", "Charge I-cache misses (needs layout.kernel).",
-              [](Experiment& x) -> bool& { return x.cache_enabled; }));
-  section("machine.cache.l1", "First-level instruction cache, virtually indexed.");
-  add(integer("machine.cache.l1.size_bytes", "Capacity in bytes.", 64, 1 << 26,
-              [](Experiment& x) -> int64_t& { return x.icache.l1.size_bytes; }));
-  add(integer("machine.cache.l1.assoc", "Ways per set.", 1, 64,
-              [](Experiment& x) -> int& { return x.icache.l1.assoc; }));
-  add(integer("machine.cache.l1.line_bytes", "Line size in bytes.", 8, 512,
-              [](Experiment& x) -> int& { return x.icache.l1.line_bytes; }));
-  add(number("machine.cache.l1.refill_cycles",
-             "Extra stall per L1 miss on top of the level that serves it: work before the "
-             "refilled line runs (an Athlon predecodes it again and mispredicts its taken "
-             "branches once).",
-             0, 1e4, [](Experiment& x) -> double& { return x.icache.l1_refill_cycles; }));
-  add(boolean("machine.cache.next_line_prefetch", "A miss also brings the next line in (no stall).",
-              [](Experiment& x) -> bool& { return x.icache.next_line_prefetch; }));
-  section("machine.cache.l2", "Second-level cache behind L1, physically indexed.");
-  add(boolean("machine.cache.l2.enabled", "Model an L2 (else every L1 miss goes to memory).",
-              [](Experiment& x) -> bool& { return x.icache.l2_enabled; }));
-  add(integer("machine.cache.l2.size_bytes", "Capacity in bytes.", 64, int64_t{1} << 32,
-              [](Experiment& x) -> int64_t& { return x.icache.l2.size_bytes; }));
-  add(integer("machine.cache.l2.assoc", "Ways per set.", 1, 64,
-              [](Experiment& x) -> int& { return x.icache.l2.assoc; }));
-  add(boolean("machine.cache.l2.exclusive",
-              "Exclusive (L1 victims move to L2, as on the Athlon) or inclusive.",
-              [](Experiment& x) -> bool& { return x.icache.l2_exclusive; }));
-  add(number("machine.cache.l2.hit_cycles", "Stall per L1 miss that hits L2.", 0, 1e4,
-             [](Experiment& x) -> double& { return x.icache.l2_hit_cycles; }));
-  add(number("machine.cache.memory_cycles", "Stall per miss in every level.", 0, 1e5,
-             [](Experiment& x) -> double& { return x.icache.memory_cycles; }));
 
   section("layout", "The code layout: where each stack function's hot code lies.");
   add(text("layout.kernel", "Kernel layout: a name from configs/layouts or a path (\"\": none).",
