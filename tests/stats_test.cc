@@ -4,6 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "report/table.h"
 
 namespace simloop::report {
 namespace {
@@ -40,6 +45,30 @@ TEST(Stats, ConfidenceIntervalOfTheMean) {
   const std::vector<double> v = {1, 2, 3, 4};
   EXPECT_NEAR(mean_ci_half_width(v), 3.182446305 * std::sqrt(5.0 / 3.0) / 2, 1e-8);
   EXPECT_GT(mean_ci_half_width(v, 0.99), mean_ci_half_width(v, 0.95));
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(ReportRows, WriteRowsPicksTheFormatByTheName) {
+  const auto dir = std::filesystem::temp_directory_path() / "simloop-write-rows-test";
+  std::filesystem::create_directories(dir);
+  std::vector<Row> rows(2);
+  rows[0].set("payload", int64_t{18}).set("kpps", 1.5);
+  rows[1].set("payload", int64_t{256}).set("kpps", 0.25);
+  write_rows(dir / "r.csv", rows);
+  write_rows(dir / "r.json", rows);
+  EXPECT_EQ(slurp(dir / "r.csv"), to_csv(rows));
+  const auto j = nlohmann::json::parse(slurp(dir / "r.json"));
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[1]["payload"], 256);
+  EXPECT_DOUBLE_EQ(j[0]["kpps"].get<double>(), 1.5);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

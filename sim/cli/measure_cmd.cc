@@ -64,16 +64,7 @@ void print_rows(const std::vector<report::Row>& rows, const std::string& format,
 
 void write_rows(const std::string& out, const std::vector<report::Row>& rows) {
   if (out.empty()) return;
-  const bool json = out.size() > 5 && out.substr(out.size() - 5) == ".json";
-  std::string text;
-  if (json) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : rows) j.push_back(report::to_json(r));
-    text = j.dump(2) + "\n";
-  } else {
-    text = report::to_csv(rows);
-  }
-  report::write_file_atomic(out, text);
+  report::write_rows(out, rows);
   spdlog::info("wrote {}", out);
 }
 
