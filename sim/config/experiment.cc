@@ -14,9 +14,8 @@
 #include <sstream>
 #include <system_error>
 
-#include "config/yaml_input.h"
-
 #include "config/data_root.h"
+#include "config/yaml_input.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."
@@ -614,8 +613,8 @@ YAML::Node set_value(const std::string& key, const std::string& value) {
   try {
     return YAML::Load(value);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(
-        fmt::format("--set {}: cannot parse the value: {}", printable(key, 120), e.msg));
+    throw ConfigError(fmt::format("--set {}: cannot parse the value: {}", printable(key, 120),
+                                  printable(e.msg, 200)));
   }
 }
 
@@ -779,8 +778,8 @@ std::vector<fs::path> config_roots(const fs::path& experiment_file) {
   const fs::path base =
       experiment_file.has_parent_path() ? experiment_file.parent_path() : fs::path(".");
   std::vector<fs::path> roots;
-  for (fs::path p : {base / ".." / "configs", base / "configs", fs::path("configs"),
-                     data_root() / "configs"}) {
+  for (fs::path p :
+       {base / ".." / "configs", base / "configs", fs::path("configs"), data_root() / "configs"}) {
     p = p.lexically_normal();
     if (std::find(roots.begin(), roots.end(), p) == roots.end()) roots.push_back(p);
   }
@@ -892,7 +891,7 @@ void check_value(const std::string& path, const std::string& value, const std::s
   try {
     node = YAML::Load(value);
   } catch (const YAML::Exception& e) {
-    fail(loc, path, "cannot parse the value: " + e.msg);
+    fail(loc, path, "cannot parse the value: " + printable(e.msg, 200));
   }
   Experiment scratch;
   f->set(scratch, node, loc);
