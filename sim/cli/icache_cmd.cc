@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -295,7 +296,17 @@ int run_icache_cmd(const ICacheArgs& a) {
   std::map<std::string, std::vector<Point>> by_geometry;  // i1 -> points, in layout order
   std::vector<Point> ll_points;
   for (const auto& path : harnesses_or_default(a.harnesses)) {
-    const std::string nm_text = measure::nm_output(path);
+    // A build, or the symbol map one left (FILE.nm, as measure cachegrind
+    // writes them beside its CSV): the same text either way.
+    const bool nm_file = path.ends_with(".nm");
+    std::string nm_text;
+    if (nm_file) {
+      std::ifstream in(path);
+      if (!in) throw UserError(fmt::format("{}: cannot read the symbol map", path));
+      nm_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } else {
+      nm_text = measure::nm_output(path);
+    }
     std::istringstream nm(nm_text);
     models::LinkedLayout linked;
     try {
@@ -322,7 +333,8 @@ int run_icache_cmd(const ICacheArgs& a) {
         spdlog::warn("{}: {} symbol(s) of {} not in this build, their code is left out: {}", path,
                      missing.size(), owners_file, fmt::join(missing, " "));
     }
-    const std::string layout = measure::harness_layout_name(path);
+    const std::string layout =
+        nm_file ? std::filesystem::path(path).stem().string() : measure::harness_layout_name(path);
     // The profile's hot bytes that this build has (what `measure profile`
     // counts), or without a profile the bytes taken from the owned symbols.
     int64_t hot_bytes = static_cast<int64_t>(models::total_hot_bytes(linked));
@@ -522,7 +534,8 @@ void add_icache(CLI::App& app, std::vector<Command>& commands) {
       "with errors and whether the layouts are ranked alike.");
   auto a = std::make_shared<ICacheArgs>();
   ic->add_option("harness", a->harnesses,
-                 "Harness builds (default: every simloop-harness* beside this simloop)");
+                 "Harness builds, or their symbol maps as LAYOUT.nm files (default: every "
+                 "simloop-harness* beside this simloop)");
   a->path.add(ic);
   add_i1_option(ic, a->i1);
   ic->add_option("--owners", a->owners,
