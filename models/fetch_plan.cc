@@ -45,6 +45,7 @@ FetchPlan fetch_plan(const LinkedLayout& linked, FetchMode mode, int line_bytes)
       }
     } else {
       r.slots = true;
+      r.calls |= uint64_t{1} << s.call;
     }
     plan.steps.push_back(s);
     ++r.count;

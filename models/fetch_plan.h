@@ -32,6 +32,7 @@ namespace simloop::models {
 // syscall_entry, syscall_exit, user_loop and the five helpers.
 inline constexpr size_t kOwnerCount = net::kFnCount + 8;
 inline constexpr size_t kUserLoopOwner = net::kFnCount + 2;
+static_assert(kOwnerCount <= 64, "FetchPlan::Routine::calls holds one bit per owner");
 
 enum class FetchMode : uint8_t {
   // The caller up to each call site, the callee, the rest of the caller on
@@ -58,6 +59,7 @@ struct FetchPlan {
   struct Routine {
     uint32_t first = 0, count = 0;  // its steps
     bool slots = false;             // has call sites
+    uint64_t calls = 0;             // bit o: has a call site of owner o
     bool complete = false;
   };
   std::vector<Step> steps;
@@ -143,7 +145,7 @@ template <class F>
 int32_t CodeFetcher::to_call(size_t owner, F& fetch) {
   Frame& t = frames_[depth_ - 1];
   const FetchPlan::Routine& rt = routine(t.routine);
-  if (!rt.slots) return -2;
+  if (((rt.calls >> owner) & 1) == 0) return -2;  // most events: no site here
   const FetchPlan::Step* s = &plan_->steps[rt.first];
   const auto o = static_cast<int32_t>(owner);
   uint32_t j = t.pos, from = t.pos;
