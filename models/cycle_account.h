@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "models/costs.h"
+#include "models/fetch_plan.h"
 #include "models/fetch_replay.h"
 #include "models/icache.h"
 #include "models/layout.h"
@@ -65,6 +66,7 @@ enum class Code : uint8_t {
   copy
 };
 inline constexpr size_t kCodeCount = net::kFnCount + 8;
+static_assert(kCodeCount == kOwnerCount && static_cast<size_t>(Code::user_loop) == kUserLoopOwner);
 // For each piece of code (kCodeCount of them), the address ranges of its
 // hot instructions.
 using CodeMap = std::vector<CodeRanges>;
@@ -84,17 +86,22 @@ class CycleAccount : public net::NullProbe {
     if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
     ++depth_;
     add(stage_in_context(fn), stack_.fn_cycles[static_cast<size_t>(fn)]);
-    if (icache_ != nullptr) fetch(static_cast<size_t>(fn));
+    if (icache_ != nullptr) fetcher_.enter(static_cast<size_t>(fn), Fetch{this});
   }
   // Code outside the stack ran (system call entry or exit, the sender's loop).
   void run(Code c) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(c));
   }
-  // From now on every function's hot code goes through an I-cache, by way
-  // of `fetcher` (which replays repeated sequences).
-  void attach_icache(FetchReplay* fetcher) { icache_ = fetcher; }
-  void leave(net::Fn /*fn*/) {
+  // From now on the code that runs goes through an I-cache, fetched as
+  // `plan` says (models/fetch_plan.h), by way of `replay`, whose code ids are
+  // the plan's segments (it replays repeated sequences).
+  void attach_icache(FetchReplay* replay, const FetchPlan* plan) {
+    icache_ = replay;
+    fetcher_.attach(plan);
+  }
+  void leave(net::Fn fn) {
     if (depth_ > 0) --depth_;
+    if (icache_ != nullptr) fetcher_.leave(static_cast<size_t>(fn), Fetch{this});
   }
   void copy(net::CopyKind /*kind*/, const void* src, const void* dst, size_t len) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(Code::copy));
@@ -149,7 +156,15 @@ class CycleAccount : public net::NullProbe {
 
  private:
   static constexpr size_t kMaxDepth = 16;
-  void fetch(size_t code) { icache_->fetch(code, cycles_[static_cast<size_t>(Stage::cache)]); }
+  void fetch(size_t code) { fetcher_.point(code, Fetch{this}); }
+  // Fetches one segment of the plan; its stall goes straight to the cache
+  // stage, in order (now, or when the replay settles).
+  struct Fetch {
+    CycleAccount* self;
+    void operator()(uint32_t segment) const {
+      self->icache_->fetch(segment, self->cycles_[static_cast<size_t>(Stage::cache)]);
+    }
+  };
   void settle() {
     if (icache_ != nullptr) icache_->settle(cycles_[static_cast<size_t>(Stage::cache)]);
   }
@@ -170,6 +185,7 @@ class CycleAccount : public net::NullProbe {
   Context context_ = Context::thread;
   StageCycles cycles_{};
   FetchReplay* icache_ = nullptr;
+  CodeFetcher fetcher_;
 };
 
 // The code map of a linked layout, by owner name.

@@ -309,6 +309,14 @@ Schema::Schema() {
              0, 1e4, [](Experiment& x) -> double& { return x.icache.l1_refill_cycles; }));
   add(boolean("machine.cache.next_line_prefetch", "A miss also brings the next line in (no stall).",
               [](Experiment& x) -> bool& { return x.icache.next_line_prefetch; }));
+  add(choice(
+      "machine.cache.fetch",
+      "How code is fetched. call-sites: a caller's code up to each call site the layout gives, "
+      "then the callee's, then the rest of the caller on return (owners without call sites: "
+      "their code when entered); entry: each owner's code in one piece when it is entered.",
+      {"call-sites", "entry"},
+      [](Experiment& x, const std::string& v) { x.fetch = *models::parse_fetch_mode(v); },
+      [](const Experiment& x) { return std::string(models::fetch_mode_name(x.fetch)); }));
   section("machine.cache.l2", "Second-level cache behind L1, physically indexed.");
   add(boolean("machine.cache.l2.enabled", "Model an L2 (else every L1 miss goes to memory).",
               [](Experiment& x) -> bool& { return x.icache.l2_enabled; }));
@@ -317,8 +325,12 @@ Schema::Schema() {
   add(integer("machine.cache.l2.assoc", "Ways per set.", 1, 64,
               [](Experiment& x) -> int& { return x.icache.l2.assoc; }));
   add(boolean("machine.cache.l2.exclusive",
-              "Exclusive (L1 victims move to L2, as on the Athlon) or inclusive.",
+              "Exclusive (L1 victims move to L2, as on the Athlon) or not (fills go to both).",
               [](Experiment& x) -> bool& { return x.icache.l2_exclusive; }));
+  add(boolean("machine.cache.l2.back_invalidate",
+              "Not exclusive: an L2 eviction also drops the line from L1 (inclusive); off: L1 "
+              "keeps it (cachegrind's last level).",
+              [](Experiment& x) -> bool& { return x.icache.l2_back_invalidate; }));
   add(number("machine.cache.l2.hit_cycles", "Stall per L1 miss that hits L2.", 0, 1e4,
              [](Experiment& x) -> double& { return x.icache.l2_hit_cycles; }));
   add(number("machine.cache.memory_cycles", "Stall per miss in every level.", 0, 1e5,
@@ -595,8 +607,8 @@ YAML::Node set_value(const std::string& key, const std::string& value) {
   try {
     return YAML::Load(value);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(
-        fmt::format("--set {}: cannot parse the value: {}", printable(key, 120), e.msg));
+    throw ConfigError(fmt::format("--set {}: cannot parse the value: {}", printable(key, 120),
+                                  printable(e.msg, 200)));
   }
 }
 
@@ -859,7 +871,7 @@ void check_value(const std::string& path, const std::string& value, const std::s
   try {
     node = YAML::Load(value);
   } catch (const YAML::Exception& e) {
-    fail(loc, path, "cannot parse the value: " + e.msg);
+    fail(loc, path, "cannot parse the value: " + printable(e.msg, 200));
   }
   Experiment scratch;
   f->set(scratch, node, loc);

@@ -18,6 +18,7 @@
 
 #include "config/error.h"
 #include "models/costs.h"
+#include "models/fetch_plan.h"
 #include "models/icache.h"
 #include "models/layout.h"
 #include "net/stack.h"
@@ -82,6 +83,7 @@ struct Experiment {
   models::InterruptCosts interrupts;
   bool cache_enabled = false;
   models::ICacheConfig icache;
+  models::FetchMode fetch = models::FetchMode::call_sites;
   LayoutOptions layout;
   Variance variance;
   net::StackOptions options;

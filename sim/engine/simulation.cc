@@ -75,6 +75,7 @@ struct World {
   std::unordered_map<uint64_t, uint64_t> phys_page;  // page colouring of this run
   std::optional<models::ICache> icache;
   models::CodeMap code;
+  models::FetchPlan plan;  // how the code is fetched; the replay's ids are its segments
   std::optional<models::FetchReplay> fetcher;
   models::CycleAccount acct;
   workload::TtcpLoop<models::CycleAccount> loop;  // the sender and receiver on the real stack
@@ -399,8 +400,9 @@ SimResult simulate(const config::Experiment& x) {
         return it != w.phys_page.end() ? it->second : v;
       });
     }
-    w.fetcher.emplace(*w.icache, w.code, x.engine.icache_replay);
-    w.acct.attach_icache(&*w.fetcher);
+    w.plan = models::fetch_plan(*x.code, x.fetch, x.icache.l1.line_bytes);
+    w.fetcher.emplace(*w.icache, w.plan.segments, x.engine.icache_replay);
+    w.acct.attach_icache(&*w.fetcher, &w.plan);
   }
   w.sender = sg::Actor::create("sender", p.host, [&w] { sender_main(w); });
   if (x.interrupts.enabled && workload::uses_ring(x.workload.dest))
