@@ -13,8 +13,10 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "models/sender_costs.h"
 #include "net/inet.h"
 #include "net/stack_impl.h"
+#include "workload/ttcp.h"
 
 namespace simloop::net {
 template class Stack<models::CodeTracer>;
@@ -37,6 +39,7 @@ struct Recorder : net::NullProbe {
   void run(Code c) {
     if (trace != nullptr) trace->push_back(static_cast<uint8_t>(c));
   }
+  void add(Stage s, double cycles) { acct.add(s, cycles); }
   void leave(net::Fn fn) {
     acct.leave(fn);
     if (trace != nullptr) trace->push_back(static_cast<uint8_t>(fn) | kLeave);
@@ -69,22 +72,17 @@ struct PathRun {
   int trace_packets = 0;
 };
 
-constexpr uint16_t kPort = 5001;
-
-// The sender's loop of engine/simulation.cc's sender_main, interrupts
-// included every `ppi` packets (0: none; the driver reaps as it queues).
+// The ttcp loop as the simulator's sender runs it (workload::TtcpLoop with
+// the same SenderCosts), interrupts included every `ppi` packets (0: none;
+// the driver reaps as it queues).
 PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_packets) {
-  net::MbufPool pool;
   Recorder rec(spec.machine, spec.stack);
-  net::Stack<Recorder> stack(pool, rec, spec.options);
-  const bool loops_back = spec.dst != net::kPeerAddr;
-  const bool uses_ring = spec.dst != net::kLoopAddr;
+  workload::TtcpLoop<Recorder> loop(rec, {spec.dest, workload::Service::simulated, spec.receive},
+                                    spec.options);
+  auto& stack = loop.stack();
+  SenderCosts<Recorder> costs(rec, spec.machine);
+  const bool uses_ring = workload::uses_ring(spec.dest);
   std::vector<uint8_t> payload(static_cast<size_t>(spec.payload), 0x5a);
-  std::vector<uint8_t> rbuf(65536);
-  const int rx = stack.socket();
-  const int tx = stack.socket();
-  stack.bind(rx, 0, kPort);
-  const auto& mc = spec.machine;
   PathRun out;
   const int all = price_packets + trace_packets;
   auto priced = [&] {
@@ -96,28 +94,13 @@ PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_pac
   for (int n = 0; n < all; ++n) {
     if (n == price_packets) priced();
     // Without interrupts the driver reaps as it queues (thread context).
-    if (uses_ring && ppi == 0 && stack.nic_pending() > 0) stack.nic_txeof();
-    rec.acct.add(Stage::user, mc.user_loop_cycles);
-    rec.run(Code::user_loop);
-    rec.acct.add(Stage::syscall, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
-    rec.run(Code::syscall_entry);
-    const int err = stack.sendto(tx, payload.data(), spec.payload, spec.dst, kPort);
-    rec.run(Code::syscall_exit);
+    if (uses_ring && ppi == 0 && stack.nic_pending() > 0) loop.reap();
+    const int err = loop.send(payload.data(), spec.payload, costs).err;
     if (err != 0)
       throw std::runtime_error(fmt::format("recording the path: sendto failed ({})", err));
-    if (loops_back) {
-      stack.netisr_run();
-      int got = 0;
-      while (spec.receive && stack.sock(rx).rcv.len > 0) {
-        rec.run(Code::syscall_entry);
-        stack.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got);
-        rec.run(Code::syscall_exit);
-        rec.acct.add(Stage::receive, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
-      }
-    }
     if (uses_ring && ppi > 0 && (n + 1) % ppi == 0) {
       rec.acct.set_context(Context::interrupt);
-      const int k = stack.nic_txeof();
+      const int k = loop.reap();
       rec.acct.add(Stage::interrupt,
                    spec.interrupts.handler_cycles + spec.interrupts.per_packet_cycles * k);
       rec.acct.set_context(Context::thread);
@@ -170,7 +153,7 @@ void replay_event(CodeFetcher& f, uint8_t ev, F& fetch) {
 }  // namespace
 
 PathTrace record_path(const PathSpec& spec) {
-  const bool uses_ring = spec.dst != net::kLoopAddr;
+  const bool uses_ring = workload::uses_ring(spec.dest);
   const bool irqs = uses_ring && spec.interrupts.enabled;
   PathTrace t;
   int ppi = 0;

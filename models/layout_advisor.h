@@ -20,12 +20,13 @@
 #include "models/icache.h"
 #include "models/layout.h"
 #include "net/stack.h"
+#include "workload/dest.h"
 
 namespace simloop::models {
 
 // What the sender does, as the simulator's sender_main does it.
 struct PathSpec {
-  uint32_t dst = 0;  // net::kPeerAddr (wire), kLoopAddr or kBroadcastAddr
+  workload::Dest dest = workload::Dest::wire;
   int payload = 18;
   bool receive = true;  // a receiver drains looped datagrams
   net::StackOptions options;

@@ -92,7 +92,7 @@ std::vector<models::CacheGeometry> geometries(const std::vector<std::string>& sp
 
 void write_rows(const std::string& out, const std::vector<report::Row>& rows) {
   if (out.empty()) return;
-  report::write_file_atomic(out, report::to_csv(rows));
+  report::write_rows(out, rows);
   spdlog::info("wrote {}", out);
 }
 

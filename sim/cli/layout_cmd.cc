@@ -42,10 +42,7 @@ struct LayoutArgs {
 
 models::PathSpec path_spec(const config::Experiment& x) {
   models::PathSpec s;
-  s.dst = x.workload.dest == config::Dest::wire       ? net::kPeerAddr
-          : x.workload.dest == config::Dest::loopback ? net::kLoopAddr
-          : x.workload.dest == config::Dest::self     ? net::kHostAddr
-                                                      : net::kBroadcastAddr;
+  s.dest = x.workload.dest;
   s.payload = x.workload.payload;
   s.receive = x.workload.receive;
   s.options = x.options;

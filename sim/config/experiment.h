@@ -22,10 +22,12 @@
 #include "models/icache.h"
 #include "models/layout.h"
 #include "net/stack.h"
+#include "workload/dest.h"
 
 namespace simloop::config {
 
-enum class Dest : uint8_t { loopback, broadcast, wire, self };
+using workload::Dest;
+using workload::dest_name;
 
 struct Workload {
   int payload = 18;  // UDP payload bytes
@@ -140,7 +142,5 @@ nlohmann::json get_value(const Experiment& x, const std::string& path);
 // Sets a number key as the loader would (range checked). Throws ConfigError
 // naming the key.
 void set_number(Experiment& x, const std::string& path, double value);
-
-std::string_view dest_name(Dest d);
 
 }  // namespace simloop::config
