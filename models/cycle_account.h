@@ -11,6 +11,7 @@
 
 #include "models/costs.h"
 #include "models/fetch_replay.h"
+#include "models/fn_ledger.h"
 #include "models/icache.h"
 #include "models/layout.h"
 #include "net/probe.h"
@@ -84,6 +85,7 @@ class CycleAccount : public net::NullProbe {
     if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
     ++depth_;
     add(stage_in_context(fn), stack_.fn_cycles[static_cast<size_t>(fn)]);
+    ledger(static_cast<size_t>(fn), CostKind::event, stack_.fn_cycles[static_cast<size_t>(fn)]);
     if (icache_ != nullptr) fetch(static_cast<size_t>(fn));
   }
   // Code outside the stack ran (system call entry or exit, the sender's loop).
@@ -93,6 +95,8 @@ class CycleAccount : public net::NullProbe {
   // From now on every function's hot code goes through an I-cache, by way
   // of `fetcher` (which replays repeated sequences).
   void attach_icache(FetchReplay* fetcher) { icache_ = fetcher; }
+  // From now on every cycle is also charged to a function (models/fn_ledger.h).
+  void attach_ledger(FnLedger* ledger) { ledger_ = ledger; }
   void leave(net::Fn /*fn*/) {
     if (depth_ > 0) --depth_;
   }
@@ -102,17 +106,25 @@ class CycleAccount : public net::NullProbe {
     const auto d = reinterpret_cast<uintptr_t>(dst);
     double c =
         machine_.copy_setup_cycles + static_cast<double>(len) * machine_.copy_cycles_per_byte;
-    if (((s | d) & 3) != 0) c += static_cast<double>(len) * machine_.copy_unaligned_cycles_per_byte;
+    ledger(caller(Code::copy), CostKind::copy, c);
+    if (((s | d) & 3) != 0) {
+      const double extra = static_cast<double>(len) * machine_.copy_unaligned_cycles_per_byte;
+      c += extra;
+      ledger(caller(Code::copy), CostKind::misaligned, extra);
+    }
     add(Stage::copy, c);
   }
   void cksum(const void* /*addr*/, size_t len) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(Code::cksum));
     add(current_stage(), static_cast<double>(len) * stack_.cksum_cycles_per_byte);
+    ledger(caller(Code::cksum), CostKind::per_byte,
+           static_cast<double>(len) * stack_.cksum_cycles_per_byte);
   }
   void alloc(net::Obj obj, const void* /*addr*/) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(Code::mbuf_alloc));
-    add(Stage::mbuf,
-        obj == net::Obj::mbuf ? stack_.mbuf_alloc_cycles : stack_.cluster_alloc_cycles);
+    const double c = obj == net::Obj::mbuf ? stack_.mbuf_alloc_cycles : stack_.cluster_alloc_cycles;
+    add(Stage::mbuf, c);
+    ledger(caller(Code::mbuf_alloc), CostKind::event, c);
   }
   void free(net::Obj obj, const void* /*addr*/) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(Code::mbuf_free));
@@ -120,15 +132,21 @@ class CycleAccount : public net::NullProbe {
     const bool txeof =
         depth_ > 0 && stack_fns_[std::min(depth_, kMaxDepth) - 1] == net::Fn::nic_txeof;
     const Stage s = txeof ? stage_in_context(net::Fn::nic_txeof) : Stage::mbuf;
-    add(s, obj == net::Obj::mbuf ? stack_.mbuf_free_cycles : stack_.cluster_free_cycles);
+    const double c = obj == net::Obj::mbuf ? stack_.mbuf_free_cycles : stack_.cluster_free_cycles;
+    add(s, c);
+    ledger(caller(Code::mbuf_free), CostKind::event, c);
   }
-  void header(net::Fn /*fn*/, const void* addr, unsigned size, bool /*write*/) {
+  void header(net::Fn fn, const void* addr, unsigned size, bool /*write*/) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(Code::header_access));
     const auto a = reinterpret_cast<uintptr_t>(addr);
     if ((a & (size - 1)) == 0) return;
     add(Stage::unaligned, machine_.unaligned_access_cycles);
+    ledger(static_cast<size_t>(fn), CostKind::misaligned, machine_.unaligned_access_cycles);
     const auto line = static_cast<uintptr_t>(machine_.line_bytes);
-    if (a % line + size > line) add(Stage::unaligned, machine_.unaligned_line_cross_cycles);
+    if (a % line + size > line) {
+      add(Stage::unaligned, machine_.unaligned_line_cross_cycles);
+      ledger(static_cast<size_t>(fn), CostKind::misaligned, machine_.unaligned_line_cross_cycles);
+    }
   }
 
   void add(Stage s, double cycles) { cycles_[static_cast<size_t>(s)] += cycles; }
@@ -149,6 +167,14 @@ class CycleAccount : public net::NullProbe {
 
  private:
   static constexpr size_t kMaxDepth = 16;
+  void ledger(size_t fn, CostKind k, double c) {
+    if (ledger_ != nullptr) ledger_->add(fn, k, c);
+  }
+  // Who a helper works for: the innermost stack function, else the helper.
+  size_t caller(Code helper) const {
+    if (depth_ == 0) return static_cast<size_t>(helper);
+    return static_cast<size_t>(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
+  }
   void fetch(size_t code) { icache_->fetch(code, cycles_[static_cast<size_t>(Stage::cache)]); }
   void settle() {
     if (icache_ != nullptr) icache_->settle(cycles_[static_cast<size_t>(Stage::cache)]);
@@ -170,6 +196,7 @@ class CycleAccount : public net::NullProbe {
   Context context_ = Context::thread;
   StageCycles cycles_{};
   FetchReplay* icache_ = nullptr;
+  FnLedger* ledger_ = nullptr;
 };
 
 // The code map of a linked layout, by owner name.

@@ -13,6 +13,8 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace simloop::models {
@@ -66,6 +68,17 @@ class ICache {
   };
   const Stats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
+
+  // Demand L1 misses by virtual line: how many and the stall they cost (for
+  // the per-function and per-set report). Off unless asked for; replayed
+  // fetches count as the fetches themselves would.
+  struct LineMisses {
+    uint64_t misses = 0;
+    double stall = 0;
+  };
+  void tally_lines(bool on) { tally_ = on; }
+  const std::unordered_map<uint64_t, LineMisses>& line_misses() const { return line_misses_; }
+  int line_bytes() const { return config_.l1.line_bytes; }
   // Empties both levels (stats are kept).
   void flush();
 
@@ -104,6 +117,8 @@ class ICache {
     // version has not moved since need not be compared again.
     std::vector<uint64_t> seen;
     Stats stats;  // what the fetches added to the counters
+    // With tally_lines(): each demand miss, as (virtual line, stall), in order.
+    std::vector<std::pair<uint64_t, double>> misses;
     bool changes() const { return !changed.empty(); }
   };
   // Between begin_journal() and end_journal(t) the cache notes every set
@@ -182,6 +197,15 @@ class ICache {
   std::vector<uint64_t> journal_words_;
   std::vector<uint64_t> journal_seen_;  // each noted set's version at the first look
   Stats journal_stats_;                 // the counters when the journal began
+  std::vector<std::pair<uint64_t, double>> journal_misses_;
+  bool tally_ = false;
+  std::unordered_map<uint64_t, LineMisses> line_misses_;
+  void tally(uint64_t line, double stall) {
+    auto& m = line_misses_[line];
+    ++m.misses;
+    m.stall += stall;
+    if (journal_on_) journal_misses_.emplace_back(line, stall);
+  }
 };
 
 }  // namespace simloop::models

@@ -12,6 +12,7 @@
 
 #include "config/data_root.h"
 #include "config/experiment.h"
+#include "engine/simulation.h"
 #include "measure/native.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
@@ -45,6 +46,10 @@ inline constexpr const char* kDefaultRunExperiment = "experiments/seed-athlon.ya
 // bad input is a UserError with exit status 2.
 config::Experiment load_user_experiment(const std::string& file,
                                         const std::vector<std::string>& sets);
+
+// What `simloop run` writes as <name>.json: versions, the result row, the
+// per-function detail and the resolved configuration.
+nlohmann::json run_document(const config::Experiment& x, const engine::SimResult& r);
 
 struct Command {
   CLI::App* app;

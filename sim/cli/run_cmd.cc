@@ -1,4 +1,4 @@
-// simloop run / check / config-reference: experiments from YAML.
+// simloop run / check / config-reference / output-reference: experiments from YAML.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -8,6 +8,8 @@
 
 #include "cli/commands.h"
 #include "config/experiment.h"
+#include "engine/columns.h"
+#include "engine/detail.h"
 #include "engine/simulation.h"
 #include "measure/native.h"
 #include "sweep/runner.h"
@@ -109,8 +111,8 @@ config::Experiment from_sweep(const std::string& csv, size_t point, size_t repea
 }
 
 int run_cmd(const std::string& file, const std::vector<std::string>& sets,
-            const std::string& outdir, const std::string& sweep_csv, int64_t point,
-            int64_t repeat) {
+            const std::string& outdir, const std::string& sweep_csv, int64_t point, int64_t repeat,
+            bool long_csv) {
   config::Experiment x;
   if (!sweep_csv.empty()) {
     if (!file.empty() || !sets.empty())
@@ -154,20 +156,32 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
     std::cout << "wrote " << p.string() << "\n";
   }
   if (x.output.json) {
-    nlohmann::json j;
-    j["simloop_version"] = SIMLOOP_VERSION;
-    j["git_revision"] = SIMLOOP_GIT_REV;
-    j["seed"] = x.seed;
-    j["result"] = report::to_json(row);
-    j["config"] = config::to_json(x);
     const auto p = dir / (x.name + ".json");
-    report::write_file_atomic(p, j.dump(2) + "\n");
+    report::write_file_atomic(p, run_document(x, r).dump(2) + "\n");
+    std::cout << "wrote " << p.string() << "\n";
+  }
+  if (long_csv) {
+    const auto p = dir / (x.name + "-long.csv");
+    report::write_file_atomic(p, report::to_csv(engine::long_rows(x, r)));
     std::cout << "wrote " << p.string() << "\n";
   }
   return r.outcome == "ok" ? 0 : 3;
 }
 
 }  // namespace
+
+nlohmann::json run_document(const config::Experiment& x, const engine::SimResult& r) {
+  nlohmann::json j;
+  j["simloop_version"] = SIMLOOP_VERSION;
+  j["git_revision"] = SIMLOOP_GIT_REV;
+  j["seed"] = x.seed;
+  j["result"] = report::to_json(engine::result_row(x, r));
+  const nlohmann::json detail = engine::detail_json(r);
+  j["functions"] = detail["functions"];
+  j["icache_sets"] = detail["icache_sets"];
+  j["config"] = config::to_json(x);
+  return j;
+}
 
 config::Experiment load_user_experiment(const std::string& file,
                                         const std::vector<std::string>& sets) {
@@ -186,6 +200,7 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
     std::vector<std::string> sets;
     std::string outdir, sweep_csv;
     int64_t point = -1, repeat = 0;
+    bool long_csv = false;
   };
   auto a = std::make_shared<Args>();
   auto* run = app.add_subcommand(
@@ -204,9 +219,13 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
   run->add_option("--repeat", a->repeat, "With --from-sweep: the repeat (default 0)")
       ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
-  commands.push_back(
-      {run,
-       [a] { return run_cmd(a->file, a->sets, a->outdir, a->sweep_csv, a->point, a->repeat); }});
+  run->add_flag("--long", a->long_csv,
+                "Also write <name>-long.csv: one row per function and metric (cycles per packet "
+                "by kind of cost, I-cache misses per packet); see docs/output-reference.md");
+  commands.push_back({run, [a] {
+                        return run_cmd(a->file, a->sets, a->outdir, a->sweep_csv, a->point,
+                                       a->repeat, a->long_csv);
+                      }});
 
   auto c = std::make_shared<Args>();
   auto* check = app.add_subcommand(
@@ -233,6 +252,14 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
                           spdlog::info("{}: valid, with a sweep of {} points", c->file, points);
                         else
                           spdlog::info("{}: valid", c->file);
+                        return 0;
+                      }});
+
+  auto* oref = app.add_subcommand(
+      "output-reference",
+      "Print the reference of every output column: unit and meaning (Markdown).");
+  commands.push_back({oref, [] {
+                        std::cout << engine::output_reference_markdown();
                         return 0;
                       }});
 

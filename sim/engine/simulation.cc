@@ -75,6 +75,7 @@ struct World {
   std::optional<models::ICache> icache;
   models::CodeMap code;
   std::optional<models::FetchReplay> fetcher;
+  models::FnLedger ledger;  // the same cycles by function
   models::CycleAccount acct;
   net::Stack<models::CycleAccount> stack;
   models::WireSerializer wire;
@@ -115,6 +116,14 @@ struct World {
 
   void charge(const models::StageCycles& c) {
     for (size_t i = 0; i < c.size(); ++i) r.cycles[i] += c[i];
+  }
+
+  void charge_fn(models::Code c, double cycles) {
+    ledger.add(static_cast<size_t>(c), models::CostKind::event, cycles);
+  }
+  void charge_syscall() {
+    charge_fn(models::Code::syscall_entry, x.machine.syscall_entry_cycles);
+    charge_fn(models::Code::syscall_exit, x.machine.syscall_exit_cycles);
   }
 
   void wake_irq() {
@@ -224,8 +233,10 @@ void sender_main(World& w) {
       // seldom cannot wedge the sender.
       if (uses_ring && !x.interrupts.enabled) w.reap(w.frames_done_by(t));
       w.acct.add(Stage::user, mc.user_loop_cycles);
+      w.charge_fn(models::Code::user_loop, mc.user_loop_cycles);
       w.acct.run(models::Code::user_loop);
       w.acct.add(Stage::syscall, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
+      w.charge_syscall();
       w.acct.run(models::Code::syscall_entry);
       const int ring_before = w.stack.nic_pending();
       const int err = w.stack.sendto(tx, payload.data(), x.workload.payload, dst, kTtcpPort);
@@ -242,6 +253,7 @@ void sender_main(World& w) {
           w.stack.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got);
           w.acct.run(models::Code::syscall_exit);
           w.acct.add(Stage::receive, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
+          w.charge_syscall();
         }
       }
       const double c = models::total(w.acct.pending()) - batch;
@@ -298,6 +310,7 @@ void sender_main(World& w) {
       const double slept = sg::Engine::get_clock() - t0;
       w.r.sleep_s += slept;
       w.r.cycles[static_cast<size_t>(Stage::sleep)] += slept * hz - w.irq_cycles_asleep;
+      w.ledger.add(models::kSleepFn, models::CostKind::idle, slept * hz - w.irq_cycles_asleep);
     }
   }
   w.t_end = sg::Engine::get_clock();
@@ -333,6 +346,8 @@ void interrupt_main(World& w) {
     w.acct.set_context(models::Context::interrupt);
     w.reap(k);
     w.acct.add(Stage::interrupt, ic.handler_cycles + ic.per_packet_cycles * k);
+    w.ledger.add(models::kInterruptHandler, models::CostKind::event,
+                 ic.handler_cycles + ic.per_packet_cycles * k);
     w.acct.set_context(models::Context::thread);
     auto c = w.acct.take();
     w.charge(c);
@@ -438,9 +453,11 @@ SimResult simulate(const config::Experiment& x) {
         return it != w.phys_page.end() ? it->second : v;
       });
     }
+    w.icache->tally_lines(true);
     w.fetcher.emplace(*w.icache, w.code, x.engine.icache_replay);
     w.acct.attach_icache(&*w.fetcher);
   }
+  w.acct.attach_ledger(&w.ledger);
   w.sender = sg::Actor::create("sender", p.host, [&w] { sender_main(w); });
   if (x.interrupts.enabled && x.workload.dest != config::Dest::loopback &&
       x.workload.dest != config::Dest::self)
@@ -455,6 +472,9 @@ SimResult simulate(const config::Experiment& x) {
   const double unexplained = run_cycles - models::total(r.cycles);
   r.cycles[static_cast<size_t>(Stage::idle)] =
       std::abs(unexplained) > 1e-9 * run_cycles ? unexplained : 0;
+  r.ledger = w.ledger;
+  r.ledger.add(models::kIdleFn, models::CostKind::idle, r.cycles[static_cast<size_t>(Stage::idle)]);
+  if (w.icache) r.icache_sets = models::attribute_icache(*w.icache, *x.code, r.ledger);
   const auto& c = w.stack.counters();
   if (x.workload.dest == config::Dest::wire) {
     // Frames onto the wire: all but those still leaving at the end.
@@ -506,7 +526,7 @@ double link_transfer_time(double bandwidth_bps, double latency_s, double bytes) 
   return took;
 }
 
-report::Row result_row(const config::Experiment& x, const SimResult& r) {
+report::Row identity_row(const config::Experiment& x) {
   report::Row row;
   row.set("source", std::string("simulated"))
       .set("experiment", x.name)
@@ -516,8 +536,13 @@ report::Row result_row(const config::Experiment& x, const SimResult& r) {
       .set("dest", std::string(config::dest_name(x.workload.dest)))
       .set("align", std::string(net::align_policy_name(x.options.align)))
       .set("copy", std::string(net::loop_copy_name(x.options.loop_copy)))
-      .set("seed", static_cast<int64_t>(x.seed))
-      .set("packets", r.packets)
+      .set("seed", static_cast<int64_t>(x.seed));
+  return row;
+}
+
+report::Row result_row(const config::Experiment& x, const SimResult& r) {
+  report::Row row = identity_row(x);
+  row.set("packets", r.packets)
       .set("elapsed_s", r.elapsed_s)
       .set("kpps", r.kpps())
       .set("ns_per_packet", r.ns_per_packet())
