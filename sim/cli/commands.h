@@ -65,6 +65,7 @@ struct UserError : std::runtime_error {
 
 void add_measure(CLI::App& app, std::vector<Command>& commands);
 void add_run(CLI::App& app, std::vector<Command>& commands);
+void add_explain(CLI::App& app, std::vector<Command>& commands);
 void add_speed(CLI::App& app, std::vector<Command>& commands);
 void add_plot(CLI::App& app, std::vector<Command>& commands);
 void add_sweep(CLI::App& app, std::vector<Command>& commands);
