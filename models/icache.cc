@@ -368,11 +368,17 @@ void ICache::replay(const Transition& t) {
   stats_.l2_misses += t.stats.l2_misses;
   stats_.prefetches += t.stats.prefetches;
   if (tally_)
-    for (const auto& [line, stall] : t.misses) {
-      auto& m = line_misses_[line];
+    for (const auto& [slot, stall] : t.misses) {
+      auto& m = slot_tally_[slot];
       ++m.misses;
       m.stall += stall;
     }
+}
+
+std::unordered_map<uint64_t, ICache::LineMisses> ICache::line_misses() const {
+  std::unordered_map<uint64_t, LineMisses> out;
+  for (size_t i = 0; i < slot_line_.size(); ++i) out[slot_line_[i]] = slot_tally_[i];
+  return out;
 }
 
 }  // namespace simloop::models
