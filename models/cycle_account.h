@@ -46,6 +46,15 @@ Stage stage_of(net::Fn fn);
 
 using StageCycles = std::array<double, kStageCount>;
 
+// Sees every cycle as it is charged (for a timeline): the stage and amount,
+// and the stack's functions as they are entered and left.
+struct CycleListener {
+  virtual ~CycleListener() = default;
+  virtual void cycles(Stage s, double c) = 0;
+  virtual void entered(net::Fn fn) = 0;
+  virtual void left(net::Fn fn) = 0;
+};
+
 // Where the CPU runs the stack's code: in a thread (the sender's system
 // call, the driver reclaiming frames as it queues) or in an interrupt
 // handler. Transmit completion is charged to the driver or the interrupt.
@@ -84,6 +93,7 @@ class CycleAccount : public net::NullProbe {
   void enter(net::Fn fn) {
     if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
     ++depth_;
+    if (listener_ != nullptr) listener_->entered(fn);
     add(stage_in_context(fn), stack_.fn_cycles[static_cast<size_t>(fn)]);
     ledger(static_cast<size_t>(fn), CostKind::event, stack_.fn_cycles[static_cast<size_t>(fn)]);
     if (icache_ != nullptr) fetch(static_cast<size_t>(fn));
@@ -97,7 +107,10 @@ class CycleAccount : public net::NullProbe {
   void attach_icache(FetchReplay* fetcher) { icache_ = fetcher; }
   // From now on every cycle is also charged to a function (models/fn_ledger.h).
   void attach_ledger(FnLedger* ledger) { ledger_ = ledger; }
-  void leave(net::Fn /*fn*/) {
+  // From now on `listener` sees every cycle as it is charged (nullptr: none).
+  void attach_listener(CycleListener* listener) { listener_ = listener; }
+  void leave(net::Fn fn) {
+    if (listener_ != nullptr) listener_->left(fn);
     if (depth_ > 0) --depth_;
   }
   void copy(net::CopyKind /*kind*/, const void* src, const void* dst, size_t len) {
@@ -149,7 +162,10 @@ class CycleAccount : public net::NullProbe {
     }
   }
 
-  void add(Stage s, double cycles) { cycles_[static_cast<size_t>(s)] += cycles; }
+  void add(Stage s, double cycles) {
+    cycles_[static_cast<size_t>(s)] += cycles;
+    if (listener_ != nullptr) listener_->cycles(s, cycles);
+  }
   void set_context(Context c) { context_ = c; }
   Context context() const { return context_; }
   // Cycles charged since the last take(), by stage; then starts over.
@@ -175,9 +191,18 @@ class CycleAccount : public net::NullProbe {
     if (depth_ == 0) return static_cast<size_t>(helper);
     return static_cast<size_t>(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
   }
-  void fetch(size_t code) { icache_->fetch(code, cycles_[static_cast<size_t>(Stage::cache)]); }
+  void fetch(size_t code) {
+    double& c = cycles_[static_cast<size_t>(Stage::cache)];
+    const double before = c;
+    icache_->fetch(code, c);
+    if (listener_ != nullptr && c != before) listener_->cycles(Stage::cache, c - before);
+  }
   void settle() {
-    if (icache_ != nullptr) icache_->settle(cycles_[static_cast<size_t>(Stage::cache)]);
+    if (icache_ == nullptr) return;
+    double& c = cycles_[static_cast<size_t>(Stage::cache)];
+    const double before = c;
+    icache_->settle(c);
+    if (listener_ != nullptr && c != before) listener_->cycles(Stage::cache, c - before);
   }
   Stage current_stage() const {
     if (depth_ == 0) return Stage::mbuf;
@@ -197,6 +222,7 @@ class CycleAccount : public net::NullProbe {
   StageCycles cycles_{};
   FetchReplay* icache_ = nullptr;
   FnLedger* ledger_ = nullptr;
+  CycleListener* listener_ = nullptr;
 };
 
 // The code map of a linked layout, by owner name.

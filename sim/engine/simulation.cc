@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/trace.h"
 #include "models/wire.h"
 #include "net/inet.h"
 
@@ -98,6 +99,7 @@ struct World {
   bool sender_parked = false;    // woke while a handler ran: resumed when it ends
   double irq_cycles_asleep = 0;  // handler cycles run while the sender slept
   double t_end = 0;
+  Tracer* tracer = nullptr;                          // the timeline, if asked for
   int64_t batches = 0;                               // the sender's executions (for the log: speed)
   std::vector<std::pair<double, int64_t>> progress;  // (time, packets sent) at each batch end
   SimResult r;
@@ -221,6 +223,8 @@ void sender_main(World& w) {
     double t = sg::Engine::get_clock();  // this batch's timeline, if nothing preempts it
     double batch = 0;
     bool enobufs = false;
+    Tracer* const tr = w.tracer;
+    if (tr != nullptr) tr->begin_batch(t);
     for (int n = 0; n < x.engine.max_batch; ++n) {
       if (by_time ? t >= t_start + x.workload.duration_s : sent >= x.workload.packets) {
         stop = true;
@@ -231,16 +235,23 @@ void sender_main(World& w) {
       // interrupts, and with them when the ring is full (as em_start does
       // when descriptors run out), so a ring that interrupts reap too
       // seldom cannot wedge the sender.
+      if (tr != nullptr) tr->packet(sent);
       if (uses_ring && !x.interrupts.enabled) w.reap(w.frames_done_by(t));
       w.acct.add(Stage::user, mc.user_loop_cycles);
       w.charge_fn(models::Code::user_loop, mc.user_loop_cycles);
       w.acct.run(models::Code::user_loop);
+      if (tr != nullptr) tr->enter("sendto()", "syscall");
       w.acct.add(Stage::syscall, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
       w.charge_syscall();
       w.acct.run(models::Code::syscall_entry);
       const int ring_before = w.stack.nic_pending();
       const int err = w.stack.sendto(tx, payload.data(), x.workload.payload, dst, kTtcpPort);
       w.acct.run(models::Code::syscall_exit);
+      if (tr != nullptr) {
+        tr->leave();
+        tr->counters(w.stack.nic_pending(), w.stack.netisr_pending(),
+                     static_cast<int64_t>(w.stack.sock(rx).rcv.len));
+      }
       if (loops_back) {
         // The netisr's software interrupt preempts the sender as soon as a
         // packet is queued on a uniprocessor: its work follows at once.
@@ -249,16 +260,26 @@ void sender_main(World& w) {
         // only calls that return one cost anything.
         int got = 0;
         while (x.workload.receive && w.stack.sock(rx).rcv.len > 0) {
+          if (tr != nullptr) tr->enter("recvfrom()", "receive");
           w.acct.run(models::Code::syscall_entry);
           w.stack.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got);
           w.acct.run(models::Code::syscall_exit);
           w.acct.add(Stage::receive, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
           w.charge_syscall();
+          if (tr != nullptr) tr->leave();
         }
+        if (tr != nullptr)
+          tr->counters(w.stack.nic_pending(), w.stack.netisr_pending(),
+                       static_cast<int64_t>(w.stack.sock(rx).rcv.len));
       }
       const double c = models::total(w.acct.pending()) - batch;
       batch += c;
       t += c / hz;
+      if (tr != nullptr) {
+        tr->drops(w.stack.counters().drops);
+        if (w.stack.fault()) tr->instant("alignment fault");
+        if (err == ENOBUFS) tr->instant("ENOBUFS");
+      }
       if (w.stack.fault()) {
         w.r.outcome = "alignment-fault";
         w.r.detail = w.stack.fault()->describe();
@@ -293,6 +314,7 @@ void sender_main(World& w) {
     w.charge(w.acct.take());
     ++w.batches;
     if (batch > 0) sg::this_actor::execute(batch);
+    if (tr != nullptr) tr->flush_batch();
     w.trim_in_flight(sg::Engine::get_clock());
     w.note_progress(sg::Engine::get_clock(), sent);
     if (enobufs && !stop) {
@@ -308,6 +330,7 @@ void sender_main(World& w) {
         sg::this_actor::suspend();
       }
       const double slept = sg::Engine::get_clock() - t0;
+      if (tr != nullptr) tr->sleep(t0, sg::Engine::get_clock());
       w.r.sleep_s += slept;
       w.r.cycles[static_cast<size_t>(Stage::sleep)] += slept * hz - w.irq_cycles_asleep;
       w.ledger.add(models::kSleepFn, models::CostKind::idle, slept * hz - w.irq_cycles_asleep);
@@ -343,6 +366,7 @@ void interrupt_main(World& w) {
     if (preempt) w.sender->suspend();
     const int k = w.frames_done_by(t0);
     w.charge(w.acct.take());  // nothing should be pending; keep the books exact anyway
+    if (w.tracer != nullptr) w.tracer->begin_handler(t0);
     w.acct.set_context(models::Context::interrupt);
     w.reap(k);
     w.acct.add(Stage::interrupt, ic.handler_cycles + ic.per_packet_cycles * k);
@@ -354,6 +378,7 @@ void interrupt_main(World& w) {
     const double cycles = models::total(c);
     if (!preempt) w.irq_cycles_asleep += cycles;
     sg::this_actor::execute(cycles);
+    if (w.tracer != nullptr) w.tracer->end_handler(sg::Engine::get_clock(), k);
     w.irq_running = false;
     if (preempt || w.sender_parked) {
       w.sender_parked = false;
@@ -396,6 +421,11 @@ double interval_variation(const std::vector<std::pair<double, int64_t>>& progres
   return mean > 0 ? std::sqrt(var / (kSlices - 1)) / mean : 0;
 }
 
+std::vector<std::string>& simgrid_config() {
+  static std::vector<std::string> items;
+  return items;
+}
+
 sg::Engine& make_engine() {
   static int argc = 1;
   static char name[] = "simloop";
@@ -404,11 +434,23 @@ sg::Engine& make_engine() {
   if (engine == nullptr) {
     engine = new sg::Engine(&argc, argv);
     setup_engine(*engine);
+    for (const auto& item : simgrid_config()) {
+      try {
+        engine->set_config(item);
+      } catch (const std::exception& e) {
+        throw std::invalid_argument(
+            fmt::format("--cfg={}: SimGrid refuses it: {}", item, e.what()));
+      }
+    }
   }
   return *engine;
 }
 
 }  // namespace
+
+void set_simgrid_config(const std::vector<std::string>& items) {
+  simgrid_config() = items;
+}
 
 void route_simgrid_log_to_spdlog() {
   static FILE* f = [] {
@@ -422,7 +464,7 @@ void route_simgrid_log_to_spdlog() {
   xbt_log_layout_set(&_simgrid_log_category__root, xbt_log_layout_format_new("[%c] %m%n"));
 }
 
-SimResult simulate(const config::Experiment& x) {
+SimResult simulate(const config::Experiment& x, Tracer* tracer) {
   const auto wall0 = std::chrono::steady_clock::now();
   sg::Engine& e = make_engine();
   const Platform p =
@@ -458,6 +500,8 @@ SimResult simulate(const config::Experiment& x) {
     w.acct.attach_icache(&*w.fetcher);
   }
   w.acct.attach_ledger(&w.ledger);
+  w.tracer = tracer;
+  if (tracer != nullptr) w.acct.attach_listener(tracer);
   w.sender = sg::Actor::create("sender", p.host, [&w] { sender_main(w); });
   if (x.interrupts.enabled && x.workload.dest != config::Dest::loopback &&
       x.workload.dest != config::Dest::self)

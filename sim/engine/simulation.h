@@ -13,6 +13,10 @@
 #include "report/table.h"
 
 namespace simloop::engine {
+class Tracer;
+}
+
+namespace simloop::engine {
 
 struct SimResult {
   int64_t packets = 0;   // datagrams sent in the timed window
@@ -44,7 +48,9 @@ struct SimResult {
 
 // Runs one experiment. SimGrid keeps global state, so run one simulation per
 // process (the CLI does; sweeps start a process per point).
-SimResult simulate(const config::Experiment& x);
+// With `tracer`, the timeline of its window of packets goes there
+// (engine/trace.h).
+SimResult simulate(const config::Experiment& x, Tracer* tracer = nullptr);
 
 // Times one message of `bytes` over the platform's host-to-peer link, as the
 // engine builds it: the check that the network model is set up as physics says.
@@ -54,6 +60,12 @@ double link_transfer_time(double bandwidth_bps, double latency_s, double bytes);
 report::Row identity_row(const config::Experiment& x);
 // One tidy row: the experiment's identifying parameters and every metric.
 report::Row result_row(const config::Experiment& x, const SimResult& r);
+
+// SimGrid configuration items ("tracing:yes", "tracing/filename:run.trace",
+// ...) set on the engine before the first simulation builds its platform:
+// SimGrid's own tracing (Paje) and options pass through. Throws
+// std::invalid_argument naming an item SimGrid refuses.
+void set_simgrid_config(const std::vector<std::string>& items);
 
 // Routes SimGrid's own log through spdlog (call before any Engine exists).
 void route_simgrid_log_to_spdlog();
