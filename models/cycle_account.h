@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "models/costs.h"
+#include "models/fetch_plan.h"
 #include "models/fetch_replay.h"
 #include "models/fn_ledger.h"
 #include "models/icache.h"
@@ -75,6 +76,7 @@ enum class Code : uint8_t {
   copy
 };
 inline constexpr size_t kCodeCount = net::kFnCount + 8;
+static_assert(kCodeCount == kOwnerCount && static_cast<size_t>(Code::user_loop) == kUserLoopOwner);
 // For each piece of code (kCodeCount of them), the address ranges of its
 // hot instructions.
 using CodeMap = std::vector<CodeRanges>;
@@ -96,15 +98,19 @@ class CycleAccount : public net::NullProbe {
     if (listener_ != nullptr) listener_->entered(fn);
     add(stage_in_context(fn), stack_.fn_cycles[static_cast<size_t>(fn)]);
     ledger(static_cast<size_t>(fn), CostKind::event, stack_.fn_cycles[static_cast<size_t>(fn)]);
-    if (icache_ != nullptr) fetch(static_cast<size_t>(fn));
+    if (icache_ != nullptr) fetcher_.enter(static_cast<size_t>(fn), Fetch{this});
   }
   // Code outside the stack ran (system call entry or exit, the sender's loop).
   void run(Code c) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(c));
   }
-  // From now on every function's hot code goes through an I-cache, by way
-  // of `fetcher` (which replays repeated sequences).
-  void attach_icache(FetchReplay* fetcher) { icache_ = fetcher; }
+  // From now on the code that runs goes through an I-cache, fetched as
+  // `plan` says (models/fetch_plan.h), by way of `replay`, whose code ids are
+  // the plan's segments (it replays repeated sequences).
+  void attach_icache(FetchReplay* replay, const FetchPlan* plan) {
+    icache_ = replay;
+    fetcher_.attach(plan);
+  }
   // From now on every cycle is also charged to a function (models/fn_ledger.h).
   void attach_ledger(FnLedger* ledger) { ledger_ = ledger; }
   // From now on `listener` sees every cycle as it is charged (nullptr: none).
@@ -112,6 +118,7 @@ class CycleAccount : public net::NullProbe {
   void leave(net::Fn fn) {
     if (listener_ != nullptr) listener_->left(fn);
     if (depth_ > 0) --depth_;
+    if (icache_ != nullptr) fetcher_.leave(static_cast<size_t>(fn), Fetch{this});
   }
   void copy(net::CopyKind /*kind*/, const void* src, const void* dst, size_t len) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(Code::copy));
@@ -191,10 +198,17 @@ class CycleAccount : public net::NullProbe {
     if (depth_ == 0) return static_cast<size_t>(helper);
     return static_cast<size_t>(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
   }
-  void fetch(size_t code) {
+  void fetch(size_t code) { fetcher_.point(code, Fetch{this}); }
+  // Fetches one segment of the plan; its stall goes straight to the cache
+  // stage, in order (now, or when the replay settles).
+  struct Fetch {
+    CycleAccount* self;
+    void operator()(uint32_t segment) const { self->fetch_segment(segment); }
+  };
+  void fetch_segment(uint32_t segment) {
     double& c = cycles_[static_cast<size_t>(Stage::cache)];
     const double before = c;
-    icache_->fetch(code, c);
+    icache_->fetch(segment, c);
     if (listener_ != nullptr && c != before) listener_->cycles(Stage::cache, c - before);
   }
   void settle() {
@@ -223,6 +237,7 @@ class CycleAccount : public net::NullProbe {
   FetchReplay* icache_ = nullptr;
   FnLedger* ledger_ = nullptr;
   CycleListener* listener_ = nullptr;
+  CodeFetcher fetcher_;
 };
 
 // The code map of a linked layout, by owner name.

@@ -47,7 +47,7 @@ void FetchReplay::simulate(Entry& e, double& cache_cycles) {
   e.records.insert(e.records.begin(), Record{});
   Record& r = e.records.front();
   cache_.begin_journal();
-  for (uint16_t id : seq_)
+  for (uint32_t id : seq_)
     for (const auto& [start, bytes] : code_[id]) {
       const double s = cache_.fetch(start, bytes);
       if (s != 0) r.stalls.push_back(s);

@@ -37,7 +37,7 @@ class FetchReplay {
       for (const auto& [start, bytes] : code_[id]) cache_cycles += cache_.fetch(start, bytes);
       return;
     }
-    seq_.push_back(static_cast<uint16_t>(id));
+    seq_.push_back(static_cast<uint32_t>(id));
     hash_ = (hash_ ^ id) * 0x100000001b3ULL;
   }
   // Adds the stalls of the fetches since the last settle(), in order.
@@ -56,7 +56,7 @@ class FetchReplay {
     std::vector<double> stalls;  // the non-zero stalls, in order
   };
   struct Entry {
-    std::vector<uint16_t> seq;
+    std::vector<uint32_t> seq;
     std::vector<Record> records;  // most recently used first
     uint64_t epoch = 0;           // the cache's epoch after the first record last ran
   };
@@ -70,7 +70,7 @@ class FetchReplay {
   ICache& cache_;
   const std::vector<CodeRanges>& code_;
   bool enabled_;
-  std::vector<uint16_t> seq_;
+  std::vector<uint32_t> seq_;
   uint64_t hash_ = kHashSeed;
   std::unordered_map<uint64_t, Entry> entries_;
   Counts counts_;

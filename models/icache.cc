@@ -236,7 +236,8 @@ double ICache::fill(uint64_t v, bool demand) {
       uint64_t evicted_virt = kInvalid;
       // Fill L2 first, so its back-invalidation cannot drop the line L1 is
       // about to receive.
-      if (insert(l2_, p, v, &evicted_virt) != kInvalid && evicted_virt != kInvalid)
+      if (insert(l2_, p, v, &evicted_virt) != kInvalid && evicted_virt != kInvalid &&
+          config_.l2_back_invalidate)
         remove(l1_, evicted_virt);
     }
     insert(l1_, v, v, nullptr);  // an L1 victim stays in L2: nothing to do

@@ -36,9 +36,12 @@ struct ICacheConfig {
   bool l2_enabled = true;
   CacheGeometry l2{262144, 16, 64};
   // Exclusive (Athlon): L1 victims go to L2; an L2 hit moves the line to L1.
-  // Inclusive: fills go to both levels; an L2 eviction invalidates the line in
-  // L1.
+  // Otherwise fills go to both levels and L1 victims are dropped; with
+  // back-invalidation (inclusive) an L2 eviction also drops the line from L1,
+  // without it L1 keeps it (cachegrind's last level, which only sees L1
+  // misses).
   bool l2_exclusive = true;
+  bool l2_back_invalidate = true;
   double l2_hit_cycles = 11;   // stall per L1 miss that hits L2
   double memory_cycles = 150;  // stall per miss in both levels
   int page_bytes = 4096;

@@ -108,6 +108,23 @@ std::string object_problem(const ObjectFile& o, size_t* bad_function) {
                          fmt::join(layout_owners(), ", "));
     if (f.owner.empty() && f.hot_bytes > 0)
       return fmt::format("function {} has hot bytes but no owner", f.symbol);
+    if (!f.calls.empty() && f.owner.empty())
+      return fmt::format("function {} has call sites but no owner", f.symbol);
+    for (size_t c = 0; c < f.calls.size(); ++c) {
+      const CallSite& cs = f.calls[c];
+      if (!is_layout_owner(cs.owner))
+        return fmt::format("function {}: call site {}: unknown owner '{}' (valid: {})", f.symbol, c,
+                           cs.owner, fmt::join(layout_owners(), ", "));
+      if (cs.owner == f.owner)
+        return fmt::format("function {}: call site {} calls its own owner '{}'", f.symbol, c,
+                           cs.owner);
+      if (cs.at > f.hot_bytes)
+        return fmt::format("function {}: call site {} at {:#x} lies past its hot bytes ({:#x})",
+                           f.symbol, c, cs.at, f.hot_bytes);
+      if (c > 0 && cs.at < f.calls[c - 1].at)
+        return fmt::format("function {}: call sites must be listed by offset ({:#x} after {:#x})",
+                           f.symbol, cs.at, f.calls[c - 1].at);
+    }
   }
   std::stable_sort(by_offset.begin(), by_offset.end(), [&](size_t a, size_t b) {
     return o.functions[a].offset < o.functions[b].offset;
@@ -123,6 +140,38 @@ std::string object_problem(const ObjectFile& o, size_t* bad_function) {
   }
   *bad_function = o.functions.size();
   return "";
+}
+
+// `calls: [{owner: udp_output, at: 0x1c0}, ...]`
+std::vector<CallSite> parse_calls(const YAML::Node& v, const std::string& file,
+                                  const std::string& key) {
+  if (!v.IsSequence())
+    fail(loc_of(file, v), key, "expected a list of {owner, at} call sites, got " + shown(v));
+  std::vector<CallSite> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const YAML::Node c = v[i];
+    const std::string ck = fmt::format("{}[{}]", key, i);
+    CallSite cs;
+    bool have_owner = false, have_at = false;
+    each_key(c, file, ck, {"owner", "at"},
+             [&](const std::string& k, const YAML::Node& cv, const Loc& cl, const std::string& p) {
+               if (k == "owner") {
+                 cs.owner = parse_text(cv, cl, p);
+                 if (!is_layout_owner(cs.owner))
+                   fail(cl, p,
+                        fmt::format("unknown owner '{}' (valid: {})", cs.owner,
+                                    fmt::join(layout_owners(), ", ")));
+                 have_owner = true;
+               } else {
+                 cs.at = parse_u64(cv, cl, p);
+                 have_at = true;
+               }
+             });
+    if (!have_owner) fail(loc_of(file, c), ck, "missing key 'owner'");
+    if (!have_at) fail(loc_of(file, c), ck, "missing key 'at'");
+    out.push_back(std::move(cs));
+  }
+  return out;
 }
 
 ObjectFile& find_object(Layout& l, const std::string& name) {
@@ -218,7 +267,8 @@ Layout load_layout_yaml(const std::filesystem::path& path) {
                      f.seq = seq++;
                      bool have_sym = false, have_off = false, have_fsize = false;
                      std::optional<uint64_t> hot;
-                     each_key(fn, file, fk, {"symbol", "owner", "offset", "size", "hot"},
+                     each_key(fn, file, fk,
+                              {"symbol", "owner", "offset", "size", "hot", "order", "calls"},
                               [&](const std::string& k, const YAML::Node& fv, const Loc& fl,
                                   const std::string& fkey) {
                                 if (k == "symbol") {
@@ -236,6 +286,12 @@ Layout load_layout_yaml(const std::filesystem::path& path) {
                                 } else if (k == "size") {
                                   f.size = parse_u64(fv, fl, fkey);
                                   have_fsize = true;
+                                } else if (k == "order") {
+                                  const uint64_t ord = parse_u64(fv, fl, fkey);
+                                  if (ord > 1000000) fail(fl, fkey, "expected at most 1000000");
+                                  f.order = static_cast<int>(ord);
+                                } else if (k == "calls") {
+                                  f.calls = parse_calls(fv, file, fkey);
                                 } else {
                                   hot = parse_u64(fv, fl, fkey);
                                 }
@@ -282,10 +338,11 @@ void validate(const Layout& layout) {
 LinkedLayout link(const Layout& layout) {
   validate(layout);
   struct Placed {
-    int seq;
-    size_t order;  // link position, for ties
+    int order, seq;
+    size_t pos;  // link position, for ties
     std::string owner;
     HotRange range;
+    const std::vector<CallSite>* calls;
   };
   std::vector<Placed> placed;
   LinkedLayout out;
@@ -304,17 +361,50 @@ LinkedLayout link(const Layout& layout) {
       const HotFunction& f = o.functions[i];
       const uint64_t off = fa > 0 ? align_up(f.offset + shift, fa) : f.offset;
       shift = off - f.offset;
-      if (f.hot_bytes > 0)
-        placed.push_back({f.seq, placed.size(), f.owner, {start + off, f.hot_bytes, f.symbol}});
+      if (f.hot_bytes > 0 || !f.calls.empty())
+        placed.push_back({f.order,
+                          f.seq,
+                          placed.size(),
+                          f.owner,
+                          {start + off, f.hot_bytes, f.symbol},
+                          &f.calls});
     }
     const uint64_t end = start + o.size + shift;
     out.objects[o.name] = {start, end};
     cursor = end;
   }
   std::stable_sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
-    return a.seq != b.seq ? a.seq < b.seq : a.order < b.order;
+    if (a.order != b.order) return a.order < b.order;
+    return a.seq != b.seq ? a.seq < b.seq : a.pos < b.pos;
   });
-  for (auto& p : placed) out.by_owner[p.owner].push_back(std::move(p.range));
+  // Owners with call sites run a routine: their ranges in order, each split
+  // where its calls come.
+  std::set<std::string> with_calls;
+  for (const auto& p : placed)
+    if (!p.calls->empty()) with_calls.insert(p.owner);
+  const auto& owners = layout_owners();
+  for (const auto& owner : with_calls) {
+    Routine r;
+    r.owner = owner;
+    for (const auto& p : placed) {
+      if (p.owner != owner) continue;
+      if (r.symbol.empty()) r.symbol = p.range.symbol;
+      uint64_t done = 0;
+      for (const CallSite& c : *p.calls) {
+        if (c.at > done) r.steps.push_back({p.range.start + done, c.at - done});
+        done = std::max(done, c.at);
+        CodeStep call;
+        call.call =
+            static_cast<int>(std::find(owners.begin(), owners.end(), c.owner) - owners.begin());
+        r.steps.push_back(call);
+      }
+      if (p.range.bytes > done) r.steps.push_back({p.range.start + done, p.range.bytes - done});
+    }
+    out.entry[owner] = static_cast<int>(out.routines.size());
+    out.routines.push_back(std::move(r));
+  }
+  for (auto& p : placed)
+    if (p.range.bytes > 0) out.by_owner[p.owner].push_back(std::move(p.range));
   return out;
 }
 
@@ -331,6 +421,24 @@ LinkedLayout merge(const LinkedLayout& a, const LinkedLayout& b) {
   for (const auto& [owner, ranges] : b.by_owner) {
     auto& v = out.by_owner[owner];
     v.insert(v.end(), ranges.begin(), ranges.end());
+  }
+  const int base = static_cast<int>(out.routines.size());
+  for (Routine r : b.routines) {
+    for (auto& step : r.steps)
+      if (step.callee >= 0) step.callee += base;
+    out.routines.push_back(std::move(r));
+  }
+  // An owner with call sites in one layout runs that routine: its code must
+  // not also lie in the other.
+  auto refuse = [](const std::string& owner) {
+    throw LayoutError(fmt::format(
+        "merging layouts: owner '{}' has call sites in one layout and code in the other", owner));
+  };
+  for (const auto& [owner, index] : a.entry)
+    if (b.by_owner.count(owner) != 0 || b.entry.count(owner) != 0) refuse(owner);
+  for (const auto& [owner, index] : b.entry) {
+    if (a.by_owner.count(owner) != 0) refuse(owner);
+    out.entry[owner] = base + index;
   }
   return out;
 }
@@ -452,9 +560,121 @@ std::vector<NmSymbol> parse_nm(std::istream& nm_output) {
   return out;
 }
 
+namespace {
+
+// Expands walks into routines for layout_from_nm.
+class WalkExpander {
+ public:
+  WalkExpander(const std::vector<NmSymbol>& syms,
+               const std::multimap<std::string, std::string>& owners, const WalkProfile& walks,
+               const HotProfile* profile, LinkedLayout& out)
+      : owners_(owners), walks_(walks), profile_(profile), out_(out) {
+    for (const auto& s : syms)
+      if (s.text && s.size > 0) addr_.emplace(s.name, &s);  // the first of a repeated name
+  }
+
+  // The routine run for `owner`'s event at a call of (symbol, offset).
+  int routine(const std::pair<std::string, uint64_t>& key, const std::string& owner) {
+    const auto memo = memo_.find({key, owner});
+    if (memo != memo_.end()) return memo->second;
+    const int index = static_cast<int>(out_.routines.size());
+    memo_[{key, owner}] = index;
+    out_.routines.push_back({owner, key.first, {}, true});
+    std::set<std::pair<std::string, uint64_t>> path = {key};
+    std::vector<CodeStep> steps;
+    expand(key, owner, 0, path, steps);
+    out_.routines[static_cast<size_t>(index)].steps = std::move(steps);
+    return index;
+  }
+
+  bool has_walk(const std::string& symbol) const {
+    return addr_.count(symbol) != 0 && walks_.count({symbol, 0}) != 0;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 24;
+
+  // The stack function (net::Fn owner) that runs `symbol`, unless `caller`
+  // is one of its owners; -1 if none.
+  int fn_owner(const std::string& symbol, const std::string& caller) const {
+    const auto [first, last] = owners_.equal_range(symbol);
+    int fn = -1;
+    for (auto it = first; it != last; ++it) {
+      if (it->second == caller) return -1;
+      const auto& all = layout_owners();
+      const auto at =
+          static_cast<size_t>(std::find(all.begin(), all.end(), it->second) - all.begin());
+      if (at < net::kFnCount && fn < 0) fn = static_cast<int>(at);
+    }
+    return fn;
+  }
+
+  void expand(const std::pair<std::string, uint64_t>& key, const std::string& owner, int depth,
+              std::set<std::pair<std::string, uint64_t>>& path, std::vector<CodeStep>& steps) {
+    const auto sym = addr_.find(key.first);
+    if (sym == addr_.end()) return;  // not in this build
+    const NmSymbol& s = *sym->second;
+    const auto w = walks_.find(key);
+    if (w == walks_.end()) {
+      // No walk: the symbol's hot ranges, if the profile has them.
+      if (profile_ == nullptr || key.second != 0) return;
+      const auto p = profile_->find(key.first);
+      if (p == profile_->end()) return;
+      for (const auto& [off, bytes] : p->second) add_run(s, off, bytes, steps);
+      return;
+    }
+    for (const WalkItem& item : w->second.items) {
+      if (item.target.empty()) {
+        add_run(s, item.offset, item.bytes, steps);
+        continue;
+      }
+      const std::pair<std::string, uint64_t> callee{item.target, item.target_offset};
+      if (depth >= kMaxDepth || path.count(callee) != 0) continue;  // recursion
+      const int fn = fn_owner(item.target, owner);
+      if (fn >= 0) {
+        CodeStep call;
+        call.call = fn;
+        call.callee = routine(callee, layout_owners()[static_cast<size_t>(fn)]);
+        steps.push_back(call);
+        continue;
+      }
+      path.insert(callee);
+      expand(callee, owner, depth + 1, path, steps);
+      path.erase(callee);
+    }
+  }
+
+  static void add_run(const NmSymbol& s, uint64_t off, uint64_t bytes,
+                      std::vector<CodeStep>& steps) {
+    if (bytes == 0) return;
+    if (off + bytes > s.size)
+      throw LayoutError(fmt::format(
+          "profile: {} has a walk range [{:#x}, {:#x}) beyond its size {:#x}: is the profile "
+          "from a build of other objects?",
+          s.name, off, off + bytes, s.size));
+    const uint64_t start = s.addr + off;
+    if (!steps.empty() && steps.back().call < 0 &&
+        steps.back().start + steps.back().bytes == start) {
+      steps.back().bytes += bytes;  // contiguous
+      return;
+    }
+    steps.push_back({start, bytes});
+  }
+
+  const std::multimap<std::string, std::string>& owners_;
+  const WalkProfile& walks_;
+  const HotProfile* profile_;
+  LinkedLayout& out_;
+  std::map<std::string, const NmSymbol*> addr_;
+  std::map<std::pair<std::pair<std::string, uint64_t>, std::string>, int> memo_;
+};
+
+}  // namespace
+
 LinkedLayout layout_from_nm(std::istream& nm_output,
                             const std::multimap<std::string, std::string>& owners,
-                            double hot_fraction, const HotProfile* profile) {
+                            double hot_fraction, const HotProfile* profile,
+                            const WalkProfile* walks) {
   if (!(hot_fraction > 0 && hot_fraction <= 1))
     throw LayoutError(fmt::format("hot_fraction must be in (0, 1], got {}", hot_fraction));
   for (const auto& [sym, owner] : owners)
@@ -462,7 +682,8 @@ LinkedLayout layout_from_nm(std::istream& nm_output,
       throw LayoutError(fmt::format("symbol {}: unknown owner '{}' (valid: {})", sym, owner,
                                     fmt::join(layout_owners(), ", ")));
   LinkedLayout out;
-  for (const NmSymbol& s : parse_nm(nm_output)) {
+  const std::vector<NmSymbol> syms = parse_nm(nm_output);
+  for (const NmSymbol& s : syms) {
     if (!s.text || s.size == 0) continue;
     const auto [first, last] = owners.equal_range(s.name);
     if (first == last) continue;
@@ -490,13 +711,63 @@ LinkedLayout layout_from_nm(std::istream& nm_output,
       ranges.insert(ranges.end(), hot.begin(), hot.end());
     }
   }
+  if (walks == nullptr || walks->empty()) return out;
+
+  // Entry routines: for each owner, its symbols with walks that no walk of
+  // another of its symbols calls (in address order; several are run one
+  // after the other).
+  WalkExpander expander(syms, owners, *walks, profile, out);
+  std::map<std::string, std::vector<std::string>> owned;  // owner -> symbols with walks
+  std::multimap<std::string, std::string> owners_of;      // symbol -> owners
+  for (const NmSymbol& s : syms) {
+    if (!s.text || s.size == 0 || !expander.has_walk(s.name)) continue;
+    const auto [first, last] = owners.equal_range(s.name);
+    for (auto it = first; it != last; ++it) {
+      auto& v = owned[it->second];
+      if (std::find(v.begin(), v.end(), s.name) == v.end()) v.push_back(s.name);
+    }
+  }
+  for (const auto& [owner, symbols] : owned) {
+    std::vector<std::string> roots;
+    for (const auto& sym : symbols) {
+      bool called = false;
+      for (const auto& caller : symbols) {
+        const auto w = walks->find({caller, 0});
+        if (caller == sym || w == walks->end()) continue;
+        for (const auto& item : w->second.items)
+          if (item.target == sym && item.target_offset == 0) called = true;
+      }
+      if (!called) roots.push_back(sym);
+    }
+    if (roots.empty()) roots.push_back(symbols.front());
+    if (roots.size() == 1) {
+      out.entry[owner] = expander.routine({roots.front(), 0}, owner);
+      continue;
+    }
+    Routine r{owner, roots.front(), {}, true};
+    for (const auto& sym : roots) {
+      const int i = expander.routine({sym, 0}, owner);
+      const auto& steps = out.routines[static_cast<size_t>(i)].steps;
+      r.steps.insert(r.steps.end(), steps.begin(), steps.end());
+    }
+    out.entry[owner] = static_cast<int>(out.routines.size());
+    out.routines.push_back(std::move(r));
+  }
   return out;
 }
 
 uint64_t total_hot_bytes(const LinkedLayout& linked) {
-  uint64_t n = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> all;
   for (const auto& [owner, ranges] : linked.by_owner)
-    for (const auto& r : ranges) n += r.bytes;
+    for (const auto& r : ranges)
+      if (r.bytes > 0) all.emplace_back(r.start, r.start + r.bytes);
+  std::sort(all.begin(), all.end());
+  uint64_t n = 0, end = 0;
+  for (const auto& [a, b] : all) {
+    const uint64_t from = std::max(a, end);
+    if (b > from) n += b - from;
+    end = std::max(end, b);
+  }
   return n;
 }
 

@@ -53,15 +53,26 @@ struct LayoutError : std::runtime_error {
 const std::vector<std::string>& layout_owners();
 bool is_layout_owner(std::string_view owner);
 
+// A call from a function's hot code to the code another owner's event runs:
+// the caller's hot bytes before `at` run first, then the callee, then the
+// rest of the caller.
+struct CallSite {
+  uint64_t at = 0;    // offset in the function, at most its hot bytes
+  std::string owner;  // whose event comes here (a layout owner)
+  bool operator==(const CallSite&) const = default;
+};
+
 struct HotFunction {
   std::string symbol;
   std::string owner;  // empty: never executed
   uint64_t offset = 0;
   uint64_t size = 0;
   uint64_t hot_bytes = 0;
-  // Execution order among an owner's ranges (the file order when loaded);
-  // ties run in link order.
+  // Execution order among an owner's ranges: by `order`, then by `seq` (the
+  // file order when loaded); ties run in link order.
   int seq = 0;
+  int order = 0;
+  std::vector<CallSite> calls;  // by `at`
 };
 
 struct ObjectFile {
@@ -85,12 +96,36 @@ struct HotRange {
   bool operator==(const HotRange&) const = default;
 };
 
+// One step of the code a routine runs: a range of bytes, or a call site
+// where the event of another owner comes.
+struct CodeStep {
+  uint64_t start = 0, bytes = 0;  // a range (call < 0)
+  int call = -1;                  // a call site: the owner's index in layout_owners()
+  int callee = -1;                // the routine run there (index in LinkedLayout::routines);
+                                  // -1: the owner's entry routine
+  bool operator==(const CodeStep&) const = default;
+};
+
+// What one run of a piece of code fetches, in order. A routine built from an
+// execution profile is `complete`: it holds every byte its code runs, helpers
+// included, so the helpers' own events fetch nothing while it runs.
+struct Routine {
+  std::string owner, symbol;
+  std::vector<CodeStep> steps;
+  bool complete = false;
+  bool operator==(const Routine&) const = default;
+};
+
 // After linking: absolute addresses.
 struct LinkedLayout {
   // owner -> hot ranges, in execution order.
   std::map<std::string, std::vector<HotRange>> by_owner;
   // object -> [start, end).
   std::map<std::string, std::pair<uint64_t, uint64_t>> objects;
+  // Owners whose code has call sites (or comes from a profile of walks): the
+  // routine their event runs. Other owners run their by_owner ranges.
+  std::vector<Routine> routines;
+  std::map<std::string, int> entry;  // owner -> index in routines
 };
 
 // Throws LayoutError "file:line:col: key: message" for YAML syntax errors,
@@ -143,6 +178,26 @@ std::vector<NmSymbol> parse_nm(std::istream& nm_output);
 // same objects, whatever their link addresses.
 using HotProfile = std::map<std::string, std::vector<std::pair<uint64_t, uint64_t>>>;
 
+// What one call of a routine runs, in execution order, from an execution
+// profile: runs of instructions and the calls between them, relative to the
+// routine's symbol. Like HotProfile it holds for every build of the same
+// objects.
+struct WalkItem {
+  uint64_t offset = 0, bytes = 0;  // a run of instructions (target empty)
+  std::string target;              // or a call: the routine at target + target_offset
+  uint64_t target_offset = 0;
+  bool operator==(const WalkItem&) const = default;
+};
+struct Walk {
+  // Calls per packet; 0: the routine runs throughout (a loop around the
+  // packets), and the walk is its per-packet part in address order.
+  double calls_per_packet = 0;
+  std::vector<WalkItem> items;
+  bool operator==(const Walk&) const = default;
+};
+// (symbol, entry offset) -> walk.
+using WalkProfile = std::map<std::pair<std::string, uint64_t>, Walk>;
+
 // From a real binary's `nm -S --defined-only -n` output. `owners` maps symbol
 // name -> owner; other symbols are ignored, as are non-text symbols. Without
 // a profile each matched symbol becomes one hot range of its size times
@@ -150,11 +205,19 @@ using HotProfile = std::map<std::string, std::vector<std::pair<uint64_t, uint64_
 // profile's (none if the profile does not list it). Ranges of an owner are in
 // address order. `objects` is left empty: nm does not say which object a
 // symbol came from.
+//
+// With walks, each owner whose symbols have walks also gets an entry routine
+// (LinkedLayout::entry): the walk of its symbol that no other of its symbols
+// calls, with every callee expanded in place except the symbols of another
+// stack function (an owner that is a net::Fn), which become call sites of
+// that owner's event. Such routines are complete (Routine::complete).
 LinkedLayout layout_from_nm(std::istream& nm_output,
                             const std::multimap<std::string, std::string>& owners,
-                            double hot_fraction = 1.0, const HotProfile* profile = nullptr);
+                            double hot_fraction = 1.0, const HotProfile* profile = nullptr,
+                            const WalkProfile* walks = nullptr);
 
-// Sum of the hot bytes of every owner's ranges.
+// Distinct hot bytes: the union of every owner's ranges (a range shared by
+// several owners counts once).
 uint64_t total_hot_bytes(const LinkedLayout& linked);
 
 }  // namespace simloop::models

@@ -13,8 +13,10 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "models/sender_costs.h"
 #include "net/inet.h"
 #include "net/stack_impl.h"
+#include "workload/ttcp.h"
 
 namespace simloop::net {
 template class Stack<models::CodeTracer>;
@@ -37,7 +39,11 @@ struct Recorder : net::NullProbe {
   void run(Code c) {
     if (trace != nullptr) trace->push_back(static_cast<uint8_t>(c));
   }
-  void leave(net::Fn fn) { acct.leave(fn); }
+  void add(Stage s, double cycles) { acct.add(s, cycles); }
+  void leave(net::Fn fn) {
+    acct.leave(fn);
+    if (trace != nullptr) trace->push_back(static_cast<uint8_t>(fn) | kLeave);
+  }
   void copy(net::CopyKind k, const void* s, const void* d, size_t len) {
     run(Code::copy);
     acct.copy(k, s, d, len);
@@ -66,22 +72,17 @@ struct PathRun {
   int trace_packets = 0;
 };
 
-constexpr uint16_t kPort = 5001;
-
-// The sender's loop of engine/simulation.cc's sender_main, interrupts
-// included every `ppi` packets (0: none; the driver reaps as it queues).
+// The ttcp loop as the simulator's sender runs it (workload::TtcpLoop with
+// the same SenderCosts), interrupts included every `ppi` packets (0: none;
+// the driver reaps as it queues).
 PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_packets) {
-  net::MbufPool pool;
   Recorder rec(spec.machine, spec.stack);
-  net::Stack<Recorder> stack(pool, rec, spec.options);
-  const bool loops_back = spec.dst != net::kPeerAddr;
-  const bool uses_ring = spec.dst != net::kLoopAddr;
+  workload::TtcpLoop<Recorder> loop(rec, {spec.dest, workload::Service::simulated, spec.receive},
+                                    spec.options);
+  auto& stack = loop.stack();
+  SenderCosts<Recorder> costs(rec, spec.machine);
+  const bool uses_ring = workload::uses_ring(spec.dest);
   std::vector<uint8_t> payload(static_cast<size_t>(spec.payload), 0x5a);
-  std::vector<uint8_t> rbuf(65536);
-  const int rx = stack.socket();
-  const int tx = stack.socket();
-  stack.bind(rx, 0, kPort);
-  const auto& mc = spec.machine;
   PathRun out;
   const int all = price_packets + trace_packets;
   auto priced = [&] {
@@ -93,28 +94,13 @@ PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_pac
   for (int n = 0; n < all; ++n) {
     if (n == price_packets) priced();
     // Without interrupts the driver reaps as it queues (thread context).
-    if (uses_ring && ppi == 0 && stack.nic_pending() > 0) stack.nic_txeof();
-    rec.acct.add(Stage::user, mc.user_loop_cycles);
-    rec.run(Code::user_loop);
-    rec.acct.add(Stage::syscall, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
-    rec.run(Code::syscall_entry);
-    const int err = stack.sendto(tx, payload.data(), spec.payload, spec.dst, kPort);
-    rec.run(Code::syscall_exit);
+    if (uses_ring && ppi == 0 && stack.nic_pending() > 0) loop.reap();
+    const int err = loop.send(payload.data(), spec.payload, costs).err;
     if (err != 0)
       throw std::runtime_error(fmt::format("recording the path: sendto failed ({})", err));
-    if (loops_back) {
-      stack.netisr_run();
-      int got = 0;
-      while (spec.receive && stack.sock(rx).rcv.len > 0) {
-        rec.run(Code::syscall_entry);
-        stack.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got);
-        rec.run(Code::syscall_exit);
-        rec.acct.add(Stage::receive, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
-      }
-    }
     if (uses_ring && ppi > 0 && (n + 1) % ppi == 0) {
       rec.acct.set_context(Context::interrupt);
-      const int k = stack.nic_txeof();
+      const int k = loop.reap();
       rec.acct.add(Stage::interrupt,
                    spec.interrupts.handler_cycles + spec.interrupts.per_packet_cycles * k);
       rec.acct.set_context(Context::thread);
@@ -125,32 +111,20 @@ PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_pac
   return out;
 }
 
-// One owner's hot lines, as the replay fetches them.
+// Which symbols and owners hold each line (for conflict reports).
 struct LineInfo {
   std::string symbols, owners;
 };
 
-struct Replay {
-  int line_shift = 0;
-  std::array<std::vector<uint64_t>, kCodeCount> lines;  // line numbers, in fetch order
-  std::unordered_map<uint64_t, LineInfo> info;          // only with detail
-};
-
-Replay make_replay(const LinkedLayout& linked, const ICacheConfig& cache, bool detail) {
-  Replay r;
-  r.line_shift = std::countr_zero(static_cast<unsigned>(cache.l1.line_bytes));
-  const auto& owners = layout_owners();
-  for (size_t i = 0; i < kCodeCount && i < owners.size(); ++i) {
-    const auto it = linked.by_owner.find(owners[i]);
-    if (it == linked.by_owner.end()) continue;
-    for (const auto& range : it->second) {
+std::unordered_map<uint64_t, LineInfo> line_info(const LinkedLayout& linked, int line_shift) {
+  std::unordered_map<uint64_t, LineInfo> info;
+  for (const auto& [owner, ranges] : linked.by_owner)
+    for (const auto& range : ranges) {
       if (range.bytes == 0) continue;
-      const uint64_t first = range.start >> r.line_shift;
-      const uint64_t last = (range.start + range.bytes - 1) >> r.line_shift;
+      const uint64_t first = range.start >> line_shift;
+      const uint64_t last = (range.start + range.bytes - 1) >> line_shift;
       for (uint64_t l = first; l <= last; ++l) {
-        r.lines[i].push_back(l);
-        if (!detail) continue;
-        LineInfo& li = r.info[l];
+        LineInfo& li = info[l];
         auto add = [](std::string& list, const std::string& name) {
           if (list.empty()) {
             list = name;
@@ -161,17 +135,25 @@ Replay make_replay(const LinkedLayout& linked, const ICacheConfig& cache, bool d
           if (padded.find("," + name + ",") == std::string::npos) list += "," + name;
         };
         add(li.symbols, range.symbol);
-        add(li.owners, owners[i]);
+        add(li.owners, owner);
       }
     }
-  }
-  return r;
+  return info;
+}
+
+// Replays trace events through a fetcher.
+template <class F>
+void replay_event(CodeFetcher& f, uint8_t ev, F& fetch) {
+  const size_t owner = ev & static_cast<uint8_t>(~kLeave);
+  if ((ev & kLeave) != 0) return f.leave(owner, fetch);
+  if (owner < net::kFnCount) return f.enter(owner, fetch);
+  f.point(owner, fetch);
 }
 
 }  // namespace
 
 PathTrace record_path(const PathSpec& spec) {
-  const bool uses_ring = spec.dst != net::kLoopAddr;
+  const bool uses_ring = workload::uses_ring(spec.dest);
   const bool irqs = uses_ring && spec.interrupts.enabled;
   PathTrace t;
   int ppi = 0;
@@ -204,22 +186,42 @@ PathTrace record_path(const PathSpec& spec) {
 
 Evaluation evaluate(const LinkedLayout& linked, const ICacheConfig& cache, const PathTrace& trace,
                     const EvalOptions& opt) {
-  const Replay rp = make_replay(linked, cache, opt.detail);
+  const FetchPlan plan = fetch_plan(linked, opt.fetch, cache.l1.line_bytes);
+  const int shift = std::countr_zero(static_cast<unsigned>(cache.l1.line_bytes));
   ICache ic(cache);
+  CodeFetcher fetcher;
+  fetcher.attach(&plan);
   std::unordered_map<uint64_t, uint64_t> line_misses;
+  std::set<uint64_t> lines_run;
+  bool measuring = false;
+  double s = 0;  // the stall of the event being replayed
+  auto fetch = [&](uint32_t segment) {
+    for (const auto& [start, bytes] : plan.segments[segment]) s += ic.fetch(start, bytes);
+  };
+  // With detail, line by line: which lines run, which of them miss.
+  auto fetch_detail = [&](uint32_t segment) {
+    for (const auto& [start, bytes] : plan.segments[segment])
+      for (uint64_t l = start >> shift; l <= (start + bytes - 1) >> shift; ++l) {
+        const uint64_t before = ic.stats().l1_misses;
+        const uint64_t a = std::max(start, l << shift);
+        s += ic.fetch(a, std::min(start + bytes, (l + 1) << shift) - a);
+        if (!measuring) continue;
+        lines_run.insert(l);
+        if (ic.stats().l1_misses != before) ++line_misses[l];
+      }
+  };
   const int passes = opt.warmup_passes + opt.measure_passes;
   double stall = 0;
   for (int pass = 0; pass < passes; ++pass) {
-    const bool measuring = pass >= opt.warmup_passes;
+    measuring = pass >= opt.warmup_passes;
     if (pass == opt.warmup_passes) ic.reset_stats();
-    for (uint8_t c : trace.code) {
-      for (uint64_t l : rp.lines[c]) {
-        const uint64_t before = ic.stats().l1_misses;
-        const double s = ic.fetch(l << rp.line_shift, 1);
-        if (!measuring) continue;
-        stall += s;
-        if (opt.detail && ic.stats().l1_misses != before) ++line_misses[l];
-      }
+    for (uint8_t ev : trace.code) {
+      s = 0;
+      if (opt.detail)
+        replay_event(fetcher, ev, fetch_detail);
+      else
+        replay_event(fetcher, ev, fetch);
+      if (measuring) stall += s;
     }
   }
   Evaluation e;
@@ -229,22 +231,20 @@ Evaluation evaluate(const LinkedLayout& linked, const ICacheConfig& cache, const
   e.stall_cycles_per_packet = stall / packets;
   if (!opt.detail) return e;
 
-  // Distinct hot lines the trace runs, by L1 set.
-  std::vector<bool> runs(kCodeCount, false);
-  for (uint8_t c : trace.code) runs[c] = true;
+  // Distinct lines the trace runs, by L1 set.
+  const auto info = line_info(linked, shift);
   std::map<int64_t, std::set<uint64_t>> by_set;
-  for (size_t c = 0; c < kCodeCount; ++c)
-    if (runs[c])
-      for (uint64_t l : rp.lines[c]) by_set[ic.l1_set_of(l << rp.line_shift)].insert(l);
+  for (uint64_t l : lines_run) by_set[ic.l1_set_of(l << shift)].insert(l);
   for (const auto& [set, lines] : by_set) {
     if (lines.size() <= static_cast<size_t>(cache.l1.assoc)) continue;
     SetConflict sc;
     sc.set = set;
     for (uint64_t l : lines) {
-      const LineInfo& li = rp.info.at(l);
+      const auto li = info.find(l);
       const auto m = line_misses.find(l);
       const double mpp = m == line_misses.end() ? 0 : static_cast<double>(m->second) / packets;
-      sc.lines.push_back({l << rp.line_shift, li.symbols, li.owners, mpp});
+      sc.lines.push_back({l << shift, li == info.end() ? std::string() : li->second.symbols,
+                          li == info.end() ? std::string() : li->second.owners, mpp});
       sc.misses_per_packet += mpp;
     }
     e.conflicts.push_back(std::move(sc));
@@ -294,7 +294,8 @@ SearchResult search_layout(const Layout& kernel, const LinkedLayout& user,
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   EvalOptions fast;
-  EvalOptions detailed;
+  fast.fetch = opt.fetch;
+  EvalOptions detailed = fast;
   detailed.detail = true;
 
   SearchResult r;
@@ -305,7 +306,7 @@ SearchResult search_layout(const Layout& kernel, const LinkedLayout& user,
 
   // Objects whose hot code the trace runs: the only ones worth moving.
   std::vector<bool> runs(kCodeCount, false);
-  for (uint8_t c : trace.code) runs[c] = true;
+  for (uint8_t c : trace.code) runs[c & static_cast<uint8_t>(~kLeave)] = true;
   std::vector<size_t> hot;
   for (size_t i = 0; i < kernel.objects.size(); ++i)
     for (const auto& f : kernel.objects[i].functions)

@@ -20,12 +20,13 @@
 #include "models/icache.h"
 #include "models/layout.h"
 #include "net/stack.h"
+#include "workload/dest.h"
 
 namespace simloop::models {
 
 // What the sender does, as the simulator's sender_main does it.
 struct PathSpec {
-  uint32_t dst = 0;  // net::kPeerAddr (wire), kLoopAddr or kBroadcastAddr
+  workload::Dest dest = workload::Dest::wire;
   int payload = 18;
   bool receive = true;  // a receiver drains looped datagrams
   net::StackOptions options;
@@ -42,8 +43,13 @@ struct PathSpec {
   int trace_packets = 20;
 };
 
+// A trace event: the owner's index in layout_owners() (net::Fn, then Code);
+// with kLeave set, a stack function left.
+inline constexpr uint8_t kLeave = 0x80;
+static_assert(kCodeCount < kLeave);
+
 struct PathTrace {
-  // Code run, in order (indices into CodeMap: net::Fn, then Code).
+  // Code run, in order: events as above.
   std::vector<uint8_t> code;
   int packets = 0;
   int packets_per_interrupt = 0;  // 0: no interrupts on this path
@@ -57,8 +63,9 @@ PathTrace record_path(const PathSpec& spec);
 
 // A probe that notes the code a program around the stack runs (for
 // programs other than the simulator's sender, such as the native harness):
-// each function entered, each helper event, and the caller's own loop
-// (Code::user_loop) before every call into the stack from outside it.
+// each function entered and left, each helper event, and the caller's own
+// loop (Code::user_loop) once a packet, before each sendto from outside the
+// stack.
 struct CodeTracer : net::NullProbe {
   std::vector<uint8_t>* trace = nullptr;  // nothing is noted while null
   int depth = 0;
@@ -67,11 +74,12 @@ struct CodeTracer : net::NullProbe {
     if (trace != nullptr) trace->push_back(static_cast<uint8_t>(code));
   }
   void enter(net::Fn fn) {
-    if (depth++ == 0) note(static_cast<size_t>(Code::user_loop));
+    if (depth++ == 0 && fn == net::Fn::sendto) note(static_cast<size_t>(Code::user_loop));
     note(static_cast<size_t>(fn));
   }
-  void leave(net::Fn /*fn*/) {
+  void leave(net::Fn fn) {
     if (depth > 0) --depth;
+    note(static_cast<size_t>(fn) | kLeave);
   }
   void copy(net::CopyKind /*k*/, const void* /*s*/, const void* /*d*/, size_t /*len*/) {
     note(static_cast<size_t>(Code::copy));
@@ -109,6 +117,7 @@ struct EvalOptions {
   int warmup_passes = 2;  // whole traces run before counting
   int measure_passes = 1;
   bool detail = false;  // fill Evaluation::conflicts
+  FetchMode fetch = FetchMode::call_sites;
 };
 
 // Steady-state misses of `linked` (identity page map) on the trace.
@@ -120,6 +129,7 @@ struct SearchOptions {
   int max_evaluations = 20000;
   uint64_t seed = 1;
   uint64_t max_pad = 2048;  // padding of one object, in 16-byte steps, at most this
+  FetchMode fetch = FetchMode::call_sites;
 };
 
 struct Padding {

@@ -555,12 +555,17 @@ def plot_accuracy(rows, ax):
             continue
         xs, ys = [num(r, f"measured_{metric}") for r in rs], [num(r, f"predicted_{metric}") for r in rs]
         vals += xs + ys
-        errs = sorted(abs(num(r, "error_pct")) for r in rs)
-        med = errs[len(errs) // 2] if len(errs) % 2 else (errs[len(errs) // 2 - 1] + errs[len(errs) // 2]) / 2
-        ax.plot(xs, ys, marker, ms=6, alpha=0.8, label=f"{label} ({len(rs)}, median |error| {med:.1f} %)")
+        # I1: a relative error only where cachegrind counts at least one miss.
+        errs = sorted(abs(num(r, "error_pct")) for r in rs if r.get("error_pct") not in (None, ""))
+        if errs:
+            med = errs[len(errs) // 2] if len(errs) % 2 else (errs[len(errs) // 2 - 1] + errs[len(errs) // 2]) / 2
+            label = f"{label} ({len(rs)}, median |error| {med:.1f} % of {len(errs)})"
+        else:
+            label = f"{label} ({len(rs)}, under 1 miss each)"
+        ax.plot(xs, ys, marker, ms=6, alpha=0.8, label=label)
     if not vals:
         die("accuracy needs rows with measured and predicted values")
-    lo, hi = min(vals) / 1.15, max(vals) * 1.15
+    lo, hi = min(0, min(vals)) if i1 else min(vals) / 1.15, max(vals) * 1.15
     line = [lo, hi]
     ax.plot(line, line, "k-", lw=1, label="y = x")
     for band, alpha in ((0.10, 0.25), (0.15, 0.12)):

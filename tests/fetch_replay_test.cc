@@ -9,7 +9,10 @@
 #include <random>
 #include <vector>
 
+#include "models/cycle_account.h"
+#include "models/fetch_plan.h"
 #include "models/icache.h"
+#include "models/layout.h"
 
 namespace simloop::models {
 namespace {
@@ -109,6 +112,127 @@ TEST(FetchReplay, ThrashingSequenceChargesItsMissesEveryTime) {
   }
   EXPECT_EQ(cache.stats().l1_misses, 150u);
   EXPECT_GT(replay.counts().replayed, 45u);
+}
+
+// The same with the fetch model between the events and the replay: a random
+// layout whose routines have call sites (some of them complete, as walks
+// from a profile are), nested enter/leave events and helper events as
+// packets produce them, and both fetch modes. The replay keys on the plan's
+// segments; it must give exactly what simulating every one gives.
+struct Event {
+  enum Kind : uint8_t { enter, leave, point } kind;
+  size_t owner;
+};
+
+LinkedLayout random_layout(std::mt19937_64& rng) {
+  const auto& owners = layout_owners();
+  LinkedLayout l;
+  for (size_t o = 0; o < owners.size(); ++o) {
+    if (rng() % 5 == 0) continue;  // some owners run no code of their own
+    auto& ranges = l.by_owner[owners[o]];
+    for (int k = 0, n = 1 + static_cast<int>(rng() % 3); k < n; ++k)
+      ranges.push_back({0x100000 + (rng() % 0x20000), 8 + rng() % 400, owners[o]});
+  }
+  for (size_t o = 0; o < owners.size(); ++o) {
+    if (rng() % 2 == 0) continue;  // the others run their ranges whole
+    Routine r;
+    r.owner = owners[o];
+    r.complete = rng() % 4 == 0;
+    for (int k = 0, n = 2 + static_cast<int>(rng() % 6); k < n; ++k) {
+      if (rng() % 3 == 0)
+        r.steps.push_back({0, 0, static_cast<int>(rng() % owners.size()), -1});
+      else
+        r.steps.push_back({0x100000 + (rng() % 0x20000), 8 + rng() % 300, -1, -1});
+    }
+    l.entry[owners[o]] = static_cast<int>(l.routines.size());
+    l.routines.push_back(r);
+  }
+  return l;
+}
+
+// One packet: the sender's loop, then stack functions nested a few deep,
+// with helper events (header access, checksum, buffers, copies) among them.
+void random_calls(std::mt19937_64& rng, int depth, std::vector<Event>& out) {
+  for (int k = 0, n = 1 + static_cast<int>(rng() % 3); k < n; ++k) {
+    if (rng() % 3 == 0) {
+      out.push_back({Event::point, static_cast<size_t>(Code::header_access) + rng() % 5});
+      continue;
+    }
+    const size_t fn = rng() % net::kFnCount;
+    out.push_back({Event::enter, fn});
+    if (depth < 4) random_calls(rng, depth + 1, out);
+    out.push_back({Event::leave, fn});
+  }
+}
+
+std::vector<Event> random_packet(std::mt19937_64& rng) {
+  std::vector<Event> p = {{Event::point, kUserLoopOwner},
+                          {Event::point, static_cast<size_t>(Code::syscall_entry)}};
+  random_calls(rng, 0, p);
+  p.push_back({Event::point, static_cast<size_t>(Code::syscall_exit)});
+  return p;
+}
+
+TEST(FetchReplay, MatchesSimulatingEveryStepOfTheFetchModel) {
+  std::mt19937_64 rng(20261204);
+  for (const FetchMode mode : {FetchMode::call_sites, FetchMode::entry}) {
+    uint64_t replayed = 0, simulated = 0;
+    for (int round = 0; round < 40; ++round) {
+      const ICacheConfig cfg = random_scenario(rng).cfg;
+      const LinkedLayout linked = random_layout(rng);
+      const FetchPlan plan = fetch_plan(linked, mode, cfg.l1.line_bytes);
+      const auto& steps = plan.segments;
+      std::vector<std::vector<Event>> packets;
+      for (int p = 0; p < 4; ++p) packets.push_back(random_packet(rng));
+      ICache plain(cfg), memo(cfg);
+      FetchReplay direct(plain, steps, false), replay(memo, steps, true);
+      CodeFetcher fa, fb;
+      fa.attach(&plan);
+      fb.attach(&plan);
+      double a = 0, b = 0;
+      auto fetch_a = [&](uint32_t step) { direct.fetch(step, a); };
+      auto fetch_b = [&](uint32_t step) { replay.fetch(step, b); };
+      auto play = [](CodeFetcher& f, const Event& e, auto& fetch) {
+        if (e.kind == Event::enter)
+          f.enter(e.owner, fetch);
+        else if (e.kind == Event::leave)
+          f.leave(e.owner, fetch);
+        else
+          f.point(e.owner, fetch);
+      };
+      for (int packet = 0; packet < 300; ++packet) {
+        const uint64_t r = rng() % 100;
+        const auto& events = packets[r < 80 ? 0 : r < 92 ? 1 : r < 97 ? 2 : 3];
+        // Settled now and then inside a packet too, as the engine does.
+        const size_t cut = rng() % (events.size() + 1);
+        for (size_t i = 0; i < events.size(); ++i) {
+          if (i == cut) {
+            direct.settle(a);
+            replay.settle(b);
+          }
+          play(fa, events[i], fetch_a);
+          play(fb, events[i], fetch_b);
+        }
+        direct.settle(a);
+        replay.settle(b);
+        ASSERT_EQ(a, b) << fetch_mode_name(mode) << " round " << round << " packet " << packet;
+      }
+      EXPECT_EQ(plain.stats().line_accesses, memo.stats().line_accesses);
+      EXPECT_EQ(plain.stats().l1_misses, memo.stats().l1_misses);
+      EXPECT_EQ(plain.stats().l2_misses, memo.stats().l2_misses);
+      EXPECT_EQ(plain.stats().prefetches, memo.stats().prefetches);
+      EXPECT_GT(plain.stats().line_accesses, 0u);
+      for (const auto& ranges : steps)
+        for (const auto& [start, bytes] : ranges)
+          for (uint64_t addr = start; addr < start + bytes; addr += 64) {
+            EXPECT_EQ(plain.in_l1(addr), memo.in_l1(addr));
+            EXPECT_EQ(plain.in_l2(addr), memo.in_l2(addr));
+          }
+      replayed += replay.counts().replayed;
+      simulated += replay.counts().simulated;
+    }
+    EXPECT_GT(replayed, simulated) << fetch_mode_name(mode);
+  }
 }
 
 }  // namespace

@@ -250,6 +250,18 @@ TEST(ICacheInclusiveL2, L2EvictionInvalidatesL1) {
   exc.fetch(a, 1);
   exc.fetch(b, 1);
   EXPECT_EQ(exc.fetch(a, 1), 0);
+
+  // Without back-invalidation (cachegrind's last level) L1 keeps a: it hits,
+  // while L2 holds only b.
+  ICacheConfig nb = small({1024, 2, 64}, false, true, {4096, 1, 64}, false);
+  nb.l2_back_invalidate = false;
+  ICache cg(nb);
+  cg.fetch(a, 1);
+  cg.fetch(b, 1);
+  EXPECT_TRUE(cg.in_l1(a));
+  EXPECT_FALSE(cg.in_l2(a));
+  EXPECT_EQ(cg.fetch(a, 1), 0);
+  EXPECT_EQ(cg.stats().l2_misses, 2u);
 }
 
 TEST(ICacheInclusiveL2, L1VictimStaysInL2) {

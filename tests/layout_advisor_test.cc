@@ -14,7 +14,7 @@ const std::filesystem::path kSrc = SIMLOOP_SOURCE_DIR;
 // The ttcp wire path without interrupts: the driver reaps as it queues.
 PathTrace wire_trace(int packets_per_interrupt = 0) {
   PathSpec spec;
-  spec.dst = net::kPeerAddr;
+  spec.dest = workload::Dest::wire;
   spec.payload = 18;
   spec.machine.clock_hz = 2e9;
   spec.interrupts.enabled = packets_per_interrupt > 0;
@@ -39,13 +39,26 @@ TEST(LayoutAdvisor, RecordsTheSendPathInOrder) {
   ASSERT_EQ(t.packets, 20);
   ASSERT_FALSE(t.code.empty());
   // The driver reaps the previous frame (freeing it), then the sender's loop
-  // makes a system call.
-  ASSERT_GE(t.code.size(), 5u);
+  // makes a system call; functions left are noted too.
+  ASSERT_GE(t.code.size(), 6u);
   EXPECT_EQ(t.code[0], static_cast<uint8_t>(net::Fn::nic_txeof));
   EXPECT_EQ(t.code[1], static_cast<uint8_t>(Code::mbuf_free));
-  EXPECT_EQ(t.code[2], static_cast<uint8_t>(Code::user_loop));
-  EXPECT_EQ(t.code[3], static_cast<uint8_t>(Code::syscall_entry));
-  EXPECT_EQ(t.code[4], static_cast<uint8_t>(net::Fn::sendto));
+  EXPECT_EQ(t.code[2], static_cast<uint8_t>(net::Fn::nic_txeof) | kLeave);
+  EXPECT_EQ(t.code[3], static_cast<uint8_t>(Code::user_loop));
+  EXPECT_EQ(t.code[4], static_cast<uint8_t>(Code::syscall_entry));
+  EXPECT_EQ(t.code[5], static_cast<uint8_t>(net::Fn::sendto));
+  // Every function entered is left, in nesting order.
+  std::vector<uint8_t> open;
+  for (uint8_t c : t.code) {
+    if ((c & kLeave) != 0) {
+      ASSERT_FALSE(open.empty());
+      EXPECT_EQ(open.back(), c & ~kLeave);
+      open.pop_back();
+    } else if (c < net::kFnCount) {
+      open.push_back(c);
+    }
+  }
+  EXPECT_TRUE(open.empty());
   // Helpers are noted at their own events: one allocation at least, and
   // checksums, per packet.
   int allocs = 0, cksums = 0;

@@ -38,13 +38,15 @@ Layout sample() {
       {"a.o",
        0x123,
        16,
-       {{"fa1", "sendto", 0, 0x40, 0x20, 0}, {"fa2", "udp_output", 0x100, 0x23, 0x23, 1}}},
-      {"b.o", 0x80, 64, {{"fb1", "ip_output", 0x10, 0x30, 0x30, 2}}},
+       {{"fa1", "sendto", 0, 0x40, 0x20, 0, 0, {}},
+        {"fa2", "udp_output", 0x100, 0x23, 0x23, 1, 0, {}}}},
+      {"b.o", 0x80, 64, {{"fb1", "ip_output", 0x10, 0x30, 0x30, 2, 0, {}}}},
       {"c.o", 0x10, 4, {}},
       {"d.o",
        0x200,
        16,
-       {{"fd1", "ether_output", 0x8, 0x100, 0x80, 3}, {"fd2", "sendto", 0x120, 0x40, 0x40, 4}}},
+       {{"fd1", "ether_output", 0x8, 0x100, 0x80, 3, 0, {}},
+        {"fd2", "sendto", 0x120, 0x40, 0x40, 4, 0, {}}}},
   };
   return l;
 }
@@ -315,7 +317,35 @@ TEST_F(LayoutYaml, FunctionErrors) {
   EXPECT_EQ(
       error_of(head + "      - {symbol: f, offset: 0, size: 16, cold: 1}\n"),
       "5:42: objects[0].functions[0].cold: unknown key 'cold' (allowed: symbol, owner, offset, "
-      "size, hot)");
+      "size, hot, order, calls)");
+  // Call sites: a known owner, inside the hot bytes, by offset, not the own owner.
+  EXPECT_EQ(error_of(head + "      - {symbol: f, owner: ip_output, offset: 0, size: 64, hot: 32,\n"
+                            "         calls: [{owner: ether_output, at: 33}]}\n"),
+            "5:9: objects[0].functions[0]: function f: call site 0 at 0x21 lies past its hot "
+            "bytes (0x20)");
+  EXPECT_EQ(error_of(head +
+                     "      - {symbol: f, owner: ip_output, offset: 0, size: 64,\n"
+                     "         calls: [{owner: ether_output, at: 8}, {owner: looutput, at: 4}]}\n"),
+            "5:9: objects[0].functions[0]: function f: call sites must be listed by offset (0x4 "
+            "after 0x8)");
+  EXPECT_EQ(error_of(head + "      - {symbol: f, owner: ip_output, offset: 0, size: 64,\n"
+                            "         calls: [{owner: ip_output, at: 8}]}\n"),
+            "5:9: objects[0].functions[0]: function f: call site 0 calls its own owner "
+            "'ip_output'");
+  EXPECT_EQ(error_of(head + "      - {symbol: f, offset: 0, size: 64, calls: [{owner: looutput, "
+                            "at: 8}]}\n"),
+            "5:9: objects[0].functions[0]: function f has call sites but no owner");
+  EXPECT_EQ(error_of(head + "      - {symbol: f, owner: ip_output, offset: 0, size: 64,\n"
+                            "         calls: [{owner: nowhere, at: 8}]}\n")
+                .rfind("6:26: objects[0].functions[0].calls[0].owner: unknown owner 'nowhere'", 0),
+            0u);
+  EXPECT_EQ(error_of(head + "      - {symbol: f, owner: ip_output, offset: 0, size: 64,\n"
+                            "         calls: [{at: 8}]}\n"),
+            "6:18: objects[0].functions[0].calls[0]: missing key 'owner'");
+  EXPECT_EQ(
+      error_of(head + "      - {symbol: f, owner: ip_output, offset: 0, size: 64, calls: 3}\n"),
+      "5:67: objects[0].functions[0].calls: expected a list of {owner, at} call sites, got "
+      "'3'");
   EXPECT_EQ(error_of("objects:\n  - {name: a.o, size: 1}\n  - {name: a.o, size: 2}\n"),
             "3:12: objects[1].name: object 'a.o' appears twice");
 }
@@ -405,7 +435,7 @@ TEST(LayoutMerge, CombinesKernelAndUserAndRefusesOverlap) {
   Layout u;
   u.name = "user";
   u.text_base = 0x08048000;
-  u.objects = {{"ttcp.o", 0x400, 16, {{"main", "user_loop", 0x10, 0x100, 0x80, 0}}}};
+  u.objects = {{"ttcp.o", 0x400, 16, {{"main", "user_loop", 0x10, 0x100, 0x80, 0, 0, {}}}}};
   const LinkedLayout m = merge(k, link(u));
   EXPECT_EQ(m.by_owner.at("user_loop")[0].start, 0x08048010u);
   EXPECT_EQ(m.objects.size(), 5u);

@@ -1,5 +1,5 @@
 // Unit tests of the mbuf layer: zones, the mbuf macros and every operation of
-// Mbufs<P>, checked against the FreeBSD semantics of DESIGN.md section 3.
+// Mbufs<P>, checked against FreeBSD 6/7 semantics (mbuf(9)).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -9,6 +9,7 @@ crossover claimed from runs that slept differently, faulted runs marked."""
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,22 @@ cases = {
     "auto-crossover": [sweep],
 }
 failures = []
+
+# One list of kinds on each side of the process boundary, kept in step: the
+# script's KINDS is what `simloop plot --kind` accepts, and what its help names.
+script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "plots", "simloop_plot.py")
+kinds_line = next(l for l in open(script) if l.startswith("KINDS = "))
+script_kinds = [k.strip(' "') for k in kinds_line.split("=", 1)[1].strip(" ()\n").split(",")]
+helptext = subprocess.run([simloop, "plot", "--help"], capture_output=True, text=True).stdout
+m = re.search(r"--kind TEXT:\{([^}]*)\}\s*\n\s*(.*)\n", helptext)
+if not m or m.group(1).split(",") != script_kinds:
+    failures.append(f"--kind accepts {m and m.group(1)}, the script draws {script_kinds}")
+elif re.split(r", | or ", m.group(2).strip()) != script_kinds:
+    failures.append(f"--kind's help names {m.group(2)!r}, the script draws {script_kinds}")
+for k in script_kinds:
+    if not re.search(rf"^  {k} +\S", helptext, re.M):
+        failures.append(f"plot --help does not describe the kind {k}")
+
 with tempfile.TemporaryDirectory() as out:
     for name, args in cases.items():
         stem = os.path.join(out, name)

@@ -1,4 +1,4 @@
-// The 2006 story (DESIGN.md section 1, item 4): ether_output loops a copy of
+// The 2006 story: ether_output loops a copy of
 // a broadcast back through if_simloop. The deep copy (m_dup) misaligns the IP
 // header and faults on a strict-alignment CPU; the shallow copy (m_copy)
 // shares clusters, so a fix-up that writes in place corrupts the frame still

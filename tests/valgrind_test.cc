@@ -2,10 +2,12 @@
 // hand-made counts, and the model's view of the harness's path.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "measure/code_walk.h"
 #include "measure/harness_run.h"
 #include "measure/icache_check.h"
 #include "models/cycle_account.h"
@@ -53,6 +55,97 @@ TEST(Callgrind, CountsEachInstructionAndSkipsCallCosts) {
   EXPECT_EQ(m.at(0x40100d), 100u);
   EXPECT_EQ(m.at(0x401040), 3u);
   EXPECT_EQ(m.at(0x401104), 200u);  // listed twice: summed
+}
+
+TEST(Callgrind, ReadsJumpsAndCallsBesideTheCounts) {
+  std::ifstream in(kData / "callgrind_jumps.out");
+  const auto f = measure::parse_callgrind_flow(in, "callgrind_jumps.out");
+  EXPECT_EQ(f.instr.at(0x1008), 3u);  // the call's inclusive cost is not an instruction count
+  EXPECT_EQ(f.instr.at(0x100d), 3u);  // the jump's source line carries no count
+  EXPECT_EQ(f.calls.at({0x1008, 0x2000}), 3u);
+  EXPECT_EQ(f.calls.at({0x3000, 0x1000}), 1u);
+  EXPECT_EQ(f.jumps.at({0x100d, 0x1004}), 2u);  // taken, of 3 executed
+  EXPECT_EQ(f.jumps.at({0x100f, 0x1030}), 1u);
+  EXPECT_EQ(f.jumps.size(), 2u);
+  std::istringstream bad("positions: instr\njcnd=two 0x10\n0x4\n");
+  try {
+    measure::parse_callgrind_flow(bad, "x.out");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("x.out:2: expected 'calls=COUNT TARGET' or a jump", 0),
+              0u)
+        << e.what();
+  }
+}
+
+TEST(Walks, FollowTheLoopAroundItsCallAsOftenAsItRuns) {
+  // f: 0x0 (4 bytes), a loop head 0x4 (4), a call of g 0x8 (5), a jump back
+  // 0xd (2) taken twice of three times, then 0xf jumps to 0x30 (2); 0x20
+  // never runs; 0x40 runs once a packet off the path (it is appended).
+  std::ifstream in(kData / "callgrind_jumps.out");
+  measure::CallgrindFlow hi = measure::parse_callgrind_flow(in, "callgrind_jumps.out");
+  hi.instr[0x1040] = 1;
+  const measure::CallgrindFlow lo;
+  const std::vector<models::NmSymbol> syms = {
+      {0x1000, 0x50, true, "f"}, {0x2000, 0x10, true, "g"}, {0x3000, 0x10, true, "main"}};
+  const std::vector<uint64_t> starts = {0x1000, 0x1004, 0x1008, 0x100d, 0x100f, 0x1011,
+                                        0x1020, 0x1030, 0x1034, 0x1040, 0x1042, 0x2000,
+                                        0x2001, 0x3000, 0x3005, 0x3007};
+  const auto w = measure::walk_profile(lo, hi, 1, syms, starts);
+  using I = models::WalkItem;
+  ASSERT_EQ(w.count({"f", 0}), 1u);
+  EXPECT_DOUBLE_EQ(w.at({"f", 0}).calls_per_packet, 1);
+  EXPECT_EQ(w.at({"f", 0}).items, (std::vector<I>{{0x0, 0xd, {}, 0},
+                                                  {0x8, 0, "g", 0},
+                                                  {0xd, 0x2, {}, 0},
+                                                  {0x4, 0x9, {}, 0},
+                                                  {0x8, 0, "g", 0},
+                                                  {0xd, 0x2, {}, 0},
+                                                  {0x4, 0x9, {}, 0},
+                                                  {0x8, 0, "g", 0},
+                                                  {0xd, 0x4, {}, 0},
+                                                  {0x30, 0x4, {}, 0},
+                                                  {0x40, 0x2, {}, 0}}));
+  EXPECT_EQ(w.at({"g", 0}).items, (std::vector<I>{{0x0, 0x1, {}, 0}}));
+  EXPECT_DOUBLE_EQ(w.at({"g", 0}).calls_per_packet, 3);
+  // main is never called per packet: its hot code in address order.
+  EXPECT_DOUBLE_EQ(w.at({"main", 0}).calls_per_packet, 0);
+  EXPECT_EQ(w.at({"main", 0}).items,
+            (std::vector<I>{{0x0, 0x5, {}, 0}, {0x0, 0, "f", 0}, {0x5, 0x2, {}, 0}}));
+
+  // Written and read back with the hot ranges.
+  measure::CodeProfile p;
+  p.hot = {{"f", {{0x0, 0x11}}}};
+  p.walks = w;
+  std::istringstream text(measure::format_profile(p, "walks"));
+  const auto back = measure::load_profile(text, "p.txt");
+  EXPECT_EQ(back.hot, p.hot);
+  EXPECT_EQ(back.walks, p.walks);
+  std::istringstream orphan("0x0 4 f\nrun 0x0 4\n");
+  try {
+    measure::load_profile(orphan, "p.txt");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "p.txt:2: expected a 'walk' line before 'run', got 'run 0x0 4'");
+  }
+}
+
+TEST(HotProfile, RangesEndWhereTheirLastInstructionEnds) {
+  const std::vector<models::NmSymbol> syms = {{0x401000, 0x80, true, "f"}};
+  const std::map<uint64_t, uint64_t> lo, hi = {{0x401000, 10}, {0x401004, 10}};
+  const std::vector<uint64_t> starts = {0x401000, 0x401004, 0x40100b};
+  using R = std::vector<std::pair<uint64_t, uint64_t>>;
+  EXPECT_EQ(measure::hot_profile(lo, hi, 10, syms, 0.5, &starts).at("f"), (R{{0x0, 0xb}}));
+  EXPECT_EQ(measure::hot_profile(lo, hi, 10, syms).at("f"), (R{{0x0, 0x5}}));
+}
+
+TEST(Objdump, InstructionStartsAndNotLabels) {
+  std::istringstream in(
+      "\nx:     file format elf64-x86-64\n\nDisassembly of section .text:\n\n"
+      "0000000000401000 <f>:\n  401000:\tpush   %rbp\n  401001:\tmov    %rsp,%rbp\n"
+      "  401004:\tret\n\n0000000000401010 <g>:\n  401010:\tret\n");
+  EXPECT_EQ(measure::parse_objdump_starts(in),
+            (std::vector<uint64_t>{0x401000, 0x401001, 0x401004, 0x401010}));
 }
 
 TEST(Callgrind, RefusesOutputWithLineNumbers) {
@@ -118,12 +211,38 @@ TEST(RankAgreement, HandCountedPairs) {
   r = measure::rank_agreement({1, 2, 3}, {10, 30, 20});
   EXPECT_FALSE(r.same_order);
   EXPECT_DOUBLE_EQ(r.kendall_tau, 1.0 / 3);
-  // A tie in one list disagrees with nothing.
+  // A tie in one list where the other orders the pair: not the same order,
+  // and tau-b counts it (1 of 3 pairs tied in the predictions).
   r = measure::rank_agreement({1, 2, 3}, {10, 10, 20});
-  EXPECT_TRUE(r.same_order);
+  EXPECT_FALSE(r.same_order);
+  EXPECT_TRUE(r.meaningful);
+  EXPECT_DOUBLE_EQ(r.kendall_tau, 2 / std::sqrt(3.0 * 2));
+  // Differences within the noise are ties: 0.0001 orders nothing.
+  r = measure::rank_agreement({5, 5.0001, 5.0002}, {4, 6, 8}, 0.01);
+  EXPECT_FALSE(r.meaningful);
+  EXPECT_FALSE(r.same_order);
+  EXPECT_TRUE(std::isnan(r.kendall_tau));
+  // All predictions 0: no ranking, whatever the measured order.
+  r = measure::rank_agreement({1, 2, 3}, {0, 0, 0}, 0.01);
+  EXPECT_TRUE(r.meaningful);
+  EXPECT_FALSE(r.same_order);
+  EXPECT_TRUE(std::isnan(r.kendall_tau));
+  EXPECT_EQ(r.tied_predicted, 3);
 }
 
-TEST(HarnessTrace, NotesTheLoopBeforeEachCallIntoTheStack) {
+TEST(MissErrors, RelativeFromOneMissAbsoluteBelow) {
+  // A measured 0 (two runs subtracted: -0.0013) is judged in misses, not
+  // percent: no -100 %, no NaN.
+  const auto e = measure::summarize_errors({-0.0013, 0.5, 10, 20, 4}, {0, 0.75, 11, 18, 4});
+  EXPECT_EQ(e.relative_points, 3);
+  EXPECT_EQ(e.absolute_points, 2);
+  EXPECT_DOUBLE_EQ(e.median_rel_pct, 10);
+  EXPECT_DOUBLE_EQ(e.worst_rel_pct, 10);  // +10 % (10 -> 11) and -10 % (20 -> 18): the first
+  EXPECT_DOUBLE_EQ(e.worst_abs, 0.25);
+  EXPECT_NEAR(e.median_abs, (0.0013 + 0.25) / 2, 1e-12);
+}
+
+TEST(HarnessTrace, NotesTheLoopOnceAPacketAndEveryFunctionLeft) {
   measure::NativeOptions opt;
   opt.warmup = 5;
   const models::PathTrace t = measure::harness_trace(opt, 10);
@@ -136,8 +255,11 @@ TEST(HarnessTrace, NotesTheLoopBeforeEachCallIntoTheStack) {
   };
   EXPECT_EQ(count(static_cast<size_t>(net::Fn::sendto)), 10);
   EXPECT_EQ(count(static_cast<size_t>(net::Fn::ip_input)), 10);
-  // The loop runs before sendto, netisr_run, each recvfrom and nic_txeof.
-  EXPECT_GE(count(static_cast<size_t>(models::Code::user_loop)), 40);
+  // The loop starts each packet, before its sendto; every function is left.
+  EXPECT_EQ(count(static_cast<size_t>(models::Code::user_loop)), 10);
+  EXPECT_EQ(count(static_cast<size_t>(net::Fn::sendto) | models::kLeave), 10);
+  EXPECT_EQ(count(static_cast<size_t>(net::Fn::soreceive) | models::kLeave),
+            count(static_cast<size_t>(net::Fn::soreceive)));
   EXPECT_GE(count(static_cast<size_t>(models::Code::header_access)), 10);
 }
 

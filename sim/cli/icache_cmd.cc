@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -91,7 +92,7 @@ std::vector<models::CacheGeometry> geometries(const std::vector<std::string>& sp
 
 void write_rows(const std::string& out, const std::vector<report::Row>& rows) {
   if (out.empty()) return;
-  report::write_file_atomic(out, report::to_csv(rows));
+  report::write_rows(out, rows);
   spdlog::info("wrote {}", out);
 }
 
@@ -162,9 +163,9 @@ int run_profile_cmd(const ProfileArgs& a) {
   if (a.packets.size() != 2 || a.packets[0] >= a.packets[1])
     throw UserError("--packets: give two counts, the smaller first (e.g. 2000,12000)");
   measure::HarnessSpec h{harness, a.path.resolved(), a.packets[0], a.packets[1]};
-  const models::HotProfile p = measure::run_profile(h, a.min_per_packet);
+  const measure::CodeProfile p = measure::run_profile(h, a.min_per_packet);
   uint64_t bytes = 0, ranges = 0;
-  for (const auto& [sym, rs] : p)
+  for (const auto& [sym, rs] : p.hot)
     for (const auto& r : rs) {
       bytes += r.second;
       ++ranges;
@@ -176,9 +177,9 @@ int run_profile_cmd(const ProfileArgs& a) {
       a.path.names.copy, a.min_per_packet);
   fs::create_directories(fs::path(a.out).parent_path().empty() ? fs::path(".")
                                                                : fs::path(a.out).parent_path());
-  report::write_file_atomic(a.out, measure::format_hot_profile(p, header));
-  std::cout << fmt::format("{} functions, {} ranges, {} hot bytes: wrote {}\n", p.size(), ranges,
-                           bytes, a.out);
+  report::write_file_atomic(a.out, measure::format_profile(p, header));
+  std::cout << fmt::format("{} functions, {} ranges, {} hot bytes, {} walks: wrote {}\n",
+                           p.hot.size(), ranges, bytes, p.walks.size(), a.out);
   return 0;
 }
 
@@ -188,8 +189,10 @@ struct ICacheArgs {
   PathArgs path;
   std::vector<std::string> harnesses;
   std::vector<std::string> i1 = {"1024,1,64", "4096,2,64", "8192,4,64"};
-  std::string owners, profile, measured, out;
+  std::string owners, profile, measured, out, summary, ll;
+  std::string fetch = "call-sites";
   double hot_fraction = 1.0;
+  double noise = 0.01;
 };
 
 struct Key {
@@ -197,8 +200,13 @@ struct Key {
   auto operator<=>(const Key&) const = default;
 };
 
+struct Measured {
+  double i1 = 0, ll_i = -1;  // ll_i < 0: not given for the --LL geometry
+};
+
 // Cachegrind rows for the same path, by layout and geometry.
-std::map<Key, double> read_measured(const std::string& file, const measure::NativeOptions& o) {
+std::map<Key, Measured> read_measured(const std::string& file, const measure::NativeOptions& o,
+                                      const std::string& ll) {
   std::ifstream in(file);
   if (!in) throw UserError(fmt::format("{}: cannot read the file", file));
   std::string line;
@@ -214,7 +222,9 @@ std::map<Key, double> read_measured(const std::string& file, const measure::Nati
   const size_t src = col("source"), lay = col("layout"), i1 = col("i1"), pay = col("payload"),
                dst = col("dest"), al = col("align"), cp = col("copy"),
                val = col("i1_misses_per_packet");
-  std::map<Key, double> m;
+  const size_t ll_col = ll.empty() ? 0 : col("ll"),
+               ll_val = ll.empty() ? 0 : col("ll_i_misses_per_packet");
+  std::map<Key, Measured> m;
   int n = 1;
   while (std::getline(in, line)) {
     ++n;
@@ -227,44 +237,81 @@ std::map<Key, double> read_measured(const std::string& file, const measure::Nati
         f[dst] != measure::dest_name(o.dest) || f[al] != net::align_policy_name(o.stack.align) ||
         f[cp] != net::loop_copy_name(o.stack.loop_copy))
       continue;
-    try {
-      m[{f[lay], f[i1]}] = std::stod(f[val]);
-    } catch (const std::exception&) {
-      throw UserError(
-          fmt::format("{}:{}: i1_misses_per_packet '{}' is not a number", file, n, f[val]));
-    }
+    auto number = [&](size_t c, const char* name) {
+      try {
+        size_t used = 0;
+        const double v = std::stod(f[c], &used);
+        if (used != f[c].size() || !std::isfinite(v)) throw std::exception();
+        return v;
+      } catch (const std::exception&) {
+        throw UserError(fmt::format("{}:{}: {} '{}' is not a number", file, n, name, f[c]));
+      }
+    };
+    Measured& x = m[{f[lay], f[i1]}];
+    x.i1 = number(val, "i1_misses_per_packet");
+    if (!ll.empty() && f[ll_col] == ll) x.ll_i = number(ll_val, "ll_i_misses_per_packet");
   }
   return m;
 }
 
 int run_icache_cmd(const ICacheArgs& a) {
   const auto i1s = geometries(a.i1);
+  const auto fetch = models::parse_fetch_mode(a.fetch);
+  if (!fetch)
+    throw UserError(fmt::format("--fetch: expected call-sites or entry, got '{}'", a.fetch));
+  std::optional<models::CacheGeometry> ll;
+  if (!a.ll.empty()) {
+    try {
+      ll = measure::parse_geometry(a.ll);
+    } catch (const std::invalid_argument& e) {
+      throw UserError(fmt::format("--LL: {}", e.what()));
+    }
+    for (const auto& g : i1s)
+      if (g.line_bytes != ll->line_bytes)
+        throw UserError(fmt::format("--LL {}: its lines must be as long as I1's ({} bytes)", a.ll,
+                                    g.line_bytes));
+  }
   const measure::NativeOptions opt = a.path.resolved();
   const std::string owners_file =
       a.owners.empty() ? tree_file("configs/harness/owners.txt").string() : a.owners;
   const auto owners = read_owners(owners_file);
-  std::optional<models::HotProfile> profile;
+  std::optional<measure::CodeProfile> profile;
   if (!a.profile.empty()) {
     std::ifstream in(a.profile);
     if (!in) throw UserError(fmt::format("{}: cannot read the file", a.profile));
     try {
-      profile = measure::load_hot_profile(in, a.profile);
+      profile = measure::load_profile(in, a.profile);
     } catch (const std::runtime_error& e) {
       throw UserError(e.what());
     }
   }
   const models::PathTrace trace = measure::harness_trace(opt);
-  std::map<Key, double> measured;
-  if (!a.measured.empty()) measured = read_measured(a.measured, opt);
+  std::map<Key, Measured> measured;
+  if (!a.measured.empty()) measured = read_measured(a.measured, opt, ll ? a.ll : std::string());
 
   std::vector<report::Row> rows;
-  std::vector<measure::Comparison> cmp;
-  std::map<std::string, std::vector<std::pair<double, double>>> by_geometry;  // i1 -> (m, p)
+  struct Point {
+    double m, p;
+  };
+  std::map<std::string, std::vector<Point>> by_geometry;  // i1 -> points, in layout order
+  std::vector<Point> ll_points;
   for (const auto& path : harnesses_or_default(a.harnesses)) {
-    std::istringstream nm(measure::nm_output(path));
+    // A build, or the symbol map one left (FILE.nm, as measure cachegrind
+    // writes them beside its CSV): the same text either way.
+    const bool nm_file = path.ends_with(".nm");
+    std::string nm_text;
+    if (nm_file) {
+      std::ifstream in(path);
+      if (!in) throw UserError(fmt::format("{}: cannot read the symbol map", path));
+      nm_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } else {
+      nm_text = measure::nm_output(path);
+    }
+    std::istringstream nm(nm_text);
     models::LinkedLayout linked;
     try {
-      linked = models::layout_from_nm(nm, owners, a.hot_fraction, profile ? &*profile : nullptr);
+      linked = models::layout_from_nm(nm, owners, a.hot_fraction, profile ? &profile->hot : nullptr,
+                                      profile ? &profile->walks : nullptr);
     } catch (const models::LayoutError& e) {
       throw UserError(fmt::format("{} (owners {}): {}", path, owners_file, e.what()));
     }
@@ -276,7 +323,7 @@ int run_icache_cmd(const ICacheArgs& a) {
         for (const auto& r : ranges) found.insert(r.symbol);
       std::set<std::string> missing;
       for (const auto& [sym, owner] : owners)
-        if (!found.count(sym) && (!profile || profile->count(sym))) missing.insert(sym);
+        if (!found.count(sym) && (!profile || profile->hot.count(sym))) missing.insert(sym);
       if (found.empty())
         throw UserError(
             fmt::format("{}: no symbol of {} is in this build (or ran): is it a "
@@ -286,57 +333,135 @@ int run_icache_cmd(const ICacheArgs& a) {
         spdlog::warn("{}: {} symbol(s) of {} not in this build, their code is left out: {}", path,
                      missing.size(), owners_file, fmt::join(missing, " "));
     }
-    const std::string layout = measure::harness_layout_name(path);
-    const auto hot_bytes = static_cast<int64_t>(models::total_hot_bytes(linked));
+    const std::string layout =
+        nm_file ? std::filesystem::path(path).stem().string() : measure::harness_layout_name(path);
+    // The profile's hot bytes that this build has (what `measure profile`
+    // counts), or without a profile the bytes taken from the owned symbols.
+    int64_t hot_bytes = static_cast<int64_t>(models::total_hot_bytes(linked));
+    if (profile) {
+      std::istringstream again(nm_text);
+      std::set<std::string> text;
+      for (const auto& sym : models::parse_nm(again))
+        if (sym.text) text.insert(sym.name);
+      hot_bytes = 0;
+      for (const auto& [sym, ranges] : profile->hot)
+        if (text.count(sym) != 0)
+          for (const auto& r : ranges) hot_bytes += static_cast<int64_t>(r.second);
+    }
     for (const auto& g : i1s) {
-      const double p = measure::predict_i1_misses(linked, g, trace);
+      const auto p = measure::predict_misses(linked, g, trace, *fetch, ll ? &*ll : nullptr);
       const std::string spec = measure::geometry_spec(g);
       report::Row row;
       row.set("source", std::string("model")).set("layout", layout);
       measure::set_path_columns(row, opt)
           .set("i1", spec)
+          .set("fetch", a.fetch)
           .set("hot_bytes", hot_bytes)
-          .set("predicted_i1_misses_per_packet", p);
+          .set("predicted_i1_misses_per_packet", p.i1_misses);
+      if (ll) row.set("ll", a.ll).set("predicted_ll_i_misses_per_packet", p.ll_misses);
       if (const auto m = measured.find({layout, spec}); m != measured.end()) {
-        measure::Comparison c;
-        c.point = fmt::format("layout={} i1={}", layout, spec);
-        c.set = "validation";
-        c.measured = m->second;
-        c.predicted = p;
-        row.set("measured_i1_misses_per_packet", m->second)
-            .set("error_pct", c.error_pct())
-            .set("abs_error_pct", c.abs_error_pct());
-        cmp.push_back(c);
-        by_geometry[spec].emplace_back(m->second, p);
+        const double mi = m->second.i1;
+        row.set("measured_i1_misses_per_packet", mi)
+            .set("abs_error", p.i1_misses - mi)
+            .set("error_pct", mi >= 1 ? report::Value(100 * (p.i1_misses - mi) / mi)
+                                      : report::Value(std::string()));
+        by_geometry[spec].push_back({mi, p.i1_misses});
+        if (ll && m->second.ll_i >= 0) {
+          row.set("measured_ll_i_misses_per_packet", m->second.ll_i);
+          ll_points.push_back({m->second.ll_i, p.ll_misses});
+        }
       }
       rows.push_back(std::move(row));
     }
   }
-  std::cout << fmt::format("I1 misses per packet: {} on the harness's path (payload {} B, {})\n",
-                           profile ? "hot ranges from " + a.profile
-                                   : fmt::format("{:.0f} % of each symbol", 100 * a.hot_fraction),
-                           opt.payload, a.path.names.dest);
+  std::cout << fmt::format(
+      "I1 misses per packet: {} on the harness's path (payload {} B, {}), fetch {}\n",
+      profile ? "hot ranges and walks from " + a.profile
+              : fmt::format("{:.0f} % of each symbol", 100 * a.hot_fraction),
+      opt.payload, a.path.names.dest, a.fetch);
   std::vector<std::string> columns = {"layout", "i1", "hot_bytes",
                                       "predicted_i1_misses_per_packet"};
-  if (!cmp.empty()) columns.insert(columns.end(), {"measured_i1_misses_per_packet", "error_pct"});
+  if (!by_geometry.empty())
+    columns.insert(columns.end(), {"measured_i1_misses_per_packet", "error_pct", "abs_error"});
+  if (ll) {
+    columns.push_back("predicted_ll_i_misses_per_packet");
+    if (!ll_points.empty()) columns.push_back("measured_ll_i_misses_per_packet");
+  }
   std::cout << report::format_table(rows, columns);
-  if (!cmp.empty()) {
-    const auto s = measure::summarize(cmp, "");
+  if (!by_geometry.empty()) {
     std::cout << fmt::format(
-        "\nagainst cachegrind: {} points, median absolute error {:.1f} %, worst {:+.1f} % "
-        "({})\n",
-        s.points, s.median_abs_pct, s.worst_signed_pct, s.worst_point);
-    for (const auto& [spec, pairs] : by_geometry) {
+        "\nagainst cachegrind, by I1 geometry (relative errors where cachegrind counts at least 1 "
+        "miss per packet, absolute ones elsewhere; pairs of layouts ordered only where they "
+        "differ by more than {} misses per packet):\n",
+        a.noise);
+    std::vector<report::Row> summary;
+    for (const auto& [spec, points] : by_geometry) {
       std::vector<double> m, p;
-      for (const auto& [x, y] : pairs) {
+      for (const auto& [x, y] : points) {
         m.push_back(x);
         p.push_back(y);
       }
-      const auto r = measure::rank_agreement(m, p);
-      std::cout << fmt::format("  I1 {}: layouts ranked {} (Kendall tau {:.2f}, {} layouts)\n",
-                               spec, r.same_order ? "in the same order" : "differently",
-                               r.kendall_tau, m.size());
+      const auto e = measure::summarize_errors(m, p);
+      const auto r = measure::rank_agreement(m, p, a.noise);
+      const double lo = *std::min_element(m.begin(), m.end());
+      const double hi = *std::max_element(m.begin(), m.end());
+      const double spread = hi > 0 ? (hi - lo) / hi : 0;
+      report::Row row;
+      row.set("i1", spec)
+          .set("layouts", static_cast<int64_t>(m.size()))
+          .set("measured_min", lo)
+          .set("measured_max", hi)
+          .set("spread_pct", 100 * spread)
+          .set("relative_points", static_cast<int64_t>(e.relative_points))
+          .set("median_abs_error_pct", e.median_rel_pct)
+          .set("worst_error_pct", e.worst_rel_pct)
+          .set("absolute_points", static_cast<int64_t>(e.absolute_points))
+          .set("median_abs_error", e.median_abs)
+          .set("worst_abs_error", e.worst_abs)
+          .set("kendall_tau_b", r.kendall_tau)
+          .set("concordant", static_cast<int64_t>(r.concordant))
+          .set("discordant", static_cast<int64_t>(r.discordant))
+          .set("ties", static_cast<int64_t>(r.tied_measured + r.tied_predicted + r.tied_both));
+      summary.push_back(row);
+      std::string line =
+          fmt::format("  I1 {}: {} layouts, measured {:.2f}-{:.2f}", spec, m.size(), lo, hi);
+      if (hi < 1)
+        line += " (the hot code fits: under 1 miss per packet)";
+      else
+        line += fmt::format(" (spread {:.0f} %)", 100 * spread);
+      if (e.relative_points > 0)
+        line += fmt::format("; error median {:.1f} %, worst {:+.1f} % ({} points)",
+                            e.median_rel_pct, e.worst_rel_pct, e.relative_points);
+      if (e.absolute_points > 0)
+        line += fmt::format("; absolute error median {:.2f}, worst {:+.2f} ({} points)",
+                            e.median_abs, e.worst_abs, e.absolute_points);
+      if (!r.meaningful)
+        line += "; no two layouts differ beyond the noise: no ranking to check";
+      else if (r.same_order)
+        line += fmt::format("; ranked in the same order (Kendall tau-b {:.2f})", r.kendall_tau);
+      else if (std::isnan(r.kendall_tau))
+        line += "; the predictions do not tell the layouts apart";
+      else
+        line += fmt::format(
+            "; Kendall tau-b {:.2f} ({} pairs concordant, {} discordant, {} tied "
+            "in one list only)",
+            r.kendall_tau, r.concordant, r.discordant, r.tied_measured + r.tied_predicted);
+      std::cout << line << "\n";
     }
+    if (!ll_points.empty()) {
+      std::vector<double> m, p;
+      for (const auto& [x, y] : ll_points) {
+        m.push_back(x);
+        p.push_back(y);
+      }
+      const auto e = measure::summarize_errors(m, p);
+      std::cout << fmt::format(
+          "  LL {} (instruction misses): {} points; relative error median {:.1f} %, worst "
+          "{:+.1f} % ({} points); absolute error median {:.2f}, worst {:+.2f} ({} points)\n",
+          a.ll, m.size(), e.median_rel_pct, e.worst_rel_pct, e.relative_points, e.median_abs,
+          e.worst_abs, e.absolute_points);
+    }
+    if (!a.summary.empty()) write_rows(a.summary, summary);
   } else if (!a.measured.empty()) {
     std::cout << fmt::format("\n{}: no cachegrind rows for this path and these layouts\n",
                              a.measured);
@@ -409,21 +534,37 @@ void add_icache(CLI::App& app, std::vector<Command>& commands) {
       "with errors and whether the layouts are ranked alike.");
   auto a = std::make_shared<ICacheArgs>();
   ic->add_option("harness", a->harnesses,
-                 "Harness builds (default: every simloop-harness* beside this simloop)");
+                 "Harness builds, or their symbol maps as LAYOUT.nm files (default: every "
+                 "simloop-harness* beside this simloop)");
   a->path.add(ic);
   add_i1_option(ic, a->i1);
   ic->add_option("--owners", a->owners,
                  "'symbol owner' lines naming what runs each function (default: "
                  "configs/harness/owners.txt)");
   ic->add_option("--profile", a->profile,
-                 "Hot ranges from `simloop measure profile` (default: whole symbols)");
+                 "Hot ranges and walks from `simloop measure profile` (default: whole symbols)");
   ic->add_option("--hot-fraction", a->hot_fraction,
                  "Without --profile: the part of each symbol taken as hot, from its start")
       ->check(CLI::Range(0.001, 1.0))
       ->capture_default_str();
   ic->add_option("--measured", a->measured,
                  "A CSV from `simloop measure cachegrind` to compare against");
+  ic->add_option("--fetch", a->fetch,
+                 "call-sites: the caller up to each call, the callee, the rest of the caller "
+                 "(from the profile's walks); entry: each owner's hot ranges when it is entered")
+      ->check(CLI::IsMember({"call-sites", "entry"}))
+      ->capture_default_str();
+  ic->add_option("--noise", a->noise,
+                 "Misses per packet two figures must differ by to order two layouts "
+                 "(cachegrind's run-to-run noise)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  ic->add_option("--LL", a->ll,
+                 "Also predict the misses of a last level of this geometry behind I1 (as "
+                 "cachegrind's: it sees only I1 misses, never evicts from I1), beside the "
+                 "measured ll_i_misses_per_packet of rows made with this --LL");
   ic->add_option("-o,--output", a->out, "Write the rows to this CSV");
+  ic->add_option("--summary", a->summary, "Write the comparison by I1 geometry to this CSV");
   commands.push_back({ic, [a] { return run_icache_cmd(*a); }});
 }
 

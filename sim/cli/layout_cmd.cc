@@ -42,10 +42,7 @@ struct LayoutArgs {
 
 models::PathSpec path_spec(const config::Experiment& x) {
   models::PathSpec s;
-  s.dst = x.workload.dest == config::Dest::wire       ? net::kPeerAddr
-          : x.workload.dest == config::Dest::loopback ? net::kLoopAddr
-          : x.workload.dest == config::Dest::self     ? net::kHostAddr
-                                                      : net::kBroadcastAddr;
+  s.dest = x.workload.dest;
   s.payload = x.workload.payload;
   s.receive = x.workload.receive;
   s.options = x.options;
@@ -160,6 +157,7 @@ int layout_cmd(const LayoutArgs& a) {
   models::PathTrace trace = models::record_path(spec);
   models::EvalOptions detail;
   detail.detail = true;
+  detail.fetch = x.fetch;
   models::Evaluation before = models::evaluate(input, cache, trace, detail);
   if (trace.packets_per_interrupt > 0 && x.interrupts.moderation_interval_s > 0) {
     const int ppi = std::max(
@@ -228,6 +226,7 @@ int layout_cmd(const LayoutArgs& a) {
     so.max_evaluations = a.max_evals;
     so.seed = a.seed;
     so.max_pad = a.max_pad;
+    so.fetch = x.fetch;
     const models::SearchResult r = models::search_layout(*kernel, user, cache, trace, so);
     const double k0 = kpps(hz, cpp + r.before.stall_cycles_per_packet);
     const double k1 = kpps(hz, cpp + r.after.stall_cycles_per_packet);

@@ -14,6 +14,7 @@
 #include "measure/kernel.h"
 #include "measure/native.h"
 #include "measure/stage_timer_overhead.h"
+#include "report/stats.h"
 
 namespace simloop::cli {
 
@@ -42,12 +43,8 @@ void print_repeat_summary(const std::vector<report::Row>& rows) {
   }
   for (const auto& [payload, v] : by_payload) {
     if (v.size() < 2) continue;
-    double sum = 0, sq = 0;
-    for (double x : v) sum += x;
-    const double mean = sum / static_cast<double>(v.size());
-    for (double x : v) sq += (x - mean) * (x - mean);
     std::cout << fmt::format("payload {}: mean {:.1f} kpps, sd {:.1f} over {} repeats\n", payload,
-                             mean, std::sqrt(sq / static_cast<double>(v.size() - 1)), v.size());
+                             report::mean(v), report::sd(v), v.size());
   }
 }
 
@@ -67,16 +64,7 @@ void print_rows(const std::vector<report::Row>& rows, const std::string& format,
 
 void write_rows(const std::string& out, const std::vector<report::Row>& rows) {
   if (out.empty()) return;
-  const bool json = out.size() > 5 && out.substr(out.size() - 5) == ".json";
-  std::string text;
-  if (json) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : rows) j.push_back(report::to_json(r));
-    text = j.dump(2) + "\n";
-  } else {
-    text = report::to_csv(rows);
-  }
-  report::write_file_atomic(out, text);
+  report::write_rows(out, rows);
   spdlog::info("wrote {}", out);
 }
 

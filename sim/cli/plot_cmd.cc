@@ -79,30 +79,46 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
     std::string kind, x, output, describe;
   };
   auto a = std::make_shared<Args>();
-  auto* plot = app.add_subcommand(
-      "plot",
+  // The kinds plots/simloop_plot.py draws (its KINDS; a test keeps the two in step).
+  struct Kind {
+    const char* name;
+    const char* what;
+  };
+  static constexpr Kind kKinds[] = {
+      {"breakdown", "cycles per packet by stage, a stacked bar per run (per point of a sweep)"},
+      {"payload", "kpps against payload size, error bars over repeats"},
+      {"padding", "kpps against code padding (a column named like *pad*), or --x COLUMN"},
+      {"distribution", "run-to-run spread of kpps over the repeats of each point"},
+      {"scatter",
+       "predicted against measured kpps, y = x and a +-15 % band: give a sweep\n"
+       "                CSV and a `simloop measure native` CSV"},
+      {"crossover", "kpps against payload, one line per options.align"},
+      {"accuracy",
+       "predicted against measured kpps of a simloop compare CSV, held-out\n"
+       "                and training points apart, y = x and +-10 % / +-15 % bands"},
+      {"waterfall", "from A's kpps to B's, one bar per part: the JSON of simloop explain -o"},
+      {"timeline", "spans of simulated time per track: the JSON of simloop run --trace"},
+  };
+  std::string help =
       "Draw result CSVs as PNG and SVG next to the first. Kinds (chosen from the columns\n"
-      "unless --kind says):\n"
-      "  breakdown     cycles per packet by stage, a stacked bar per run (per point of a sweep)\n"
-      "  payload       kpps against payload size, error bars over repeats\n"
-      "  padding       kpps against code padding (a column named like *pad*), or --x COLUMN\n"
-      "  distribution  run-to-run spread of kpps over the repeats of each point\n"
-      "  scatter       predicted against measured kpps, y = x and a +-15 % band: give a sweep\n"
-      "                CSV and a `simloop measure native` CSV\n"
-      "  crossover     kpps against payload, one line per options.align\n"
-      "  accuracy      predicted against measured kpps of a simloop compare CSV, held-out\n"
-      "                and training points apart, y = x and +-10 % / +-15 % bands\n"
+      "unless --kind says):\n";
+  std::vector<std::string> names;
+  for (const auto& k : kKinds) {
+    help += fmt::format("  {:<13} {}\n", k.name, k.what);
+    names.emplace_back(k.name);
+  }
+  help +=
       "A plot never averages over a swept key it does not show: one such key gets a panel per\n"
-      "value, more are refused by name (pick values with --where). Faulted runs are marked.");
+      "value, more are refused by name (pick values with --where). Faulted runs are marked.";
+  auto* plot = app.add_subcommand("plot", help);
   plot->add_option("results", a->results,
                    "CSVs written by simloop run, sweep, merge or measure; or the JSON of "
                    "simloop explain -o (a waterfall) or of simloop run --trace (a timeline)")
       ->required();
-  plot->add_option("--kind", a->kind,
-                   "breakdown, payload, padding, distribution, scatter, crossover, accuracy, "
-                   "waterfall (simloop explain -o) or timeline (simloop run --trace)")
-      ->check(CLI::IsMember({"breakdown", "payload", "padding", "distribution", "scatter",
-                             "crossover", "accuracy", "waterfall", "timeline"}));
+  std::string kinds_help;
+  for (size_t i = 0; i < names.size(); ++i)
+    kinds_help += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  plot->add_option("--kind", a->kind, kinds_help)->check(CLI::IsMember(names));
   plot->add_option("--x", a->x,
                    "padding: the numeric column on the x axis (e.g. layout.pad_bytes)");
   plot->add_option("-o,--output", a->output, "Output file stem (default: next to the results)");

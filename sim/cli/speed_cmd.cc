@@ -35,9 +35,7 @@ int native_vs_simulated(const std::string& file, const std::vector<std::string>&
   measure::NativeOptions n;
   n.payload = x.workload.payload;
   n.packets = x.workload.packets;
-  n.dest = x.workload.dest == config::Dest::loopback    ? measure::Dest::loopback
-           : x.workload.dest == config::Dest::broadcast ? measure::Dest::broadcast
-                                                        : measure::Dest::wire;
+  n.dest = x.workload.dest;
   n.stack = x.options;
   const auto native = measure::run_native(n).front();
   engine::route_simgrid_log_to_spdlog();

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "config/experiment.h"
+#include "report/stats.h"
 #include "sweep/runner.h"
 #include "version.h"
 
@@ -23,15 +24,6 @@ namespace simloop::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Two-sided 95 % quantile of Student's t with `df` degrees of freedom.
-double t95(size_t df) {
-  static constexpr double kT[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
-                                  2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-                                  2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
-                                  2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
-  return df < std::size(kT) ? kT[df] : 1.96;
-}
 
 // After every sweep: each point by its settings, with its runs, how many
 // ended ok, and the mean kpps; with repeats also the spread of kpps across
@@ -76,19 +68,14 @@ bool print_summary(const fs::path& csv, const sweep::Plan& plan, const sweep::Sh
     row.push_back(std::to_string(r.all));
     row.push_back(std::to_string(r.ok.size()));
     const auto n = r.ok.size();
-    double mean = 0, within = 0;
+    std::vector<double> rates, cvs;
     for (const auto& [k, c] : r.ok) {
-      mean += k;
-      within += c;
+      rates.push_back(k);
+      cvs.push_back(c);
     }
-    if (n > 0) {
-      mean /= static_cast<double>(n);
-      within /= static_cast<double>(n);
-    }
-    double var = 0;
-    for (const auto& [k, c] : r.ok) var += (k - mean) * (k - mean);
-    const double sd = n > 1 ? std::sqrt(var / static_cast<double>(n - 1)) : 0;
-    const double half = n > 1 ? t95(n - 1) * sd / std::sqrt(static_cast<double>(n)) : 0;
+    const double mean = report::mean(rates), within = report::mean(cvs);
+    const double sd = report::sd(rates);
+    const double half = report::mean_ci_half_width(rates, 0.95);
     if (n > 1) {
       ++compared;
       for (const auto& [k, c] : r.ok)

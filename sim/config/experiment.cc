@@ -14,9 +14,8 @@
 #include <sstream>
 #include <system_error>
 
-#include "config/yaml_input.h"
-
 #include "config/data_root.h"
+#include "config/yaml_input.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."
@@ -29,24 +28,11 @@ using nlohmann::json;
 
 namespace {
 
-// Where a value came from: a file position, or a --set argument.
-struct Loc {
-  std::string file;  // empty for --set
-  int line = 0, col = 0;
-};
-
-Loc loc_of(const std::string& file, const YAML::Node& n) {
-  const auto m = n.Mark();
-  return {file, m.line + 1, m.column + 1};
-}
+using Loc = YamlLoc;
+constexpr auto loc_of = yaml_loc;
 
 [[noreturn]] void fail(const Loc& loc, const std::string& key, const std::string& msg) {
-  // The message quotes input only through printable(); once more for any
-  // text that slipped through (a YAML escape can make a control byte).
-  if (loc.file.empty())
-    throw ConfigError(fmt::format("--set {}: {}", printable(key, 120), printable(msg, 1000)));
-  throw ConfigError(fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col,
-                                printable(key, 120), printable(msg, 1000)));
+  throw ConfigError(located(loc, key, msg));
 }
 
 enum class Kind { integer, number, boolean, text, choice };
@@ -90,12 +76,7 @@ struct Section {
   std::string doc;
 };
 
-std::string scalar_text(const YAML::Node& n) {
-  if (n.IsScalar()) return fmt::format("'{}'", printable(n.Scalar()));
-  if (n.IsMap()) return "a map";
-  if (n.IsSequence()) return "a list";
-  return "nothing";
-}
+constexpr auto scalar_text = yaml_shape;
 
 std::string range_text(double lo, double hi) {
   if (std::isinf(lo) && std::isinf(hi)) return "";
@@ -307,6 +288,53 @@ Schema::Schema() {
       number("machine.unaligned_access_cycles",
              "Extra cycles per misaligned header access, on CPUs that allow them (align: none).", 0,
              1e6, [](Experiment& x) -> double& { return x.machine.unaligned_access_cycles; })));
+  add(cost(number("machine.unaligned_line_cross_cycles",
+                  "Further cycles when a misaligned header access also crosses a cache line.", 0,
+                  1e6,
+                  [](Experiment& x) -> double& { return x.machine.unaligned_line_cross_cycles; })));
+  section("machine.cache", "The instruction cache model, fed by the code layout (`layout`).");
+  add(boolean("machine.cache.enabled", "Charge I-cache misses (needs layout.kernel).",
+              [](Experiment& x) -> bool& { return x.cache_enabled; }));
+  section("machine.cache.l1", "First-level instruction cache, virtually indexed.");
+  add(integer("machine.cache.l1.size_bytes", "Capacity in bytes.", 64, 1 << 26,
+              [](Experiment& x) -> int64_t& { return x.icache.l1.size_bytes; }));
+  add(integer("machine.cache.l1.assoc", "Ways per set.", 1, 64,
+              [](Experiment& x) -> int& { return x.icache.l1.assoc; }));
+  add(integer("machine.cache.l1.line_bytes", "Line size in bytes.", 8, 512,
+              [](Experiment& x) -> int& { return x.icache.l1.line_bytes; }));
+  add(number("machine.cache.l1.refill_cycles",
+             "Extra stall per L1 miss on top of the level that serves it: work before the "
+             "refilled line runs (an Athlon predecodes it again and mispredicts its taken "
+             "branches once).",
+             0, 1e4, [](Experiment& x) -> double& { return x.icache.l1_refill_cycles; }));
+  add(boolean("machine.cache.next_line_prefetch", "A miss also brings the next line in (no stall).",
+              [](Experiment& x) -> bool& { return x.icache.next_line_prefetch; }));
+  add(choice(
+      "machine.cache.fetch",
+      "How code is fetched. call-sites: a caller's code up to each call site the layout gives, "
+      "then the callee's, then the rest of the caller on return (owners without call sites: "
+      "their code when entered); entry: each owner's code in one piece when it is entered.",
+      {"call-sites", "entry"},
+      [](Experiment& x, const std::string& v) { x.fetch = *models::parse_fetch_mode(v); },
+      [](const Experiment& x) { return std::string(models::fetch_mode_name(x.fetch)); }));
+  section("machine.cache.l2", "Second-level cache behind L1, physically indexed.");
+  add(boolean("machine.cache.l2.enabled", "Model an L2 (else every L1 miss goes to memory).",
+              [](Experiment& x) -> bool& { return x.icache.l2_enabled; }));
+  add(integer("machine.cache.l2.size_bytes", "Capacity in bytes.", 64, int64_t{1} << 32,
+              [](Experiment& x) -> int64_t& { return x.icache.l2.size_bytes; }));
+  add(integer("machine.cache.l2.assoc", "Ways per set.", 1, 64,
+              [](Experiment& x) -> int& { return x.icache.l2.assoc; }));
+  add(boolean("machine.cache.l2.exclusive",
+              "Exclusive (L1 victims move to L2, as on the Athlon) or not (fills go to both).",
+              [](Experiment& x) -> bool& { return x.icache.l2_exclusive; }));
+  add(boolean("machine.cache.l2.back_invalidate",
+              "Not exclusive: an L2 eviction also drops the line from L1 (inclusive); off: L1 "
+              "keeps it (cachegrind's last level).",
+              [](Experiment& x) -> bool& { return x.icache.l2_back_invalidate; }));
+  add(number("machine.cache.l2.hit_cycles", "Stall per L1 miss that hits L2.", 0, 1e4,
+             [](Experiment& x) -> double& { return x.icache.l2_hit_cycles; }));
+  add(number("machine.cache.memory_cycles", "Stall per miss in every level.", 0, 1e5,
+             [](Experiment& x) -> double& { return x.icache.memory_cycles; }));
 
   section("stack",
           "Per-stage costs of the stack: a name from configs/stacks, a path, or a map of "
@@ -347,12 +375,13 @@ Schema::Schema() {
       "loopback: 127.0.0.1 through lo0 and the netisr; broadcast: em0's broadcast, a copy loops "
       "back through if_simloop and the frame goes on the wire; wire: a peer host over the link; "
       "self: em0's own address, routed through em0 (no lo0 route), the frame itself loops back.",
-      {"loopback", "broadcast", "wire", "self"},
+      [] {
+        std::vector<std::string> names;
+        for (Dest d : workload::kDests) names.emplace_back(dest_name(d));
+        return names;
+      }(),
       [](Experiment& x, const std::string& v) {
-        x.workload.dest = v == "loopback"    ? Dest::loopback
-                          : v == "broadcast" ? Dest::broadcast
-                          : v == "self"      ? Dest::self
-                                             : Dest::wire;
+        x.workload.dest = workload::parse_dest(v).value_or(Dest::wire);
         // Only a host without the lo0 route for its own address sends to
         // itself through em0.
         x.options.useloopback = x.workload.dest != Dest::self;
@@ -418,42 +447,6 @@ Schema::Schema() {
               100, [](Experiment& x) -> int& { return x.options.max_linkhdr; }));
   add(integer("options.ether_mtu", "MTU of the Ethernet interface, bytes.", 68, 9216,
               [](Experiment& x) -> int& { return x.options.ether_mtu; }));
-
-  add(cost(number("machine.unaligned_line_cross_cycles",
-                  "Further cycles when a misaligned header access also crosses a cache line.", 0,
-                  1e6,
-                  [](Experiment& x) -> double& { return x.machine.unaligned_line_cross_cycles; })));
-  section("machine.cache", "The instruction cache model, fed by the code layout (`layout`).");
-  add(boolean("machine.cache.enabled", "Charge I-cache misses (needs layout.kernel).",
-              [](Experiment& x) -> bool& { return x.cache_enabled; }));
-  section("machine.cache.l1", "First-level instruction cache, virtually indexed.");
-  add(integer("machine.cache.l1.size_bytes", "Capacity in bytes.", 64, 1 << 26,
-              [](Experiment& x) -> int64_t& { return x.icache.l1.size_bytes; }));
-  add(integer("machine.cache.l1.assoc", "Ways per set.", 1, 64,
-              [](Experiment& x) -> int& { return x.icache.l1.assoc; }));
-  add(integer("machine.cache.l1.line_bytes", "Line size in bytes.", 8, 512,
-              [](Experiment& x) -> int& { return x.icache.l1.line_bytes; }));
-  add(number("machine.cache.l1.refill_cycles",
-             "Extra stall per L1 miss on top of the level that serves it: work before the "
-             "refilled line runs (an Athlon predecodes it again and mispredicts its taken "
-             "branches once).",
-             0, 1e4, [](Experiment& x) -> double& { return x.icache.l1_refill_cycles; }));
-  add(boolean("machine.cache.next_line_prefetch", "A miss also brings the next line in (no stall).",
-              [](Experiment& x) -> bool& { return x.icache.next_line_prefetch; }));
-  section("machine.cache.l2", "Second-level cache behind L1, physically indexed.");
-  add(boolean("machine.cache.l2.enabled", "Model an L2 (else every L1 miss goes to memory).",
-              [](Experiment& x) -> bool& { return x.icache.l2_enabled; }));
-  add(integer("machine.cache.l2.size_bytes", "Capacity in bytes.", 64, int64_t{1} << 32,
-              [](Experiment& x) -> int64_t& { return x.icache.l2.size_bytes; }));
-  add(integer("machine.cache.l2.assoc", "Ways per set.", 1, 64,
-              [](Experiment& x) -> int& { return x.icache.l2.assoc; }));
-  add(boolean("machine.cache.l2.exclusive",
-              "Exclusive (L1 victims move to L2, as on the Athlon) or inclusive.",
-              [](Experiment& x) -> bool& { return x.icache.l2_exclusive; }));
-  add(number("machine.cache.l2.hit_cycles", "Stall per L1 miss that hits L2.", 0, 1e4,
-             [](Experiment& x) -> double& { return x.icache.l2_hit_cycles; }));
-  add(number("machine.cache.memory_cycles", "Stall per miss in every level.", 0, 1e5,
-             [](Experiment& x) -> double& { return x.icache.memory_cycles; }));
 
   section("layout", "The code layout: where each stack function's hot code lies.");
   add(text("layout.kernel", "Kernel layout: a name from configs/layouts or a path (\"\": none).",
@@ -614,8 +607,8 @@ YAML::Node set_value(const std::string& key, const std::string& value) {
   try {
     return YAML::Load(value);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(
-        fmt::format("--set {}: cannot parse the value: {}", printable(key, 120), e.msg));
+    throw ConfigError(fmt::format("--set {}: cannot parse the value: {}", printable(key, 120),
+                                  printable(e.msg, 200)));
   }
 }
 
@@ -761,26 +754,12 @@ void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
 
 }  // namespace
 
-std::string_view dest_name(Dest d) {
-  switch (d) {
-    case Dest::loopback:
-      return "loopback";
-    case Dest::broadcast:
-      return "broadcast";
-    case Dest::wire:
-      return "wire";
-    case Dest::self:
-      return "self";
-  }
-  return "?";
-}
-
 std::vector<fs::path> config_roots(const fs::path& experiment_file) {
   const fs::path base =
       experiment_file.has_parent_path() ? experiment_file.parent_path() : fs::path(".");
   std::vector<fs::path> roots;
-  for (fs::path p : {base / ".." / "configs", base / "configs", fs::path("configs"),
-                     data_root() / "configs"}) {
+  for (fs::path p :
+       {base / ".." / "configs", base / "configs", fs::path("configs"), data_root() / "configs"}) {
     p = p.lexically_normal();
     if (std::find(roots.begin(), roots.end(), p) == roots.end()) roots.push_back(p);
   }
@@ -892,7 +871,7 @@ void check_value(const std::string& path, const std::string& value, const std::s
   try {
     node = YAML::Load(value);
   } catch (const YAML::Exception& e) {
-    fail(loc, path, "cannot parse the value: " + e.msg);
+    fail(loc, path, "cannot parse the value: " + printable(e.msg, 200));
   }
   Experiment scratch;
   f->set(scratch, node, loc);

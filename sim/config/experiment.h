@@ -18,13 +18,16 @@
 
 #include "config/error.h"
 #include "models/costs.h"
+#include "models/fetch_plan.h"
 #include "models/icache.h"
 #include "models/layout.h"
 #include "net/stack.h"
+#include "workload/dest.h"
 
 namespace simloop::config {
 
-enum class Dest : uint8_t { loopback, broadcast, wire, self };
+using workload::Dest;
+using workload::dest_name;
 
 struct Workload {
   int payload = 18;  // UDP payload bytes
@@ -80,6 +83,7 @@ struct Experiment {
   models::InterruptCosts interrupts;
   bool cache_enabled = false;
   models::ICacheConfig icache;
+  models::FetchMode fetch = models::FetchMode::call_sites;
   LayoutOptions layout;
   Variance variance;
   net::StackOptions options;
@@ -138,7 +142,5 @@ nlohmann::json get_value(const Experiment& x, const std::string& path);
 // Sets a number key as the loader would (range checked). Throws ConfigError
 // naming the key.
 void set_number(Experiment& x, const std::string& path, double value);
-
-std::string_view dest_name(Dest d);
 
 }  // namespace simloop::config

@@ -278,4 +278,23 @@ YAML::Node read_yaml_file(const fs::path& file, const YamlLimits& limits) {
   return parse_yaml_text(text, name, limits);
 }
 
+YamlLoc yaml_loc(const std::string& file, const YAML::Node& n) {
+  const auto m = n.Mark();
+  return {file, m.line + 1, m.column + 1};
+}
+
+std::string located(const YamlLoc& loc, const std::string& key, const std::string& msg) {
+  if (loc.file.empty())
+    return fmt::format("--set {}: {}", printable(key, 120), printable(msg, 1000));
+  return fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col, printable(key, 120),
+                     printable(msg, 1000));
+}
+
+std::string yaml_shape(const YAML::Node& n) {
+  if (n.IsScalar()) return fmt::format("'{}'", printable(n.Scalar()));
+  if (n.IsMap()) return "a map";
+  if (n.IsSequence()) return "a list";
+  return "nothing";
+}
+
 }  // namespace simloop::config

@@ -51,6 +51,22 @@ void check_text(std::string_view text, const std::string& name, const std::strin
 // (then "..." and the full length).
 std::string printable(std::string_view text, size_t max_chars = 60);
 
+// Where a value came from: a position in a file (1-based), or no file for
+// a value given on the command line (--set).
+struct YamlLoc {
+  std::string file;  // empty: the command line
+  int line = 0, col = 0;
+};
+YamlLoc yaml_loc(const std::string& file, const YAML::Node& n);
+
+// The one shape of every located message: "FILE:LINE:COL: KEY: MESSAGE", or
+// "--set KEY: MESSAGE" without a file. Key and message are quoted through
+// printable() (a YAML escape can make a control byte).
+std::string located(const YamlLoc& loc, const std::string& key, const std::string& msg);
+
+// A node as a message shows what was found: 'text', a map, a list, nothing.
+std::string yaml_shape(const YAML::Node& n);
+
 // The candidate nearest to `word` by edit distance, if within
 // `max_distance` edits (else ""): for "did you mean".
 std::string closest_word(const std::string& word, const std::vector<std::string>& candidates,

@@ -16,8 +16,10 @@
 #include <vector>
 
 #include "engine/trace.h"
+#include "models/sender_costs.h"
 #include "models/wire.h"
 #include "net/inet.h"
+#include "workload/ttcp.h"
 
 namespace simloop::engine {
 
@@ -25,8 +27,6 @@ namespace sg = simgrid::s4u;
 using models::Stage;
 
 namespace {
-
-constexpr uint16_t kTtcpPort = 5001;
 
 // SimGrid keeps configuration and platform per process: build it once.
 void setup_engine(sg::Engine& e) {
@@ -64,21 +64,24 @@ struct World {
   explicit World(const config::Experiment& ex)
       : x(ex),
         acct(ex.machine, ex.stack),
-        stack(pool, acct, ex.options),
+        loop(acct, {ex.workload.dest, workload::Service::simulated, ex.workload.receive},
+             ex.options),
+        stack(loop.stack()),
         wire(ex.workload.link_bandwidth_bps),
         moderator(ex.interrupts.moderation_packets, ex.interrupts.moderation_interval_s) {}
 
   const config::Experiment& x;
-  net::MbufPool pool;
   // The I-cache before the account and the stack: the stack's destructor
   // frees what is still queued, and the account still fetches its code.
   std::unordered_map<uint64_t, uint64_t> phys_page;  // page colouring of this run
   std::optional<models::ICache> icache;
   models::CodeMap code;
+  models::FetchPlan plan;  // how the code is fetched; the replay's ids are its segments
   std::optional<models::FetchReplay> fetcher;
   models::FnLedger ledger;  // the same cycles by function
   models::CycleAccount acct;
-  net::Stack<models::CycleAccount> stack;
+  workload::TtcpLoop<models::CycleAccount> loop;  // the sender and receiver on the real stack
+  net::Stack<models::CycleAccount>& stack;
   models::WireSerializer wire;
   models::IrqModerator moderator;
   std::deque<Frame> ring;        // frames on the NIC ring, oldest first
@@ -137,7 +140,7 @@ struct World {
   // The driver's txeof: frees the first `k` frames of the ring.
   void reap(int k) {
     if (k <= 0) return;
-    stack.nic_txeof(k);
+    loop.reap(k);
     for (int i = 0; i < k; ++i) ring.pop_front();
   }
 
@@ -158,20 +161,6 @@ struct World {
   }
 };
 
-uint32_t dest_addr(config::Dest d) {
-  switch (d) {
-    case config::Dest::loopback:
-      return net::kLoopAddr;
-    case config::Dest::broadcast:
-      return net::kBroadcastAddr;
-    case config::Dest::wire:
-      return net::kPeerAddr;
-    case config::Dest::self:
-      return net::kHostAddr;
-  }
-  return net::kLoopAddr;
-}
-
 // The sender never runs while a handler holds the CPU. An execution that
 // ends within SimGrid's timing precision of an interrupt's due time ends
 // *at* it, so the sender and the interrupt can be ready at the same
@@ -190,6 +179,46 @@ void yield_to_interrupt(World& w) {
   }
 }
 
+// The ttcp loop's hooks in the simulator: the sender's prices (SenderCosts),
+// each also charged to its code in the function ledger, and the timeline's
+// spans and counters when a trace is asked for.
+struct EngineHooks : models::SenderCosts<models::CycleAccount> {
+  EngineHooks(World& world, Tracer* t)
+      : SenderCosts(world.acct, world.x.machine), w(world), tr(t) {}
+  World& w;
+  Tracer* tr;
+
+  void user_loop() {
+    SenderCosts::user_loop();
+    w.charge_fn(models::Code::user_loop, mc.user_loop_cycles);
+  }
+  void syscall_enter() {
+    if (tr != nullptr) tr->enter("sendto()", "syscall");
+    SenderCosts::syscall_enter();
+    w.charge_syscall();
+  }
+  void syscall_exit() {
+    SenderCosts::syscall_exit();
+    if (tr != nullptr) {
+      tr->leave();
+      counters();
+    }
+  }
+  void receive_enter() {
+    if (tr != nullptr) tr->enter("recvfrom()", "receive");
+    SenderCosts::receive_enter();
+  }
+  void receive_exit() {
+    SenderCosts::receive_exit();
+    w.charge_syscall();
+    if (tr != nullptr) tr->leave();
+  }
+  void counters() {
+    tr->counters(w.stack.nic_pending(), w.stack.netisr_pending(),
+                 static_cast<int64_t>(w.stack.sock(w.loop.receiver()).rcv.len));
+  }
+};
+
 // The application: a ttcp-like sender. It runs the real stack for a batch of
 // datagrams, then executes the batch's cycles in one go. A batch ends after
 // the datagram during which the next interrupt is due, so the interrupt
@@ -197,22 +226,14 @@ void yield_to_interrupt(World& w) {
 void sender_main(World& w) {
   const auto& x = w.x;
   const double hz = x.machine.clock_hz;
-  const auto& mc = x.machine;
-  const bool loops_back = x.workload.dest != config::Dest::wire;
-  // To self, em0 loops the frame itself back: nothing goes on the ring.
-  const bool uses_ring =
-      x.workload.dest != config::Dest::loopback && x.workload.dest != config::Dest::self;
+  const bool uses_ring = workload::uses_ring(x.workload.dest);
   const int frame_len = x.workload.payload + net::kUdpIpHdrLen + net::kEtherHdrLen;
 
   std::mt19937_64 rng(x.seed);
   std::vector<uint8_t> payload(static_cast<size_t>(x.workload.payload));
   for (auto& b : payload) b = static_cast<uint8_t>(rng());
-  std::vector<uint8_t> rbuf(65536);
-
-  const int rx = w.stack.socket();
-  const int tx = w.stack.socket();
-  w.stack.bind(rx, 0, kTtcpPort);
-  const uint32_t dst = dest_addr(x.workload.dest);
+  const bool loops_back = workload::loops_back(x.workload.dest);
+  EngineHooks hooks(w, w.tracer);
 
   const double t_start = sg::Engine::get_clock();
   const bool by_time = x.workload.duration_s > 0;
@@ -237,41 +258,9 @@ void sender_main(World& w) {
       // seldom cannot wedge the sender.
       if (tr != nullptr) tr->packet(sent);
       if (uses_ring && !x.interrupts.enabled) w.reap(w.frames_done_by(t));
-      w.acct.add(Stage::user, mc.user_loop_cycles);
-      w.charge_fn(models::Code::user_loop, mc.user_loop_cycles);
-      w.acct.run(models::Code::user_loop);
-      if (tr != nullptr) tr->enter("sendto()", "syscall");
-      w.acct.add(Stage::syscall, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
-      w.charge_syscall();
-      w.acct.run(models::Code::syscall_entry);
-      const int ring_before = w.stack.nic_pending();
-      const int err = w.stack.sendto(tx, payload.data(), x.workload.payload, dst, kTtcpPort);
-      w.acct.run(models::Code::syscall_exit);
-      if (tr != nullptr) {
-        tr->leave();
-        tr->counters(w.stack.nic_pending(), w.stack.netisr_pending(),
-                     static_cast<int64_t>(w.stack.sock(rx).rcv.len));
-      }
-      if (loops_back) {
-        // The netisr's software interrupt preempts the sender as soon as a
-        // packet is queued on a uniprocessor: its work follows at once.
-        w.stack.netisr_run();
-        // The receiver blocks in recvfrom() until a datagram is there, so
-        // only calls that return one cost anything.
-        int got = 0;
-        while (x.workload.receive && w.stack.sock(rx).rcv.len > 0) {
-          if (tr != nullptr) tr->enter("recvfrom()", "receive");
-          w.acct.run(models::Code::syscall_entry);
-          w.stack.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got);
-          w.acct.run(models::Code::syscall_exit);
-          w.acct.add(Stage::receive, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
-          w.charge_syscall();
-          if (tr != nullptr) tr->leave();
-        }
-        if (tr != nullptr)
-          tr->counters(w.stack.nic_pending(), w.stack.netisr_pending(),
-                       static_cast<int64_t>(w.stack.sock(rx).rcv.len));
-      }
+      const workload::Sent sent_one = w.loop.send(payload.data(), x.workload.payload, hooks);
+      const int err = sent_one.err;
+      if (tr != nullptr && loops_back) hooks.counters();
       const double c = models::total(w.acct.pending()) - batch;
       batch += c;
       t += c / hz;
@@ -298,7 +287,7 @@ void sender_main(World& w) {
         break;
       }
       ++sent;
-      if (w.stack.nic_pending() > ring_before) {
+      if (sent_one.frame) {
         const double depart = w.wire.depart(t, frame_len);
         w.ring.push_back({depart, models::ether_wire_bytes(frame_len)});
         w.in_flight.push_back(depart);
@@ -496,15 +485,15 @@ SimResult simulate(const config::Experiment& x, Tracer* tracer) {
       });
     }
     w.icache->tally_lines(true);
-    w.fetcher.emplace(*w.icache, w.code, x.engine.icache_replay);
-    w.acct.attach_icache(&*w.fetcher);
+    w.plan = models::fetch_plan(*x.code, x.fetch, x.icache.l1.line_bytes);
+    w.fetcher.emplace(*w.icache, w.plan.segments, x.engine.icache_replay);
+    w.acct.attach_icache(&*w.fetcher, &w.plan);
   }
   w.acct.attach_ledger(&w.ledger);
   w.tracer = tracer;
   if (tracer != nullptr) w.acct.attach_listener(tracer);
   w.sender = sg::Actor::create("sender", p.host, [&w] { sender_main(w); });
-  if (x.interrupts.enabled && x.workload.dest != config::Dest::loopback &&
-      x.workload.dest != config::Dest::self)
+  if (x.interrupts.enabled && workload::uses_ring(x.workload.dest))
     w.irq = sg::Actor::create("nic-interrupt", p.host, [&w] { interrupt_main(w); });
   e.run();
 
@@ -530,7 +519,7 @@ SimResult simulate(const config::Experiment& x, Tracer* tracer) {
     r.delivered = static_cast<int64_t>(c.delivered);
     r.delivered_bytes = static_cast<int64_t>(c.delivered_bytes);
   }
-  if (x.workload.dest != config::Dest::loopback && x.workload.dest != config::Dest::self) {
+  if (workload::uses_ring(x.workload.dest)) {
     // The peer has every frame but those whose last bit left within one
     // link latency of the end (or had not yet left).
     int64_t on_the_way = 0;

@@ -17,7 +17,9 @@
 #include "measure/native.h"
 #include "models/cycle_account.h"
 #include "net/stack.h"
+#include "report/stats.h"
 #include "report/table.h"
+#include "workload/ttcp.h"
 
 namespace simloop::measure {
 
@@ -88,10 +90,8 @@ std::optional<Stat> parse_stat(const std::string& s) {
 
 double apply_stat(Stat stat, std::vector<double> v) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  if (stat == Stat::min) return v.front();
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  if (stat == Stat::min) return *std::min_element(v.begin(), v.end());
+  return report::median(std::move(v));
 }
 
 namespace {
@@ -553,39 +553,25 @@ PathOf path_of(const Point& p) {
   r.so.align = *align;
   r.so.loop_copy = *copy;
   r.so.sockaddr_misalign = std::stoi(p.key("misalign", "0"));
-  if (*dest == Dest::self) r.so.useloopback = false;
   return r;
 }
 
+// Charges the sender's own loop, outside every function, before each send.
+struct OutsideLoop : workload::NoHooks {
+  Attributing& probe;
+  double cycles;
+  void user_loop() { probe.outside(cycles); }
+};
+
 // Runs `packets` packets of `p`'s configuration, driven exactly as
-// `measure native` drives them, under the given costs.
-void drive(const Point& p, double loop, int packets, Attributing& probe) {
+// `measure native` drives them (the same ttcp loop), under the given costs.
+void drive(const Point& p, double loop_cycles, int packets, Attributing& probe) {
   const PathOf path = path_of(p);
-  net::MbufPool pool;
-  net::Stack<Attributing> st(pool, probe, path.so);
-  const int rx = st.socket(), tx = st.socket();
-  constexpr uint16_t kPort = 5001;
-  st.bind(rx, 0, kPort);
+  workload::TtcpLoop<Attributing> loop(probe, {path.dest, workload::Service::drained}, path.so);
+  const auto& st = loop.stack();
   std::vector<uint8_t> buf(static_cast<size_t>(std::max(p.payload(), 1)), 0x5a);
-  std::vector<uint8_t> rbuf(65536);
-  auto service = [&] {
-    st.netisr_run();
-    int got = 0;
-    while (st.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got) == 0) {
-    }
-    st.nic_txeof();
-  };
-  auto send = [&] {
-    probe.outside(loop);
-    int err = st.sendto(tx, buf.data(), p.payload(), dest_addr(path.dest), kPort);
-    for (int tries = 0; err == ENOBUFS && tries < 1000; ++tries) {
-      service();
-      probe.outside(loop);
-      err = st.sendto(tx, buf.data(), p.payload(), dest_addr(path.dest), kPort);
-    }
-    service();
-    return err;
-  };
+  OutsideLoop hooks{{}, probe, loop_cycles};
+  auto send = [&] { return loop.send(buf.data(), p.payload(), hooks).err; };
   for (int i = 0; i < 64; ++i) send();  // zones and queues in their steady state
   probe.reset();
   for (int i = 0; i < packets && !st.fault(); ++i)
@@ -1016,18 +1002,12 @@ double copied_bytes_per_payload_byte(const std::string& dest) {
     Point p;
     p.keys = {{"payload", std::to_string(payload)}, {"dest", dest}};
     const PathOf path = path_of(p);
-    net::MbufPool pool;
     net::CountingProbe probe;
-    net::Stack<net::CountingProbe> st(pool, probe, path.so);
-    const int rx = st.socket(), tx = st.socket();
-    st.bind(rx, 0, 5001);
-    std::vector<uint8_t> buf(static_cast<size_t>(payload)), rbuf(65536);
-    if (st.sendto(tx, buf.data(), payload, dest_addr(path.dest), 5001) != 0)
+    workload::TtcpLoop<net::CountingProbe> loop(probe, {path.dest, workload::Service::drained},
+                                                path.so);
+    std::vector<uint8_t> buf(static_cast<size_t>(payload));
+    if (loop.send(buf.data(), payload).err != 0)
       throw std::runtime_error("counting copies: sendto failed");
-    st.netisr_run();
-    int got = 0;
-    st.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got);
-    st.nic_txeof();
     uint64_t n = 0;
     for (uint64_t b : probe.copied_bytes) n += b;
     return static_cast<double>(n);

@@ -6,15 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 
-namespace simloop::measure {
+#include "report/stats.h"
 
-namespace {
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-}  // namespace
+namespace simloop::measure {
 
 ErrorSummary summarize(const std::vector<Comparison>& cs, const std::string& set,
                        const std::function<bool(const Comparison&)>& keep) {
@@ -36,9 +30,9 @@ ErrorSummary summarize(const std::vector<Comparison>& cs, const std::string& set
   }
   s.points = static_cast<int>(abs.size());
   if (abs.empty()) return s;
-  s.median_abs_pct = median_of(abs);
+  s.median_abs_pct = report::median(abs);
   s.mean_signed_pct = signed_sum / static_cast<double>(abs.size());
-  s.constant_median_abs_pct = median_of(cabs);
+  s.constant_median_abs_pct = report::median(cabs);
   s.constant_worst_abs_pct = *std::max_element(cabs.begin(), cabs.end());
   return s;
 }

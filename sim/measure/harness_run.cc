@@ -220,46 +220,21 @@ std::map<std::string, uint64_t> parse_cachegrind(std::istream& in, const std::st
 }
 
 std::map<uint64_t, uint64_t> parse_callgrind_instr(std::istream& in, const std::string& what) {
-  std::map<uint64_t, uint64_t> out;
-  bool skip_next = false, positions_instr = false;
-  int lineno = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++lineno;
-    if (line.starts_with("positions:")) {
-      const auto w = words(line.substr(10));
-      if (w != std::vector<std::string>{"instr"})
-        throw std::runtime_error(
-            fmt::format("{}:{}: positions '{}': run callgrind with --dump-instr=yes --dump-line=no",
-                        what, lineno, line.substr(10)));
-      positions_instr = true;
-      continue;
-    }
-    if (line.starts_with("calls=")) {
-      skip_next = true;  // the next cost line is the call's inclusive cost
-      continue;
-    }
-    if (!line.starts_with("0x")) continue;
-    if (skip_next) {
-      skip_next = false;
-      continue;
-    }
-    const auto w = words(line);
-    uint64_t addr = 0, ir = 0;
-    if (w.size() < 2 || !parse_u64(w[0], &addr, 16) || !parse_u64(w[1], &ir))
-      throw std::runtime_error(
-          fmt::format("{}:{}: expected 'ADDRESS COUNT' (written with --compress-pos=no), got '{}'",
-                      what, lineno, line));
-    out[addr] += ir;
-  }
-  if (!positions_instr)
-    throw std::runtime_error(fmt::format("{}: no 'positions: instr' line", what));
-  return out;
+  return parse_callgrind_flow(in, what).instr;
 }
 
 models::HotProfile hot_profile(const std::map<uint64_t, uint64_t>& lo,
                                const std::map<uint64_t, uint64_t>& hi, int64_t packets,
-                               const std::vector<models::NmSymbol>& symbols,
-                               double min_per_packet) {
+                               const std::vector<models::NmSymbol>& symbols, double min_per_packet,
+                               const std::vector<uint64_t>* instruction_starts) {
+  // Where the instruction at `a` ends.
+  auto end_of = [&](uint64_t a) {
+    if (instruction_starts == nullptr) return a + 1;
+    const auto& st = *instruction_starts;
+    const auto it = std::upper_bound(st.begin(), st.end(), a);
+    if (it == st.end() || it == st.begin() || *(it - 1) != a) return a + 1;
+    return *it;
+  };
   std::vector<const models::NmSymbol*> text;
   for (const auto& s : symbols)
     if (s.text && s.size > 0) text.push_back(&s);  // already in address order
@@ -267,7 +242,9 @@ models::HotProfile hot_profile(const std::map<uint64_t, uint64_t>& lo,
   const models::NmSymbol* cur = nullptr;
   uint64_t start = 0, last = 0;
   auto flush = [&] {
-    if (cur != nullptr) out[cur->name].emplace_back(start - cur->addr, last + 1 - start);
+    if (cur != nullptr)
+      out[cur->name].emplace_back(start - cur->addr,
+                                  std::min(end_of(last), cur->addr + cur->size) - start);
     cur = nullptr;
   };
   for (const auto& [addr, count] : hi) {
@@ -305,24 +282,67 @@ std::string format_hot_profile(const models::HotProfile& p, const std::string& h
   return out;
 }
 
-models::HotProfile load_hot_profile(std::istream& in, const std::string& what) {
-  models::HotProfile p;
+std::string format_profile(const CodeProfile& p, const std::string& header) {
+  std::string out = format_hot_profile(p.hot, header);
+  if (p.walks.empty()) return out;
+  out +=
+      "# walk SYMBOL ENTRY CALLS_PER_PACKET: what one call of the routine at SYMBOL + ENTRY runs,\n"
+      "# in order: 'run OFFSET BYTES' and 'call OFFSET TARGET TARGET_OFFSET' (calls per packet 0:\n"
+      "# it runs throughout, and this is its per-packet part in address order)\n";
+  return out + format_walks(p.walks);
+}
+
+CodeProfile load_profile(std::istream& in, const std::string& what) {
+  CodeProfile p;
+  models::Walk* walk = nullptr;
   int lineno = 0;
   for (std::string line; std::getline(in, line);) {
     ++lineno;
     if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
     const auto w = words(line);
     if (w.empty()) continue;
-    uint64_t off = 0, bytes = 0;
-    if (w.size() != 3 || !parse_u64(w[0], &off, 16) || !parse_u64(w[1], &bytes) || bytes == 0)
+    auto fail = [&](const char* expected) {
       throw std::runtime_error(
-          fmt::format("{}:{}: expected 'OFFSET BYTES SYMBOL' (hex offset, bytes > 0), got '{}'",
-                      what, lineno, line));
-    p[w[2]].emplace_back(off, bytes);
+          fmt::format("{}:{}: expected {}, got '{}'", what, lineno, expected, line));
+    };
+    uint64_t off = 0, bytes = 0;
+    if (w[0] == "walk") {
+      double calls = 0;
+      if (w.size() != 4 || !parse_u64(w[2], &off, 16)) fail("'walk SYMBOL ENTRY CALLS_PER_PACKET'");
+      try {
+        size_t used = 0;
+        calls = std::stod(w[3], &used);
+        if (used != w[3].size() || !(calls >= 0) || !std::isfinite(calls)) throw std::exception();
+      } catch (const std::exception&) {
+        fail("'walk SYMBOL ENTRY CALLS_PER_PACKET' (calls a number >= 0)");
+      }
+      walk = &p.walks[{w[1], off}];
+      if (!walk->items.empty()) fail("one walk per routine (this one came before)");
+      walk->calls_per_packet = calls;
+    } else if (w[0] == "run") {
+      if (walk == nullptr) fail("a 'walk' line before 'run'");
+      if (w.size() != 3 || !parse_u64(w[1], &off, 16) || !parse_u64(w[2], &bytes) || bytes == 0)
+        fail("'run OFFSET BYTES' (hex offset, bytes > 0)");
+      walk->items.push_back({off, bytes, {}, 0});
+    } else if (w[0] == "call") {
+      uint64_t target_off = 0;
+      if (walk == nullptr) fail("a 'walk' line before 'call'");
+      if (w.size() != 4 || !parse_u64(w[1], &off, 16) || !parse_u64(w[3], &target_off, 16))
+        fail("'call OFFSET TARGET TARGET_OFFSET' (hex offsets)");
+      walk->items.push_back({off, 0, w[2], target_off});
+    } else {
+      if (w.size() != 3 || !parse_u64(w[0], &off, 16) || !parse_u64(w[1], &bytes) || bytes == 0)
+        fail("'OFFSET BYTES SYMBOL' (hex offset, bytes > 0)");
+      p.hot[w[2]].emplace_back(off, bytes);
+    }
   }
-  if (p.empty()) throw std::runtime_error(fmt::format("{}: no ranges", what));
-  for (auto& [sym, ranges] : p) std::sort(ranges.begin(), ranges.end());
+  if (p.hot.empty()) throw std::runtime_error(fmt::format("{}: no ranges", what));
+  for (auto& [sym, ranges] : p.hot) std::sort(ranges.begin(), ranges.end());
   return p;
+}
+
+models::HotProfile load_hot_profile(std::istream& in, const std::string& what) {
+  return load_profile(in, what).hot;
 }
 
 std::string harness_layout_name(const std::string& path) {
@@ -335,7 +355,28 @@ std::string harness_layout_name(const std::string& path) {
 std::string nm_output(const std::string& binary) {
   TempDir tmp;
   run_program({"nm", "-S", "--defined-only", "-n", binary}, tmp.path / "err", tmp.path / "out");
-  return read_all(tmp.path / "out");
+  std::string out = read_all(tmp.path / "out");
+  // PLT sections: "IDX NAME SIZE VMA LMA OFFSET ALIGN FLAGS" lines of objdump -h -w.
+  run_program({"objdump", "-h", "-w", binary}, tmp.path / "err", tmp.path / "sections");
+  std::istringstream in(read_all(tmp.path / "sections"));
+  for (std::string line; std::getline(in, line);) {
+    const auto w = words(line);
+    uint64_t idx = 0, size = 0, vma = 0;
+    if (w.size() < 4 || !parse_u64(w[0], &idx) || !parse_u64(w[2], &size, 16) ||
+        !parse_u64(w[3], &vma, 16) || size == 0)
+      continue;
+    if (w[1].starts_with(".plt") || w[1].starts_with(".iplt"))
+      out += fmt::format("{:016x} {:016x} t {}\n", vma, size, w[1]);
+  }
+  return out;
+}
+
+std::vector<uint64_t> instruction_starts(const std::string& binary) {
+  TempDir tmp;
+  run_program({"objdump", "-d", "--no-show-raw-insn", "-w", binary}, tmp.path / "err",
+              tmp.path / "out");
+  std::ifstream in(tmp.path / "out");
+  return parse_objdump_starts(in);
 }
 
 std::vector<report::Row> run_harness_native(const HarnessSpec& h, int64_t packets) {
@@ -400,6 +441,7 @@ CachegrindResult run_cachegrind(const HarnessSpec& h, const models::CacheGeometr
   r.i1_misses = per({"I1mr"});
   r.d1_misses = per({"D1mr", "D1mw"});
   r.ll_misses = per({"ILmr", "DLmr", "DLmw"});
+  r.ll_i_misses = per({"ILmr"});
   return r;
 }
 
@@ -419,18 +461,27 @@ report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r) {
       .set("i1_misses_per_packet", r.i1_misses)
       .set("d1_misses_per_packet", r.d1_misses)
       .set("ll_misses_per_packet", r.ll_misses)
+      .set("ll_i_misses_per_packet", r.ll_i_misses)
       .set("harness", h.path);
   return row;
 }
 
-models::HotProfile run_profile(const HarnessSpec& h, double min_per_packet) {
-  const auto counts = valgrind_twice(h,
-                                     {"--tool=callgrind", "--dump-instr=yes", "--dump-line=no",
-                                      "--compress-pos=no", "--compress-strings=no"},
-                                     "--callgrind-out-file", parse_callgrind_instr);
+CodeProfile run_profile(const HarnessSpec& h, double min_per_packet) {
+  // PLT stubs as functions of their own (--skip-plt=no): calls through them
+  // fetch their lines too.
+  const auto flows =
+      valgrind_twice(h,
+                     {"--tool=callgrind", "--dump-instr=yes", "--dump-line=no", "--compress-pos=no",
+                      "--compress-strings=no", "--collect-jumps=yes", "--skip-plt=no"},
+                     "--callgrind-out-file", parse_callgrind_flow);
   std::istringstream nm(nm_output(h.path));
-  return hot_profile(counts[0], counts[1], h.packets_hi - h.packets_lo, models::parse_nm(nm),
-                     min_per_packet);
+  const auto symbols = models::parse_nm(nm);
+  const auto starts = instruction_starts(h.path);
+  const int64_t n = h.packets_hi - h.packets_lo;
+  CodeProfile p;
+  p.hot = hot_profile(flows[0].instr, flows[1].instr, n, symbols, min_per_packet, &starts);
+  p.walks = walk_profile(flows[0], flows[1], n, symbols, starts, min_per_packet);
+  return p;
 }
 
 }  // namespace simloop::measure

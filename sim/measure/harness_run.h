@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "measure/code_walk.h"
 #include "measure/native.h"
 #include "models/icache.h"
 #include "models/layout.h"
@@ -41,18 +42,29 @@ std::map<uint64_t, uint64_t> parse_callgrind_instr(std::istream& in, const std::
 // Which bytes of each function run per packet: the instructions executed at
 // least `min_per_packet` times per packet on average (from the difference of
 // two instruction-count maps over `packets` packets), grouped into ranges of
-// their function (instructions less than 16 bytes apart join one range; a
-// range ends one byte after its last instruction's start, as instruction
-// lengths are not in the profile). Addresses outside every text symbol are
-// skipped.
+// their function (instructions less than 16 bytes apart join one range). A
+// range ends where its last instruction does, given the instruction starts
+// (parse_objdump_starts); without them, one byte after its start.
+// Addresses outside every text symbol are skipped.
 models::HotProfile hot_profile(const std::map<uint64_t, uint64_t>& lo,
                                const std::map<uint64_t, uint64_t>& hi, int64_t packets,
                                const std::vector<models::NmSymbol>& symbols,
-                               double min_per_packet = 0.5);
+                               double min_per_packet = 0.5,
+                               const std::vector<uint64_t>* instruction_starts = nullptr);
 
-// A profile as text ("offset bytes symbol" lines, hex offsets, '#' comments)
-// and back; load throws std::runtime_error naming `what` and the line.
+// What `simloop measure profile` writes: the hot ranges, and the walks of
+// every routine (measure/code_walk.h).
+struct CodeProfile {
+  models::HotProfile hot;
+  models::WalkProfile walks;
+};
+
+// A profile as text ("offset bytes symbol" lines, hex offsets, '#' comments,
+// then the walks) and back; load throws std::runtime_error naming `what` and
+// the line. load_hot_profile keeps only the hot ranges.
 std::string format_hot_profile(const models::HotProfile& p, const std::string& header);
+std::string format_profile(const CodeProfile& p, const std::string& header);
+CodeProfile load_profile(std::istream& in, const std::string& what);
 models::HotProfile load_hot_profile(std::istream& in, const std::string& what);
 
 struct HarnessSpec {
@@ -64,9 +76,13 @@ struct HarnessSpec {
 // simloop-harness-NAME, else the file name.
 std::string harness_layout_name(const std::string& path);
 
-// `nm -S --defined-only -n` of `binary`, as text. Throws std::runtime_error if
-// nm fails.
+// `nm -S --defined-only -n` of `binary`, as text, and a line for each PLT
+// section (".plt", ".iplt", ...; from `objdump -h`), which nm does not list
+// but code calls through. Throws std::runtime_error if nm or objdump fails.
 std::string nm_output(const std::string& binary);
+
+// The start address of every instruction of `binary` (objdump -d).
+std::vector<uint64_t> instruction_starts(const std::string& binary);
 
 // One native run of the harness program (`packets` timed): its CSV rows, with
 // the build's layout name and path added. Throws std::runtime_error if it
@@ -76,6 +92,7 @@ std::vector<report::Row> run_harness_native(const HarnessSpec& h, int64_t packet
 struct CachegrindResult {
   models::CacheGeometry i1, d1, ll;
   double instructions = 0, i1_misses = 0, d1_misses = 0, ll_misses = 0;  // per packet
+  double ll_i_misses = 0;  // of ll_misses, those of instruction fetches
 };
 // Two cachegrind runs. Throws std::runtime_error (with valgrind's last
 // words) if valgrind is missing or a run fails.
@@ -84,6 +101,6 @@ CachegrindResult run_cachegrind(const HarnessSpec& h, const models::CacheGeometr
 report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r);
 
 // Two callgrind runs, made into a profile against the harness's own symbols.
-models::HotProfile run_profile(const HarnessSpec& h, double min_per_packet = 0.5);
+CodeProfile run_profile(const HarnessSpec& h, double min_per_packet = 0.5);
 
 }  // namespace simloop::measure

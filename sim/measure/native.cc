@@ -7,40 +7,6 @@
 
 namespace simloop::measure {
 
-uint32_t dest_addr(Dest d) {
-  switch (d) {
-    case Dest::loopback:
-      return net::kLoopAddr;
-    case Dest::broadcast:
-      return net::kBroadcastAddr;
-    case Dest::wire:
-      return net::kPeerAddr;
-    case Dest::self:
-      return net::kHostAddr;
-  }
-  return net::kLoopAddr;
-}
-
-std::string_view dest_name(Dest d) {
-  switch (d) {
-    case Dest::loopback:
-      return "loopback";
-    case Dest::broadcast:
-      return "broadcast";
-    case Dest::wire:
-      return "wire";
-    case Dest::self:
-      return "self";
-  }
-  return "?";
-}
-
-std::optional<Dest> parse_dest(std::string_view s) {
-  for (auto d : {Dest::loopback, Dest::broadcast, Dest::wire, Dest::self})
-    if (s == dest_name(d)) return d;
-  return std::nullopt;
-}
-
 std::vector<NativeResult> run_native(const NativeOptions& opt) {
   std::vector<NativeResult> out;
   for (int i = 0; i < opt.repeats; ++i) {

@@ -11,18 +11,14 @@
 #include "net/probe.h"
 #include "net/stack.h"
 #include "report/table.h"
+#include "workload/dest.h"
 
 namespace simloop::measure {
 
-enum class Dest : uint8_t {
-  loopback,   // 127.0.0.1 via lo0
-  broadcast,  // em0's broadcast: a copy loops back (simplex), the frame goes to the ring
-  wire,       // the peer 10.0.0.2: the frame goes to the NIC ring only
-  self,       // our em0 address routed via em0: the frame itself loops back
-};
-std::string_view dest_name(Dest d);
-uint32_t dest_addr(Dest d);  // the address a ttcp sender sends to
-std::optional<Dest> parse_dest(std::string_view s);
+using workload::Dest;
+using workload::dest_addr;
+using workload::dest_name;
+using workload::parse_dest;
 
 struct NativeOptions {
   int payload = 18;

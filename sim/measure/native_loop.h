@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "measure/native.h"
+#include "workload/ttcp.h"
 
 namespace simloop::measure {
 
 namespace native_detail {
 using Clock = std::chrono::steady_clock;
-constexpr uint16_t kTtcpPort = 5001;  // ttcp's default port
-constexpr int kSentinelLen = 4;       // ttcp's start/end marker datagrams
+constexpr int kSentinelLen = 4;  // ttcp's start/end marker datagrams
 }  // namespace native_detail
 
 // One run: a fresh pool and stack, a start sentinel, warm-up, the timed
@@ -26,41 +26,20 @@ constexpr int kSentinelLen = 4;       // ttcp's start/end marker datagrams
 template <class P>
 NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
   using namespace native_detail;
-  net::MbufPool pool;
-  net::StackOptions so = opt.stack;
-  if (opt.dest == Dest::self) so.useloopback = false;
-  net::Stack<P> st(pool, probe, so);
-  const int rx = st.socket();
-  const int tx = st.socket();
-  st.bind(rx, 0, kTtcpPort);
-  const uint32_t dst = dest_addr(opt.dest);
+  workload::TtcpLoop<P> loop(probe, {opt.dest, workload::Service::drained}, opt.stack);
+  auto& st = loop.stack();
 
   std::vector<uint8_t> buf(static_cast<size_t>(std::max(opt.payload, kSentinelLen)));
   for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(i * 7 + 1);
-  std::vector<uint8_t> rbuf(65536);
 
   NativeResult r;
   r.repeat = repeat;
-  // Everything a packet leaves behind runs before the next send: input,
-  // receive, transmit completion. That is the whole path per packet.
-  auto service = [&] {
-    st.netisr_run();
-    int got = 0;
-    while (st.recvfrom(rx, rbuf.data(), static_cast<int>(rbuf.size()), &got) == 0) {
-    }
-    st.nic_txeof();
-  };
-  // Like ttcp: on ENOBUFS, let the queues drain and try again.
-  auto send = [&](int len) -> int {
-    int err = st.sendto(tx, buf.data(), len, dst, kTtcpPort);
-    for (int tries = 0; err == ENOBUFS && tries < 1000; ++tries) {
-      ++r.enobufs_retries;
-      service();
-      err = st.sendto(tx, buf.data(), len, dst, kTtcpPort);
-    }
-    service();
-    return err;
-  };
+  // Counts ttcp's retries after ENOBUFS.
+  struct Retries : workload::NoHooks {
+    int64_t* n;
+    void retry() { ++*n; }
+  } retries{{}, &r.enobufs_retries};
+  auto send = [&](int len) { return loop.send(buf.data(), len, retries).err; };
 
   if (int err = send(kSentinelLen); err != 0) {
     r.fault = fmt::format("start sentinel failed: {}", std::strerror(err));

@@ -1,4 +1,5 @@
-// The mbuf operations of DESIGN.md section 3, over a pool and a probe.
+// The mbuf operations (get, gethdr, prepend, pullup, copym, dup, copydata,
+// adj, cat, freem), over a pool and a probe.
 //
 // Semantics follow FreeBSD 6/7: allocations never sleep (nullptr on
 // failure); functions that take a chain and fail free it, as the kernel's do;

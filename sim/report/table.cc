@@ -158,4 +158,14 @@ void write_file_atomic(const std::filesystem::path& path, const std::string& tex
   }
 }
 
+void write_rows(const std::filesystem::path& path, const std::vector<Row>& rows) {
+  if (path.extension() == ".json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows) j.push_back(to_json(r));
+    write_file_atomic(path, j.dump(2) + "\n");
+  } else {
+    write_file_atomic(path, to_csv(rows));
+  }
+}
+
 }  // namespace simloop::report

@@ -45,4 +45,8 @@ std::vector<std::string> split_csv_line(const std::string& line);
 // rename. Throws std::runtime_error naming the path on failure.
 void write_file_atomic(const std::filesystem::path& path, const std::string& text);
 
+// Writes `rows` to `path` atomically: a JSON array of objects if the name
+// ends in .json, else CSV.
+void write_rows(const std::filesystem::path& path, const std::vector<Row>& rows);
+
 }  // namespace simloop::report

@@ -26,27 +26,13 @@ using config::KeyType;
 
 namespace {
 
-struct Where {
-  std::string file;
-  int line = 0, col = 0;
-};
-
-Where where(const std::string& file, const YAML::Node& n) {
-  const auto m = n.Mark();
-  return {file, m.line + 1, m.column + 1};
-}
+using Where = config::YamlLoc;
+constexpr auto where = config::yaml_loc;
+constexpr auto shape = config::yaml_shape;
 
 // The same shape as the loader's messages: file:line:col: key: message.
 [[noreturn]] void fail(const Where& w, const std::string& key, const std::string& msg) {
-  throw ConfigError(fmt::format("{}:{}:{}: {}: {}", w.file, w.line, w.col,
-                                config::printable(key, 120), config::printable(msg, 1000)));
-}
-
-std::string shape(const YAML::Node& n) {
-  if (n.IsScalar()) return fmt::format("'{}'", config::printable(n.Scalar()));
-  if (n.IsMap()) return "a map";
-  if (n.IsSequence()) return "a list";
-  return "nothing";
+  throw ConfigError(config::located(w, key, msg));
 }
 
 std::optional<double> as_number(const std::string& s) {

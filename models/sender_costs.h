@@ -1,0 +1,39 @@
+// What the simulated CPU spends around the stack in the ttcp loop: the
+// sender's own loop, the system call's entry and exit, and the receiver's
+// system calls, priced from the machine's costs and noted as code that runs
+// (for the I-cache). The hooks of workload::TtcpLoop for every caller that
+// prices a packet as the simulator does: the engine's sender and the layout
+// advisor's recorded path.
+#pragma once
+
+#include "models/costs.h"
+#include "models/cycle_account.h"
+#include "workload/ttcp.h"
+
+namespace simloop::models {
+
+// A: anything with add(Stage, cycles) and run(Code), such as CycleAccount.
+template <class A>
+struct SenderCosts : workload::NoHooks {
+  SenderCosts(A& a, const MachineCosts& m) : acct(a), mc(m) {}
+  A& acct;
+  const MachineCosts& mc;
+
+  void user_loop() {
+    acct.add(Stage::user, mc.user_loop_cycles);
+    acct.run(Code::user_loop);
+  }
+  // Entry and exit are charged together, on entry.
+  void syscall_enter() {
+    acct.add(Stage::syscall, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
+    acct.run(Code::syscall_entry);
+  }
+  void syscall_exit() { acct.run(Code::syscall_exit); }
+  void receive_enter() { acct.run(Code::syscall_entry); }
+  void receive_exit() {
+    acct.run(Code::syscall_exit);
+    acct.add(Stage::receive, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
+  }
+};
+
+}  // namespace simloop::models

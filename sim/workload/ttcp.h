@@ -1,0 +1,154 @@
+// The ttcp workload: a sender that sends one datagram per loop iteration to
+// a destination, and the receiver that drains what loops back. One copy of
+// it serves the simulator's sender (engine/simulation.cc), the layout
+// advisor's recorded path (models/layout_advisor.cc), the native harness
+// (measure/native_loop.h) and calibration (measure/calibrate.cc).
+//
+// The loop runs the real stack; what a caller adds around it (cycles, a
+// trace of the code that runs, clock reads) comes through hooks at the
+// sender's loop, the system call and the receiver's recvfrom().
+#pragma once
+
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <vector>
+
+#include "net/stack.h"
+#include "workload/dest.h"
+
+namespace simloop::workload {
+
+// What a caller adds around the real stack. Every hook is optional: derive
+// from NoHooks and hide the ones you need.
+struct NoHooks {
+  void user_loop() {}      // the sender's loop, before each sendto()
+  void syscall_enter() {}  // sendto()'s system call entry
+  void syscall_exit() {}   // ... and exit
+  void receive_enter() {}  // the receiver's recvfrom() system call entry
+  void receive_exit() {}   // ... and exit
+  void retry() {}          // sendto() said ENOBUFS and is tried again (Service::drained)
+};
+
+// How the host around the sender serves a datagram after sendto().
+enum class Service : uint8_t {
+  // The simulated host. Where the datagram loops back, the netisr's
+  // software interrupt runs at once (it preempts the sender on a
+  // uniprocessor), and the receiver, blocked in recvfrom(), only makes the
+  // calls that return a datagram (none with `receive` off). The ring is
+  // left alone: the caller's driver model reclaims frames (reap) when its
+  // clock says they are done.
+  simulated,
+  // The native harness: the whole path of a packet runs before the next
+  // send, whatever the destination: the netisr, recvfrom() until it says
+  // EWOULDBLOCK, transmit completion. On ENOBUFS the same runs and the send
+  // is tried again, up to 1000 times, as ttcp sleeps and retries.
+  drained,
+};
+
+struct TtcpOptions {
+  Dest dest = Dest::wire;
+  Service service = Service::simulated;
+  bool receive = true;  // Service::simulated: a receiver drains looped datagrams
+};
+
+// One sendto() and what followed it.
+struct Sent {
+  int err = 0;         // sendto()'s result (after retries with Service::drained)
+  bool frame = false;  // it left a frame on the NIC ring (the ring hand-off)
+};
+
+template <class P>
+class TtcpLoop {
+ public:
+  TtcpLoop(P& probe, const TtcpOptions& opt, const net::StackOptions& so)
+      : opt_(opt), stack_(pool_, probe, stack_options_for(opt.dest, so)) {
+    rx_ = stack_.socket();
+    tx_ = stack_.socket();
+    stack_.bind(rx_, 0, kTtcpPort);
+  }
+
+  // One datagram of `len` bytes from `data`.
+  template <class H>
+  Sent send(const void* data, int len, H& h) {
+    return opt_.service == Service::simulated ? send_simulated(data, len, h)
+                                              : send_drained(data, len, h);
+  }
+  Sent send(const void* data, int len) {
+    NoHooks h;
+    return send(data, len, h);
+  }
+
+  // The driver's txeof: reclaims up to `max` finished frames of the ring.
+  int reap(int max = INT_MAX) { return stack_.nic_txeof(max); }
+
+  net::Stack<P>& stack() { return stack_; }
+  const net::Stack<P>& stack() const { return stack_; }
+  const TtcpOptions& options() const { return opt_; }
+  int receiver() const { return rx_; }  // the receiver's socket
+
+ private:
+  int sendto(const void* data, int len) {
+    return stack_.sendto(tx_, data, len, dest_addr(opt_.dest), kTtcpPort);
+  }
+  template <class H>
+  int syscall(const void* data, int len, H& h) {
+    h.user_loop();
+    h.syscall_enter();
+    const int err = sendto(data, len);
+    h.syscall_exit();
+    return err;
+  }
+  template <class H>
+  int receive_one(H& h) {
+    int got = 0;
+    h.receive_enter();
+    const int err = stack_.recvfrom(rx_, rbuf_.data(), static_cast<int>(rbuf_.size()), &got);
+    h.receive_exit();
+    return err;
+  }
+
+  template <class H>
+  Sent send_simulated(const void* data, int len, H& h) {
+    const int ring_before = stack_.nic_pending();
+    Sent s;
+    s.err = syscall(data, len, h);
+    if (loops_back(opt_.dest)) {
+      stack_.netisr_run();
+      while (opt_.receive && stack_.sock(rx_).rcv.len > 0) receive_one(h);
+    }
+    s.frame = stack_.nic_pending() > ring_before;
+    return s;
+  }
+
+  template <class H>
+  void service(H& h) {
+    stack_.netisr_run();
+    while (receive_one(h) == 0) {
+    }
+    stack_.nic_txeof();
+  }
+  template <class H>
+  Sent send_drained(const void* data, int len, H& h) {
+    int ring_before = stack_.nic_pending();
+    Sent s;
+    s.err = syscall(data, len, h);
+    for (int tries = 0; s.err == ENOBUFS && tries < 1000; ++tries) {
+      h.retry();
+      service(h);
+      ring_before = stack_.nic_pending();
+      s.err = syscall(data, len, h);
+    }
+    s.frame = stack_.nic_pending() > ring_before;
+    service(h);
+    return s;
+  }
+
+  TtcpOptions opt_;
+  net::MbufPool pool_;
+  net::Stack<P> stack_;
+  int rx_ = -1, tx_ = -1;
+  std::vector<uint8_t> rbuf_ = std::vector<uint8_t>(65536);
+};
+
+}  // namespace simloop::workload

@@ -1,0 +1,312 @@
+// The fetch model: which ranges each event fetches, in order, with call
+// sites, loops, complete routines and the packet's root; and the layouts
+// that carry call sites (YAML `calls`, walks from a profile).
+#include "models/fetch_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "models/cycle_account.h"
+#include "models/icache.h"
+#include "models/layout.h"
+
+namespace simloop::models {
+namespace {
+
+using Range = std::pair<uint64_t, uint64_t>;
+using Ranges = std::vector<Range>;
+
+size_t owner(const std::string& name) {
+  const auto& o = layout_owners();
+  return static_cast<size_t>(std::find(o.begin(), o.end(), name) - o.begin());
+}
+
+// Records what each event fetches.
+struct Recorder {
+  const FetchPlan* plan;
+  Ranges got;
+  void operator()(uint32_t segment) {
+    for (const auto& r : plan->segments[segment]) got.push_back(r);
+  }
+};
+
+// udp_output's code calls ip_output half-way through its hot bytes.
+Layout two_level() {
+  Layout l;
+  l.name = "two";
+  l.text_base = 0x1000;
+  ObjectFile a{"udp.o", 0x400, 16, {}};
+  HotFunction f{"udp_output", "udp_output", 0, 0x100, 0x80, 0, 0, {{0x40, "ip_output"}}};
+  a.functions.push_back(f);
+  ObjectFile b{"ip.o", 0x400, 16, {}};
+  b.functions.push_back({"ip_output", "ip_output", 0, 0x100, 0x40, 1, 0, {}});
+  l.objects = {a, b};
+  return l;
+}
+
+TEST(FetchPlan, CallerUpToTheCallThenCalleeThenTheRest) {
+  const LinkedLayout linked = link(two_level());
+  ASSERT_EQ(linked.routines.size(), 1u);
+  EXPECT_EQ(linked.entry.at("udp_output"), 0);
+  const FetchPlan plan = fetch_plan(linked, FetchMode::call_sites, 64);
+  CodeFetcher f;
+  f.attach(&plan);
+  Recorder r{&plan, {}};
+  f.enter(owner("udp_output"), r);
+  EXPECT_EQ(r.got.size(), 0u);  // nothing yet: up to the call comes later
+  f.enter(owner("ip_output"), r);
+  EXPECT_EQ(r.got.size(), 2u);  // the caller's first half, the callee
+  f.leave(owner("ip_output"), r);
+  EXPECT_EQ(r.got.size(), 2u);
+  f.leave(owner("udp_output"), r);
+  EXPECT_EQ(r.got.size(), 3u);  // the rest of the caller
+  EXPECT_EQ(r.got, (Ranges{{0x1000, 0x40}, {0x1400, 0x40}, {0x1040, 0x40}}));
+  EXPECT_EQ(f.depth(), 0u);
+
+  // The model before: each owner's code in one piece as it is entered.
+  const FetchPlan old = fetch_plan(linked, FetchMode::entry, 64);
+  f.attach(&old);
+  Recorder e{&old, {}};
+  f.enter(owner("udp_output"), e);
+  f.enter(owner("ip_output"), e);
+  f.leave(owner("ip_output"), e);
+  f.leave(owner("udp_output"), e);
+  EXPECT_EQ(e.got, (Ranges{{0x1000, 0x80}, {0x1400, 0x40}}));
+}
+
+TEST(FetchPlan, TheOrderOfCallerAndCalleeChangesTheMisses) {
+  // 1 KiB 2-way (8 sets): udp_output's lines 0x1000 (calling ip_output from
+  // its middle) and 0x1200, and ip_output's 0x1400 share set 0. Fetched at
+  // entry the three lines cycle through two ways: three misses a packet.
+  // Fetched as they run (0x1000, 0x1400, 0x1000 again, 0x1200), 0x1000 is
+  // used twice in a row of the set and stays: two misses.
+  Layout l = two_level();
+  l.objects[0].functions[0].hot_bytes = 0x40;
+  l.objects[0].functions[0].calls = {{0x20, "ip_output"}};
+  l.objects[0].functions.push_back({"udp_send", "udp_output", 0x200, 0x40, 0x40, 2, 0, {}});
+  const LinkedLayout linked = link(l);
+  ICacheConfig c;
+  c.l1 = {1024, 2, 64};
+  c.next_line_prefetch = false;
+  c.l2_enabled = false;
+  for (auto [mode, misses] : {std::pair{FetchMode::call_sites, 2}, {FetchMode::entry, 3}}) {
+    const FetchPlan plan = fetch_plan(linked, mode, 64);
+    ICache ic(c);
+    ASSERT_EQ(ic.l1_set_of(0x1000), ic.l1_set_of(0x1200));
+    ASSERT_EQ(ic.l1_set_of(0x1000), ic.l1_set_of(0x1400));
+    CodeFetcher f;
+    f.attach(&plan);
+    auto fetch = [&](uint32_t i) {
+      for (const auto& [a, b] : plan.segments[i]) ic.fetch(a, b);
+    };
+    for (int packet = 0; packet < 4; ++packet) {
+      if (packet == 3) ic.reset_stats();
+      f.enter(owner("udp_output"), fetch);
+      f.enter(owner("ip_output"), fetch);
+      f.leave(owner("ip_output"), fetch);
+      f.leave(owner("udp_output"), fetch);
+    }
+    EXPECT_EQ(ic.stats().l1_misses, static_cast<uint64_t>(misses)) << fetch_mode_name(mode);
+  }
+}
+
+TEST(FetchPlan, AnEventComingRoundAgainRunsItsLoopBodyAgain) {
+  // ip_output: [0, 0x20) then a header store, [0x20, 0x30) then another,
+  // then the rest; four stores come: the last two loop over the second site.
+  Layout l;
+  l.text_base = 0x4000;
+  ObjectFile o{"ip.o", 0x400, 16, {}};
+  o.functions.push_back({"ip_output",
+                         "ip_output",
+                         0,
+                         0x100,
+                         0x60,
+                         0,
+                         0,
+                         {{0x20, "header_access"}, {0x30, "header_access"}}});
+  o.functions.push_back({"st16", "header_access", 0x200, 0x20, 0x10, 1, 0, {}});
+  l.objects = {o};
+  const FetchPlan plan = fetch_plan(link(l), FetchMode::call_sites, 64);
+  CodeFetcher f;
+  f.attach(&plan);
+  Recorder r{&plan, {}};
+  f.enter(owner("ip_output"), r);
+  for (int i = 0; i < 4; ++i) f.point(owner("header_access"), r);
+  f.leave(owner("ip_output"), r);
+  EXPECT_EQ(r.got, (Ranges{{0x4000, 0x20},
+                           {0x4200, 0x10},
+                           {0x4020, 0x10},
+                           {0x4200, 0x10},
+                           {0x4020, 0x10},  // round again: the nearest site behind, its body
+                           {0x4200, 0x10},
+                           {0x4020, 0x10},
+                           {0x4200, 0x10},
+                           {0x4030, 0x30}}));
+}
+
+TEST(FetchPlan, CompleteRoutinesHoldTheirHelpersAndUserLoopStartsAPacket) {
+  // A profile's routines: user_loop calls sendto (a stack function: a call
+  // site) and memcpy (a helper: expanded in place).
+  LinkedLayout l;
+  l.routines.push_back({"user_loop", "loop", {{0x100, 0x10}, {0, 0, 0, 1}, {0x110, 0x8}}, true});
+  l.routines.push_back({"sendto", "sendto", {{0x200, 0x30}, {0x400, 0x20}, {0x230, 0x10}}, true});
+  l.entry = {{"user_loop", 0}, {"sendto", 1}};
+  l.by_owner["copy"] = {{0x400, 0x20, "memcpy"}};
+  const FetchPlan plan = fetch_plan(l, FetchMode::call_sites, 64);
+  CodeFetcher f;
+  f.attach(&plan);
+  Recorder r{&plan, {}};
+  for (int packet = 0; packet < 2; ++packet) {
+    f.point(owner("user_loop"), r);
+    f.enter(owner("sendto"), r);
+    f.point(owner("copy"), r);          // inside sendto's walk: already there
+    f.enter(owner("sosend_dgram"), r);  // no code of its own: nothing
+    f.leave(owner("sosend_dgram"), r);
+    f.leave(owner("sendto"), r);
+  }
+  EXPECT_EQ(r.got, (Ranges{{0x100, 0x10},
+                           {0x200, 0x30},  // sendto's walk, with the copy inside it
+                           {0x400, 0x20},
+                           {0x230, 0x10},
+                           {0x110, 0x8},  // the rest of the loop, when the next packet starts
+                           {0x100, 0x10},
+                           {0x200, 0x30},
+                           {0x400, 0x20},
+                           {0x230, 0x10}}));
+  EXPECT_EQ(f.depth(), 1u);  // the second packet's loop is still running
+  // Outside any routine, a helper's event runs the helper's own code.
+  CodeFetcher g;
+  g.attach(&plan);
+  Recorder h{&plan, {}};
+  g.point(owner("copy"), h);
+  EXPECT_EQ(h.got, (Ranges{{0x400, 0x20}}));
+}
+
+TEST(FetchPlan, JoinsRangesOnlyWhereTheLinesComeInTheSameOrder) {
+  LinkedLayout l;
+  l.by_owner["sendto"] = {{0x1000, 0x10, "a"},  // 64-byte lines: one line with b
+                          {0x1028, 0x8, "b"},   // 16-byte lines: skips line 0x1010
+                          {0x1040, 0x8, "c"},   // the next 64-byte line: joins
+                          {0x10c0, 0x8, "d"},   // skips line 0x1080: apart
+                          {0x10a0, 0x8, "e"}};  // backwards: apart
+  const FetchPlan p64 = fetch_plan(l, FetchMode::call_sites, 64);
+  ASSERT_EQ(p64.steps.size(), 3u);
+  EXPECT_EQ(p64.steps[0].start, 0x1000u);
+  EXPECT_EQ(p64.steps[0].bytes, 0x48u);
+  EXPECT_EQ(fetch_plan(l, FetchMode::call_sites, 16).steps.size(), 5u);
+  EXPECT_THROW(fetch_plan(l, FetchMode::call_sites, 48), std::invalid_argument);
+}
+
+TEST(FetchPlan, CycleAccountChargesTheStallsOfEnterAndLeave) {
+  const LinkedLayout linked = link(two_level());
+  const FetchPlan plan = fetch_plan(linked, FetchMode::call_sites, 64);
+  MachineCosts m;
+  StackCosts s;
+  CycleAccount acct(m, s);
+  ICacheConfig c;
+  c.l1 = {1024, 1, 64};
+  c.next_line_prefetch = false;
+  c.l2_enabled = false;
+  c.memory_cycles = 100;
+  ICache ic(c);
+  FetchReplay replay(ic, plan.segments, true);
+  acct.attach_icache(&replay, &plan);
+  acct.enter(net::Fn::udp_output);
+  acct.enter(net::Fn::ip_output);
+  acct.leave(net::Fn::ip_output);
+  EXPECT_DOUBLE_EQ(acct.pending()[static_cast<size_t>(Stage::cache)], 200);
+  acct.leave(net::Fn::udp_output);  // its second line: one more miss
+  EXPECT_DOUBLE_EQ(acct.pending()[static_cast<size_t>(Stage::cache)], 300);
+}
+
+TEST(LayoutCalls, OrderAndCallSitesMakeTheOwnersRoutine) {
+  // sosend_dgram: lock before, unlock after the protocol (order 1).
+  Layout l;
+  l.text_base = 0x10000;
+  ObjectFile mtx{"kern_mutex.o", 0x200, 16, {}};
+  mtx.functions.push_back({"lock", "sosend_dgram", 0x0, 0x40, 0x40, 0, 0, {}});
+  mtx.functions.push_back({"unlock", "sosend_dgram", 0x100, 0x40, 0x20, 1, 1, {}});
+  ObjectFile so{"uipc_socket.o", 0x400, 16, {}};
+  so.functions.push_back(
+      {"sosend", "sosend_dgram", 0x0, 0x300, 0x200, 2, 0, {{0x180, "udp_output"}}});
+  l.objects = {mtx, so};
+  const LinkedLayout linked = link(l);
+  ASSERT_EQ(linked.routines.size(), 1u);
+  const Routine& r = linked.routines[0];
+  EXPECT_EQ(r.owner, "sosend_dgram");
+  EXPECT_FALSE(r.complete);
+  const int udp = static_cast<int>(owner("udp_output"));
+  EXPECT_EQ(
+      r.steps,
+      (std::vector<CodeStep>{
+          {0x10000, 0x40}, {0x10200, 0x180}, {0, 0, udp, -1}, {0x10380, 0x80}, {0x10100, 0x20}}));
+  // by_owner keeps the whole ranges, in the same order.
+  ASSERT_EQ(linked.by_owner.at("sosend_dgram").size(), 3u);
+  EXPECT_EQ(linked.by_owner.at("sosend_dgram")[2].symbol, "unlock");
+  // Merging with a layout that has code of the same owner is refused.
+  LinkedLayout other;
+  other.by_owner["sosend_dgram"] = {{0x90000, 0x10, "x"}};
+  EXPECT_THROW(merge(linked, other), LayoutError);
+}
+
+TEST(LayoutCalls, WalksExpandHelpersAndCallOtherStackFunctions) {
+  std::istringstream nm(
+      "0000000000001000 0000000000000100 T udp\n"
+      "0000000000001100 0000000000000040 T st16\n"
+      "0000000000001140 0000000000000040 T check\n"
+      "0000000000001200 0000000000000100 T ip\n"
+      "0000000000001300 0000000000000040 T adj\n"
+      "0000000000001340 0000000000000040 T rec\n");
+  const std::multimap<std::string, std::string> owners = {
+      {"udp", "udp_output"}, {"st16", "header_access"}, {"check", "header_access"},
+      {"ip", "ip_output"},   {"adj", "ip_output"},      {"adj", "udp_output"}};
+  WalkProfile w;
+  w[{"udp", 0}] = {1,
+                   {{0x0, 0x10, {}, 0},
+                    {0x10, 0, "st16", 0},  // a helper: in place
+                    {0x15, 0x20, {}, 0},
+                    {0x30, 0, "adj", 0},  // also one of udp_output's own: in place
+                    {0x40, 0, "ip", 0},   // another stack function: a call site
+                    {0x45, 0x8, {}, 0},
+                    {0x50, 0, "rec", 0}}};  // unowned, calls itself
+  w[{"st16", 0}] = {4, {{0x0, 0x8, {}, 0}, {0x8, 0, "check", 0}}};
+  w[{"check", 0}] = {4, {{0x0, 0x20, {}, 0}}};
+  w[{"ip", 0}] = {1, {{0x0, 0x40, {}, 0}, {0x40, 0, "adj", 0}}};
+  w[{"adj", 0}] = {2, {{0x0, 0x10, {}, 0}}};
+  w[{"rec", 0}] = {1, {{0x0, 0x4, {}, 0}, {0x4, 0, "rec", 0}}};
+  const HotProfile hot = {{"udp", {{0, 0x50}}}};
+  const LinkedLayout l = layout_from_nm(nm, owners, 1.0, &hot, &w);
+  ASSERT_EQ(l.entry.count("udp_output"), 1u);
+  ASSERT_EQ(l.entry.count("ip_output"), 1u);
+  const Routine& udp = l.routines[static_cast<size_t>(l.entry.at("udp_output"))];
+  EXPECT_TRUE(udp.complete);
+  const int ip = l.entry.at("ip_output");
+  EXPECT_EQ(udp.steps, (std::vector<CodeStep>{{0x1000, 0x10},
+                                              {0x1100, 0x8},
+                                              {0x1140, 0x20},
+                                              {0x1015, 0x20},
+                                              {0x1300, 0x10},
+                                              {0, 0, static_cast<int>(owner("ip_output")), ip},
+                                              {0x1045, 0x8},
+                                              {0x1340, 0x4}}));
+  EXPECT_EQ(l.routines[static_cast<size_t>(ip)].steps,
+            (std::vector<CodeStep>{{0x1200, 0x40}, {0x1300, 0x10}}));
+  // Helpers get entry routines too (for their events outside any walk).
+  EXPECT_EQ(l.routines[static_cast<size_t>(l.entry.at("header_access"))].steps,
+            (std::vector<CodeStep>{{0x1100, 0x8}, {0x1140, 0x20}}));
+  // A walk past its symbol's end is refused.
+  w[{"adj", 0}] = {2, {{0x30, 0x20, {}, 0}}};
+  std::istringstream nm2(nm.str());
+  EXPECT_THROW(layout_from_nm(nm2, owners, 1.0, &hot, &w), LayoutError);
+}
+
+TEST(HotBytes, CountsARangeSharedByOwnersOnce) {
+  LinkedLayout l;
+  l.by_owner["ip_input"] = {{0x100, 0x40, "adj"}, {0x200, 0x10, "ip"}};
+  l.by_owner["udp_input"] = {{0x100, 0x40, "adj"}, {0x130, 0x20, "x"}};
+  EXPECT_EQ(total_hot_bytes(l), 0x40u + 0x10 + 0x10);
+}
+
+}  // namespace
+}  // namespace simloop::models
