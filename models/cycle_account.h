@@ -12,6 +12,7 @@
 #include "models/costs.h"
 #include "models/fetch_plan.h"
 #include "models/fetch_replay.h"
+#include "models/fn_ledger.h"
 #include "models/icache.h"
 #include "models/layout.h"
 #include "net/probe.h"
@@ -45,6 +46,15 @@ std::string_view stage_name(Stage s);
 Stage stage_of(net::Fn fn);
 
 using StageCycles = std::array<double, kStageCount>;
+
+// Sees every cycle as it is charged (for a timeline): the stage and amount,
+// and the stack's functions as they are entered and left.
+struct CycleListener {
+  virtual ~CycleListener() = default;
+  virtual void cycles(Stage s, double c) = 0;
+  virtual void entered(net::Fn fn) = 0;
+  virtual void left(net::Fn fn) = 0;
+};
 
 // Where the CPU runs the stack's code: in a thread (the sender's system
 // call, the driver reclaiming frames as it queues) or in an interrupt
@@ -85,7 +95,9 @@ class CycleAccount : public net::NullProbe {
   void enter(net::Fn fn) {
     if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
     ++depth_;
+    if (listener_ != nullptr) listener_->entered(fn);
     add(stage_in_context(fn), stack_.fn_cycles[static_cast<size_t>(fn)]);
+    ledger(static_cast<size_t>(fn), CostKind::event, stack_.fn_cycles[static_cast<size_t>(fn)]);
     if (icache_ != nullptr) fetcher_.enter(static_cast<size_t>(fn), Fetch{this});
   }
   // Code outside the stack ran (system call entry or exit, the sender's loop).
@@ -99,7 +111,12 @@ class CycleAccount : public net::NullProbe {
     icache_ = replay;
     fetcher_.attach(plan);
   }
+  // From now on every cycle is also charged to a function (models/fn_ledger.h).
+  void attach_ledger(FnLedger* ledger) { ledger_ = ledger; }
+  // From now on `listener` sees every cycle as it is charged (nullptr: none).
+  void attach_listener(CycleListener* listener) { listener_ = listener; }
   void leave(net::Fn fn) {
+    if (listener_ != nullptr) listener_->left(fn);
     if (depth_ > 0) --depth_;
     if (icache_ != nullptr) fetcher_.leave(static_cast<size_t>(fn), Fetch{this});
   }
@@ -109,17 +126,25 @@ class CycleAccount : public net::NullProbe {
     const auto d = reinterpret_cast<uintptr_t>(dst);
     double c =
         machine_.copy_setup_cycles + static_cast<double>(len) * machine_.copy_cycles_per_byte;
-    if (((s | d) & 3) != 0) c += static_cast<double>(len) * machine_.copy_unaligned_cycles_per_byte;
+    ledger(caller(Code::copy), CostKind::copy, c);
+    if (((s | d) & 3) != 0) {
+      const double extra = static_cast<double>(len) * machine_.copy_unaligned_cycles_per_byte;
+      c += extra;
+      ledger(caller(Code::copy), CostKind::misaligned, extra);
+    }
     add(Stage::copy, c);
   }
   void cksum(const void* /*addr*/, size_t len) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(Code::cksum));
     add(current_stage(), static_cast<double>(len) * stack_.cksum_cycles_per_byte);
+    ledger(caller(Code::cksum), CostKind::per_byte,
+           static_cast<double>(len) * stack_.cksum_cycles_per_byte);
   }
   void alloc(net::Obj obj, const void* /*addr*/) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(Code::mbuf_alloc));
-    add(Stage::mbuf,
-        obj == net::Obj::mbuf ? stack_.mbuf_alloc_cycles : stack_.cluster_alloc_cycles);
+    const double c = obj == net::Obj::mbuf ? stack_.mbuf_alloc_cycles : stack_.cluster_alloc_cycles;
+    add(Stage::mbuf, c);
+    ledger(caller(Code::mbuf_alloc), CostKind::event, c);
   }
   void free(net::Obj obj, const void* /*addr*/) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(Code::mbuf_free));
@@ -127,18 +152,27 @@ class CycleAccount : public net::NullProbe {
     const bool txeof =
         depth_ > 0 && stack_fns_[std::min(depth_, kMaxDepth) - 1] == net::Fn::nic_txeof;
     const Stage s = txeof ? stage_in_context(net::Fn::nic_txeof) : Stage::mbuf;
-    add(s, obj == net::Obj::mbuf ? stack_.mbuf_free_cycles : stack_.cluster_free_cycles);
+    const double c = obj == net::Obj::mbuf ? stack_.mbuf_free_cycles : stack_.cluster_free_cycles;
+    add(s, c);
+    ledger(caller(Code::mbuf_free), CostKind::event, c);
   }
-  void header(net::Fn /*fn*/, const void* addr, unsigned size, bool /*write*/) {
+  void header(net::Fn fn, const void* addr, unsigned size, bool /*write*/) {
     if (icache_ != nullptr) fetch(static_cast<size_t>(Code::header_access));
     const auto a = reinterpret_cast<uintptr_t>(addr);
     if ((a & (size - 1)) == 0) return;
     add(Stage::unaligned, machine_.unaligned_access_cycles);
+    ledger(static_cast<size_t>(fn), CostKind::misaligned, machine_.unaligned_access_cycles);
     const auto line = static_cast<uintptr_t>(machine_.line_bytes);
-    if (a % line + size > line) add(Stage::unaligned, machine_.unaligned_line_cross_cycles);
+    if (a % line + size > line) {
+      add(Stage::unaligned, machine_.unaligned_line_cross_cycles);
+      ledger(static_cast<size_t>(fn), CostKind::misaligned, machine_.unaligned_line_cross_cycles);
+    }
   }
 
-  void add(Stage s, double cycles) { cycles_[static_cast<size_t>(s)] += cycles; }
+  void add(Stage s, double cycles) {
+    cycles_[static_cast<size_t>(s)] += cycles;
+    if (listener_ != nullptr) listener_->cycles(s, cycles);
+  }
   void set_context(Context c) { context_ = c; }
   Context context() const { return context_; }
   // Cycles charged since the last take(), by stage; then starts over.
@@ -156,17 +190,33 @@ class CycleAccount : public net::NullProbe {
 
  private:
   static constexpr size_t kMaxDepth = 16;
+  void ledger(size_t fn, CostKind k, double c) {
+    if (ledger_ != nullptr) ledger_->add(fn, k, c);
+  }
+  // Who a helper works for: the innermost stack function, else the helper.
+  size_t caller(Code helper) const {
+    if (depth_ == 0) return static_cast<size_t>(helper);
+    return static_cast<size_t>(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
+  }
   void fetch(size_t code) { fetcher_.point(code, Fetch{this}); }
   // Fetches one segment of the plan; its stall goes straight to the cache
   // stage, in order (now, or when the replay settles).
   struct Fetch {
     CycleAccount* self;
-    void operator()(uint32_t segment) const {
-      self->icache_->fetch(segment, self->cycles_[static_cast<size_t>(Stage::cache)]);
-    }
+    void operator()(uint32_t segment) const { self->fetch_segment(segment); }
   };
+  void fetch_segment(uint32_t segment) {
+    double& c = cycles_[static_cast<size_t>(Stage::cache)];
+    const double before = c;
+    icache_->fetch(segment, c);
+    if (listener_ != nullptr && c != before) listener_->cycles(Stage::cache, c - before);
+  }
   void settle() {
-    if (icache_ != nullptr) icache_->settle(cycles_[static_cast<size_t>(Stage::cache)]);
+    if (icache_ == nullptr) return;
+    double& c = cycles_[static_cast<size_t>(Stage::cache)];
+    const double before = c;
+    icache_->settle(c);
+    if (listener_ != nullptr && c != before) listener_->cycles(Stage::cache, c - before);
   }
   Stage current_stage() const {
     if (depth_ == 0) return Stage::mbuf;
@@ -185,6 +235,8 @@ class CycleAccount : public net::NullProbe {
   Context context_ = Context::thread;
   StageCycles cycles_{};
   FetchReplay* icache_ = nullptr;
+  FnLedger* ledger_ = nullptr;
+  CycleListener* listener_ = nullptr;
   CodeFetcher fetcher_;
 };
 

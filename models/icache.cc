@@ -265,7 +265,9 @@ double ICache::fetch(uint64_t addr, uint64_t len) {
       }
     } else {
       ++stats_.l1_misses;
-      stall += fill(x, true) + config_.l1_refill_cycles;
+      const double miss = fill(x, true) + config_.l1_refill_cycles;
+      stall += miss;
+      if (tally_) tally(x, miss);
       if (config_.next_line_prefetch && !contains(l1_, x + 1)) {
         fill(x + 1, false);
         ++stats_.prefetches;
@@ -306,6 +308,7 @@ void ICache::begin_journal() {
     journal_id_ = 1;
   }
   journal_stats_ = stats_;
+  journal_misses_.clear();
   journal_on_ = true;
 }
 
@@ -327,6 +330,7 @@ void ICache::end_journal(Transition& t) {
              stats_.l1_misses - journal_stats_.l1_misses, stats_.l2_hits - journal_stats_.l2_hits,
              stats_.l2_misses - journal_stats_.l2_misses,
              stats_.prefetches - journal_stats_.prefetches};
+  t.misses = journal_misses_;
 }
 
 bool ICache::holds(Transition& t) const {
@@ -364,6 +368,18 @@ void ICache::replay(const Transition& t) {
   stats_.l2_hits += t.stats.l2_hits;
   stats_.l2_misses += t.stats.l2_misses;
   stats_.prefetches += t.stats.prefetches;
+  if (tally_)
+    for (const auto& [slot, stall] : t.misses) {
+      auto& m = slot_tally_[slot];
+      ++m.misses;
+      m.stall += stall;
+    }
+}
+
+std::unordered_map<uint64_t, ICache::LineMisses> ICache::line_misses() const {
+  std::unordered_map<uint64_t, LineMisses> out;
+  for (size_t i = 0; i < slot_line_.size(); ++i) out[slot_line_[i]] = slot_tally_[i];
+  return out;
 }
 
 }  // namespace simloop::models

@@ -13,6 +13,8 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace simloop::models {
@@ -69,6 +71,17 @@ class ICache {
   };
   const Stats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
+
+  // Demand L1 misses by virtual line: how many and the stall they cost (for
+  // the per-function and per-set report). Off unless asked for; replayed
+  // fetches count as the fetches themselves would.
+  struct LineMisses {
+    uint64_t misses = 0;
+    double stall = 0;
+  };
+  void tally_lines(bool on) { tally_ = on; }
+  std::unordered_map<uint64_t, LineMisses> line_misses() const;
+  int line_bytes() const { return config_.l1.line_bytes; }
   // Empties both levels (stats are kept).
   void flush();
 
@@ -107,6 +120,9 @@ class ICache {
     // version has not moved since need not be compared again.
     std::vector<uint64_t> seen;
     Stats stats;  // what the fetches added to the counters
+    // With tally_lines(): each demand miss, as (the line's tally slot,
+    // stall), in order. A replay then costs two additions per miss.
+    std::vector<std::pair<uint32_t, double>> misses;
     bool changes() const { return !changed.empty(); }
   };
   // Between begin_journal() and end_journal(t) the cache notes every set
@@ -185,6 +201,24 @@ class ICache {
   std::vector<uint64_t> journal_words_;
   std::vector<uint64_t> journal_seen_;  // each noted set's version at the first look
   Stats journal_stats_;                 // the counters when the journal began
+  std::vector<std::pair<uint32_t, double>> journal_misses_;
+  bool tally_ = false;
+  // Per missed line: a slot in flat arrays (found by hash only when a miss
+  // is simulated, never when one is replayed).
+  std::unordered_map<uint64_t, uint32_t> slot_of_;
+  std::vector<uint64_t> slot_line_;
+  std::vector<LineMisses> slot_tally_;
+  void tally(uint64_t line, double stall) {
+    auto [it, fresh] = slot_of_.try_emplace(line, static_cast<uint32_t>(slot_line_.size()));
+    if (fresh) {
+      slot_line_.push_back(line);
+      slot_tally_.emplace_back();
+    }
+    auto& m = slot_tally_[it->second];
+    ++m.misses;
+    m.stall += stall;
+    if (journal_on_) journal_misses_.emplace_back(it->second, stall);
+  }
 };
 
 }  // namespace simloop::models

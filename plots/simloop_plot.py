@@ -12,6 +12,11 @@ The kind of plot is chosen from the columns unless --kind says:
   accuracy      predicted against measured kpps per point of a `simloop compare` CSV, training
                 and held-out points apart, with y = x and the 10 % and 15 % bands; or predicted
                 against measured I1 misses per packet of a `simloop icache --measured` CSV
+  timeline      a trace of `simloop run --trace`: the CPU's spans over simulated time as a
+                Gantt chart (one lane per nesting depth, slices coloured by stage, interrupts
+                and sleep marked), with the NIC ring, netisr queue and socket buffer below
+  waterfall     the JSON of `simloop explain -o`: bars from A's kpps to B's, one per part of
+                the difference (the clock, then functions by kind of cost), largest first
 A plot never averages over a swept key it does not show: with one such key
 it draws a panel per value, with more it refuses and names them (pick values
 with --where KEY=VALUE). Runs that faulted are drawn as marked points.
@@ -33,7 +38,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-KINDS = ("breakdown", "payload", "padding", "distribution", "scatter", "crossover", "accuracy")
+KINDS = ("breakdown", "payload", "padding", "distribution", "scatter", "crossover", "accuracy",
+         "waterfall", "timeline")
 
 
 class Refused(Exception):
@@ -647,6 +653,157 @@ def describe(fig, kind, facets, path):
         json.dump({"kind": kind, "facets": facets, "panels": panels}, f, indent=1)
 
 
+def read_explanation(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            e = json.load(f)
+    except OSError as err:
+        die(f"{path}: {err.strerror}")
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        line, col = getattr(err, "lineno", 1), getattr(err, "colno", 1)
+        die(f"{path}:{line}:{col}: not the JSON of simloop explain -o ({err.__class__.__name__})")
+    w = e.get("waterfall") if isinstance(e, dict) else None
+    if not isinstance(w, dict) or not all(k in w for k in ("from", "to", "steps")):
+        die(f"{path}:1:1: expected the JSON of simloop explain -o (an object with \"waterfall\")")
+    return e
+
+
+def plot_waterfall(e, ax):
+    """A's kpps, one floating bar per part of the difference, B's kpps."""
+    w = e["waterfall"]
+    start, end, steps = float(w["from"]), float(w["to"]), w["steps"]
+    labels = ["A"] + [s["label"] for s in steps] + ["B"]
+    level = start
+    bars = [{"label": "A", "bottom": 0.0, "height": start}]
+    for s in steps:
+        k = float(s["kpps"])
+        bars.append({"label": s["label"], "bottom": level, "height": k})
+        level += k
+    bars.append({"label": "B", "bottom": 0.0, "height": end})
+    colours = ["#777777"] + ["#2a7f3f" if b["height"] >= 0 else "#b03a2e" for b in bars[1:-1]] + ["#777777"]
+    xs = list(range(len(bars)))
+    ax.bar(xs, [b["height"] for b in bars], bottom=[b["bottom"] for b in bars], color=colours,
+           edgecolor="black", linewidth=0.5)
+    for x, b in zip(xs, bars):
+        top = b["bottom"] + max(b["height"], 0)
+        text = f"{b['height']:+.1f}" if 0 < x < len(bars) - 1 else f"{b['height']:.1f}"
+        ax.annotate(text, (x, top), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(xs)
+    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=8)
+    lo = min(min(b["bottom"], b["bottom"] + b["height"]) for b in bars[1:-1]) if len(bars) > 2 else 0
+    lo = min(lo, start, end)
+    hi = max(start, end, max(b["bottom"] + max(b["height"], 0) for b in bars))
+    pad = 0.15 * (hi - lo if hi > lo else max(hi, 1))
+    ax.set_ylim(max(0.0, lo - pad), hi + pad)
+    ax.set_ylabel("kpps")
+    a, b = e["a"], e["b"]
+    ax.set_title(f"kpps from A to B: {start:.1f} -> {end:.1f} ({end - start:+.1f})\n"
+                 f"A: {a.get('label', '')}\nB: {b.get('label', '')}", fontsize=8)
+    drawn(ax)["bars"] = [{"label": b["label"], "bottom": b["bottom"], "height": b["height"]}
+                         for b in bars]
+    drawn(ax)["ends"] = {"from": start, "to": end, "sum_of_steps": level - start}
+
+
+def main_waterfall(args):
+    if len(args.results) != 1:
+        die("a waterfall draws one explanation (one JSON of simloop explain -o)")
+    e = read_explanation(args.results[0])
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * (len(e["waterfall"]["steps"]) + 2) + 2), 5.5))
+    plot_waterfall(e, ax)
+    fig.tight_layout()
+    stem = args.output or os.path.splitext(args.results[0])[0] + "-waterfall"
+    for ext in ("png", "svg"):
+        fig.savefig(f"{stem}.{ext}", dpi=120)
+        print(f"wrote {stem}.{ext}")
+    if args.describe:
+        describe(fig, "waterfall", [], args.describe)
+
+
+def read_trace(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            t = json.load(f)
+    except OSError as err:
+        die(f"{path}: {err.strerror}")
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        line, col = getattr(err, "lineno", 1), getattr(err, "colno", 1)
+        die(f"{path}:{line}:{col}: not a trace of simloop run --trace ({err.__class__.__name__})")
+    if not isinstance(t, dict) or not isinstance(t.get("traceEvents"), list):
+        die(f"{path}:1:1: expected a trace of simloop run --trace (an object with \"traceEvents\")")
+    return t["traceEvents"]
+
+
+def main_timeline(args):
+    if len(args.results) != 1:
+        die("a timeline draws one trace (the JSON of simloop run --trace)")
+    events = [e for e in read_trace(args.results[0]) if e.get("ph") != "M"]
+    if not events:
+        die(f"{args.results[0]}: the trace holds no events")
+    spans, open_, counters = defaultdict(list), [], defaultdict(lambda: ([], []))
+    instants = []
+    for e in events:
+        ph, ts = e.get("ph"), float(e.get("ts", 0))
+        if ph == "B":
+            open_.append((e.get("name", ""), e.get("cat", ""), ts))
+        elif ph == "E" and open_:
+            name, cat, t0 = open_.pop()
+            spans[len(open_)].append((t0, ts - t0, name, cat))
+        elif ph == "X":
+            spans[len(open_)].append((ts, float(e.get("dur", 0)), e.get("name", ""), "stage"))
+        elif ph == "C":
+            xs, ys = counters[e.get("name", "")]
+            xs.append(ts)
+            ys.append(next(iter(e.get("args", {}).values()), 0))
+        elif ph == "i":
+            instants.append((ts, e.get("name", "")))
+    t_min = min(float(e.get("ts", 0)) for e in events)
+    stages = sorted({n for lane in spans.values() for (_, _, n, c) in lane if c == "stage"})
+    fig, (ax, axc) = plt.subplots(2, 1, figsize=(12, 6.5), sharex=True,
+                                  gridspec_kw={"height_ratios": [3, 1]})
+    depth = max(spans) + 1 if spans else 1
+    for d, lane in sorted(spans.items()):
+        y = depth - 1 - d
+        for cat_is_stage in (False, True):
+            bars = [(t0 - t_min, dur) for (t0, dur, n, c) in lane if (c == "stage") == cat_is_stage]
+            if not bars:
+                continue
+            if cat_is_stage:
+                for st in stages:
+                    b = [(t0 - t_min, dur) for (t0, dur, n, c) in lane if c == "stage" and n == st]
+                    if b:
+                        ax.broken_barh(b, (y + 0.1, 0.8), facecolors=stage_colour(stages, st),
+                                       label=st if d == min(k for k in spans if any(
+                                           x[2] == st and x[3] == "stage" for x in spans[k])) else None)
+            else:
+                colours = ["#d62728" if n == "interrupt" else "#bbbbbb" for (t0, dur, n, c) in lane
+                           if c != "stage"]
+                ax.broken_barh(bars, (y + 0.1, 0.8), facecolors=colours, edgecolor="black", linewidth=0.2)
+    for ts, name in instants:
+        ax.axvline(ts - t_min, color="black", linewidth=0.5, linestyle=":")
+    ax.set_yticks([depth - 1 - d + 0.5 for d in sorted(spans)])
+    ax.set_yticklabels([f"depth {d}" for d in sorted(spans)], fontsize=7)
+    ax.set_title(f"CPU timeline, simulated time ({os.path.basename(args.results[0])}); "
+                 "grey: calls, red: interrupt handlers, colours: stages", fontsize=9)
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, labels, fontsize=7, ncol=6, loc="upper center", bbox_to_anchor=(0.5, -0.02))
+    for name, (xs, ys) in sorted(counters.items()):
+        axc.step([x - t_min for x in xs], ys, where="post", label=name, linewidth=0.8)
+    axc.set_xlabel("simulated time (µs from the window's start)")
+    axc.set_ylabel("occupancy")
+    if counters:
+        axc.legend(fontsize=7)
+    drawn(ax)["bars"] = [{"depth": d, "spans": len(v)} for d, v in sorted(spans.items())]
+    drawn(axc)["lines"] = [{"label": n, "points": len(xs)} for n, (xs, _) in sorted(counters.items())]
+    fig.tight_layout()
+    stem = args.output or os.path.splitext(args.results[0])[0] + "-timeline"
+    for ext in ("png", "svg"):
+        fig.savefig(f"{stem}.{ext}", dpi=120)
+        print(f"wrote {stem}.{ext}")
+    if args.describe:
+        describe(fig, "timeline", [], args.describe)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", nargs="+", help="CSV files written by simloop run, sweep or measure")
@@ -658,6 +815,17 @@ def main():
     ap.add_argument("--describe", metavar="FILE", help="write what was drawn as JSON")
     ap.add_argument("-o", "--output", help="output file stem (default: next to the results)")
     args = ap.parse_args()
+    if args.kind is None and args.results[0].endswith(".json"):
+        try:
+            with open(args.results[0], encoding="utf-8", errors="replace") as f:
+                head = f.read(256)
+        except OSError as err:
+            die(f"{args.results[0]}: {err.strerror}")
+        args.kind = "timeline" if '"traceEvents"' in head else "waterfall"
+    if args.kind == "timeline":
+        return main_timeline(args)
+    if args.kind == "waterfall" or (args.kind is None and args.results[0].endswith(".json")):
+        return main_waterfall(args)
     rows = []
     for path in args.results:
         rows += read_rows(path)

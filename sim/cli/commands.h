@@ -12,6 +12,7 @@
 
 #include "config/data_root.h"
 #include "config/experiment.h"
+#include "engine/simulation.h"
 #include "measure/native.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
@@ -46,6 +47,10 @@ inline constexpr const char* kDefaultRunExperiment = "experiments/seed-athlon.ya
 config::Experiment load_user_experiment(const std::string& file,
                                         const std::vector<std::string>& sets);
 
+// What `simloop run` writes as <name>.json: versions, the result row, the
+// per-function detail and the resolved configuration.
+nlohmann::json run_document(const config::Experiment& x, const engine::SimResult& r);
+
 struct Command {
   CLI::App* app;
   std::function<int()> run;
@@ -60,6 +65,7 @@ struct UserError : std::runtime_error {
 
 void add_measure(CLI::App& app, std::vector<Command>& commands);
 void add_run(CLI::App& app, std::vector<Command>& commands);
+void add_explain(CLI::App& app, std::vector<Command>& commands);
 void add_speed(CLI::App& app, std::vector<Command>& commands);
 void add_plot(CLI::App& app, std::vector<Command>& commands);
 void add_sweep(CLI::App& app, std::vector<Command>& commands);

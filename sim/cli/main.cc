@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
 
   std::vector<simloop::cli::Command> commands;
   simloop::cli::add_run(app, commands);
+  simloop::cli::add_explain(app, commands);
   simloop::cli::add_speed(app, commands);
   simloop::cli::add_measure(app, commands);
   simloop::cli::add_plot(app, commands);

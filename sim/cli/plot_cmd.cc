@@ -29,11 +29,22 @@ fs::path plot_script() {
   return p;
 }
 
+// The JSON of simloop explain -o or of simloop run --trace.
+bool plottable_json(const std::string& path) {
+  if (fs::path(path).extension() != ".json" || !fs::is_regular_file(path)) return false;
+  const auto j = nlohmann::json::parse(read_input_file(path, "a result file", size_t{1} << 30),
+                                       nullptr, false);
+  return j.is_object() && (j.contains("waterfall") || j.contains("traceEvents"));
+}
+
 int run_plot(const std::vector<std::string>& results, const std::string& kind, const std::string& x,
              const std::string& output, const std::vector<std::string>& wheres,
              const std::string& describe) {
   // Refused here, with exit status 2, rather than by a Python traceback.
-  for (const auto& r : results) check_results_csv(r, {}, {"kpps", "payload"});
+  // An explanation (explain -o) or a trace (run --trace) is JSON the script
+  // draws; anything else must be a CSV of results.
+  for (const auto& r : results)
+    if (!plottable_json(r)) check_results_csv(r, {}, {"kpps", "payload"});
   const std::string script = plot_script().string();
   std::vector<std::string> args = {kPython, script};
   args.insert(args.end(), results.begin(), results.end());
@@ -85,6 +96,8 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
       {"accuracy",
        "predicted against measured kpps of a simloop compare CSV, held-out\n"
        "                and training points apart, y = x and +-10 % / +-15 % bands"},
+      {"waterfall", "from A's kpps to B's, one bar per part: the JSON of simloop explain -o"},
+      {"timeline", "spans of simulated time per track: the JSON of simloop run --trace"},
   };
   std::string help =
       "Draw result CSVs as PNG and SVG next to the first. Kinds (chosen from the columns\n"
@@ -98,7 +111,9 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
       "A plot never averages over a swept key it does not show: one such key gets a panel per\n"
       "value, more are refused by name (pick values with --where). Faulted runs are marked.";
   auto* plot = app.add_subcommand("plot", help);
-  plot->add_option("results", a->results, "CSVs written by simloop run, sweep, merge or measure")
+  plot->add_option("results", a->results,
+                   "CSVs written by simloop run, sweep, merge or measure; or the JSON of "
+                   "simloop explain -o (a waterfall) or of simloop run --trace (a timeline)")
       ->required();
   std::string kinds_help;
   for (size_t i = 0; i < names.size(); ++i)

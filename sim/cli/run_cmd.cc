@@ -1,14 +1,20 @@
-// simloop run / check / config-reference: experiments from YAML.
+// simloop run / check / config-reference / output-reference: experiments from YAML.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "config/experiment.h"
+#include "config/yaml_input.h"
+#include "engine/columns.h"
+#include "engine/detail.h"
 #include "engine/simulation.h"
+#include "engine/trace.h"
 #include "measure/native.h"
 #include "sweep/runner.h"
 #include "version.h"
@@ -18,6 +24,9 @@ namespace simloop::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+// "FROM:TO" of --trace-window; exit status 2 for anything else.
+engine::TraceWindow parse_window(const std::string& s);
 
 config::Experiment load(const std::string& file, const std::vector<std::string>& sets) {
   return load_user_experiment(file, sets);
@@ -109,8 +118,8 @@ config::Experiment from_sweep(const std::string& csv, size_t point, size_t repea
 }
 
 int run_cmd(const std::string& file, const std::vector<std::string>& sets,
-            const std::string& outdir, const std::string& sweep_csv, int64_t point,
-            int64_t repeat) {
+            const std::string& outdir, const std::string& sweep_csv, int64_t point, int64_t repeat,
+            bool long_csv, const std::string& trace_file, const std::string& trace_window) {
   config::Experiment x;
   if (!sweep_csv.empty()) {
     if (!file.empty() || !sets.empty())
@@ -129,7 +138,24 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
                x.machine_name, x.stack_name, x.workload.payload,
                config::dest_name(x.workload.dest));
   engine::route_simgrid_log_to_spdlog();
-  const engine::SimResult r = engine::simulate(x);
+  std::optional<engine::Tracer> tracer;
+  engine::TraceWindow window;
+  if (!trace_window.empty()) {
+    if (trace_file.empty()) throw UserError("--trace-window needs --trace FILE.json", 2);
+    window = parse_window(trace_window);
+  }
+  if (!trace_file.empty()) {
+    // Stalls placed where their fetches happen, not where a replayed
+    // sequence settles: the same results, bit for bit (tests hold it).
+    x.engine.icache_replay = false;
+    tracer.emplace(window, x.machine.clock_hz);
+  }
+  engine::SimResult r;
+  try {
+    r = engine::simulate(x, tracer ? &*tracer : nullptr);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what(), 2);  // a --cfg item SimGrid refused
+  }
   const report::Row row = engine::result_row(x, r);
 
   std::cout << report::format_table(
@@ -154,20 +180,65 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
     std::cout << "wrote " << p.string() << "\n";
   }
   if (x.output.json) {
-    nlohmann::json j;
-    j["simloop_version"] = SIMLOOP_VERSION;
-    j["git_revision"] = SIMLOOP_GIT_REV;
-    j["seed"] = x.seed;
-    j["result"] = report::to_json(row);
-    j["config"] = config::to_json(x);
     const auto p = dir / (x.name + ".json");
-    report::write_file_atomic(p, j.dump(2) + "\n");
+    report::write_file_atomic(p, run_document(x, r).dump(2) + "\n");
+    std::cout << "wrote " << p.string() << "\n";
+  }
+  if (tracer) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string text = tracer->json(x.name);
+    report::write_file_atomic(trace_file, text);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "wrote " << trace_file << "\n";
+    spdlog::info("trace of packets {}:{}: {} events, {} bytes, written in {:.3f} s", window.from,
+                 window.to, tracer->events(), text.size(), took);
+  }
+  if (long_csv) {
+    const auto p = dir / (x.name + "-long.csv");
+    report::write_file_atomic(p, report::to_csv(engine::long_rows(x, r)));
     std::cout << "wrote " << p.string() << "\n";
   }
   return r.outcome == "ok" ? 0 : 3;
 }
 
+engine::TraceWindow parse_window(const std::string& s) {
+  engine::TraceWindow w;
+  const auto colon = s.find(':');
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("no colon");
+    size_t used = 0;
+    w.from = std::stoll(s.substr(0, colon), &used);
+    if (used != colon) throw std::invalid_argument("from");
+    const std::string to = s.substr(colon + 1);
+    w.to = std::stoll(to, &used);
+    if (used != to.size()) throw std::invalid_argument("to");
+  } catch (const std::exception&) {
+    throw UserError(
+        fmt::format("--trace-window '{}': expected FROM:TO, packet indices (e.g. 0:1000)",
+                    config::printable(s, 80)),
+        2);
+  }
+  if (w.from < 0 || w.to <= w.from)
+    throw UserError(
+        fmt::format("--trace-window '{}': expected 0 <= FROM < TO", config::printable(s, 80)), 2);
+  return w;
+}
+
 }  // namespace
+
+nlohmann::json run_document(const config::Experiment& x, const engine::SimResult& r) {
+  nlohmann::json j;
+  j["simloop_version"] = SIMLOOP_VERSION;
+  j["git_revision"] = SIMLOOP_GIT_REV;
+  j["seed"] = x.seed;
+  j["result"] = report::to_json(engine::result_row(x, r));
+  const nlohmann::json detail = engine::detail_json(r);
+  j["functions"] = detail["functions"];
+  j["icache_sets"] = detail["icache_sets"];
+  j["config"] = config::to_json(x);
+  return j;
+}
 
 config::Experiment load_user_experiment(const std::string& file,
                                         const std::vector<std::string>& sets) {
@@ -186,6 +257,9 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
     std::vector<std::string> sets;
     std::string outdir, sweep_csv;
     int64_t point = -1, repeat = 0;
+    bool long_csv = false;
+    std::string trace_file, trace_window;
+    std::vector<std::string> simgrid_cfg;
   };
   auto a = std::make_shared<Args>();
   auto* run = app.add_subcommand(
@@ -204,9 +278,23 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
   run->add_option("--repeat", a->repeat, "With --from-sweep: the repeat (default 0)")
       ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
-  commands.push_back(
-      {run,
-       [a] { return run_cmd(a->file, a->sets, a->outdir, a->sweep_csv, a->point, a->repeat); }});
+  run->add_flag("--long", a->long_csv,
+                "Also write <name>-long.csv: one row per function and metric (cycles per packet "
+                "by kind of cost, I-cache misses per packet); see docs/output-reference.md");
+  run->add_option("--trace", a->trace_file,
+                  "Write a timeline of simulated time for a window of packets: Chrome/Perfetto "
+                  "trace event JSON (open it in ui.perfetto.dev or chrome://tracing)");
+  run->add_option("--trace-window", a->trace_window,
+                  "With --trace: the packets FROM:TO (indices, TO excluded; default 0:1000)");
+  run->add_option("--cfg", a->simgrid_cfg,
+                  "A SimGrid configuration item, passed through: --cfg=tracing:yes "
+                  "--cfg=tracing/filename:run.trace --cfg=tracing/actor:yes (SimGrid's own "
+                  "Paje trace, for Vite or Viva); repeatable");
+  commands.push_back({run, [a] {
+                        engine::set_simgrid_config(a->simgrid_cfg);
+                        return run_cmd(a->file, a->sets, a->outdir, a->sweep_csv, a->point,
+                                       a->repeat, a->long_csv, a->trace_file, a->trace_window);
+                      }});
 
   auto c = std::make_shared<Args>();
   auto* check = app.add_subcommand(
@@ -233,6 +321,14 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
                           spdlog::info("{}: valid, with a sweep of {} points", c->file, points);
                         else
                           spdlog::info("{}: valid", c->file);
+                        return 0;
+                      }});
+
+  auto* oref = app.add_subcommand(
+      "output-reference",
+      "Print the reference of every output column: unit and meaning (Markdown).");
+  commands.push_back({oref, [] {
+                        std::cout << engine::output_reference_markdown();
                         return 0;
                       }});
 

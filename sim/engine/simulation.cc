@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/trace.h"
 #include "models/sender_costs.h"
 #include "models/wire.h"
 #include "net/inet.h"
@@ -77,6 +78,7 @@ struct World {
   models::CodeMap code;
   models::FetchPlan plan;  // how the code is fetched; the replay's ids are its segments
   std::optional<models::FetchReplay> fetcher;
+  models::FnLedger ledger;  // the same cycles by function
   models::CycleAccount acct;
   workload::TtcpLoop<models::CycleAccount> loop;  // the sender and receiver on the real stack
   net::Stack<models::CycleAccount>& stack;
@@ -100,6 +102,7 @@ struct World {
   bool sender_parked = false;    // woke while a handler ran: resumed when it ends
   double irq_cycles_asleep = 0;  // handler cycles run while the sender slept
   double t_end = 0;
+  Tracer* tracer = nullptr;                          // the timeline, if asked for
   int64_t batches = 0;                               // the sender's executions (for the log: speed)
   std::vector<std::pair<double, int64_t>> progress;  // (time, packets sent) at each batch end
   SimResult r;
@@ -118,6 +121,14 @@ struct World {
 
   void charge(const models::StageCycles& c) {
     for (size_t i = 0; i < c.size(); ++i) r.cycles[i] += c[i];
+  }
+
+  void charge_fn(models::Code c, double cycles) {
+    ledger.add(static_cast<size_t>(c), models::CostKind::event, cycles);
+  }
+  void charge_syscall() {
+    charge_fn(models::Code::syscall_entry, x.machine.syscall_entry_cycles);
+    charge_fn(models::Code::syscall_exit, x.machine.syscall_exit_cycles);
   }
 
   void wake_irq() {
@@ -168,6 +179,46 @@ void yield_to_interrupt(World& w) {
   }
 }
 
+// The ttcp loop's hooks in the simulator: the sender's prices (SenderCosts),
+// each also charged to its code in the function ledger, and the timeline's
+// spans and counters when a trace is asked for.
+struct EngineHooks : models::SenderCosts<models::CycleAccount> {
+  EngineHooks(World& world, Tracer* t)
+      : SenderCosts(world.acct, world.x.machine), w(world), tr(t) {}
+  World& w;
+  Tracer* tr;
+
+  void user_loop() {
+    SenderCosts::user_loop();
+    w.charge_fn(models::Code::user_loop, mc.user_loop_cycles);
+  }
+  void syscall_enter() {
+    if (tr != nullptr) tr->enter("sendto()", "syscall");
+    SenderCosts::syscall_enter();
+    w.charge_syscall();
+  }
+  void syscall_exit() {
+    SenderCosts::syscall_exit();
+    if (tr != nullptr) {
+      tr->leave();
+      counters();
+    }
+  }
+  void receive_enter() {
+    if (tr != nullptr) tr->enter("recvfrom()", "receive");
+    SenderCosts::receive_enter();
+  }
+  void receive_exit() {
+    SenderCosts::receive_exit();
+    w.charge_syscall();
+    if (tr != nullptr) tr->leave();
+  }
+  void counters() {
+    tr->counters(w.stack.nic_pending(), w.stack.netisr_pending(),
+                 static_cast<int64_t>(w.stack.sock(w.loop.receiver()).rcv.len));
+  }
+};
+
 // The application: a ttcp-like sender. It runs the real stack for a batch of
 // datagrams, then executes the batch's cycles in one go. A batch ends after
 // the datagram during which the next interrupt is due, so the interrupt
@@ -175,14 +226,14 @@ void yield_to_interrupt(World& w) {
 void sender_main(World& w) {
   const auto& x = w.x;
   const double hz = x.machine.clock_hz;
-  const auto& mc = x.machine;
   const bool uses_ring = workload::uses_ring(x.workload.dest);
   const int frame_len = x.workload.payload + net::kUdpIpHdrLen + net::kEtherHdrLen;
 
   std::mt19937_64 rng(x.seed);
   std::vector<uint8_t> payload(static_cast<size_t>(x.workload.payload));
   for (auto& b : payload) b = static_cast<uint8_t>(rng());
-  models::SenderCosts costs(w.acct, mc);
+  const bool loops_back = workload::loops_back(x.workload.dest);
+  EngineHooks hooks(w, w.tracer);
 
   const double t_start = sg::Engine::get_clock();
   const bool by_time = x.workload.duration_s > 0;
@@ -193,6 +244,8 @@ void sender_main(World& w) {
     double t = sg::Engine::get_clock();  // this batch's timeline, if nothing preempts it
     double batch = 0;
     bool enobufs = false;
+    Tracer* const tr = w.tracer;
+    if (tr != nullptr) tr->begin_batch(t);
     for (int n = 0; n < x.engine.max_batch; ++n) {
       if (by_time ? t >= t_start + x.workload.duration_s : sent >= x.workload.packets) {
         stop = true;
@@ -203,12 +256,19 @@ void sender_main(World& w) {
       // interrupts, and with them when the ring is full (as em_start does
       // when descriptors run out), so a ring that interrupts reap too
       // seldom cannot wedge the sender.
+      if (tr != nullptr) tr->packet(sent);
       if (uses_ring && !x.interrupts.enabled) w.reap(w.frames_done_by(t));
-      const workload::Sent sent_one = w.loop.send(payload.data(), x.workload.payload, costs);
+      const workload::Sent sent_one = w.loop.send(payload.data(), x.workload.payload, hooks);
       const int err = sent_one.err;
+      if (tr != nullptr && loops_back) hooks.counters();
       const double c = models::total(w.acct.pending()) - batch;
       batch += c;
       t += c / hz;
+      if (tr != nullptr) {
+        tr->drops(w.stack.counters().drops);
+        if (w.stack.fault()) tr->instant("alignment fault");
+        if (err == ENOBUFS) tr->instant("ENOBUFS");
+      }
       if (w.stack.fault()) {
         w.r.outcome = "alignment-fault";
         w.r.detail = w.stack.fault()->describe();
@@ -243,6 +303,7 @@ void sender_main(World& w) {
     w.charge(w.acct.take());
     ++w.batches;
     if (batch > 0) sg::this_actor::execute(batch);
+    if (tr != nullptr) tr->flush_batch();
     w.trim_in_flight(sg::Engine::get_clock());
     w.note_progress(sg::Engine::get_clock(), sent);
     if (enobufs && !stop) {
@@ -258,8 +319,10 @@ void sender_main(World& w) {
         sg::this_actor::suspend();
       }
       const double slept = sg::Engine::get_clock() - t0;
+      if (tr != nullptr) tr->sleep(t0, sg::Engine::get_clock());
       w.r.sleep_s += slept;
       w.r.cycles[static_cast<size_t>(Stage::sleep)] += slept * hz - w.irq_cycles_asleep;
+      w.ledger.add(models::kSleepFn, models::CostKind::idle, slept * hz - w.irq_cycles_asleep);
     }
   }
   w.t_end = sg::Engine::get_clock();
@@ -292,15 +355,19 @@ void interrupt_main(World& w) {
     if (preempt) w.sender->suspend();
     const int k = w.frames_done_by(t0);
     w.charge(w.acct.take());  // nothing should be pending; keep the books exact anyway
+    if (w.tracer != nullptr) w.tracer->begin_handler(t0);
     w.acct.set_context(models::Context::interrupt);
     w.reap(k);
     w.acct.add(Stage::interrupt, ic.handler_cycles + ic.per_packet_cycles * k);
+    w.ledger.add(models::kInterruptHandler, models::CostKind::event,
+                 ic.handler_cycles + ic.per_packet_cycles * k);
     w.acct.set_context(models::Context::thread);
     auto c = w.acct.take();
     w.charge(c);
     const double cycles = models::total(c);
     if (!preempt) w.irq_cycles_asleep += cycles;
     sg::this_actor::execute(cycles);
+    if (w.tracer != nullptr) w.tracer->end_handler(sg::Engine::get_clock(), k);
     w.irq_running = false;
     if (preempt || w.sender_parked) {
       w.sender_parked = false;
@@ -343,6 +410,11 @@ double interval_variation(const std::vector<std::pair<double, int64_t>>& progres
   return mean > 0 ? std::sqrt(var / (kSlices - 1)) / mean : 0;
 }
 
+std::vector<std::string>& simgrid_config() {
+  static std::vector<std::string> items;
+  return items;
+}
+
 sg::Engine& make_engine() {
   static int argc = 1;
   static char name[] = "simloop";
@@ -351,11 +423,23 @@ sg::Engine& make_engine() {
   if (engine == nullptr) {
     engine = new sg::Engine(&argc, argv);
     setup_engine(*engine);
+    for (const auto& item : simgrid_config()) {
+      try {
+        engine->set_config(item);
+      } catch (const std::exception& e) {
+        throw std::invalid_argument(
+            fmt::format("--cfg={}: SimGrid refuses it: {}", item, e.what()));
+      }
+    }
   }
   return *engine;
 }
 
 }  // namespace
+
+void set_simgrid_config(const std::vector<std::string>& items) {
+  simgrid_config() = items;
+}
 
 void route_simgrid_log_to_spdlog() {
   static FILE* f = [] {
@@ -369,7 +453,7 @@ void route_simgrid_log_to_spdlog() {
   xbt_log_layout_set(&_simgrid_log_category__root, xbt_log_layout_format_new("[%c] %m%n"));
 }
 
-SimResult simulate(const config::Experiment& x) {
+SimResult simulate(const config::Experiment& x, Tracer* tracer) {
   const auto wall0 = std::chrono::steady_clock::now();
   sg::Engine& e = make_engine();
   const Platform p =
@@ -400,10 +484,14 @@ SimResult simulate(const config::Experiment& x) {
         return it != w.phys_page.end() ? it->second : v;
       });
     }
+    w.icache->tally_lines(true);
     w.plan = models::fetch_plan(*x.code, x.fetch, x.icache.l1.line_bytes);
     w.fetcher.emplace(*w.icache, w.plan.segments, x.engine.icache_replay);
     w.acct.attach_icache(&*w.fetcher, &w.plan);
   }
+  w.acct.attach_ledger(&w.ledger);
+  w.tracer = tracer;
+  if (tracer != nullptr) w.acct.attach_listener(tracer);
   w.sender = sg::Actor::create("sender", p.host, [&w] { sender_main(w); });
   if (x.interrupts.enabled && workload::uses_ring(x.workload.dest))
     w.irq = sg::Actor::create("nic-interrupt", p.host, [&w] { interrupt_main(w); });
@@ -417,6 +505,9 @@ SimResult simulate(const config::Experiment& x) {
   const double unexplained = run_cycles - models::total(r.cycles);
   r.cycles[static_cast<size_t>(Stage::idle)] =
       std::abs(unexplained) > 1e-9 * run_cycles ? unexplained : 0;
+  r.ledger = w.ledger;
+  r.ledger.add(models::kIdleFn, models::CostKind::idle, r.cycles[static_cast<size_t>(Stage::idle)]);
+  if (w.icache) r.icache_sets = models::attribute_icache(*w.icache, *x.code, r.ledger);
   const auto& c = w.stack.counters();
   if (x.workload.dest == config::Dest::wire) {
     // Frames onto the wire: all but those still leaving at the end.
@@ -468,7 +559,7 @@ double link_transfer_time(double bandwidth_bps, double latency_s, double bytes) 
   return took;
 }
 
-report::Row result_row(const config::Experiment& x, const SimResult& r) {
+report::Row identity_row(const config::Experiment& x) {
   report::Row row;
   row.set("source", std::string("simulated"))
       .set("experiment", x.name)
@@ -478,8 +569,13 @@ report::Row result_row(const config::Experiment& x, const SimResult& r) {
       .set("dest", std::string(config::dest_name(x.workload.dest)))
       .set("align", std::string(net::align_policy_name(x.options.align)))
       .set("copy", std::string(net::loop_copy_name(x.options.loop_copy)))
-      .set("seed", static_cast<int64_t>(x.seed))
-      .set("packets", r.packets)
+      .set("seed", static_cast<int64_t>(x.seed));
+  return row;
+}
+
+report::Row result_row(const config::Experiment& x, const SimResult& r) {
+  report::Row row = identity_row(x);
+  row.set("packets", r.packets)
       .set("elapsed_s", r.elapsed_s)
       .set("kpps", r.kpps())
       .set("ns_per_packet", r.ns_per_packet())

@@ -5,10 +5,16 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "config/experiment.h"
 #include "models/cycle_account.h"
+#include "models/fn_ledger.h"
 #include "report/table.h"
+
+namespace simloop::engine {
+class Tracer;
+}
 
 namespace simloop::engine {
 
@@ -29,6 +35,8 @@ struct SimResult {
   std::string detail;                     // what ended the run early
   double wall_s = 0;                      // real time the simulation took
   double interval_kpps_cv = 0;            // variation of the rate within the run (over 20 slices)
+  models::FnLedger ledger;                // the same cycles by function and kind of cost
+  std::vector<models::SetMisses> icache_sets;  // L1 I-cache sets that missed (cache on)
 
   double kpps() const { return elapsed_s > 0 ? static_cast<double>(packets) / elapsed_s / 1e3 : 0; }
   double ns_per_packet() const {
@@ -40,14 +48,24 @@ struct SimResult {
 
 // Runs one experiment. SimGrid keeps global state, so run one simulation per
 // process (the CLI does; sweeps start a process per point).
-SimResult simulate(const config::Experiment& x);
+// With `tracer`, the timeline of its window of packets goes there
+// (engine/trace.h).
+SimResult simulate(const config::Experiment& x, Tracer* tracer = nullptr);
 
 // Times one message of `bytes` over the platform's host-to-peer link, as the
 // engine builds it: the check that the network model is set up as physics says.
 double link_transfer_time(double bandwidth_bps, double latency_s, double bytes);
 
+// The experiment's identifying parameters (the first columns of every row).
+report::Row identity_row(const config::Experiment& x);
 // One tidy row: the experiment's identifying parameters and every metric.
 report::Row result_row(const config::Experiment& x, const SimResult& r);
+
+// SimGrid configuration items ("tracing:yes", "tracing/filename:run.trace",
+// ...) set on the engine before the first simulation builds its platform:
+// SimGrid's own tracing (Paje) and options pass through. Throws
+// std::invalid_argument naming an item SimGrid refuses.
+void set_simgrid_config(const std::vector<std::string>& items);
 
 // Routes SimGrid's own log through spdlog (call before any Engine exists).
 void route_simgrid_log_to_spdlog();

@@ -85,6 +85,7 @@ class TtcpLoop {
   net::Stack<P>& stack() { return stack_; }
   const net::Stack<P>& stack() const { return stack_; }
   const TtcpOptions& options() const { return opt_; }
+  int receiver() const { return rx_; }  // the receiver's socket
 
  private:
   int sendto(const void* data, int len) {

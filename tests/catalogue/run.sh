@@ -73,7 +73,7 @@ run_case() {
 }
 
 # Every subcommand that reads an experiment file.
-exp_subs=(check run sweep layout speed)
+exp_subs=(check run sweep layout speed explain)
 exp_args() {  # SUB FILE: the command line that reads FILE
   case $1 in
     check) echo "check $2" ;;
@@ -81,6 +81,7 @@ exp_args() {  # SUB FILE: the command line that reads FILE
     sweep) echo "sweep --list $2 -o $work/out" ;;
     layout) echo "layout $2" ;;
     speed) echo "speed $2" ;;
+    explain) echo "explain $2 $2" ;;
   esac
 }
 
@@ -374,6 +375,12 @@ run_case merge binary 'binary\.json:1:1: not a manifest' merge "$work/out/m.csv"
 run_case merge ragged 'ragged\.csv: no manifest' merge "$work/out/m.csv" ragged.csv
 run_case merge directory 'dir\.csv: no manifest' merge "$work/out/m.csv" dir.csv
 run_case merge over-input "good\\.csv: this is also one of the merge's inputs" merge good.csv good.csv
+
+# explain reads result JSONs.
+printf '{"result": {"kpps": 1,\n oops}\n' > broken-result.json
+run_case explain broken-json 'broken-result\.json:2:[0-9]+: not valid JSON' explain broken-result.json broken-result.json
+printf '{"result": {"kpps": 350}}\n' > old-result.json
+run_case explain incomplete-json 'old-result\.json:1:1: the result has no number at /result/cycles_per_packet' explain old-result.json old-result.json
 
 # ---- the tally ----
 echo

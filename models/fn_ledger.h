@@ -1,0 +1,70 @@
+// Cycles by stack function and by kind of cost: the second view of a run,
+// beside the stage view of models/cycle_account.h. Both views hold every
+// cycle of the run, so each sums to the same total.
+//
+// Who pays: a function's own per-call cost goes to it; what helpers do on
+// its behalf (copies, checksums, buffer allocation and free) goes to the
+// innermost stack function that called them (to the helper itself only
+// when no stack function is running); a misaligned header access goes to
+// the function that made it. I-cache stalls go to the code that missed:
+// each missed line to the owners with hot code in it (split evenly when a
+// line holds several).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/icache.h"
+#include "models/layout.h"
+#include "net/probe.h"
+
+namespace simloop::models {
+
+enum class CostKind : uint8_t {
+  event,       // a fixed cost per event: a call, a system call, an allocation, a handler
+  per_byte,    // checksummed bytes
+  copy,        // bytes copied (setup and per byte, at the aligned rate)
+  misaligned,  // misaligned header accesses, and the extra of copies off 4-byte alignment
+  cache,       // I-cache miss stalls
+  idle,        // the CPU idle (ENOBUFS sleep, or time nothing explains)
+  count
+};
+inline constexpr size_t kCostKindCount = static_cast<size_t>(CostKind::count);
+std::string_view cost_kind_name(CostKind k);
+
+// Functions of the ledger: the layout's owners (models/layout.h,
+// layout_owners(): the stack's functions, system call entry and exit, the
+// sender's loop, the helpers), then three that are not code of the stack.
+inline constexpr size_t kLedgerOwners = net::kFnCount + 8;
+inline constexpr size_t kInterruptHandler = kLedgerOwners;  // the handler's own cycles
+inline constexpr size_t kSleepFn = kLedgerOwners + 1;       // ENOBUFS sleep
+inline constexpr size_t kIdleFn = kLedgerOwners + 2;        // time nothing explains
+inline constexpr size_t kLedgerFns = kLedgerOwners + 3;
+std::string_view ledger_fn_name(size_t fn);
+
+struct FnLedger {
+  std::array<std::array<double, kCostKindCount>, kLedgerFns> cycles{};
+  std::array<double, kLedgerFns> l1i_misses{};
+  void add(size_t fn, CostKind k, double c) { cycles[fn][static_cast<size_t>(k)] += c; }
+  double total() const;
+  double fn_total(size_t fn) const;
+};
+
+// One L1 I-cache set that missed during the run.
+struct SetMisses {
+  int64_t set = 0;
+  double misses = 0, stall = 0;
+  std::vector<std::string> symbols;  // every hot symbol with code in this set
+};
+
+// Spreads the I-cache's per-line misses (ICache::tally_lines) over the
+// owners of `code` into `ledger` (cache column, misses) and returns the
+// sets that missed, with their symbols, by set number.
+std::vector<SetMisses> attribute_icache(const ICache& cache, const LinkedLayout& code,
+                                        FnLedger& ledger);
+
+}  // namespace simloop::models

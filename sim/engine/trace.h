@@ -1,0 +1,127 @@
+// A timeline of simulated time in the Chrome / Perfetto trace event format
+// (JSON): what the CPU did for a window of packets.
+//
+// One track (thread) for the CPU. The sender's work is a stack of spans:
+// the system call, the stack's functions as they nest (sendto, sosend_dgram,
+// udp_output, ip_output, ether_output, the driver; on loopback the netisr's
+// and the receiver's work follow inline), and inside them leaf slices named
+// after the stage their cycles are charged to (category `stage`). An
+// interrupt handler cuts every open span of the sender where it takes the
+// CPU and reopens them where it ends. ENOBUFS sleep is a span of its own,
+// cut the same way by handlers that run meanwhile. Counter tracks give the
+// NIC ring's occupancy, the netisr queue's length and the receiving
+// socket's buffered bytes after each packet; instant events mark drops and
+// faults.
+//
+// The engine prices a batch of packets before it executes the batch's
+// cycles, and a handler may preempt the execution: the tracer keeps each
+// batch's events in cycles from the batch's start, learns of the handlers
+// that ran, and places everything in time when the batch has run.
+//
+// Every leaf slice is a stage's cycles, so over a window the slices of a
+// stage add up to the run's cycles of that stage for those packets, and all
+// slices together to the window's simulated time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/cycle_account.h"
+#include "net/probe.h"
+
+namespace simloop::engine {
+
+struct TraceWindow {
+  int64_t from = 0, to = 1000;  // packet indices [from, to)
+};
+
+class Tracer : public models::CycleListener {
+ public:
+  Tracer(TraceWindow window, double clock_hz) : window_(window), hz_(clock_hz) {}
+
+  // The sender is about to send packet `index` (0-based).
+  void packet(int64_t index);
+  bool recording() const { return recording_; }
+
+  // From CycleAccount and the engine, in the order the CPU does them.
+  void add(models::Stage s, double cycles);
+  void enter(std::string_view name, const char* cat);
+  void leave();
+  void instant(std::string name);
+  // The stack's drop counters after a packet: a new drop is an instant.
+  void drops(const std::array<uint64_t, net::kDropCount>& counts);
+  // CycleListener: the cycles and the stack's functions, as charged.
+  void cycles(models::Stage s, double c) override { add(s, c); }
+  void entered(net::Fn fn) override {
+    enter(net::fn_name(fn), models::stage_name(models::stage_of(fn)).data());
+  }
+  void left(net::Fn /*fn*/) override { leave(); }
+  void counters(int ring, int netisr, int64_t sockbuf_bytes);
+
+  // A batch of the sender starts at simulated time `t0`; it ends (after
+  // its execution, any preemption included) at flush().
+  void begin_batch(double t0);
+  void flush_batch();
+  // The sender slept from t0 to t1 (handlers that ran meanwhile cut it).
+  void sleep(double t0, double t1);
+  // A handler: begin before its work is priced, end once it has run.
+  void begin_handler(double t0);
+  void end_handler(double t1, int frames);
+
+  // The trace event JSON; events in time order.
+  std::string json(const std::string& process) const;
+  size_t events() const { return out_.size(); }
+
+ private:
+  enum class Kind : uint8_t { begin, end, leaf, instant, counter };
+  struct Mark {
+    double at;  // cycles from the start of its batch or handler
+    Kind kind;
+    std::string name;
+    const char* cat = "";
+    double dur = 0;  // leaf: cycles
+    std::array<double, 3> values{};
+  };
+  struct Handler {
+    double t0, t1;
+    int frames;
+    std::vector<Mark> marks;
+  };
+  struct Event {
+    char ph;
+    double ts, dur;  // seconds of simulated time
+    std::string name;
+    const char* cat;
+    std::array<double, 3> values;
+    int frames;
+    bool resumed = false;  // a span reopened after a handler cut it
+  };
+  bool active() const { return in_handler_ ? started_ && !finished_ : recording_; }
+  std::vector<Mark>& target() { return in_handler_ ? handler_.marks : batch_; }
+  double& cursor() { return in_handler_ ? handler_cursor_ : batch_cursor_; }
+  void emit_handler(const Handler& h);
+  void emit_mark(const Mark& m, double t);
+  // Closes the sender's open spans where `h` starts, emits it, and
+  // reopens them where it ends.
+  void cut(const Handler& h);
+  void push(char ph, double t, double dur, std::string name, const char* cat,
+            std::array<double, 3> values, int frames);
+
+  TraceWindow window_;
+  double hz_;
+  bool recording_ = false, started_ = false, finished_ = false, in_handler_ = false;
+  double last_t_ = 0;
+  double batch_t0_ = 0, batch_cursor_ = 0, handler_cursor_ = 0;
+  std::vector<Mark> batch_;
+  Handler handler_{};
+  std::vector<Handler> handlers_;  // ran since the last flush, in time order
+  std::vector<std::string> open_;  // the sender's open spans (names), outermost first
+  std::vector<const char*> open_cat_;
+  std::vector<Event> out_;
+  std::array<uint64_t, net::kDropCount> drops_seen_{};
+};
+
+}  // namespace simloop::engine
