@@ -35,8 +35,8 @@ failures = []
 # One list of kinds on each side of the process boundary, kept in step: the
 # script's KINDS is what `simloop plot --kind` accepts, and what its help names.
 script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "plots", "simloop_plot.py")
-kinds_line = next(l for l in open(script) if l.startswith("KINDS = "))
-script_kinds = [k.strip(' "') for k in kinds_line.split("=", 1)[1].strip(" ()\n").split(",")]
+kinds_src = re.search(r"^KINDS = \(([^)]*)\)", open(script).read(), re.M)
+script_kinds = re.findall(r'"([a-z]+)"', kinds_src.group(1))
 helptext = subprocess.run([simloop, "plot", "--help"], capture_output=True, text=True).stdout
 m = re.search(r"--kind TEXT:\{([^}]*)\}\s*\n\s*(.*)\n", helptext)
 if not m or m.group(1).split(",") != script_kinds:

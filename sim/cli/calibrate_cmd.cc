@@ -392,10 +392,10 @@ int compare_cmd(const CompareArgs& a) {
   // The costs as `simloop run` would load them, from the written YAML.
   std::vector<double> values = fit.values;
   if (fit.source == "native") {
-    const auto e = j.find("experiment");
-    if (e == j.end() || !e->is_string())
+    const auto named = j.find("experiment");
+    if (named == j.end() || !named->is_string())
       throw UserError(a.fit + ": a native fit names its experiment (\"experiment\": NAME.yaml)");
-    const fs::path exp = fs::path(a.fit).parent_path() / e->get<std::string>();
+    const fs::path exp = fs::path(a.fit).parent_path() / named->get<std::string>();
     try {
       const auto x = config::load_experiment(exp);
       if (x.machine.clock_hz != 1e9)
