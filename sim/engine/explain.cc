@@ -243,9 +243,9 @@ std::string explain_table(const json& e, size_t top) {
                        e["clock_kpps"].get<double>());
 
   // Rows of one split: the `top` largest by |delta|, then the rest in one row.
-  // Differences below 1e-9 of a packet's cycles are rounding, not parts.
-  const double noise =
-      1e-9 * std::max(a["cycles_per_packet"].get<double>(), b["cycles_per_packet"].get<double>());
+  // Differences that print as 0.0 cycles are not listed (the JSON keeps
+  // them, and the parts there still sum exactly).
+  const double noise = 0.05;
   auto split = [&out, top, noise](const json& rows, const std::string& key,
                                   const std::string& title, auto&& extra) {
     std::vector<const json*> v;
@@ -292,7 +292,10 @@ std::string explain_table(const json& e, size_t top) {
     if (s["stall_delta"].get<double>() == 0 && s["misses_delta"].get<double>() == 0) continue;
     if (shown++ == top) break;
     std::string syms;
-    for (const auto& y : s["symbols"]) syms += (syms.empty() ? "" : " ") + y.get<std::string>();
+    for (const auto& y : s["symbols"]) {
+      if (!syms.empty()) syms += ' ';
+      syms += y.get<std::string>();
+    }
     srows += fmt::format(
         "  set {:<5} misses {:6.2f} -> {:6.2f}  stall {:+8.1f}  {:+7.1f} kpps  {}\n",
         s["set"].get<int64_t>(), s["misses_a"].get<double>(), s["misses_b"].get<double>(),
