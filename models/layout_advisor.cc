@@ -15,7 +15,7 @@
 
 #include "models/sender_costs.h"
 #include "net/inet.h"
-#include "net/stack_impl.h"
+#include "net/stack.h"
 #include "workload/ttcp.h"
 
 namespace simloop::net {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "measure/native_loop.h"
-#include "net/stack_impl.h"
+#include "net/stack.h"
 
 namespace simloop::measure {
 
