@@ -268,9 +268,9 @@ TEST_F(SweepTest, CorruptResultsNameTheirLine) {
   EXPECT_EQ(error("point,repeat,point_hash\n0,0,a\n1,x\n"),
             "r.csv:3: the row has 2 fields, the header 3");
   EXPECT_EQ(error("point,repeat,point_hash\n0,0,a\n-1,0,b\n"),
-            "r.csv:3: point: expected an index in [0, 1000000], got '-1'");
+            "r.csv:3: point: expected an index in [0, 100000], got '-1'");
   EXPECT_EQ(error("point,repeat,point_hash\n99999999999999999999,0,a\n"),
-            "r.csv:2: point: expected an index in [0, 1000000], got '99999999999999999999'");
+            "r.csv:2: point: expected an index in [0, 100000], got '99999999999999999999'");
   EXPECT_EQ(error("point,repeat,point_hash\n0,1e3,a\n"),
             "r.csv:2: repeat: expected an integer in [0, 1000000], got '1e3'");
   EXPECT_EQ(error("point,point\n"), "r.csv:1: column 'point' appears twice");
