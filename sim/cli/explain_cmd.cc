@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "cli/child.h"
 #include "cli/commands.h"
 #include "engine/explain.h"
 #include "report/table.h"
@@ -58,42 +59,13 @@ json read_result(const std::string& file) {
 // Runs `x` in a child process (SimGrid keeps global state) and returns the
 // document `simloop run` would write.
 json run_in_child(const config::Experiment& x) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
-  std::cout.flush();
-  std::fflush(stdout);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    ::close(fds[0]);
-    std::string out;
-    try {
-      engine::route_simgrid_log_to_spdlog();
-      out = run_document(x, engine::simulate(x)).dump();
-    } catch (const std::exception& e) {
-      out = json{{"error", e.what()}}.dump();
-    }
-    for (size_t off = 0; off < out.size();) {
-      const ssize_t n = ::write(fds[1], out.data() + off, out.size() - off);
-      if (n <= 0) break;
-      off += static_cast<size_t>(n);
-    }
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string text;
-  char buf[65536];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
-    text.append(buf, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty())
-    throw std::runtime_error(fmt::format("the simulation of {} crashed", x.name));
-  json j = json::parse(text);
-  if (j.contains("error")) throw std::runtime_error(j["error"].get<std::string>());
-  return j;
+  const ChildResult c = json_from_child([&x] {
+    engine::route_simgrid_log_to_spdlog();
+    return run_document(x, engine::simulate(x));
+  });
+  if (!c.doc) throw std::runtime_error(fmt::format("the simulation of {} crashed", x.name));
+  if (c.doc->contains("error")) throw std::runtime_error((*c.doc)["error"].get<std::string>());
+  return *c.doc;
 }
 
 struct Args {

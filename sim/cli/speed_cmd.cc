@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/child.h"
 #include "cli/commands.h"
 #include "engine/simulation.h"
 #include "measure/native.h"
@@ -68,51 +69,22 @@ struct Timing {
 // One simulation in a child process (SimGrid keeps global state): its wall
 // time per packet, and the child's peak resident memory.
 Timing time_in_child(const Case& c, int64_t packets) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
-  std::cout.flush();  // a child must not inherit (and later print) buffered output
-  std::fflush(stdout);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    ::close(fds[0]);
-    std::string out;
-    try {
-      auto sets = c.sets;
-      sets.push_back(fmt::format("workload.packets={}", packets));
-      sets.push_back("workload.duration_s=0");
-      const config::Experiment x = config::load_experiment(c.file, sets);
-      engine::route_simgrid_log_to_spdlog();
-      const engine::SimResult r = engine::simulate(x);
-      out = nlohmann::json{{"wall_s", r.wall_s}, {"packets", r.packets}, {"outcome", r.outcome}}
-                .dump();
-    } catch (const std::exception& e) {
-      out = nlohmann::json{{"error", e.what()}}.dump();
-    }
-    for (size_t off = 0; off < out.size();) {
-      const ssize_t n = ::write(fds[1], out.data() + off, out.size() - off);
-      if (n <= 0) break;
-      off += static_cast<size_t>(n);
-    }
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
-    text.append(buf, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  rusage ru{};
-  while (::wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
-  }
+  const ChildResult child = json_from_child([&c, packets] {
+    auto sets = c.sets;
+    sets.push_back(fmt::format("workload.packets={}", packets));
+    sets.push_back("workload.duration_s=0");
+    const config::Experiment x = config::load_experiment(c.file, sets);
+    engine::route_simgrid_log_to_spdlog();
+    const engine::SimResult r = engine::simulate(x);
+    return nlohmann::json{{"wall_s", r.wall_s}, {"packets", r.packets}, {"outcome", r.outcome}};
+  });
   Timing t;
-  t.rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
-  if (!WIFEXITED(status) || text.empty()) {
+  t.rss_mb = static_cast<double>(child.usage.ru_maxrss) / 1024.0;
+  if (!child.doc) {
     t.outcome = "crashed";
     return t;
   }
-  const auto j = nlohmann::json::parse(text);
+  const nlohmann::json& j = *child.doc;
   if (j.contains("error"))
     throw UserError(fmt::format("{}: {}", c.name, j["error"].get<std::string>()));
   t.outcome = j["outcome"];
