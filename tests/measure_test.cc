@@ -172,6 +172,46 @@ TEST(Calibrate, PerFunctionTimesDetermineEveryExercisedCost) {
     }
 }
 
+TEST(Calibrate, ASendOnlyPathTellsTheSendSideFromTheReceiveSide) {
+  // The wire held out: every training path runs the receive side, so
+  // the wire's costs are known only in sums with it, even with each
+  // function's time (the clock reads' own cost is fitted too). Measured
+  // send-only as well (the netisr and the receiver never run), loopback
+  // and self tell the two sides apart, and the wire is priced as the
+  // truth prices it.
+  auto pts = native_grid();
+  for (int payload : {18, 128, 512, 1400})
+    for (const char* dest : {"loopback", "self"}) {
+      pts.push_back(native_point(payload, dest, "none", "m_copy"));
+      pts.back().keys["service"] = "send-only";
+    }
+  std::vector<Features> feats;
+  price(pts, feats, true);
+  FitOptions opt;
+  opt.split = parse_split({"dest=loopback,broadcast,self", "align=none", "copy=m_copy"});
+  const Fit fit = calibrate(pts, opt);
+  FitOptions without = opt;
+  without.split =
+      parse_split({"dest=loopback,broadcast,self", "align=none", "copy=m_copy", "service=full"});
+  const Fit blind = calibrate(pts, without);
+  EXPECT_LT(fit.rms_rel_residual(), 1e-6);
+  EXPECT_NEAR(fit.slowdown, 2.0, 1e-3);
+  int wire = 0;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    if (pts[i].key("dest") != "wire" || pts[i].key("align") != "none") continue;
+    ++wire;
+    EXPECT_TRUE(fit.relies_on(feats[i]).empty())
+        << pts[i].label() << ": " << fmt::format("{}", fmt::join(fit.relies_on(feats[i]), " "));
+    EXPECT_NEAR(predict_ns(feats[i], fit.values) / pts[i].ns_value, 1.0, 1e-3) << pts[i].label();
+    EXPECT_FALSE(blind.relies_on(feats[i]).empty()) << pts[i].label();
+  }
+  EXPECT_EQ(wire, 7);
+  // Send-only loopback drops at the full netisr queue: no input processing.
+  const Features lo = native_features(pts.back(), 300);
+  EXPECT_EQ(lo.calls.count("ip_input") ? lo.calls.at("ip_input") : 0.0, 0.0);
+  EXPECT_NEAR(lo.calls.at("sendto"), 1.0, 1e-9);
+}
+
 TEST(Calibrate, NativeProfileIsWrittenFromTheSchemaAndLoadsBack) {
   auto pts = native_grid();
   std::vector<Features> feats;
@@ -363,6 +403,33 @@ TEST(Calibrate, OwnDataColumnsAreMappedAndNothingIsFilledIn) {
   EXPECT_NE(e.find("null_syscall_ns"), std::string::npos) << e;
   fs::remove(csv);
   fs::remove(holes);
+}
+
+TEST(Calibrate, TheServiceColumnIsReadAndChecked) {
+  const fs::path csv = write_csv("simloop_service.csv",
+                                 "source,payload,dest,align,copy,service,ns_per_packet\n"
+                                 "native,18,loopback,none,m_copy,full,140\n"
+                                 "native,18,loopback,none,m_copy,send-only,70\n");
+  const auto pts = read_points({csv}, Stat::min);
+  ASSERT_EQ(pts.size(), 2u);
+  EXPECT_EQ(pts[0].key("service", "full"), "full");
+  EXPECT_EQ(pts[1].key("service"), "send-only");
+  EXPECT_TRUE(parse_split({"service=full"}).trains(pts[0]));
+  EXPECT_FALSE(parse_split({"service=full"}).trains(pts[1]));
+  const fs::path bad = write_csv("simloop_service_bad.csv",
+                                 "source,payload,dest,align,copy,service,ns_per_packet\n"
+                                 "native,18,loopback,none,m_copy,half,140\n");
+  try {
+    read_points({bad}, Stat::min);
+    ADD_FAILURE() << "an unknown service was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("simloop_service_bad.csv:2"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected full or send-only"), std::string::npos)
+        << e.what();
+  }
+  fs::remove(csv);
+  fs::remove(bad);
 }
 
 TEST(Schema, CostKeysAreTheTimingModelsPrices) {

@@ -141,12 +141,14 @@ int run_native_cmd(NativeArgs& a) {
     const auto copy = f.size() >= 3 ? net::parse_loop_copy(f[2]) : std::nullopt;
     int misalign = 0;
     const bool mis_ok = f.size() < 4 || (f[3].size() == 1 && f[3][0] >= '0' && f[3][0] <= '3');
-    if (f.size() == 4 && mis_ok) misalign = f[3][0] - '0';
-    if (!dest || !align || !copy || f.size() > 4 || !mis_ok)
+    if (f.size() >= 4 && mis_ok) misalign = f[3][0] - '0';
+    const bool service_ok = f.size() < 5 || f[4] == "full" || f[4] == "send-only";
+    if (!dest || !align || !copy || f.size() > 5 || !mis_ok || !service_ok)
       throw UserError(fmt::format(
-          "--path '{}': expected DEST/ALIGN/COPY[/MISALIGN] (loopback|broadcast|wire|self, "
-          "none|copy-down|strict|copy-down-unsafe, m_copy|m_dup, 0-3)",
+          "--path '{}': expected DEST/ALIGN/COPY[/MISALIGN[/SERVICE]] (loopback|broadcast|wire|"
+          "self, none|copy-down|strict|copy-down-unsafe, m_copy|m_dup, 0-3, full|send-only)",
           spec));
+    o.send_only = f.size() == 5 && f[4] == "send-only";
     o.dest = *dest;
     o.stack.align = *align;
     o.stack.loop_copy = *copy;
@@ -304,8 +306,11 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
                      "to OUTPUT.LAYOUT.nm");
   native
       ->add_option("--path", a->paths,
-                   "DEST/ALIGN/COPY[/MISALIGN],...: measure each of these paths (instead of\n"
-                   "--dest/--align/--copy/--sockaddr-misalign), interleaved within each repeat")
+                   "DEST/ALIGN/COPY[/MISALIGN[/SERVICE]],...: measure each of these paths\n"
+                   "(instead of --dest/--align/--copy/--sockaddr-misalign), interleaved within\n"
+                   "each repeat. SERVICE: full (default: the netisr, the receiver and transmit\n"
+                   "completion run after each sendto) or send-only (transmit completion only:\n"
+                   "looped datagrams are dropped at the full netisr queue; the send side alone)")
       ->delimiter(',');
   native->add_flag("--split", a->opt.split,
                    "Also time each stack function (an extra, slower instrumented run)");

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <random>
 
@@ -97,7 +98,8 @@ double apply_stat(Stat stat, std::vector<double> v) {
 namespace {
 
 // The keys that name a configuration, in this order.
-constexpr std::array<const char*, 5> kConfigKeys = {"payload", "dest", "align", "copy", "misalign"};
+constexpr std::array<const char*, 6> kConfigKeys = {"payload", "dest",     "align",
+                                                    "copy",    "misalign", "service"};
 
 }  // namespace
 
@@ -164,6 +166,9 @@ const std::vector<std::pair<std::string, std::string>>& canonical_columns() {
       {"align", "alignment policy (native rows): none, copy-down, strict, copy-down-unsafe"},
       {"copy", "simplex loop copy (native rows): m_copy or m_dup"},
       {"misalign", "bytes past a 4-byte boundary of the received sockaddr (native rows), 0-3"},
+      {"service",
+       "what serves the host after each sendto() (native rows): full (the netisr, the receiver, "
+       "transmit completion; the default) or send-only (transmit completion only)"},
       {"repeat", "which repeat the row is (rows of one configuration are its repeats)"},
       {"fault", "non-empty: the run failed and the row is left out"},
   };
@@ -195,7 +200,8 @@ bool is_informational(const std::string& c) {
                                               "harness",
                                               "loadavg_1m",
                                               "split_overhead_self_ns",
-                                              "split_overhead_parent_ns"};
+                                              "split_overhead_parent_ns",
+                                              "split_ns_per_packet"};
   if (known.count(c)) return true;
   if (c.starts_with("drop_")) return true;
   if (c.starts_with("stage_") && c.ends_with("_ns")) return true;
@@ -347,7 +353,7 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
                         "self, got '{}'",
                         where, shown("dest"), dest));
       p.keys["dest"] = dest;
-      for (const char* k : {"align", "copy", "misalign"}) {
+      for (const char* k : {"align", "copy", "misalign", "service"}) {
         if (!col.count(k)) continue;
         const std::string v = cell(k);
         if (v.empty()) throw InputError(fmt::format("{}: column '{}' is empty", where, shown(k)));
@@ -368,6 +374,11 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
         throw InputError(fmt::format("{}: column '{}': expected 0..3, got '{}'", where,
                                      shown("misalign"), p.keys["misalign"]));
       if (p.keys.count("misalign") && p.keys["misalign"] == "0") p.keys.erase("misalign");
+      if (p.keys.count("service") &&
+          !std::set<std::string>{"full", "send-only"}.count(p.keys["service"]))
+        throw InputError(fmt::format("{}: column '{}': expected full or send-only, got '{}'", where,
+                                     shown("service"), p.keys["service"]));
+      if (p.keys.count("service") && p.keys["service"] == "full") p.keys.erase("service");
 
       Repeat r;
       const double v = number(rate, shown(rate));
@@ -437,7 +448,7 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
 
 bool Split::trains(const Point& p) const {
   for (const auto& [key, values] : allow) {
-    const std::string v = p.key(key, key == "misalign" ? "0" : "");
+    const std::string v = p.key(key, key == "misalign" ? "0" : key == "service" ? "full" : "");
     if (values.count(v) == 0) return false;
   }
   return true;
@@ -542,6 +553,7 @@ class Attributing : public net::NullProbe {
 struct PathOf {
   Dest dest;
   net::StackOptions so;
+  workload::Service service = workload::Service::drained;
 };
 
 PathOf path_of(const Point& p) {
@@ -553,6 +565,7 @@ PathOf path_of(const Point& p) {
   r.so.align = *align;
   r.so.loop_copy = *copy;
   r.so.sockaddr_misalign = std::stoi(p.key("misalign", "0"));
+  if (p.key("service", "full") == "send-only") r.service = workload::Service::send_only;
   return r;
 }
 
@@ -567,18 +580,29 @@ struct OutsideLoop : workload::NoHooks {
 // `measure native` drives them (the same ttcp loop), under the given costs.
 void drive(const Point& p, double loop_cycles, int packets, Attributing& probe) {
   const PathOf path = path_of(p);
-  workload::TtcpLoop<Attributing> loop(probe, {path.dest, workload::Service::drained}, path.so);
-  const auto& st = loop.stack();
+  auto loop = std::make_unique<workload::TtcpLoop<Attributing>>(
+      probe, workload::TtcpOptions{path.dest, path.service}, path.so);
+  const auto& st = loop->stack();
   std::vector<uint8_t> buf(static_cast<size_t>(std::max(p.payload(), 1)), 0x5a);
   OutsideLoop hooks{{}, probe, loop_cycles};
-  auto send = [&] { return loop.send(buf.data(), p.payload(), hooks).err; };
-  for (int i = 0; i < 64; ++i) send();  // zones and queues in their steady state
+  auto send = [&] { return loop->send(buf.data(), p.payload(), hooks).err; };
+  // Zones and queues in their steady state (with nothing serving the
+  // netisr, its queue full).
+  const int warmup =
+      64 + (path.service == workload::Service::send_only ? path.so.netisr_maxlen : 0);
+  for (int i = 0; i < warmup; ++i) send();
   probe.reset();
   for (int i = 0; i < packets && !st.fault(); ++i)
     if (int err = send(); err != 0)
       throw InputError(
           fmt::format("{}: sendto fails in the stack: {}", p.label(), std::strerror(err)));
   if (st.fault()) throw InputError(p.label() + ": the stack faulted: " + st.fault()->describe());
+  // The stack's teardown frees what its queues still hold (a full netisr
+  // queue when nothing serves it): no packet's cost.
+  const auto by_fn = probe.by_fn;
+  const auto calls = probe.calls, child_calls = probe.child_calls;
+  loop.reset();
+  probe.by_fn = by_fn, probe.calls = calls, probe.child_calls = child_calls;
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ std::vector<NativeResult> run_native(const NativeOptions& opt) {
       const double per = timed.total_sent > 0 ? 1.0 / static_cast<double>(timed.total_sent) : 0;
       for (const auto& [name, ns] : timer.self_ns())
         out.back().stage_ns.emplace_back(name, ns * per);
+      out.back().split_ns_per_packet = timed.ns_per_packet();
     }
   }
   return out;
@@ -47,7 +48,9 @@ report::Row native_row(const NativeOptions& opt, const NativeResult& r) {
     row.set(fmt::format("drop_{}", net::drop_name(static_cast<net::Drop>(d))),
             static_cast<int64_t>(r.drops[d]));
   row.set("fault", r.fault);
+  row.set("service", std::string(opt.send_only ? "send-only" : "full"));
   for (const auto& [name, ns] : r.stage_ns) row.set("stage_" + name + "_ns", ns);
+  if (!r.stage_ns.empty()) row.set("split_ns_per_packet", r.split_ns_per_packet);
   return row;
 }
 

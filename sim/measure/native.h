@@ -28,6 +28,9 @@ struct NativeOptions {
   Dest dest = Dest::loopback;
   net::StackOptions stack;
   int repeats = 1;
+  // Nothing serves the host after sendto() but transmit completion (no
+  // netisr, no receiver): the send side alone (workload::Service::send_only).
+  bool send_only = false;
   bool split = false;  // also measure a per-stage time split (slower run)
 };
 
@@ -42,6 +45,9 @@ struct NativeResult {
   std::string fault;  // empty, or what stopped the run
   // Per-stage self time in ns per packet (only with `split`).
   std::vector<std::pair<std::string, double>> stage_ns;
+  // The instrumented run's own ns per packet (only with `split`): what the
+  // clock reads cost in place, and the time outside every function.
+  double split_ns_per_packet = 0;
   double kpps() const { return elapsed_s > 0 ? packets / elapsed_s / 1e3 : 0; }
   double ns_per_packet() const { return packets > 0 ? elapsed_s * 1e9 / packets : 0; }
 };

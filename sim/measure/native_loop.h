@@ -26,7 +26,9 @@ constexpr int kSentinelLen = 4;  // ttcp's start/end marker datagrams
 template <class P>
 NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
   using namespace native_detail;
-  workload::TtcpLoop<P> loop(probe, {opt.dest, workload::Service::drained}, opt.stack);
+  workload::TtcpLoop<P> loop(
+      probe, {opt.dest, opt.send_only ? workload::Service::send_only : workload::Service::drained},
+      opt.stack);
   auto& st = loop.stack();
 
   std::vector<uint8_t> buf(static_cast<size_t>(std::max(opt.payload, kSentinelLen)));

@@ -44,6 +44,11 @@ enum class Service : uint8_t {
   // EWOULDBLOCK, transmit completion. On ENOBUFS the same runs and the send
   // is tried again, up to 1000 times, as ttcp sleeps and retries.
   drained,
+  // As drained, but nothing serves the host after sendto() except transmit
+  // completion: no netisr, no receiver. Datagrams that loop back wait in the
+  // netisr queue until it is full, then are dropped there. A path without
+  // the receive side, for calibrating the send side on its own.
+  send_only,
 };
 
 struct TtcpOptions {
@@ -123,8 +128,10 @@ class TtcpLoop {
 
   template <class H>
   void service(H& h) {
-    stack_.netisr_run();
-    while (receive_one(h) == 0) {
+    if (opt_.service == Service::drained) {
+      stack_.netisr_run();
+      while (receive_one(h) == 0) {
+      }
     }
     stack_.nic_txeof();
   }
