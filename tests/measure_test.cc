@@ -206,6 +206,15 @@ TEST(Calibrate, ASendOnlyPathTellsTheSendSideFromTheReceiveSide) {
     EXPECT_FALSE(blind.relies_on(feats[i]).empty()) << pts[i].label();
   }
   EXPECT_EQ(wire, 7);
+  // A sender's buffer off alignment: the payload is copied in misaligned.
+  auto off = native_point(1400, "loopback", "none", "m_copy");
+  const auto names = native_params();
+  const auto col = static_cast<size_t>(
+      std::find(names.begin(), names.end(), "machine.copy.unaligned_cycles_per_byte") -
+      names.begin());
+  EXPECT_EQ(native_features(off, 50).split.at("m_uiotombuf").at(col), 0.0);
+  off.keys["buffer_misalign"] = "2";
+  EXPECT_EQ(native_features(off, 50).split.at("m_uiotombuf").at(col), 1400.0);
   // Send-only loopback drops at the full netisr queue: no input processing.
   const Features lo = native_features(pts.back(), 300);
   EXPECT_EQ(lo.calls.count("ip_input") ? lo.calls.at("ip_input") : 0.0, 0.0);
@@ -415,6 +424,7 @@ TEST(Calibrate, TheServiceColumnIsReadAndChecked) {
   EXPECT_EQ(pts[0].key("service", "full"), "full");
   EXPECT_EQ(pts[1].key("service"), "send-only");
   EXPECT_TRUE(parse_split({"service=full"}).trains(pts[0]));
+  EXPECT_TRUE(parse_split({"buffer_misalign=0"}).trains(pts[0]));
   EXPECT_FALSE(parse_split({"service=full"}).trains(pts[1]));
   const fs::path bad = write_csv("simloop_service_bad.csv",
                                  "source,payload,dest,align,copy,service,ns_per_packet\n"

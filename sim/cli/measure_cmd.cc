@@ -143,12 +143,15 @@ int run_native_cmd(NativeArgs& a) {
     const bool mis_ok = f.size() < 4 || (f[3].size() == 1 && f[3][0] >= '0' && f[3][0] <= '3');
     if (f.size() >= 4 && mis_ok) misalign = f[3][0] - '0';
     const bool service_ok = f.size() < 5 || f[4] == "full" || f[4] == "send-only";
-    if (!dest || !align || !copy || f.size() > 5 || !mis_ok || !service_ok)
+    const bool buf_ok = f.size() < 6 || (f[5].size() == 1 && f[5][0] >= '0' && f[5][0] <= '7');
+    if (!dest || !align || !copy || f.size() > 6 || !mis_ok || !service_ok || !buf_ok)
       throw UserError(fmt::format(
-          "--path '{}': expected DEST/ALIGN/COPY[/MISALIGN[/SERVICE]] (loopback|broadcast|wire|"
-          "self, none|copy-down|strict|copy-down-unsafe, m_copy|m_dup, 0-3, full|send-only)",
+          "--path '{}': expected DEST/ALIGN/COPY[/MISALIGN[/SERVICE[/BUFFER]]] (loopback|broadcast|"
+          "wire|self, none|copy-down|strict|copy-down-unsafe, m_copy|m_dup, 0-3, full|send-only, "
+          "0-7)",
           spec));
-    o.send_only = f.size() == 5 && f[4] == "send-only";
+    o.send_only = f.size() >= 5 && f[4] == "send-only";
+    o.buffer_misalign = f.size() == 6 ? f[5][0] - '0' : 0;
     o.dest = *dest;
     o.stack.align = *align;
     o.stack.loop_copy = *copy;
@@ -310,7 +313,9 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
                    "(instead of --dest/--align/--copy/--sockaddr-misalign), interleaved within\n"
                    "each repeat. SERVICE: full (default: the netisr, the receiver and transmit\n"
                    "completion run after each sendto) or send-only (transmit completion only:\n"
-                   "looped datagrams are dropped at the full netisr queue; the send side alone)")
+                   "looped datagrams are dropped at the full netisr queue; the send side alone).\n"
+                   "BUFFER: bytes past an 8-byte boundary of the sender's buffer, 0-7 (default 0:\n"
+                   "the payload is copied in from a misaligned address)")
       ->delimiter(',');
   native->add_flag("--split", a->opt.split,
                    "Also time each stack function (an extra, slower instrumented run)");

@@ -98,8 +98,8 @@ double apply_stat(Stat stat, std::vector<double> v) {
 namespace {
 
 // The keys that name a configuration, in this order.
-constexpr std::array<const char*, 6> kConfigKeys = {"payload", "dest",     "align",
-                                                    "copy",    "misalign", "service"};
+constexpr std::array<const char*, 7> kConfigKeys = {"payload",  "dest",    "align",          "copy",
+                                                    "misalign", "service", "buffer_misalign"};
 
 }  // namespace
 
@@ -169,6 +169,8 @@ const std::vector<std::pair<std::string, std::string>>& canonical_columns() {
       {"service",
        "what serves the host after each sendto() (native rows): full (the netisr, the receiver, "
        "transmit completion; the default) or send-only (transmit completion only)"},
+      {"buffer_misalign",
+       "bytes past an 8-byte boundary of the sender's buffer (native rows), 0-7; default 0"},
       {"repeat", "which repeat the row is (rows of one configuration are its repeats)"},
       {"fault", "non-empty: the run failed and the row is left out"},
   };
@@ -353,7 +355,7 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
                         "self, got '{}'",
                         where, shown("dest"), dest));
       p.keys["dest"] = dest;
-      for (const char* k : {"align", "copy", "misalign", "service"}) {
+      for (const char* k : {"align", "copy", "misalign", "service", "buffer_misalign"}) {
         if (!col.count(k)) continue;
         const std::string v = cell(k);
         if (v.empty()) throw InputError(fmt::format("{}: column '{}' is empty", where, shown(k)));
@@ -379,6 +381,13 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
         throw InputError(fmt::format("{}: column '{}': expected full or send-only, got '{}'", where,
                                      shown("service"), p.keys["service"]));
       if (p.keys.count("service") && p.keys["service"] == "full") p.keys.erase("service");
+      if (p.keys.count("buffer_misalign") &&
+          !std::set<std::string>{"0", "1", "2", "3", "4", "5", "6", "7"}.count(
+              p.keys["buffer_misalign"]))
+        throw InputError(fmt::format("{}: column '{}': expected 0..7, got '{}'", where,
+                                     shown("buffer_misalign"), p.keys["buffer_misalign"]));
+      if (p.keys.count("buffer_misalign") && p.keys["buffer_misalign"] == "0")
+        p.keys.erase("buffer_misalign");
 
       Repeat r;
       const double v = number(rate, shown(rate));
@@ -448,7 +457,9 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
 
 bool Split::trains(const Point& p) const {
   for (const auto& [key, values] : allow) {
-    const std::string v = p.key(key, key == "misalign" ? "0" : key == "service" ? "full" : "");
+    const std::string v = p.key(key, key == "misalign" || key == "buffer_misalign" ? "0"
+                                     : key == "service"                            ? "full"
+                                                                                   : "");
     if (values.count(v) == 0) return false;
   }
   return true;
@@ -554,6 +565,7 @@ struct PathOf {
   Dest dest;
   net::StackOptions so;
   workload::Service service = workload::Service::drained;
+  int buffer_misalign = 0;
 };
 
 PathOf path_of(const Point& p) {
@@ -566,6 +578,7 @@ PathOf path_of(const Point& p) {
   r.so.loop_copy = *copy;
   r.so.sockaddr_misalign = std::stoi(p.key("misalign", "0"));
   if (p.key("service", "full") == "send-only") r.service = workload::Service::send_only;
+  r.buffer_misalign = std::stoi(p.key("buffer_misalign", "0"));
   return r;
 }
 
@@ -583,9 +596,11 @@ void drive(const Point& p, double loop_cycles, int packets, Attributing& probe) 
   auto loop = std::make_unique<workload::TtcpLoop<Attributing>>(
       probe, workload::TtcpOptions{path.dest, path.service}, path.so);
   const auto& st = loop->stack();
-  std::vector<uint8_t> buf(static_cast<size_t>(std::max(p.payload(), 1)), 0x5a);
+  // Sent from `buffer_misalign` bytes past an 8-byte boundary, as measured.
+  const auto skip = static_cast<size_t>(path.buffer_misalign);
+  std::vector<uint8_t> buf(skip + static_cast<size_t>(std::max(p.payload(), 1)), 0x5a);
   OutsideLoop hooks{{}, probe, loop_cycles};
-  auto send = [&] { return loop->send(buf.data(), p.payload(), hooks).err; };
+  auto send = [&] { return loop->send(buf.data() + skip, p.payload(), hooks).err; };
   // Zones and queues in their steady state (with nothing serving the
   // netisr, its queue full).
   const int warmup =

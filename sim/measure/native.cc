@@ -49,6 +49,7 @@ report::Row native_row(const NativeOptions& opt, const NativeResult& r) {
             static_cast<int64_t>(r.drops[d]));
   row.set("fault", r.fault);
   row.set("service", std::string(opt.send_only ? "send-only" : "full"));
+  row.set("buffer_misalign", int64_t{opt.buffer_misalign});
   for (const auto& [name, ns] : r.stage_ns) row.set("stage_" + name + "_ns", ns);
   if (!r.stage_ns.empty()) row.set("split_ns_per_packet", r.split_ns_per_packet);
   return row;

@@ -31,6 +31,9 @@ struct NativeOptions {
   // Nothing serves the host after sendto() but transmit completion (no
   // netisr, no receiver): the send side alone (workload::Service::send_only).
   bool send_only = false;
+  // Bytes past an 8-byte boundary of the sender's buffer (0-7): sendto()
+  // then copies the payload in from a misaligned address.
+  int buffer_misalign = 0;
   bool split = false;  // also measure a per-stage time split (slower run)
 };
 

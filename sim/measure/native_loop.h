@@ -31,8 +31,12 @@ NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
       opt.stack);
   auto& st = loop.stack();
 
-  std::vector<uint8_t> buf(static_cast<size_t>(std::max(opt.payload, kSentinelLen)));
-  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(i * 7 + 1);
+  // The vector's storage is at least 8-byte aligned: the payload starts
+  // `buffer_misalign` bytes past it.
+  const auto skip = static_cast<size_t>(opt.buffer_misalign);
+  std::vector<uint8_t> storage(skip + static_cast<size_t>(std::max(opt.payload, kSentinelLen)));
+  uint8_t* const buf = storage.data() + skip;
+  for (size_t i = 0; i + skip < storage.size(); ++i) buf[i] = static_cast<uint8_t>(i * 7 + 1);
 
   NativeResult r;
   r.repeat = repeat;
@@ -41,7 +45,7 @@ NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
     int64_t* n;
     void retry() { ++*n; }
   } retries{{}, &r.enobufs_retries};
-  auto send = [&](int len) { return loop.send(buf.data(), len, retries).err; };
+  auto send = [&](int len) { return loop.send(buf, len, retries).err; };
 
   if (int err = send(kSentinelLen); err != 0) {
     r.fault = fmt::format("start sentinel failed: {}", std::strerror(err));
