@@ -14,7 +14,12 @@
 #                   the dest self fold (it holds out self's): without
 #                   them no training path tells the send side's costs from
 #                   the receive side's, and the wire fold relied on costs
-#                   the data did not determine;
+#                   the data did not determine; and loopback sent from a
+#                   buffer 2 bytes past an 8-byte boundary (the payload
+#                   copied in misaligned), training in every fold: without
+#                   it the only misaligned copy the m_dup fold saw was the
+#                   16-byte sockaddr, and m_dup's two misaligned copies of
+#                   the whole frame were priced from that;
 #   payloads        18 128 512 1400 train; 1 40 100 200 300 700 900 1300
 #                   1472 are held out on every path;
 #   folds           "payload": every path trains at the training payloads;
@@ -51,6 +56,7 @@ paths=loopback/none/m_copy,loopback/copy-down/m_copy,broadcast/none/m_copy,broad
 paths=$paths,broadcast/copy-down/m_copy,broadcast/copy-down/m_dup,wire/none/m_copy
 paths=$paths,wire/copy-down/m_copy,self/none/m_copy,self/copy-down/m_copy,loopback/none/m_copy/2
 paths=$paths,loopback/none/m_copy/0/send-only,self/none/m_copy/0/send-only
+paths=$paths,loopback/none/m_copy/0/full/2
 ktrain=18,1400,8000,32000,65000
 kpayloads=18,1400,8000,32000,65000,64,512,1000,4000,16000,24000,48000
 data=$here/data
