@@ -98,6 +98,24 @@ FetchPlan fetch_plan(const LinkedLayout& linked, FetchMode mode, int line_bytes)
     plan.entry[o] = static_cast<int32_t>(plan.routines.size());
     plan.routines.push_back(r);
   }
+  // Call sites: by routine, by owner in owner order, ascending.
+  for (FetchPlan::Routine& r : plan.routines) {
+    r.sites = static_cast<uint32_t>(plan.site_lists.size());
+    for (size_t o = 0; o < kOwnerCount; ++o) {
+      if (((r.calls >> o) & 1) == 0) continue;
+      FetchPlan::SiteList list;
+      list.first = static_cast<uint32_t>(plan.sites.size());
+      uint32_t body = 0;  // the step after the last call site seen
+      for (uint32_t j = 0; j < r.count; ++j) {
+        const int32_t call = plan.steps[r.first + j].call;
+        if (call < 0) continue;
+        if (call == static_cast<int32_t>(o)) plan.sites.push_back({j, body});
+        body = j + 1;
+      }
+      list.end = static_cast<uint32_t>(plan.sites.size());
+      plan.site_lists.push_back(list);
+    }
+  }
   // Segments: each routine's runs of ranges between call sites.
   for (const FetchPlan::Routine& r : plan.routines) {
     const uint32_t end = r.first + r.count;

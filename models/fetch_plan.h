@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -61,9 +62,52 @@ struct FetchPlan {
     bool slots = false;             // has call sites
     uint64_t calls = 0;             // bit o: has a call site of owner o
     bool complete = false;
+    // Its call sites by owner: site_lists[sites + k] for the k-th owner (in
+    // owner order) whose bit is set in `calls`.
+    uint32_t sites = 0;
+  };
+  // A call site: its step (from the routine's first) and, for a loop that
+  // comes round to it again, where that loop's body starts (the step after
+  // the call site before it, or 0).
+  struct Site {
+    uint32_t at = 0;
+    uint32_t body = 0;
   };
   std::vector<Step> steps;
   std::vector<Routine> routines;
+  // The call sites of one owner in one routine, ascending: [first, end) of
+  // `sites`. Tables derived from `steps` when the plan is built, so the
+  // fetcher finds a call site without scanning the routine.
+  struct SiteList {
+    uint32_t first = 0, end = 0;
+  };
+  std::vector<SiteList> site_lists;
+  std::vector<Site> sites;
+
+  // Where a thread of routine `r`, at step `pos`, goes when the event of
+  // `owner` comes: the owner's first call site at or after `pos` (`at`, from
+  // the routine's first step), fetching from `pos`; if none is ahead, a
+  // loop came round to an earlier call site, the nearest behind, and its
+  // body (from the step after the call site before it) runs again. `at` is
+  // -1 if the routine has no call site of `owner`.
+  struct Call {
+    int32_t at = -1;
+    uint32_t from = 0;
+  };
+  Call next_call(int32_t r, uint32_t pos, size_t owner) const {
+    const Routine& rt = routines[static_cast<size_t>(r)];
+    const uint64_t bit = uint64_t{1} << owner;
+    if ((rt.calls & bit) == 0) return {};  // most events: no site here
+    const SiteList& list =
+        site_lists[rt.sites + static_cast<uint32_t>(std::popcount(rt.calls & (bit - 1)))];
+    const Site* first = sites.data() + list.first;
+    const Site* end = sites.data() + list.end;
+    if (first == end) return {};  // (never: a set bit has a site)
+    const Site* s = first;
+    while (s != end && s->at < pos) ++s;
+    if (s != end) return {static_cast<int32_t>(s->at), pos};
+    return {static_cast<int32_t>(end[-1].at), end[-1].body};
+  }
   std::array<int32_t, kOwnerCount> entry{};  // owner -> routine; -1: runs nothing
   // The ranges of each segment, in order: what the fetcher hands out (a
   // FetchReplay's code table). Code only ever runs from a segment's start
@@ -144,24 +188,13 @@ class CodeFetcher {
 template <class F>
 int32_t CodeFetcher::to_call(size_t owner, F& fetch) {
   Frame& t = frames_[depth_ - 1];
-  const FetchPlan::Routine& rt = routine(t.routine);
-  if (((rt.calls >> owner) & 1) == 0) return -2;  // most events: no site here
-  const FetchPlan::Step* s = &plan_->steps[rt.first];
-  const auto o = static_cast<int32_t>(owner);
-  uint32_t j = t.pos, from = t.pos;
-  while (j < rt.count && s[j].call != o) ++j;
-  if (j == rt.count) {
-    // Not ahead: a loop came round to an earlier call site, the nearest
-    // behind. Its body is taken to start after the call site before it.
-    j = t.pos;
-    while (j > 0 && s[j - 1].call != o) --j;
-    if (j == 0) return -2;
-    from = --j;
-    while (from > 0 && s[from - 1].call < 0) --from;
-  }
-  run(t.routine, from, j, fetch);
+  const FetchPlan::Call c = plan_->next_call(t.routine, t.pos, owner);
+  if (c.at < 0) return -2;
+  const auto j = static_cast<uint32_t>(c.at);
+  run(t.routine, c.from, j, fetch);
   t.pos = j + 1;
-  return s[j].callee >= 0 ? s[j].callee : plan_->entry[owner];
+  const int32_t callee = plan_->steps[routine(t.routine).first + j].callee;
+  return callee >= 0 ? callee : plan_->entry[owner];
 }
 
 template <class F>

@@ -12,8 +12,8 @@
 // added in the same order, and the cache ends in the same state.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "models/icache.h"
@@ -37,16 +37,23 @@ class FetchReplay {
       for (const auto& [start, bytes] : code_[id]) cache_cycles += cache_.fetch(start, bytes);
       return;
     }
-    seq_.push_back(static_cast<uint32_t>(id));
-    hash_ = (hash_ ^ id) * 0x100000001b3ULL;
+    // One step down the tree of sequences: mostly the step taken last time.
+    const auto i = static_cast<uint32_t>(id);
+    Node& n = nodes_[at_];
+    if (n.last_id == i) {
+      at_ = n.last_child;
+    } else {
+      at_ = child(at_, i);
+    }
   }
   // Adds the stalls of the fetches since the last settle(), in order.
   void settle(double& cache_cycles) {
-    if (!seq_.empty()) run(cache_cycles);
+    if (at_ != 0) run(cache_cycles);
   }
 
   struct Counts {
     uint64_t replayed = 0, simulated = 0;  // sequences
+    uint64_t chained = 0;  // replays known to hold from the records run before (see run())
   };
   const Counts& counts() const { return counts_; }
 
@@ -54,26 +61,59 @@ class FetchReplay {
   struct Record {
     ICache::Transition t;
     std::vector<double> stalls;  // the non-zero stalls, in order
+    // Whole stalls (each below 2^20, fewer than 2^20 of them) sum exactly
+    // in any order: onto a whole running sum, `total` in one addition
+    // gives the same double as adding each in turn.
+    bool whole = false;
+    double total = 0;
+    uint64_t id = 0;   // unique among the records of this replay
+    uint64_t ran = 0;  // the run (counts_ order) it last did
+    // The records that ran between two of its runs, when it held at the
+    // second: the same ones again, with nothing else changing the cache,
+    // leave the cache holding it again (see run()).
+    std::vector<uint64_t> chain;
+    bool chain_ok = false;
   };
   struct Entry {
-    std::vector<uint32_t> seq;
     std::vector<Record> records;  // most recently used first
     uint64_t epoch = 0;           // the cache's epoch after the first record last ran
   };
-  static constexpr uint64_t kHashSeed = 0xcbf29ce484222325ULL;
+  // The sequences seen, as a tree: a node is the sequence of code ids on
+  // the path from the root (node 0, the empty sequence) to it.
+  struct Node {
+    uint32_t parent = 0, id = 0;
+    uint32_t last_id = ~uint32_t{0}, last_child = 0;      // the step taken last
+    std::vector<std::pair<uint32_t, uint32_t>> children;  // (id, node)
+    int32_t entry = -1;  // index in entries_: the sequence ran before
+  };
   static constexpr size_t kMaxEntries = 1024;
+  static constexpr size_t kMaxNodes = size_t{1} << 17;
   static constexpr size_t kMaxRecords = 4;
+
+  uint32_t child(uint32_t node, uint32_t id);
+  void forget();
 
   void run(double& cache_cycles);
   void simulate(Entry& e, double& cache_cycles);
+  // The last runs: which record each did (a fresh id for a change of the
+  // cache by anything else).
+  static constexpr uint64_t kHistory = 64;
+  bool chain_holds(const Record& r) const;
+  void note_chain(Record& r) const;
+  void ran(Record& r);
 
   ICache& cache_;
   const std::vector<CodeRanges>& code_;
   bool enabled_;
-  std::vector<uint32_t> seq_;
-  uint64_t hash_ = kHashSeed;
-  std::unordered_map<uint64_t, Entry> entries_;
+  std::vector<Node> nodes_ = std::vector<Node>(1);
+  uint32_t at_ = 0;  // the node of the fetches since the last settle
+  std::vector<Entry> entries_;
+  std::vector<uint32_t> seq_;  // scratch: a sequence to simulate
   Counts counts_;
+  std::array<uint64_t, kHistory> history_{};
+  uint64_t runs_ = 0;        // runs so far (replays and simulations)
+  uint64_t next_id_ = 1;     // the next record's id
+  uint64_t last_epoch_ = 0;  // the cache's epoch after the last run
 };
 
 }  // namespace simloop::models

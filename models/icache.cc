@@ -331,6 +331,36 @@ void ICache::end_journal(Transition& t) {
              stats_.l2_misses - journal_stats_.l2_misses,
              stats_.prefetches - journal_stats_.prefetches};
   t.misses = journal_misses_;
+  t.group = -1;
+  if (tally_ && tally_whole_ && !t.misses.empty()) {
+    // Every stall here is whole (tally() ends deferring at the first that
+    // is not): this transition's tally can be counted.
+    if (groups_.size() == kMaxGroups) {
+      flush_groups();
+      groups_.clear();
+      ++group_gen_;
+    }
+    t.group = static_cast<int32_t>(groups_.size());
+    t.group_gen = group_gen_;
+    groups_.push_back({t.misses, 0});
+  }
+}
+
+void ICache::add_group(const TallyGroup& g) {
+  const auto n = static_cast<double>(g.pending);
+  for (const auto& [slot, stall] : g.misses) {
+    auto& m = slot_tally_[slot];
+    m.misses += g.pending;
+    m.stall += stall * n;
+  }
+}
+
+void ICache::flush_groups() {
+  for (auto& g : groups_) {
+    if (g.pending == 0) continue;
+    add_group(g);
+    g.pending = 0;
+  }
 }
 
 bool ICache::holds(Transition& t) const {
@@ -368,17 +398,35 @@ void ICache::replay(const Transition& t) {
   stats_.l2_hits += t.stats.l2_hits;
   stats_.l2_misses += t.stats.l2_misses;
   stats_.prefetches += t.stats.prefetches;
-  if (tally_)
+  if (tally_) {
+    if (t.group >= 0 && t.group_gen == group_gen_ && tally_whole_) {
+      TallyGroup& g = groups_[static_cast<size_t>(t.group)];
+      if (++g.pending == kMaxPending) {
+        add_group(g);
+        g.pending = 0;
+      }
+      return;
+    }
     for (const auto& [slot, stall] : t.misses) {
       auto& m = slot_tally_[slot];
       ++m.misses;
       m.stall += stall;
     }
+  }
 }
 
 std::unordered_map<uint64_t, ICache::LineMisses> ICache::line_misses() const {
+  std::vector<LineMisses> t = slot_tally_;
+  for (const auto& g : groups_) {
+    if (g.pending == 0) continue;
+    const auto n = static_cast<double>(g.pending);
+    for (const auto& [slot, stall] : g.misses) {
+      t[slot].misses += g.pending;
+      t[slot].stall += stall * n;
+    }
+  }
   std::unordered_map<uint64_t, LineMisses> out;
-  for (size_t i = 0; i < slot_line_.size(); ++i) out[slot_line_[i]] = slot_tally_[i];
+  for (size_t i = 0; i < slot_line_.size(); ++i) out[slot_line_[i]] = t[i];
   return out;
 }
 

@@ -123,6 +123,10 @@ class ICache {
     // With tally_lines(): each demand miss, as (the line's tally slot,
     // stall), in order. A replay then costs two additions per miss.
     std::vector<std::pair<uint32_t, double>> misses;
+    // While every stall tallied is a whole number of cycles, a replay's
+    // tally is counted, not added: its misses, one tally group.
+    int32_t group = -1;
+    uint32_t group_gen = 0;
     bool changes() const { return !changed.empty(); }
   };
   // Between begin_journal() and end_journal(t) the cache notes every set
@@ -208,7 +212,31 @@ class ICache {
   std::unordered_map<uint64_t, uint32_t> slot_of_;
   std::vector<uint64_t> slot_line_;
   std::vector<LineMisses> slot_tally_;
+  // Deferred tallies. A sum of whole numbers (each below 2^20, the sums far
+  // below 2^53) is exact in any order, so while every stall tallied is one
+  // (tally_whole_), a replayed transition only counts how often it ran
+  // (its group's `pending`) and line_misses() adds count x stall: the same
+  // doubles as adding each miss in turn. The first stall that is not a
+  // whole number adds every pending count first and ends deferring.
+  struct TallyGroup {
+    std::vector<std::pair<uint32_t, double>> misses;
+    uint64_t pending = 0;
+  };
+  static constexpr size_t kMaxGroups = 4096;
+  static constexpr uint64_t kMaxPending = uint64_t{1} << 20;
+  std::vector<TallyGroup> groups_;
+  uint32_t group_gen_ = 0;  // a transition's group is valid only in its generation
+  bool tally_whole_ = true;
+  static bool whole(double s) {
+    return s >= 0 && s < 1048576.0 && s == static_cast<double>(static_cast<int64_t>(s));
+  }
+  void add_group(const TallyGroup& g);
+  void flush_groups();
   void tally(uint64_t line, double stall) {
+    if (tally_whole_ && !whole(stall)) {
+      flush_groups();
+      tally_whole_ = false;
+    }
     auto [it, fresh] = slot_of_.try_emplace(line, static_cast<uint32_t>(slot_line_.size()));
     if (fresh) {
       slot_line_.push_back(line);

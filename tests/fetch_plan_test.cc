@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <sstream>
 
 #include "models/cycle_account.h"
@@ -218,6 +219,72 @@ TEST(FetchPlan, CycleAccountChargesTheStallsOfEnterAndLeave) {
   EXPECT_DOUBLE_EQ(acct.pending()[static_cast<size_t>(Stage::cache)], 200);
   acct.leave(net::Fn::udp_output);  // its second line: one more miss
   EXPECT_DOUBLE_EQ(acct.pending()[static_cast<size_t>(Stage::cache)], 300);
+}
+
+// The call-site tables the fetcher uses (FetchPlan::next_call) against the
+// straightforward search over a routine's steps, for every routine, step
+// and owner of random plans: routines with many call sites, the same owner
+// called from several, call sites next to each other and at either end.
+TEST(FetchPlan, CallSiteTablesAgreeWithSearchingTheSteps) {
+  // The search the tables stand for: the owner's first call site at or after
+  // `pos`; else the nearest behind, its body from the step after the call
+  // site (of any owner) before it.
+  auto search = [](const FetchPlan& plan, int32_t r, uint32_t pos, size_t owner) {
+    const FetchPlan::Routine& rt = plan.routines[static_cast<size_t>(r)];
+    const FetchPlan::Step* s = &plan.steps[rt.first];
+    const auto o = static_cast<int32_t>(owner);
+    uint32_t j = pos, from = pos;
+    while (j < rt.count && s[j].call != o) ++j;
+    if (j == rt.count) {
+      j = pos;
+      while (j > 0 && s[j - 1].call != o) --j;
+      if (j == 0) return FetchPlan::Call{};
+      from = --j;
+      while (from > 0 && s[from - 1].call < 0) --from;
+    }
+    return FetchPlan::Call{static_cast<int32_t>(j), from};
+  };
+  const auto& owners = layout_owners();
+  std::mt19937_64 rng(20261205);
+  uint64_t found = 0, behind = 0;
+  for (int round = 0; round < 200; ++round) {
+    LinkedLayout l;
+    // A few owners called often, so one routine has several sites of each.
+    std::vector<size_t> callees;
+    for (int k = 0, n = 1 + static_cast<int>(rng() % 6); k < n; ++k)
+      callees.push_back(rng() % owners.size());
+    for (size_t o = 0; o < owners.size(); ++o) {
+      if (rng() % 3 == 0) continue;
+      Routine r;
+      r.owner = owners[o];
+      r.complete = rng() % 2 == 0;
+      for (int k = 0, n = static_cast<int>(rng() % 24); k < n; ++k) {
+        if (rng() % 2 == 0)
+          r.steps.push_back({0, 0, static_cast<int>(callees[rng() % callees.size()]), -1});
+        else
+          r.steps.push_back({0x100000 + (rng() % 0x4000), 1 + rng() % 200, -1, -1});
+      }
+      l.entry[owners[o]] = static_cast<int>(l.routines.size());
+      l.routines.push_back(r);
+    }
+    const FetchPlan plan = fetch_plan(l, FetchMode::call_sites, 64);
+    for (size_t r = 0; r < plan.routines.size(); ++r)
+      for (uint32_t pos = 0; pos <= plan.routines[r].count; ++pos)
+        for (size_t o = 0; o < kOwnerCount; ++o) {
+          const auto want = search(plan, static_cast<int32_t>(r), pos, o);
+          const auto got = plan.next_call(static_cast<int32_t>(r), pos, o);
+          ASSERT_EQ(got.at, want.at)
+              << "round " << round << " routine " << r << " pos " << pos << " owner " << owners[o];
+          if (want.at < 0) continue;
+          ASSERT_EQ(got.from, want.from)
+              << "round " << round << " routine " << r << " pos " << pos << " owner " << owners[o];
+          ++found;
+          if (static_cast<uint32_t>(want.at) < pos) ++behind;
+        }
+  }
+  // Both ways of finding a site were exercised, many times.
+  EXPECT_GT(found, 10000u);
+  EXPECT_GT(behind, 1000u);
 }
 
 TEST(LayoutCalls, OrderAndCallSitesMakeTheOwnersRoutine) {

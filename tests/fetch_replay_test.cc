@@ -35,6 +35,11 @@ Scenario random_scenario(std::mt19937_64& rng) {
   s.cfg.l2_exclusive = rng() % 2 == 0;
   s.cfg.l2_hit_cycles = 11.3;
   s.cfg.memory_cycles = 150.1;
+  // Whole stalls too, each way (the replay then counts tallies instead of
+  // adding them), and mixed: whole ones first, a fraction later.
+  if (rng() % 2 == 0) s.cfg.l2_hit_cycles = 11;
+  if (rng() % 2 == 0) s.cfg.memory_cycles = 150;
+  if (rng() % 2 == 0) s.cfg.l1_refill_cycles = static_cast<double>(rng() % 3) * 9;
   const int codes = 12 + static_cast<int>(rng() % 20);
   for (int c = 0; c < codes; ++c) {
     CodeRanges r;
@@ -51,12 +56,28 @@ Scenario random_scenario(std::mt19937_64& rng) {
   return s;
 }
 
+// The misses by line (what the per-function report is made of): the same
+// counts and the same stall sums, bit for bit.
+void expect_same_tallies(const ICache& plain, const ICache& memo) {
+  const auto x = plain.line_misses();
+  const auto y = memo.line_misses();
+  EXPECT_EQ(x.size(), y.size());
+  for (const auto& [line, m] : x) {
+    const auto it = y.find(line);
+    ASSERT_NE(it, y.end()) << "line " << line;
+    EXPECT_EQ(m.misses, it->second.misses) << "line " << line;
+    EXPECT_EQ(m.stall, it->second.stall) << "line " << line;
+  }
+}
+
 TEST(FetchReplay, MatchesSimulatingEveryFetchBitForBit) {
   std::mt19937_64 rng(20261203);
-  uint64_t replayed = 0, simulated = 0;
+  uint64_t replayed = 0, simulated = 0, chained = 0;
   for (int round = 0; round < 60; ++round) {
     const Scenario s = random_scenario(rng);
     ICache plain(s.cfg), memo(s.cfg);
+    plain.tally_lines(true);
+    memo.tally_lines(true);
     FetchReplay direct(plain, s.code, false), replay(memo, s.code, true);
     double a = 0, b = 0;
     for (int packet = 0; packet < 400; ++packet) {
@@ -85,11 +106,15 @@ TEST(FetchReplay, MatchesSimulatingEveryFetchBitForBit) {
           EXPECT_EQ(plain.in_l1(addr), memo.in_l1(addr));
           EXPECT_EQ(plain.in_l2(addr), memo.in_l2(addr));
         }
+    expect_same_tallies(plain, memo);
     replayed += replay.counts().replayed;
     simulated += replay.counts().simulated;
+    chained += replay.counts().chained;
   }
   // And it did replay (most of the time): otherwise this test shows nothing.
   EXPECT_GT(replayed, 2 * simulated);
+  // Some replays were known to hold from the records run before them.
+  EXPECT_GT(chained, 100u);
 }
 
 // A sequence that thrashes (three lines in one direct-mapped set) never
@@ -185,6 +210,8 @@ TEST(FetchReplay, MatchesSimulatingEveryStepOfTheFetchModel) {
       std::vector<std::vector<Event>> packets;
       for (int p = 0; p < 4; ++p) packets.push_back(random_packet(rng));
       ICache plain(cfg), memo(cfg);
+      plain.tally_lines(true);
+      memo.tally_lines(true);
       FetchReplay direct(plain, steps, false), replay(memo, steps, true);
       CodeFetcher fa, fb;
       fa.attach(&plan);
@@ -228,6 +255,7 @@ TEST(FetchReplay, MatchesSimulatingEveryStepOfTheFetchModel) {
             EXPECT_EQ(plain.in_l1(addr), memo.in_l1(addr));
             EXPECT_EQ(plain.in_l2(addr), memo.in_l2(addr));
           }
+      expect_same_tallies(plain, memo);
       replayed += replay.counts().replayed;
       simulated += replay.counts().simulated;
     }
