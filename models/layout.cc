@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "config/yaml_input.h"
+#include "models/code.h"
 #include "net/probe.h"
 
 namespace simloop::models {
@@ -171,10 +172,7 @@ ObjectFile& find_object(Layout& l, const std::string& name) {
 const std::vector<std::string>& layout_owners() {
   static const std::vector<std::string> owners = [] {
     std::vector<std::string> v;
-    for (size_t i = 0; i < net::kFnCount; ++i)
-      v.emplace_back(net::fn_name(static_cast<net::Fn>(i)));
-    v.insert(v.end(), {"syscall_entry", "syscall_exit", "user_loop", "header_access", "cksum",
-                       "mbuf_alloc", "mbuf_free", "copy"});
+    for (size_t i = 0; i < kCodeCount; ++i) v.emplace_back(owner_name(i));
     return v;
   }();
   return owners;
