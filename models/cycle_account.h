@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "models/code.h"
 #include "models/costs.h"
 #include "models/fetch_plan.h"
 #include "models/fetch_replay.h"
@@ -61,21 +62,6 @@ struct CycleListener {
 // handler. Transmit completion is charged to the driver or the interrupt.
 enum class Context : uint8_t { thread, interrupt };
 
-// Code that runs for a packet: the stack's functions, then the code around
-// them (the order of models/layout.h's layout_owners()).
-// Helpers (header access, checksum, buffer allocation and free, bulk copy)
-// run at their own probe events, wherever in the stack those come.
-enum class Code : uint8_t {
-  syscall_entry = net::kFnCount,
-  syscall_exit,
-  user_loop,
-  header_access,
-  cksum,
-  mbuf_alloc,
-  mbuf_free,
-  copy
-};
-inline constexpr size_t kCodeCount = net::kFnCount + 8;
 static_assert(kCodeCount == kOwnerCount && static_cast<size_t>(Code::user_loop) == kUserLoopOwner);
 // For each piece of code (kCodeCount of them), the address ranges of its
 // hot instructions.

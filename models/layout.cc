@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "config/yaml_input.h"
+#include "models/code.h"
 #include "net/probe.h"
 
 namespace simloop::models {
@@ -25,28 +26,14 @@ uint64_t align_up(uint64_t v, uint64_t align) {
   return align <= 1 ? v : (v + align - 1) / align * align;
 }
 
-// Position of a YAML node, for file:line:col messages.
-struct Loc {
-  std::string file;
-  int line = 0, col = 0;
-};
-
-Loc loc_of(const std::string& file, const YAML::Node& n) {
-  const auto m = n.Mark();
-  return {file, m.line + 1, m.column + 1};
-}
+// Where a node is, and the one shape of a message about it (sim/config's,
+// shared with the experiment and sweep readers).
+using Loc = config::YamlLoc;
+constexpr auto loc_of = config::yaml_loc;
+constexpr auto shown = config::yaml_shape;
 
 [[noreturn]] void fail(const Loc& loc, const std::string& key, const std::string& msg) {
-  throw LayoutError(fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col,
-                                key.empty() ? "layout" : config::printable(key, 120),
-                                config::printable(msg, 1000)));
-}
-
-std::string shown(const YAML::Node& n) {
-  if (n.IsScalar()) return fmt::format("'{}'", config::printable(n.Scalar()));
-  if (n.IsMap()) return "a map";
-  if (n.IsSequence()) return "a list";
-  return "nothing";
+  throw LayoutError(config::located(loc, key.empty() ? "layout" : key, msg));
 }
 
 uint64_t parse_u64(const YAML::Node& n, const Loc& loc, const std::string& key) {
@@ -185,10 +172,7 @@ ObjectFile& find_object(Layout& l, const std::string& name) {
 const std::vector<std::string>& layout_owners() {
   static const std::vector<std::string> owners = [] {
     std::vector<std::string> v;
-    for (size_t i = 0; i < net::kFnCount; ++i)
-      v.emplace_back(net::fn_name(static_cast<net::Fn>(i)));
-    v.insert(v.end(), {"syscall_entry", "syscall_exit", "user_loop", "header_access", "cksum",
-                       "mbuf_alloc", "mbuf_free", "copy"});
+    for (size_t i = 0; i < kCodeCount; ++i) v.emplace_back(owner_name(i));
     return v;
   }();
   return owners;

@@ -47,9 +47,8 @@ struct LayoutError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Every valid owner: the net::fn_name() of each net::Fn, in enum order, then
-// "syscall_entry", "syscall_exit", "user_loop", and the helpers
-// "header_access", "cksum", "mbuf_alloc", "mbuf_free", "copy".
+// Every valid owner, by index: the net::fn_name() of each net::Fn, in enum
+// order, then the code around them (models::Code, models/code.h).
 const std::vector<std::string>& layout_owners();
 bool is_layout_owner(std::string_view owner);
 

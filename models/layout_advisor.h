@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "models/code.h"
 #include "models/costs.h"
 #include "models/cycle_account.h"
 #include "models/icache.h"

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "models/code.h"
 #include "models/cycle_account.h"
 #include "models/icache.h"
 #include "net/probe.h"
@@ -202,6 +203,15 @@ TEST(LayoutOwners, AreTheProbeFunctionsTheCodeAroundThemAndTheHelpers) {
   EXPECT_TRUE(is_layout_owner("user_loop"));
   EXPECT_TRUE(is_layout_owner("nic_txeof"));
   EXPECT_FALSE(is_layout_owner("tcp_output"));
+  // One list: every piece of code is the owner of its own name, in order.
+  ASSERT_EQ(o.size(), kCodeCount);
+  for (size_t i = 0; i < kCodeCount; ++i) EXPECT_EQ(o[i], owner_name(i)) << i;
+  EXPECT_EQ(o[static_cast<size_t>(Code::syscall_entry)], "syscall_entry");
+  EXPECT_EQ(o[static_cast<size_t>(Code::user_loop)], "user_loop");
+  EXPECT_EQ(o[static_cast<size_t>(Code::copy)], "copy");
+  EXPECT_EQ(o.back(), "copy");
+  static_assert(code_name(Code::mbuf_free) == "mbuf_free");
+  static_assert(static_cast<size_t>(Code::syscall_entry) == net::kFnCount);
 }
 
 // YAML files written on the fly, so each error's line and column are known.

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -15,8 +14,9 @@
 
 #include "cli/commands.h"
 #include "config/experiment.h"
-#include "models/layout_advisor.h"
+#include "models/layout_advice.h"
 #include "net/inet.h"
+#include "report/table.h"
 
 namespace simloop::cli {
 
@@ -52,10 +52,6 @@ models::PathSpec path_spec(const config::Experiment& x) {
   return s;
 }
 
-double kpps(double clock_hz, double cycles) {
-  return cycles > 0 ? clock_hz / cycles / 1e3 : 0;
-}
-
 std::string conflict_table(const std::vector<models::SetConflict>& conflicts, int top, int assoc) {
   if (conflicts.empty()) return "  no L1 set holds more hot lines than it has ways\n";
   std::string out = fmt::format(
@@ -82,6 +78,7 @@ std::string conflict_table(const std::vector<models::SetConflict>& conflicts, in
 }
 
 nlohmann::json to_json(const models::Evaluation& e, double clock_hz, double cycles) {
+  using models::kpps;
   nlohmann::json conflicts = nlohmann::json::array();
   for (const auto& sc : e.conflicts) {
     nlohmann::json lines = nlohmann::json::array();
@@ -101,75 +98,48 @@ nlohmann::json to_json(const models::Evaluation& e, double clock_hz, double cycl
           {"conflicts", conflicts}};
 }
 
-int layout_cmd(const LayoutArgs& a) {
-  fs::path file = a.file;
-  if (file.empty()) file = tree_file(kDefaultExperiment);
-  config::Experiment x;
-  try {
-    x = config::load_experiment(file, a.sets);
-  } catch (const config::ConfigError& e) {
-    throw UserError(e.what(), 2);
+// The experiment keys that make the experiment link the recommendation, if
+// it can say it with its layout.* keys: checked by loading the experiment
+// with them and comparing code maps. Empty if it cannot.
+std::vector<std::string> experiment_keys(const models::SearchResult& r,
+                                         const models::LinkedLayout& user,
+                                         const config::Experiment& x, const fs::path& file,
+                                         const LayoutArgs& a) {
+  std::vector<std::string> keys;
+  const auto& lo = x.layout;
+  const bool same_pad = r.padding.object == lo.pad_object && lo.pad_offset < 0;
+  if (!a.layout_file.empty() ||
+      !(r.padding.bytes == 0 || lo.pad_object.empty() || lo.pad_bytes == 0 || same_pad))
+    return keys;
+  keys.push_back(fmt::format("layout.order={}", fmt::join(r.order, ",")));
+  if (!lo.move_to_end.empty()) keys.push_back("layout.move_to_end=\"\"");
+  if (r.padding.bytes > 0) {
+    keys.push_back("layout.pad_object=" + r.padding.object);
+    keys.push_back(
+        fmt::format("layout.pad_bytes={}", r.padding.bytes + (same_pad ? lo.pad_bytes : 0)));
   }
+  std::vector<std::string> all = a.sets;
+  all.insert(all.end(), keys.begin(), keys.end());
+  bool same = false;
+  try {
+    const config::Experiment y = config::load_experiment(file, all);
+    same =
+        y.code && models::code_map(*y.code) == models::code_map(models::link_with(r.layout, user));
+  } catch (const config::ConfigError& e) {
+    spdlog::debug("checking the recommended keys: {}", e.what());
+  }
+  if (!same) keys.clear();
+  return keys;
+}
+
+// Prints the advice (and writes it as JSON with -o).
+void print_advice(const models::Advice& adv, const config::Experiment& x, const fs::path& file,
+                  const std::string& source, const LayoutArgs& a,
+                  const models::LinkedLayout& user) {
+  using models::kpps;
   const models::ICacheConfig& cache = x.icache;
-  if (!a.layout_file.empty() && !a.nm_file.empty())
-    throw UserError("give --layout or --nm, not both");
-  if (!a.nm_file.empty() && a.owners_file.empty()) throw UserError("--nm needs --owners");
-
-  // The layout: from nm (report only), a YAML file, or the experiment.
-  std::optional<models::Layout> kernel;
-  models::LinkedLayout user, input;
-  std::string source;
-  try {
-    if (!x.layout.user.empty())
-      user = models::link(models::load_layout_yaml(config::find_layout(x.source, x.layout.user)));
-    if (!a.nm_file.empty()) {
-      std::ifstream in(a.nm_file);
-      if (!in) throw UserError(fmt::format("{}: cannot read the file", a.nm_file));
-      input = models::layout_from_nm(in, read_owners(a.owners_file), a.hot_fraction);
-      source = fmt::format("nm output {} (owners {})", a.nm_file, a.owners_file);
-    } else {
-      if (!a.layout_file.empty()) {
-        kernel = models::load_layout_yaml(a.layout_file);
-        source = a.layout_file;
-      } else {
-        if (x.layout.kernel.empty())
-          throw UserError(
-              fmt::format("{}: no layout.kernel; give one, or --layout/--nm", file.string()));
-        kernel = config::transform_layout(
-            models::load_layout_yaml(config::find_layout(x.source, x.layout.kernel)), x.layout);
-        source = fmt::format("{} (layout.kernel {} with the experiment's layout.* keys)",
-                             file.string(), x.layout.kernel);
-      }
-      input = models::link_with(*kernel, user);
-      if (a.layout_file.empty() && x.code && models::code_map(*x.code) != models::code_map(input))
-        spdlog::warn(
-            "the experiment links its layout differently ({}); advising on the layout without it",
-            x.perturbation.empty() ? "unknown transform" : "link perturbation: " + x.perturbation);
-    }
-  } catch (const models::LayoutError& e) {
-    throw UserError(e.what(), 2);
-  } catch (const config::ConfigError& e) {
-    throw UserError(e.what(), 2);
-  }
-
-  // The path, then its interrupt spacing at the rate the stalls leave.
-  models::PathSpec spec = path_spec(x);
-  models::PathTrace trace = models::record_path(spec);
-  models::EvalOptions detail;
-  detail.detail = true;
-  detail.fetch = x.fetch;
-  models::Evaluation before = models::evaluate(input, cache, trace, detail);
-  if (trace.packets_per_interrupt > 0 && x.interrupts.moderation_interval_s > 0) {
-    const int ppi = std::max(
-        1,
-        static_cast<int>(std::lround(x.interrupts.moderation_interval_s * x.machine.clock_hz /
-                                     (trace.cycles_per_packet + before.stall_cycles_per_packet))));
-    if (ppi != trace.packets_per_interrupt) {
-      spec.packets_per_interrupt = ppi;
-      trace = models::record_path(spec);
-      before = models::evaluate(input, cache, trace, detail);
-    }
-  }
+  const models::PathTrace& trace = adv.trace;
+  const models::Evaluation& before = adv.before;
   const double hz = x.machine.clock_hz;
   const double cpp = trace.cycles_per_packet;
   const std::string includes =
@@ -218,16 +188,11 @@ int layout_cmd(const LayoutArgs& a) {
                       {"kpps_includes", includes},
                       {"before", to_json(before, hz, cpp)}};
 
-  if (!kernel || a.no_search) {
-    if (!kernel) std::cout << "\nno search: nm output does not say which object a symbol is in\n";
+  if (!adv.result) {
+    if (!a.nm_file.empty())
+      std::cout << "\nno search: nm output does not say which object a symbol is in\n";
   } else {
-    models::SearchOptions so;
-    so.budget_s = a.budget_s;
-    so.max_evaluations = a.max_evals;
-    so.seed = a.seed;
-    so.max_pad = a.max_pad;
-    so.fetch = x.fetch;
-    const models::SearchResult r = models::search_layout(*kernel, user, cache, trace, so);
+    const models::SearchResult& r = *adv.result;
     const double k0 = kpps(hz, cpp + r.before.stall_cycles_per_packet);
     const double k1 = kpps(hz, cpp + r.after.stall_cycles_per_packet);
     std::cout << fmt::format(
@@ -235,29 +200,8 @@ int layout_cmd(const LayoutArgs& a) {
         r.stopped_by_time ? "stopped by the time budget: may differ on a faster machine"
                           : "deterministic",
         r.after.l1_misses_per_packet == 0 ? ", no misses left" : "");
-    // The objects that moved: those outside a longest run kept in the old
-    // relative order.
-    std::vector<size_t> old_pos;
-    for (const auto& name : r.order)
-      for (size_t i = 0; i < kernel->objects.size(); ++i)
-        if (kernel->objects[i].name == name) old_pos.push_back(i);
-    std::vector<size_t> len(old_pos.size(), 1), prev(old_pos.size(), SIZE_MAX);
-    size_t best = 0;
-    for (size_t i = 0; i < old_pos.size(); ++i) {
-      for (size_t k = 0; k < i; ++k)
-        if (old_pos[k] < old_pos[i] && len[k] + 1 > len[i]) {
-          len[i] = len[k] + 1;
-          prev[i] = k;
-        }
-      if (len[i] > len[best]) best = i;
-    }
-    std::vector<bool> kept(old_pos.size(), false);
-    for (size_t i = best; !old_pos.empty() && i != SIZE_MAX; i = prev[i]) kept[i] = true;
-    std::vector<std::string> moved;
-    for (size_t i = 0; i < r.order.size(); ++i)
-      if (!kept[i]) moved.push_back(r.order[i]);
-    const bool changed = !moved.empty() || r.padding.bytes > 0;
-    if (!changed) {
+    const auto& moved = adv.moved;
+    if (!adv.changed) {
       std::cout
           << "recommendation: keep the layout (no order or padding found with fewer misses)\n";
     } else {
@@ -276,43 +220,19 @@ int layout_cmd(const LayoutArgs& a) {
     std::cout << fmt::format("predicted rate: {:.1f} -> {:.1f} kpps ({:+.1f} kpps, {:+.2f} %)\n",
                              k0, k1, k1 - k0, k0 > 0 ? 100 * (k1 - k0) / k0 : 0);
     std::cout << fmt::format("  kpps = clock / cycles per packet; includes {}\n", includes);
-    if (changed && !r.after.conflicts.empty())
+    if (adv.changed && !r.after.conflicts.empty())
       std::cout << "colliding L1 sets left:\n"
                 << conflict_table(r.after.conflicts, a.top, cache.l1.assoc);
 
-    // The keys that make the experiment link the recommendation, if they can.
-    std::vector<std::string> keys;
-    const auto& lo = x.layout;
-    const bool same_pad = r.padding.object == lo.pad_object && lo.pad_offset < 0;
-    if (changed && a.layout_file.empty() &&
-        (r.padding.bytes == 0 || lo.pad_object.empty() || lo.pad_bytes == 0 || same_pad)) {
-      keys.push_back(fmt::format("layout.order={}", fmt::join(r.order, ",")));
-      if (!lo.move_to_end.empty()) keys.push_back("layout.move_to_end=\"\"");
-      if (r.padding.bytes > 0) {
-        keys.push_back("layout.pad_object=" + r.padding.object);
-        keys.push_back(
-            fmt::format("layout.pad_bytes={}", r.padding.bytes + (same_pad ? lo.pad_bytes : 0)));
-      }
-      std::vector<std::string> all = a.sets;
-      all.insert(all.end(), keys.begin(), keys.end());
-      bool same = false;
-      try {
-        const config::Experiment y = config::load_experiment(file, all);
-        same = y.code &&
-               models::code_map(*y.code) == models::code_map(models::link_with(r.layout, user));
-      } catch (const config::ConfigError& e) {
-        spdlog::debug("checking the recommended keys: {}", e.what());
-      }
-      if (same) {
-        std::cout << fmt::format("to simulate it: simloop run {}", file.string());
-        for (const auto& k : keys) std::cout << fmt::format(" --set '{}'", k);
-        std::cout << "\n";
-      } else {
-        keys.clear();
-      }
+    const std::vector<std::string> keys =
+        adv.changed ? experiment_keys(r, user, x, file, a) : std::vector<std::string>{};
+    if (!keys.empty()) {
+      std::cout << fmt::format("to simulate it: simloop run {}", file.string());
+      for (const auto& k : keys) std::cout << fmt::format(" --set '{}'", k);
+      std::cout << "\n";
     }
     nlohmann::json rec = {{"order", r.order},       {"moved", moved},
-                          {"changed", changed},     {"evaluations", r.evaluations},
+                          {"changed", adv.changed}, {"evaluations", r.evaluations},
                           {"seed", a.seed},         {"stopped_by_time", r.stopped_by_time},
                           {"experiment_keys", keys}};
     rec["padding"] = r.padding.bytes > 0
@@ -323,11 +243,87 @@ int layout_cmd(const LayoutArgs& a) {
     j["gain_kpps"] = k1 - k0;
   }
   if (!a.json_out.empty()) {
-    std::ofstream out(a.json_out);
-    if (!out) throw UserError(fmt::format("{}: cannot write the file", a.json_out), 1);
-    out << j.dump(2) << "\n";
+    try {
+      report::write_file_atomic(a.json_out, j.dump(2) + "\n");
+    } catch (const std::exception& e) {
+      throw UserError(e.what(), 1);
+    }
     std::cout << fmt::format("wrote {}\n", a.json_out);
   }
+}
+
+// The layouts advised on: from nm (report only), a YAML file, or the
+// experiment; with the user layout linked beside.
+struct Layouts {
+  std::optional<models::Layout> kernel;  // none from nm
+  models::LinkedLayout user, input;
+  std::string source;  // what the report calls it
+};
+
+Layouts load_layouts(const config::Experiment& x, const fs::path& file, const LayoutArgs& a) {
+  Layouts l;
+  try {
+    if (!x.layout.user.empty())
+      l.user = models::link(models::load_layout_yaml(config::find_layout(x.source, x.layout.user)));
+    if (!a.nm_file.empty()) {
+      std::ifstream in(a.nm_file);
+      if (!in) throw UserError(fmt::format("{}: cannot read the file", a.nm_file));
+      l.input = models::layout_from_nm(in, read_owners(a.owners_file), a.hot_fraction);
+      l.source = fmt::format("nm output {} (owners {})", a.nm_file, a.owners_file);
+      return l;
+    }
+    if (!a.layout_file.empty()) {
+      l.kernel = models::load_layout_yaml(a.layout_file);
+      l.source = a.layout_file;
+    } else {
+      if (x.layout.kernel.empty())
+        throw UserError(
+            fmt::format("{}: no layout.kernel; give one, or --layout/--nm", file.string()));
+      l.kernel = config::transform_layout(
+          models::load_layout_yaml(config::find_layout(x.source, x.layout.kernel)), x.layout);
+      l.source = fmt::format("{} (layout.kernel {} with the experiment's layout.* keys)",
+                             file.string(), x.layout.kernel);
+    }
+    l.input = models::link_with(*l.kernel, l.user);
+    if (a.layout_file.empty() && x.code && models::code_map(*x.code) != models::code_map(l.input))
+      spdlog::warn(
+          "the experiment links its layout differently ({}); advising on the layout without it",
+          x.perturbation.empty() ? "unknown transform" : "link perturbation: " + x.perturbation);
+  } catch (const models::LayoutError& e) {
+    throw UserError(e.what(), 2);
+  } catch (const config::ConfigError& e) {
+    throw UserError(e.what(), 2);
+  }
+  return l;
+}
+
+int layout_cmd(const LayoutArgs& a) {
+  fs::path file = a.file;
+  if (file.empty()) file = tree_file(kDefaultExperiment);
+  config::Experiment x;
+  try {
+    x = config::load_experiment(file, a.sets);
+  } catch (const config::ConfigError& e) {
+    throw UserError(e.what(), 2);
+  }
+  if (!a.layout_file.empty() && !a.nm_file.empty())
+    throw UserError("give --layout or --nm, not both");
+  if (!a.nm_file.empty() && a.owners_file.empty()) throw UserError("--nm needs --owners");
+  Layouts l = load_layouts(x, file, a);
+
+  models::AdviceRequest req;
+  req.path = path_spec(x);
+  req.cache = x.icache;
+  req.fetch = x.fetch;
+  req.input = std::move(l.input);
+  req.kernel = std::move(l.kernel);
+  req.user = l.user;
+  req.search = !a.no_search;
+  req.search_options.budget_s = a.budget_s;
+  req.search_options.max_evaluations = a.max_evals;
+  req.search_options.seed = a.seed;
+  req.search_options.max_pad = a.max_pad;
+  print_advice(models::advise_layout(req), x, file, l.source, a, l.user);
   return 0;
 }
 

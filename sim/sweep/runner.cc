@@ -1,21 +1,18 @@
 #include "sweep/runner.h"
 
 #include <fmt/format.h>
-#include <poll.h>
 #include <spdlog/spdlog.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <map>
 
 #include "engine/simulation.h"
+#include "proc/process_pool.h"
 #include "report/table.h"
 
 namespace simloop::sweep {
@@ -62,37 +59,8 @@ json identity_of(json config) {
   return config;
 }
 
-volatile std::sig_atomic_t g_interrupts = 0;
-volatile std::sig_atomic_t g_terminate = 0;
-
-extern "C" void on_signal(int sig) {
-  if (sig == SIGTERM) g_terminate = 1;
-  g_interrupts = g_interrupts + 1;
-}
-
-struct Job {
-  pid_t pid;
-  size_t point;
-  int repeat;
-  uint64_t seed;
-  std::string out;
-  Clock::time_point start;
-};
-
-void write_all(int fd, const std::string& s) {
-  size_t off = 0;
-  while (off < s.size()) {
-    const ssize_t w = ::write(fd, s.data() + off, s.size() - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
-    off += static_cast<size_t>(w);
-  }
-}
-
 // The child: one simulation, its row sent back as one JSON line.
-[[noreturn]] void child_main(const Options& o, const Point& p, uint64_t seed, int fd) {
-  std::signal(SIGINT, SIG_IGN);  // the parent decides what an interrupt does to us
-  std::signal(SIGTERM, SIG_DFL);
+int child_main(const Options& o, const Point& p, uint64_t seed, int fd) {
   if (spdlog::get_level() > spdlog::level::debug) spdlog::set_level(spdlog::level::warn);
   json msg;
   int rc = 0;
@@ -108,10 +76,8 @@ void write_all(int fd, const std::string& s) {
     msg["error"] = e.what();
     rc = 1;
   }
-  write_all(fd, msg.dump() + "\n");
-  ::close(fd);
-  std::fflush(nullptr);
-  ::_exit(rc);
+  proc::write_all(fd, msg.dump() + "\n");
+  return rc;
 }
 
 std::string json_text(const json& v) {
@@ -288,26 +254,28 @@ void keep_aside(const fs::path& path, const std::vector<std::string>& header,
   write_atomic(path, old + text);
 }
 
-}  // namespace
+// What a sweep finds in its output place and keeps: the rows of finished
+// runs it does not run again, after checking they are this sweep's.
+struct Existing {
+  ResumePlan rp;
+  bool have_rows = false;
+};
 
-Summary run_sweep(const Options& o, const Plan& plan) {
-  const auto t0 = Clock::now();
-  const std::string started = utc_now();
-  // Held until we return: no other sweep writes here meanwhile, and the
-  // check of what exists and the creation below are one step for others.
-  const StoreLock lock(plan.lock, plan.csv.string());
-  const auto header = header_of(plan);
-  json manifest = manifest_json(o, plan, started);
-
-  // What is there: rows of finished runs, and the manifest that says whose.
-  bool have_rows = false, cut_short = false;
+// Reads what is there, refuses results of another sweep, and leaves the
+// output place ready to append to: the manifest written first (results are
+// never without one), rows of points no longer in the sweep kept aside, and
+// the results file holding the header and the kept rows.
+Existing prepare_results(const Options& o, const Plan& plan, const std::vector<std::string>& header,
+                         json& manifest, const std::string& started) {
+  Existing ex;
+  bool cut_short = false;
   Table old;
   if (fs::exists(plan.csv)) {
     const std::string text = read_text(plan.csv);
     // A file cut short before its header or first row holds no result.
     if (text.find('\n') != std::string::npos) {
       old = parse_csv(text, plan.csv.string());
-      have_rows = !old.rows.empty();
+      ex.have_rows = !old.rows.empty();
       cut_short = text.back() != '\n';  // a partial last row: written anew without it
     }
   }
@@ -325,12 +293,12 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     } catch (const StoreError&) {
     }
   }
-  if (have_rows && !o.resume)
+  if (ex.have_rows && !o.resume)
     throw MismatchError(fmt::format("{}: already exists; use --resume to complete it, or remove it",
                                     plan.csv.string()));
 
-  ResumePlan rp;
-  if (have_rows) {
+  ResumePlan& rp = ex.rp;
+  if (ex.have_rows) {
     std::vector<std::string> hashes;
     std::vector<std::map<std::string, std::string>> settings;
     for (const auto& pt : plan.spec.points) {
@@ -401,17 +369,139 @@ Summary run_sweep(const Options& o, const Plan& plan) {
       keep_aside(plan.dropped, old.header, aside);
     }
   }
-  if (!have_rows || rp.rewrite) {
+  if (!ex.have_rows || rp.rewrite) {
     std::string text = csv_line(header);
     for (const auto& r : rp.kept) text += csv_line(r);
     write_atomic(plan.csv, text);
   }
+  return ex;
+}
+
+// One run still to do.
+struct Todo {
+  const Point* point;
+  int repeat;
+  uint64_t seed;
+};
+
+// A finished run's row in the results file, and how it ended.
+struct Recorded {
+  std::vector<std::string> fields;
+  std::string state, error;
+};
+
+// The row of a run from what its child sent back (one JSON line: its result
+// row, or the error that stopped it) and how the child ended.
+Recorded row_of(const Plan& plan, const std::vector<std::string>& header, const Todo& t,
+                const proc::Outcome& out) {
+  const Point& p = *t.point;
+  const double process_s = std::chrono::duration<double>(Clock::now() - out.started).count();
+  json msg;
+  const auto nl = out.output.find('\n');
+  if (nl != std::string::npos) {
+    try {
+      msg = json::parse(out.output.substr(0, nl));
+    } catch (const json::exception&) {
+    }
+  }
+  Recorded rec;
+  if (out.signaled()) {
+    rec.state = "crashed";
+    rec.error = fmt::format("killed by signal {} ({})", out.signal(), strsignal(out.signal()));
+  } else if (msg.contains("row")) {
+    const std::string outcome = msg["row"].value("outcome", "");
+    rec.state = outcome == "ok" ? "ok" : "fault";
+    if (rec.state != "ok") rec.error = msg["row"].value("detail", outcome);
+  } else {
+    rec.state = "error";
+    rec.error = msg.contains("error")
+                    ? msg["error"].get<std::string>()
+                    : fmt::format("exited with status {} and no result", out.exit_code());
+  }
+  for (const auto& col : header) {
+    if (col == "point") {
+      rec.fields.push_back(std::to_string(p.index));
+    } else if (col == "repeat") {
+      rec.fields.push_back(std::to_string(t.repeat));
+    } else if (col == "point_hash") {
+      rec.fields.push_back(p.hash);
+    } else if (col == "status") {
+      rec.fields.push_back(rec.state);
+    } else if (col == "error") {
+      rec.fields.push_back(rec.error);
+    } else if (col == "process_s") {
+      rec.fields.push_back(fmt::format("{:.6f}", process_s));
+    } else if (std::find(plan.spec.keys.begin(), plan.spec.keys.end(), col) !=
+               plan.spec.keys.end()) {
+      rec.fields.push_back(p.value_of(col));
+    } else if (msg.contains("row") && msg["row"].contains(col)) {
+      rec.fields.push_back(json_text(msg["row"][col]));
+    } else if (col == "seed") {
+      rec.fields.push_back(std::to_string(t.seed));
+    } else if (col == "experiment") {
+      rec.fields.push_back(plan.base.name);
+    } else {
+      rec.fields.push_back("");
+    }
+  }
+  return rec;
+}
+
+// The progress line: redrawn in place on a terminal, else a log line at
+// each tenth of the runs.
+class Progress {
+ public:
+  Progress(const Summary& sum, const proc::ProcessPool& pool, Clock::time_point t0, bool tty)
+      : sum_(sum), pool_(pool), t0_(t0), tty_(tty) {}
+
+  void show(bool final_line) {
+    const double el = std::chrono::duration<double>(Clock::now() - t0_).count();
+    const size_t done = sum_.skipped + sum_.finished;
+    std::string eta = "-";
+    if (sum_.finished > 0 && done < sum_.runs)
+      eta = hms(el / static_cast<double>(sum_.finished) * static_cast<double>(sum_.runs - done));
+    const std::string line =
+        fmt::format("{}/{} done, {} failed, {} running, elapsed {}, ETA {}", done, sum_.runs,
+                    sum_.failed, pool_.running(), hms(el), eta);
+    if (tty_) {
+      std::fprintf(stderr, "\r\x1b[K%s%s", line.c_str(), final_line ? "\n" : "");
+      std::fflush(stderr);
+    } else if (!final_line && sum_.runs > 0) {
+      const size_t decile = done * 10 / sum_.runs;
+      if (decile > last_logged_decile_) {
+        last_logged_decile_ = decile;
+        spdlog::info("{}", line);
+      }
+    }
+  }
+
+  // Clears the line before a log message, on a terminal.
+  void clear() const {
+    if (tty_) std::fprintf(stderr, "\r\x1b[K");
+  }
+
+ private:
+  const Summary& sum_;
+  const proc::ProcessPool& pool_;
+  Clock::time_point t0_;
+  bool tty_;
+  size_t last_logged_decile_ = 0;
+};
+
+}  // namespace
+
+Summary run_sweep(const Options& o, const Plan& plan) {
+  const auto t0 = Clock::now();
+  const std::string started = utc_now();
+  // Held until we return: no other sweep writes here meanwhile, and the
+  // check of what exists and the creation below are one step for others.
+  const StoreLock lock(plan.lock, plan.csv.string());
+  const auto header = header_of(plan);
+  json manifest = manifest_json(o, plan, started);
+  const Existing ex = prepare_results(o, plan, header, manifest, started);
+  const ResumePlan& rp = ex.rp;
   ResultStore store(plan.csv, header);
 
-  struct Todo {
-    const Point* point;
-    int repeat;
-  };
   std::vector<Todo> todo;
   Summary sum;
   sum.dropped = rp.dropped.size() - rp.retried;
@@ -423,10 +513,10 @@ Summary run_sweep(const Options& o, const Plan& plan) {
         ++sum.skipped;
         continue;
       }
-      todo.push_back({&p, r});
+      todo.push_back({&p, r, run_seed(plan.base.seed, p, r)});
     }
   }
-  if (have_rows)
+  if (ex.have_rows)
     spdlog::info("resuming: kept {} rows, {} runs to add, dropped {} rows{}{}", sum.skipped,
                  todo.size(), sum.dropped,
                  sum.dropped > 0 ? fmt::format(" of points no longer in the sweep (kept in {})",
@@ -438,121 +528,46 @@ Summary run_sweep(const Options& o, const Plan& plan) {
                o.shard.n > 1 ? fmt::format(" (shard {}/{})", o.shard.k, o.shard.n) : "",
                todo.size(), o.jobs, plan.csv.string());
 
-  g_interrupts = 0;
-  g_terminate = 0;
-  struct sigaction sa {
-  }, old_int{}, old_term{};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: poll() returns at once
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-
-  std::map<int, Job> running;  // by the read end of its pipe
-  size_t next = 0;
-  bool killed = false, told = false;
-  const bool tty = o.progress;
-  size_t last_logged_decile = 0;
-  auto progress = [&](bool final_line) {
-    const double el = std::chrono::duration<double>(Clock::now() - t0).count();
-    const size_t done = sum.skipped + sum.finished;
-    std::string eta = "-";
-    if (sum.finished > 0 && done < sum.runs)
-      eta = hms(el / static_cast<double>(sum.finished) * static_cast<double>(sum.runs - done));
-    const std::string line = fmt::format("{}/{} done, {} failed, {} running, elapsed {}, ETA {}",
-                                         done, sum.runs, sum.failed, running.size(), hms(el), eta);
-    if (tty) {
-      std::fprintf(stderr, "\r\x1b[K%s%s", line.c_str(), final_line ? "\n" : "");
-      std::fflush(stderr);
-    } else if (!final_line && sum.runs > 0) {
-      const size_t decile = done * 10 / sum.runs;
-      if (decile > last_logged_decile) {
-        last_logged_decile = decile;
-        spdlog::info("{}", line);
-      }
-    }
-  };
-
-  auto record = [&](const Job& j, int status) {
-    const Point& p = plan.spec.points[j.point];
-    const double process_s = std::chrono::duration<double>(Clock::now() - j.start).count();
-    json msg;
-    const auto nl = j.out.find('\n');
-    if (nl != std::string::npos) {
-      try {
-        msg = json::parse(j.out.substr(0, nl));
-      } catch (const json::exception&) {
-      }
-    }
-    std::string state, error;
-    if (WIFSIGNALED(status)) {
-      if (killed) return;  // we stopped it: not a result, --resume runs it again
-      state = "crashed";
-      error =
-          fmt::format("killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
-    } else if (msg.contains("row")) {
-      const std::string outcome = msg["row"].value("outcome", "");
-      state = outcome == "ok" ? "ok" : "fault";
-      if (state != "ok") error = msg["row"].value("detail", outcome);
-    } else {
-      state = "error";
-      error = msg.contains("error") ? msg["error"].get<std::string>()
-                                    : fmt::format("exited with status {} and no result",
-                                                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    }
-    std::vector<std::string> fields;
-    for (const auto& col : header) {
-      if (col == "point") {
-        fields.push_back(std::to_string(p.index));
-      } else if (col == "repeat") {
-        fields.push_back(std::to_string(j.repeat));
-      } else if (col == "point_hash") {
-        fields.push_back(p.hash);
-      } else if (col == "status") {
-        fields.push_back(state);
-      } else if (col == "error") {
-        fields.push_back(error);
-      } else if (col == "process_s") {
-        fields.push_back(fmt::format("{:.6f}", process_s));
-      } else if (std::find(plan.spec.keys.begin(), plan.spec.keys.end(), col) !=
-                 plan.spec.keys.end()) {
-        fields.push_back(p.value_of(col));
-      } else if (msg.contains("row") && msg["row"].contains(col)) {
-        fields.push_back(json_text(msg["row"][col]));
-      } else if (col == "seed") {
-        fields.push_back(std::to_string(j.seed));
-      } else if (col == "experiment") {
-        fields.push_back(plan.base.name);
-      } else {
-        fields.push_back("");
-      }
-    }
-    store.append(fields);
+  proc::PoolOptions po;
+  po.jobs = o.jobs;
+  po.handle_interrupts = true;
+  po.close_in_child = {lock.fd(), store.fd()};  // children keep neither open
+  proc::ProcessPool pool(po);
+  Progress progress(sum, pool, t0, o.progress);
+  auto record = [&](const proc::Outcome& out) {
+    if (out.stopped) return;  // we stopped it: not a result, --resume runs it again
+    const Todo& t = todo[out.job];
+    const Recorded rec = row_of(plan, header, t, out);
+    store.append(rec.fields);
     ++sum.finished;
     // After the row is on disk: what a watcher of the log can wait for.
-    spdlog::debug("recorded point {} repeat {}: {} ({} of {} runs recorded)", p.index, j.repeat,
-                  state, sum.skipped + sum.finished, sum.runs);
-    if (state != "ok") {
+    spdlog::debug("recorded point {} repeat {}: {} ({} of {} runs recorded)", t.point->index,
+                  t.repeat, rec.state, sum.skipped + sum.finished, sum.runs);
+    if (rec.state != "ok") {
       ++sum.failed;
-      if (tty) std::fprintf(stderr, "\r\x1b[K");
-      spdlog::warn("point {} repeat {} ({}): {}: {}", p.index, j.repeat,
-                   fmt::join(p.as_sets(), " "), state, error);
+      progress.clear();
+      spdlog::warn("point {} repeat {} ({}): {}: {}", t.point->index, t.repeat,
+                   fmt::join(t.point->as_sets(), " "), rec.state, rec.error);
     }
   };
-
-  // A failure to record (a full disk) stops the sweep: no more runs start,
-  // the running ones are stopped, and the manifest says why.
-  auto fail_sweep = [&](const std::exception& e) {
-    for (const auto& [fd, j] : running) {
-      ::kill(j.pid, SIGKILL);
-      while (::waitpid(j.pid, nullptr, 0) < 0 && errno == EINTR) {
-      }
-      ::close(fd);
-    }
-    running.clear();
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-    if (tty) std::fprintf(stderr, "\r\x1b[K");
+  proc::ProcessPool::Callbacks cb;
+  cb.on_done = record;
+  cb.on_tick = [&] { progress.show(false); };
+  cb.on_interrupt = [&](size_t running) {
+    progress.clear();
+    spdlog::warn(
+        "interrupted: starting no more runs; waiting for {} running (Ctrl-C again to stop them)",
+        running);
+  };
+  proc::ProcessPool::Summary ran;
+  try {
+    ran = pool.run(
+        todo.size(),
+        [&](size_t i, int fd) { return child_main(o, *todo[i].point, todo[i].seed, fd); }, cb);
+  } catch (const std::exception& e) {
+    // A failure to record (a full disk) stops the sweep: no more runs start,
+    // the running ones are stopped (by the pool), and the manifest says why.
+    progress.clear();
     manifest["finished_at"] = utc_now();
     manifest["status"] = "failed";
     manifest["error"] = e.what();
@@ -563,75 +578,9 @@ Summary run_sweep(const Options& o, const Plan& plan) {
       // take it as stopped (effective_status).
       spdlog::error("{}", m.what());
     }
-  };
-  try {
-    while (next < todo.size() || !running.empty()) {
-      if (g_interrupts > 0 && !told) {
-        told = true;
-        if (tty) std::fprintf(stderr, "\r\x1b[K");
-        spdlog::warn(
-            "interrupted: starting no more runs; waiting for {} running (Ctrl-C again to stop "
-            "them)",
-            running.size());
-      }
-      if ((g_interrupts > 1 || g_terminate) && !killed) {
-        killed = true;
-        for (const auto& [fd, j] : running) ::kill(j.pid, SIGKILL);
-      }
-      while (g_interrupts == 0 && next < todo.size() && static_cast<int>(running.size()) < o.jobs) {
-        const Todo t = todo[next++];
-        int fds[2];
-        if (::pipe(fds) != 0)
-          throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
-        const uint64_t seed = run_seed(plan.base.seed, *t.point, t.repeat);
-        std::fflush(nullptr);
-        const auto start = Clock::now();
-        const pid_t pid = ::fork();
-        if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-        if (pid == 0) {
-          ::close(fds[0]);
-          for (const auto& [fd, j] : running) ::close(fd);
-          ::close(lock.fd());
-          ::close(store.fd());
-          child_main(o, *t.point, seed, fds[1]);
-        }
-        // Only the child holds the write end, so its exit is our EOF.
-        ::close(fds[1]);
-        running.emplace(fds[0], Job{pid, t.point->index, t.repeat, seed, {}, start});
-      }
-      if (running.empty()) break;
-      std::vector<pollfd> pfds;
-      for (const auto& [fd, j] : running) pfds.push_back({fd, POLLIN, 0});
-      const int n = ::poll(pfds.data(), pfds.size(), 250);
-      if (n < 0 && errno != EINTR)
-        throw std::runtime_error(fmt::format("poll: {}", std::strerror(errno)));
-      for (const auto& pf : pfds) {
-        if (n <= 0 || (pf.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-        Job& j = running.at(pf.fd);
-        char buf[4096];
-        const ssize_t got = ::read(pf.fd, buf, sizeof buf);
-        if (got > 0) {
-          j.out.append(buf, static_cast<size_t>(got));
-          continue;
-        }
-        if (got < 0 && errno == EINTR) continue;
-        int status = 0;
-        while (::waitpid(j.pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        ::close(pf.fd);
-        const Job done = std::move(j);
-        running.erase(pf.fd);
-        record(done, status);
-      }
-      progress(false);
-    }
-  } catch (const std::exception& e) {
-    fail_sweep(e);
     throw;
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  progress(true);
+  progress.show(true);
 
   // Rows were appended as runs finished; the file keeps them in point order.
   try {
@@ -640,7 +589,7 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     spdlog::warn("{} (its rows stay in the order the runs finished)", e.what());
   }
 
-  sum.interrupted = g_interrupts > 0 && sum.skipped + sum.finished < sum.runs;
+  sum.interrupted = ran.interrupts > 0 && sum.skipped + sum.finished < sum.runs;
   sum.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   manifest["finished_at"] = utc_now();
   manifest["status"] = sum.interrupted ? "interrupted" : "complete";

@@ -6,7 +6,8 @@
 //
 // The loop runs the real stack; what a caller adds around it (cycles, a
 // trace of the code that runs, clock reads) comes through hooks at the
-// sender's loop, the system call and the receiver's recvfrom().
+// sender's loop, the system call and the receiver's recvfrom(); the ring
+// hand-off comes back in the result (Sent::frame).
 #pragma once
 
 #include <cerrno>
@@ -58,6 +59,14 @@ struct TtcpOptions {
 };
 
 // One sendto() and what followed it.
+//
+// The ring hand-off is part of the result, not a hook: a caller can only
+// act on it once the whole send is over. The simulator puts the frame on
+// the wire after the packet's cycles, the netisr's and the receiver's
+// included, and only if no fault, ENOBUFS or error ended the send; a hook
+// called where the driver queues the frame comes before all of those, so
+// the caller would have to keep it aside and decide later, which is what
+// this flag already says.
 struct Sent {
   int err = 0;         // sendto()'s result (after retries with Service::drained)
   bool frame = false;  // it left a frame on the NIC ring (the ring hand-off)
