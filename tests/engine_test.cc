@@ -179,16 +179,24 @@ TEST(EngineDtlb, EachMissCostsWhatTheModelSays) {
         << entries << " entries";
     EXPECT_EQ(on["delivered"], off["delivered"]);
   }
-  // The wire with interrupts: the stall is still the misses' and only theirs.
+  // The wire with interrupts: the stall is still the misses' and only
+  // theirs. The path's data lies on two pages (the user's buffer and the
+  // mbufs the zone hands out again and again): two entries hold it, one
+  // does not.
   x.workload.dest = config::Dest::wire;
   x.interrupts.enabled = true;
   x.interrupts.handler_cycles = 2000;
   x.interrupts.moderation_packets = 8;
-  x.dtlb.entries = 2;
-  const json wire = simulate_row(x);
-  const double misses = wire["dtlb_misses_per_packet"].get<double>();
-  EXPECT_GT(misses, 1);
-  EXPECT_NEAR(wire["cycles_cache"].get<double>(), 30 * misses, 1e-9 * 30 * misses);
+  for (int entries : {1, 2}) {
+    x.dtlb.entries = entries;
+    const json wire = simulate_row(x);
+    const double misses = wire["dtlb_misses_per_packet"].get<double>();
+    if (entries == 1)
+      EXPECT_GT(misses, 1);
+    else
+      EXPECT_LT(misses, 0.01);
+    EXPECT_NEAR(wire["cycles_cache"].get<double>(), 30 * misses, 1e-9 * 30 * misses);
+  }
 }
 
 // The I-cache model on the stack's real path: two functions that share a
