@@ -40,8 +40,14 @@ class ICacheProbe : public net::NullProbe {
   ICacheProbe(const ICacheProbe&) = delete;
   ICacheProbe& operator=(const ICacheProbe&) = delete;
 
-  void after_enter(net::Fn fn) { fetcher_.enter(static_cast<size_t>(fn), Fetch{this}); }
-  void after_leave(net::Fn fn) { fetcher_.leave(static_cast<size_t>(fn), Fetch{this}); }
+  // Out of line, as the fetcher's entry and exit were when the account
+  // called them: inlined, they would keep the stack's FnScope from being.
+  [[gnu::noinline]] void after_enter(net::Fn fn) {
+    fetcher_.enter(static_cast<size_t>(fn), Fetch{this});
+  }
+  [[gnu::noinline]] void after_leave(net::Fn fn) {
+    fetcher_.leave(static_cast<size_t>(fn), Fetch{this});
+  }
   // Code outside the stack ran (system call entry or exit, the sender's loop).
   void run(Code c) { fetch(static_cast<size_t>(c)); }
   void copy(net::CopyKind /*kind*/, const void* /*src*/, const void* /*dst*/, size_t /*len*/) {

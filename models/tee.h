@@ -27,8 +27,21 @@
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "net/probe.h"
+
+// Every hook is inlined whole into the stack's code, as the account's own
+// hooks were when it was the probe: a call per event would cost more than
+// what most parts do with the event.
+#define SIMLOOP_TEE_INLINE [[gnu::always_inline]] inline
+// Calls `part.CALL` on each part that has it, in order.
+#define SIMLOOP_TEE_EACH(CALL)                      \
+  each(                                             \
+      [&](auto& p) __attribute__((always_inline)) { \
+        if constexpr (requires { p.CALL; }) p.CALL; \
+      },                                            \
+      std::index_sequence_for<P...>{})
 
 namespace simloop::models {
 
@@ -41,77 +54,47 @@ class Tee {
   static constexpr bool kCompiled = true;
   explicit Tee(P... parts) : parts_(parts...) {}
 
-  void enter(net::Fn fn) {
-    each([&](auto& p) {
-      if constexpr (requires { p.enter(fn); }) p.enter(fn);
-    });
-    each([&](auto& p) {
-      if constexpr (requires { p.after_enter(fn); }) p.after_enter(fn);
-    });
+  SIMLOOP_TEE_INLINE void enter(net::Fn fn) {
+    SIMLOOP_TEE_EACH(enter(fn));
+    SIMLOOP_TEE_EACH(after_enter(fn));
   }
-  void leave(net::Fn fn) {
-    each([&](auto& p) {
-      if constexpr (requires { p.leave(fn); }) p.leave(fn);
-    });
-    each([&](auto& p) {
-      if constexpr (requires { p.after_leave(fn); }) p.after_leave(fn);
-    });
+  SIMLOOP_TEE_INLINE void leave(net::Fn fn) {
+    SIMLOOP_TEE_EACH(leave(fn));
+    SIMLOOP_TEE_EACH(after_leave(fn));
   }
-  void copy(net::CopyKind kind, const void* src, const void* dst, size_t len) {
-    each([&](auto& p) {
-      if constexpr (requires { p.copy(kind, src, dst, len); }) p.copy(kind, src, dst, len);
-    });
+  SIMLOOP_TEE_INLINE void copy(net::CopyKind kind, const void* src, const void* dst, size_t len) {
+    SIMLOOP_TEE_EACH(copy(kind, src, dst, len));
   }
-  void cksum(const void* addr, size_t len) {
-    each([&](auto& p) {
-      if constexpr (requires { p.cksum(addr, len); }) p.cksum(addr, len);
-    });
+  SIMLOOP_TEE_INLINE void cksum(const void* addr, size_t len) {
+    SIMLOOP_TEE_EACH(cksum(addr, len));
   }
-  void alloc(net::Obj obj, const void* addr) {
-    each([&](auto& p) {
-      if constexpr (requires { p.alloc(obj, addr); }) p.alloc(obj, addr);
-    });
+  SIMLOOP_TEE_INLINE void alloc(net::Obj obj, const void* addr) {
+    SIMLOOP_TEE_EACH(alloc(obj, addr));
   }
-  void free(net::Obj obj, const void* addr) {
-    each([&](auto& p) {
-      if constexpr (requires { p.free(obj, addr); }) p.free(obj, addr);
-    });
+  SIMLOOP_TEE_INLINE void free(net::Obj obj, const void* addr) {
+    SIMLOOP_TEE_EACH(free(obj, addr));
   }
-  void header(net::Fn fn, const void* addr, unsigned size, bool write) {
-    each([&](auto& p) {
-      if constexpr (requires { p.header(fn, addr, size, write); }) p.header(fn, addr, size, write);
-    });
+  SIMLOOP_TEE_INLINE void header(net::Fn fn, const void* addr, unsigned size, bool write) {
+    SIMLOOP_TEE_EACH(header(fn, addr, size, write));
   }
-  void drop(net::Drop where) {
-    each([&](auto& p) {
-      if constexpr (requires { p.drop(where); }) p.drop(where);
-    });
-  }
+  SIMLOOP_TEE_INLINE void drop(net::Drop where) { SIMLOOP_TEE_EACH(drop(where)); }
   template <class Code>
-  void run(Code code) {
-    each([&](auto& p) {
-      if constexpr (requires { p.run(code); }) p.run(code);
-    });
+  SIMLOOP_TEE_INLINE void run(Code code) {
+    SIMLOOP_TEE_EACH(run(code));
   }
   template <class Stage>
-  void add(Stage stage, double cycles) {
-    each([&](auto& p) {
-      if constexpr (requires { p.add(stage, cycles); }) p.add(stage, cycles);
-    });
+  SIMLOOP_TEE_INLINE void add(Stage stage, double cycles) {
+    SIMLOOP_TEE_EACH(add(stage, cycles));
   }
-  void settle() {
-    each([&](auto& p) {
-      if constexpr (requires { p.settle(); }) p.settle();
-    });
-  }
+  SIMLOOP_TEE_INLINE void settle() { SIMLOOP_TEE_EACH(settle()); }
 
  private:
-  template <class F>
-  void each(F&& f) {
-    std::apply([&](auto&... part) { (visit(f, part), ...); }, parts_);
+  template <class F, size_t... I>
+  SIMLOOP_TEE_INLINE void each(F&& f, std::index_sequence<I...> /*parts*/) {
+    (visit(f, std::get<I>(parts_)), ...);
   }
   template <class F, class Q>
-  static void visit(F& f, Q& part) {
+  SIMLOOP_TEE_INLINE static void visit(F& f, Q& part) {
     if constexpr (std::is_pointer_v<Q>) {
       if (part != nullptr) f(*part);
     } else {
@@ -123,3 +106,6 @@ class Tee {
 };
 
 }  // namespace simloop::models
+
+#undef SIMLOOP_TEE_EACH
+#undef SIMLOOP_TEE_INLINE

@@ -16,11 +16,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/probe.h"
 #include "engine/trace.h"
-#include "models/dtlb.h"
-#include "models/icache_probe.h"
 #include "models/sender_costs.h"
-#include "models/tee.h"
 #include "models/wire.h"
 #include "net/inet.h"
 #include "workload/ttcp.h"
@@ -71,11 +69,6 @@ std::unique_ptr<models::ICacheProbe> make_icache(const config::Experiment& x,
                                                x.engine.icache_replay,
                                                x.variance.page_colouring ? &colouring : nullptr);
 }
-
-// The probe the stack reports to: the timing models side by side. The
-// account prices every event by stage; the I-cache and the data TLB, when
-// on, add their stalls to it (models/tee.h).
-using Probe = models::Tee<models::ICacheProbe*, models::CycleAccount&, models::DataTlb*>;
 
 // State shared by the actors of one run. Actors are cooperative: only one
 // runs at a time, so plain fields need no locking.
