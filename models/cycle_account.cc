@@ -2,12 +2,6 @@
 
 #include <array>
 
-#include "net/stack.h"
-
-namespace simloop::net {
-template class Stack<models::CycleAccount>;
-}
-
 namespace simloop::models {
 
 std::string_view stage_name(Stage s) {

@@ -36,7 +36,7 @@ enum class Stage : uint8_t {
   copy,       // bytes copied, by size and alignment
   mbuf,       // buffer allocation and free
   unaligned,  // misaligned header access penalties
-  cache,      // instruction cache miss stalls
+  cache,      // cache and TLB miss stalls (the I-cache; the data TLB when on)
   interrupt,  // interrupt handlers, stolen from the sender
   sleep,      // the CPU idle while the sender sleeps after ENOBUFS
   idle,       // the CPU idle for any other reason (time no stage explains)
@@ -73,6 +73,9 @@ inline double total(const StageCycles& c) {
   return t;
 }
 
+// The other timing models (the I-cache, the data TLB) are probe components
+// of their own beside the account (models/tee.h); they charge their stalls
+// through add() or add_in_place(), and to the ledger through charge().
 class CycleAccount : public net::NullProbe {
  public:
   CycleAccount(const MachineCosts& machine, const StackCosts& stack)
@@ -84,18 +87,6 @@ class CycleAccount : public net::NullProbe {
     if (listener_ != nullptr) listener_->entered(fn);
     add(stage_in_context(fn), stack_.fn_cycles[static_cast<size_t>(fn)]);
     ledger(static_cast<size_t>(fn), CostKind::event, stack_.fn_cycles[static_cast<size_t>(fn)]);
-    if (icache_ != nullptr) fetcher_.enter(static_cast<size_t>(fn), Fetch{this});
-  }
-  // Code outside the stack ran (system call entry or exit, the sender's loop).
-  void run(Code c) {
-    if (icache_ != nullptr) fetch(static_cast<size_t>(c));
-  }
-  // From now on the code that runs goes through an I-cache, fetched as
-  // `plan` says (models/fetch_plan.h), by way of `replay`, whose code ids are
-  // the plan's segments (it replays repeated sequences).
-  void attach_icache(FetchReplay* replay, const FetchPlan* plan) {
-    icache_ = replay;
-    fetcher_.attach(plan);
   }
   // From now on every cycle is also charged to a function (models/fn_ledger.h).
   void attach_ledger(FnLedger* ledger) { ledger_ = ledger; }
@@ -104,10 +95,8 @@ class CycleAccount : public net::NullProbe {
   void leave(net::Fn fn) {
     if (listener_ != nullptr) listener_->left(fn);
     if (depth_ > 0) --depth_;
-    if (icache_ != nullptr) fetcher_.leave(static_cast<size_t>(fn), Fetch{this});
   }
   void copy(net::CopyKind /*kind*/, const void* src, const void* dst, size_t len) {
-    if (icache_ != nullptr) fetch(static_cast<size_t>(Code::copy));
     const auto s = reinterpret_cast<uintptr_t>(src);
     const auto d = reinterpret_cast<uintptr_t>(dst);
     double c =
@@ -121,19 +110,16 @@ class CycleAccount : public net::NullProbe {
     add(Stage::copy, c);
   }
   void cksum(const void* /*addr*/, size_t len) {
-    if (icache_ != nullptr) fetch(static_cast<size_t>(Code::cksum));
     add(current_stage(), static_cast<double>(len) * stack_.cksum_cycles_per_byte);
     ledger(caller(Code::cksum), CostKind::per_byte,
            static_cast<double>(len) * stack_.cksum_cycles_per_byte);
   }
   void alloc(net::Obj obj, const void* /*addr*/) {
-    if (icache_ != nullptr) fetch(static_cast<size_t>(Code::mbuf_alloc));
     const double c = obj == net::Obj::mbuf ? stack_.mbuf_alloc_cycles : stack_.cluster_alloc_cycles;
     add(Stage::mbuf, c);
     ledger(caller(Code::mbuf_alloc), CostKind::event, c);
   }
   void free(net::Obj obj, const void* /*addr*/) {
-    if (icache_ != nullptr) fetch(static_cast<size_t>(Code::mbuf_free));
     // Frees by transmit completion belong to it (the handler or the driver).
     const bool txeof =
         depth_ > 0 && stack_fns_[std::min(depth_, kMaxDepth) - 1] == net::Fn::nic_txeof;
@@ -143,7 +129,6 @@ class CycleAccount : public net::NullProbe {
     ledger(caller(Code::mbuf_free), CostKind::event, c);
   }
   void header(net::Fn fn, const void* addr, unsigned size, bool /*write*/) {
-    if (icache_ != nullptr) fetch(static_cast<size_t>(Code::header_access));
     const auto a = reinterpret_cast<uintptr_t>(addr);
     if ((a & (size - 1)) == 0) return;
     add(Stage::unaligned, machine_.unaligned_access_cycles);
@@ -159,19 +144,34 @@ class CycleAccount : public net::NullProbe {
     cycles_[static_cast<size_t>(s)] += cycles;
     if (listener_ != nullptr) listener_->cycles(s, cycles);
   }
+  // Lets `add_to(double& sum)` add to stage `s`'s running sum in place (a
+  // model whose stalls must sum in its own order, bit for bit); the listener
+  // sees the difference.
+  template <class F>
+  void add_in_place(Stage s, F&& add_to) {
+    double& c = cycles_[static_cast<size_t>(s)];
+    const double before = c;
+    add_to(c);
+    if (listener_ != nullptr && c != before) listener_->cycles(s, c - before);
+  }
+  // Charges `cycles` to stage `s` and, in the function ledger, to `fn` (a
+  // ledger function: net::Fn, then Code) as kind `k`.
+  void charge(Stage s, size_t fn, CostKind k, double cycles) {
+    add(s, cycles);
+    ledger(fn, k, cycles);
+  }
+  // Who a helper works for: the innermost stack function, else the helper.
+  size_t payer(Code helper) const { return caller(helper); }
   void set_context(Context c) { context_ = c; }
   Context context() const { return context_; }
   // Cycles charged since the last take(), by stage; then starts over.
+  // Components that defer charges settle first (Tee::settle).
   StageCycles take() {
-    settle();
     StageCycles c = cycles_;
     cycles_ = {};
     return c;
   }
-  const StageCycles& pending() {
-    settle();
-    return cycles_;
-  }
+  const StageCycles& pending() const { return cycles_; }
   const MachineCosts& machine() const { return machine_; }
 
  private:
@@ -183,26 +183,6 @@ class CycleAccount : public net::NullProbe {
   size_t caller(Code helper) const {
     if (depth_ == 0) return static_cast<size_t>(helper);
     return static_cast<size_t>(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
-  }
-  void fetch(size_t code) { fetcher_.point(code, Fetch{this}); }
-  // Fetches one segment of the plan; its stall goes straight to the cache
-  // stage, in order (now, or when the replay settles).
-  struct Fetch {
-    CycleAccount* self;
-    void operator()(uint32_t segment) const { self->fetch_segment(segment); }
-  };
-  void fetch_segment(uint32_t segment) {
-    double& c = cycles_[static_cast<size_t>(Stage::cache)];
-    const double before = c;
-    icache_->fetch(segment, c);
-    if (listener_ != nullptr && c != before) listener_->cycles(Stage::cache, c - before);
-  }
-  void settle() {
-    if (icache_ == nullptr) return;
-    double& c = cycles_[static_cast<size_t>(Stage::cache)];
-    const double before = c;
-    icache_->settle(c);
-    if (listener_ != nullptr && c != before) listener_->cycles(Stage::cache, c - before);
   }
   Stage current_stage() const {
     if (depth_ == 0) return Stage::mbuf;
@@ -220,17 +200,11 @@ class CycleAccount : public net::NullProbe {
   size_t depth_ = 0;
   Context context_ = Context::thread;
   StageCycles cycles_{};
-  FetchReplay* icache_ = nullptr;
   FnLedger* ledger_ = nullptr;
   CycleListener* listener_ = nullptr;
-  CodeFetcher fetcher_;
 };
 
 // The code map of a linked layout, by owner name.
 CodeMap code_map(const LinkedLayout& linked);
 
 }  // namespace simloop::models
-
-namespace simloop::net {
-extern template class Stack<models::CycleAccount>;
-}

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "models/sender_costs.h"
+#include "models/tee.h"
 #include "net/inet.h"
 #include "net/stack.h"
 #include "workload/ttcp.h"
@@ -27,43 +28,12 @@ namespace simloop::models {
 namespace {
 
 // Prices the stack's events like the simulator and notes the code that runs.
-struct Recorder : net::NullProbe {
-  Recorder(const MachineCosts& m, const StackCosts& s) : acct(m, s) {}
+struct Recorder {
+  using Probe = Tee<CycleAccount&, CodeTracer&>;
+  Recorder(const MachineCosts& m, const StackCosts& s) : acct(m, s), probe(acct, code) {}
   CycleAccount acct;
-  std::vector<uint8_t>* trace = nullptr;
-
-  void enter(net::Fn fn) {
-    acct.enter(fn);
-    if (trace != nullptr) trace->push_back(static_cast<uint8_t>(fn));
-  }
-  void run(Code c) {
-    if (trace != nullptr) trace->push_back(static_cast<uint8_t>(c));
-  }
-  void add(Stage s, double cycles) { acct.add(s, cycles); }
-  void leave(net::Fn fn) {
-    acct.leave(fn);
-    if (trace != nullptr) trace->push_back(static_cast<uint8_t>(fn) | kLeave);
-  }
-  void copy(net::CopyKind k, const void* s, const void* d, size_t len) {
-    run(Code::copy);
-    acct.copy(k, s, d, len);
-  }
-  void cksum(const void* a, size_t len) {
-    run(Code::cksum);
-    acct.cksum(a, len);
-  }
-  void alloc(net::Obj o, const void* a) {
-    run(Code::mbuf_alloc);
-    acct.alloc(o, a);
-  }
-  void free(net::Obj o, const void* a) {
-    run(Code::mbuf_free);
-    acct.free(o, a);
-  }
-  void header(net::Fn fn, const void* a, unsigned size, bool w) {
-    run(Code::header_access);
-    acct.header(fn, a, size, w);
-  }
+  CodeTracer code;
+  Probe probe;
 };
 
 struct PathRun {
@@ -77,10 +47,10 @@ struct PathRun {
 // the driver reaps as it queues).
 PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_packets) {
   Recorder rec(spec.machine, spec.stack);
-  workload::TtcpLoop<Recorder> loop(rec, {spec.dest, workload::Service::simulated, spec.receive},
-                                    spec.options);
+  workload::TtcpLoop<Recorder::Probe> loop(
+      rec.probe, {spec.dest, workload::Service::simulated, spec.receive}, spec.options);
   auto& stack = loop.stack();
-  SenderCosts<Recorder> costs(rec, spec.machine);
+  SenderCosts<Recorder::Probe> costs(rec.probe, spec.machine);
   const bool uses_ring = workload::uses_ring(spec.dest);
   std::vector<uint8_t> payload(static_cast<size_t>(spec.payload), 0x5a);
   PathRun out;
@@ -89,7 +59,7 @@ PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_pac
     const StageCycles c = rec.acct.take();
     out.cycles = total(c);
     out.interrupt_cycles = c[static_cast<size_t>(Stage::interrupt)];
-    rec.trace = &out.trace;
+    rec.code.trace = &out.trace;
   };
   for (int n = 0; n < all; ++n) {
     if (n == price_packets) priced();

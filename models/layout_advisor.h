@@ -62,11 +62,10 @@ struct PathTrace {
 // Runs the real stack. Throws std::runtime_error if sendto fails.
 PathTrace record_path(const PathSpec& spec);
 
-// A probe that notes the code a program around the stack runs (for
-// programs other than the simulator's sender, such as the native harness):
-// each function entered and left, each helper event, and the caller's own
-// loop (Code::user_loop) once a packet, before each sendto from outside the
-// stack.
+// A probe that notes the code that runs: each function entered and left,
+// each helper event, and the code around the stack it is told of (run: the
+// simulator's sender reports its loop and system calls so; a program
+// without those hooks, such as the native harness, notes them itself).
 struct CodeTracer : net::NullProbe {
   std::vector<uint8_t>* trace = nullptr;  // nothing is noted while null
   int depth = 0;
@@ -74,8 +73,9 @@ struct CodeTracer : net::NullProbe {
   void note(size_t code) {
     if (trace != nullptr) trace->push_back(static_cast<uint8_t>(code));
   }
+  void run(Code c) { note(static_cast<size_t>(c)); }
   void enter(net::Fn fn) {
-    if (depth++ == 0 && fn == net::Fn::sendto) note(static_cast<size_t>(Code::user_loop));
+    ++depth;
     note(static_cast<size_t>(fn));
   }
   void leave(net::Fn fn) {

@@ -167,10 +167,10 @@ std::set<std::string> documented(const std::string& where) {
 }
 
 TEST(OutputReference, EveryColumnRunsWriteIsDocumentedAndNoOther) {
-  // A run with the I-cache model and a perturbation, and one without: the
-  // union of their columns is every run column.
+  // A run with the I-cache model, a perturbation and the data TLB, and one
+  // without: the union of their columns is every run column.
   auto with_cache = config::load_experiment(kSource + "/experiments/seed/variance.yaml",
-                                            {"workload.packets=500"});
+                                            {"workload.packets=500", "machine.dtlb.enabled=true"});
   auto without =
       config::load_experiment(kSource + "/experiments/seed-athlon.yaml", {"workload.packets=500"});
   json j;

@@ -10,7 +10,9 @@
 
 #include "models/cycle_account.h"
 #include "models/icache.h"
+#include "models/icache_probe.h"
 #include "models/layout.h"
+#include "models/tee.h"
 
 namespace simloop::models {
 namespace {
@@ -210,14 +212,15 @@ TEST(FetchPlan, CycleAccountChargesTheStallsOfEnterAndLeave) {
   c.next_line_prefetch = false;
   c.l2_enabled = false;
   c.memory_cycles = 100;
-  ICache ic(c);
-  FetchReplay replay(ic, plan.segments, true);
-  acct.attach_icache(&replay, &plan);
-  acct.enter(net::Fn::udp_output);
-  acct.enter(net::Fn::ip_output);
-  acct.leave(net::Fn::ip_output);
+  ICacheProbe ic(acct, linked, c, FetchMode::call_sites, true, nullptr);
+  Tee<ICacheProbe&, CycleAccount&> probe(ic, acct);
+  probe.enter(net::Fn::udp_output);
+  probe.enter(net::Fn::ip_output);
+  probe.leave(net::Fn::ip_output);
+  probe.settle();
   EXPECT_DOUBLE_EQ(acct.pending()[static_cast<size_t>(Stage::cache)], 200);
-  acct.leave(net::Fn::udp_output);  // its second line: one more miss
+  probe.leave(net::Fn::udp_output);  // its second line: one more miss
+  probe.settle();
   EXPECT_DOUBLE_EQ(acct.pending()[static_cast<size_t>(Stage::cache)], 300);
 }
 

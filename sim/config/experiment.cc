@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cmath>
 #include <functional>
@@ -335,6 +336,18 @@ Schema::Schema() {
              [](Experiment& x) -> double& { return x.icache.l2_hit_cycles; }));
   add(number("machine.cache.memory_cycles", "Stall per miss in every level.", 0, 1e5,
              [](Experiment& x) -> double& { return x.icache.memory_cycles; }));
+  section("machine.dtlb",
+          "The data TLB model: a stall for each data page the stack touches that it does not "
+          "hold (models/dtlb.h).");
+  add(boolean("machine.dtlb.enabled", "Charge data TLB misses (to the cache stage).",
+              [](Experiment& x) -> bool& { return x.dtlb.enabled; }));
+  add(integer("machine.dtlb.entries", "Pages held, fully associative, least recently used out.", 1,
+              4096, [](Experiment& x) -> int& { return x.dtlb.entries; }));
+  add(integer("machine.dtlb.page_bytes",
+              "Page size in bytes, a power of two (as small as a line: a data cache).", 64, 4096,
+              [](Experiment& x) -> int64_t& { return x.dtlb.page_bytes; }));
+  add(number("machine.dtlb.miss_cycles", "Stall per miss (the page walk).", 0, 1e5,
+             [](Experiment& x) -> double& { return x.dtlb.miss_cycles; }));
 
   section("stack",
           "Per-stage costs of the stack: a name from configs/stacks, a path, or a map of "
@@ -649,6 +662,9 @@ void check_consistency(const Experiment& x, const std::map<std::string, Loc>& wh
                      x.interrupts.moderation_packets, x.options.nic_ring));
   if (x.options.max_linkhdr + x.options.max_protohdr >= net::kMHLen)
     fail(loc("options.max_linkhdr"), "options.max_linkhdr", "too large for a header mbuf");
+  if (!std::has_single_bit(static_cast<uint64_t>(x.dtlb.page_bytes)))
+    fail(loc("machine.dtlb.page_bytes"), "machine.dtlb.page_bytes",
+         fmt::format("expected a power of two, got {}", x.dtlb.page_bytes));
   if (x.cache_enabled) {
     // What the engine's cache model would refuse, refused here so that a
     // file `check` passes is a file `run` accepts.

@@ -18,6 +18,7 @@
 
 #include "config/error.h"
 #include "models/costs.h"
+#include "models/dtlb.h"
 #include "models/fetch_plan.h"
 #include "models/icache.h"
 #include "models/layout.h"
@@ -84,6 +85,7 @@ struct Experiment {
   bool cache_enabled = false;
   models::ICacheConfig icache;
   models::FetchMode fetch = models::FetchMode::call_sites;
+  models::DtlbConfig dtlb;
   LayoutOptions layout;
   Variance variance;
   net::StackOptions options;

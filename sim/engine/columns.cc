@@ -42,7 +42,7 @@ std::string stage_meaning(models::Stage s) {
     case Stage::unaligned:
       return "penalties of misaligned header accesses (and of those crossing a cache line)";
     case Stage::cache:
-      return "I-cache miss stalls (0 unless the I-cache model is on)";
+      return "I-cache and data TLB miss stalls (0 unless the I-cache or the data TLB model is on)";
     case Stage::interrupt:
       return "NIC interrupt handlers, transmit completion included (time taken from the sender)";
     case Stage::sleep:
@@ -70,7 +70,9 @@ std::string kind_meaning(models::CostKind k) {
     case CostKind::misaligned:
       return "misaligned header accesses, and the extra per byte of copies off 4-byte alignment";
     case CostKind::cache:
-      return "I-cache miss stalls of the function's own code";
+      return "I-cache miss stalls of the function's own code, and data TLB miss stalls of the "
+             "pages "
+             "it touched";
     case CostKind::idle:
       return "the CPU idle (the `sleep` and `idle` functions only)";
     case CostKind::count:
@@ -136,6 +138,8 @@ std::vector<Column> build() {
       "of those, misses in L2 too (only when the I-cache model is on)");
   add("perturbation", "", R,
       "the layout perturbation applied (only when the I-cache model is on and one is set)");
+  add("dtlb_misses_per_packet", "misses per packet", R,
+      "data TLB misses per packet (only when the data TLB model is on)");
   add("outcome", "", R, "ok, alignment-fault or error");
   add("detail", "", R, "what ended the run early (empty when ok)");
   add("wall_s", "s (real)", R,

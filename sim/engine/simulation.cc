@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <random>
 #include <simgrid/s4u.hpp>
@@ -15,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/probe.h"
 #include "engine/trace.h"
 #include "models/sender_costs.h"
 #include "models/wire.h"
@@ -58,30 +60,41 @@ struct Frame {
   int bytes;      // on the wire, with preamble and gap
 };
 
+// The I-cache model, if the experiment turns it on (it needs a code layout).
+std::unique_ptr<models::ICacheProbe> make_icache(const config::Experiment& x,
+                                                 models::CycleAccount& acct) {
+  if (!x.cache_enabled || !x.code) return nullptr;
+  const models::PageColouring colouring{x.seed, x.variance.phys_pages};
+  return std::make_unique<models::ICacheProbe>(acct, *x.code, x.icache, x.fetch,
+                                               x.engine.icache_replay,
+                                               x.variance.page_colouring ? &colouring : nullptr);
+}
+
 // State shared by the actors of one run. Actors are cooperative: only one
 // runs at a time, so plain fields need no locking.
 struct World {
   explicit World(const config::Experiment& ex)
       : x(ex),
         acct(ex.machine, ex.stack),
-        loop(acct, {ex.workload.dest, workload::Service::simulated, ex.workload.receive},
+        icache(make_icache(ex, acct)),
+        dtlb(ex.dtlb.enabled ? std::make_unique<models::DataTlb>(acct, ex.dtlb) : nullptr),
+        probe(icache.get(), acct, dtlb.get()),
+        loop(probe, {ex.workload.dest, workload::Service::simulated, ex.workload.receive},
              ex.options),
         stack(loop.stack()),
         wire(ex.workload.link_bandwidth_bps),
         moderator(ex.interrupts.moderation_packets, ex.interrupts.moderation_interval_s) {}
 
   const config::Experiment& x;
-  // The I-cache before the account and the stack: the stack's destructor
-  // frees what is still queued, and the account still fetches its code.
-  std::unordered_map<uint64_t, uint64_t> phys_page;  // page colouring of this run
-  std::optional<models::ICache> icache;
-  models::CodeMap code;
-  models::FetchPlan plan;  // how the code is fetched; the replay's ids are its segments
-  std::optional<models::FetchReplay> fetcher;
   models::FnLedger ledger;  // the same cycles by function
+  // The models before the stack: the stack's destructor frees what is
+  // still queued, and they still see it.
   models::CycleAccount acct;
-  workload::TtcpLoop<models::CycleAccount> loop;  // the sender and receiver on the real stack
-  net::Stack<models::CycleAccount>& stack;
+  std::unique_ptr<models::ICacheProbe> icache;
+  std::unique_ptr<models::DataTlb> dtlb;
+  Probe probe;
+  workload::TtcpLoop<Probe> loop;  // the sender and receiver on the real stack
+  net::Stack<Probe>& stack;
   models::WireSerializer wire;
   models::IrqModerator moderator;
   std::deque<Frame> ring;        // frames on the NIC ring, oldest first
@@ -121,6 +134,15 @@ struct World {
 
   void charge(const models::StageCycles& c) {
     for (size_t i = 0; i < c.size(); ++i) r.cycles[i] += c[i];
+  }
+  // The account's cycles since the last take(), deferred stalls included.
+  models::StageCycles take() {
+    probe.settle();
+    return acct.take();
+  }
+  const models::StageCycles& pending() {
+    probe.settle();
+    return acct.pending();
   }
 
   void charge_fn(models::Code c, double cycles) {
@@ -182,9 +204,9 @@ void yield_to_interrupt(World& w) {
 // The ttcp loop's hooks in the simulator: the sender's prices (SenderCosts),
 // each also charged to its code in the function ledger, and the timeline's
 // spans and counters when a trace is asked for.
-struct EngineHooks : models::SenderCosts<models::CycleAccount> {
+struct EngineHooks : models::SenderCosts<Probe> {
   EngineHooks(World& world, Tracer* t)
-      : SenderCosts(world.acct, world.x.machine), w(world), tr(t) {}
+      : SenderCosts(world.probe, world.x.machine), w(world), tr(t) {}
   World& w;
   Tracer* tr;
 
@@ -230,7 +252,7 @@ void sender_main(World& w) {
   const int frame_len = x.workload.payload + net::kUdpIpHdrLen + net::kEtherHdrLen;
 
   std::mt19937_64 rng(x.seed);
-  std::vector<uint8_t> payload(static_cast<size_t>(x.workload.payload));
+  workload::PageBytes payload(static_cast<size_t>(x.workload.payload));
   for (auto& b : payload) b = static_cast<uint8_t>(rng());
   const bool loops_back = workload::loops_back(x.workload.dest);
   EngineHooks hooks(w, w.tracer);
@@ -261,7 +283,7 @@ void sender_main(World& w) {
       const workload::Sent sent_one = w.loop.send(payload.data(), x.workload.payload, hooks);
       const int err = sent_one.err;
       if (tr != nullptr && loops_back) hooks.counters();
-      const double c = models::total(w.acct.pending()) - batch;
+      const double c = models::total(w.pending()) - batch;
       batch += c;
       t += c / hz;
       if (tr != nullptr) {
@@ -300,7 +322,7 @@ void sender_main(World& w) {
         }
       }
     }
-    w.charge(w.acct.take());
+    w.charge(w.take());
     ++w.batches;
     if (batch > 0) sg::this_actor::execute(batch);
     if (tr != nullptr) tr->flush_batch();
@@ -354,7 +376,7 @@ void interrupt_main(World& w) {
     w.irq_running = true;
     if (preempt) w.sender->suspend();
     const int k = w.frames_done_by(t0);
-    w.charge(w.acct.take());  // nothing should be pending; keep the books exact anyway
+    w.charge(w.take());  // nothing should be pending; keep the books exact anyway
     if (w.tracer != nullptr) w.tracer->begin_handler(t0);
     w.acct.set_context(models::Context::interrupt);
     w.reap(k);
@@ -362,7 +384,7 @@ void interrupt_main(World& w) {
     w.ledger.add(models::kInterruptHandler, models::CostKind::event,
                  ic.handler_cycles + ic.per_packet_cycles * k);
     w.acct.set_context(models::Context::thread);
-    auto c = w.acct.take();
+    auto c = w.take();
     w.charge(c);
     const double cycles = models::total(c);
     if (!preempt) w.irq_cycles_asleep += cycles;
@@ -460,35 +482,6 @@ SimResult simulate(const config::Experiment& x, Tracer* tracer) {
       build_platform(x.machine.clock_hz, x.workload.link_bandwidth_bps, x.workload.link_latency_s);
   World w(x);
   w.r.clock_hz = x.machine.clock_hz;
-  if (x.cache_enabled && x.code) {
-    w.code = models::code_map(*x.code);
-    w.icache.emplace(x.icache);
-    if (x.variance.page_colouring) {
-      // Each code page gets a distinct random physical page, fixed by the
-      // seed: different between runs, the same within one.
-      std::mt19937_64 rng(x.seed * 0x2545f4914f6cdd1dULL + 1);
-      const auto page = static_cast<uint64_t>(x.icache.page_bytes);
-      std::unordered_map<uint64_t, bool> taken;
-      for (const auto& ranges : w.code)
-        for (const auto& [start, bytes] : ranges)
-          for (uint64_t v = start / page; v <= (start + bytes) / page; ++v) {
-            if (w.phys_page.count(v) != 0) continue;
-            uint64_t phys;
-            do phys = rng() % static_cast<uint64_t>(x.variance.phys_pages);
-            while (taken[phys] && taken.size() < static_cast<size_t>(x.variance.phys_pages));
-            taken[phys] = true;
-            w.phys_page[v] = phys;
-          }
-      w.icache->set_page_map([&w](uint64_t v) {
-        auto it = w.phys_page.find(v);
-        return it != w.phys_page.end() ? it->second : v;
-      });
-    }
-    w.icache->tally_lines(true);
-    w.plan = models::fetch_plan(*x.code, x.fetch, x.icache.l1.line_bytes);
-    w.fetcher.emplace(*w.icache, w.plan.segments, x.engine.icache_replay);
-    w.acct.attach_icache(&*w.fetcher, &w.plan);
-  }
   w.acct.attach_ledger(&w.ledger);
   w.tracer = tracer;
   if (tracer != nullptr) w.acct.attach_listener(tracer);
@@ -508,7 +501,7 @@ SimResult simulate(const config::Experiment& x, Tracer* tracer) {
       std::abs(unexplained) > 1e-6 * run_cycles ? unexplained : 0;
   r.ledger = w.ledger;
   r.ledger.add(models::kIdleFn, models::CostKind::idle, r.cycles[static_cast<size_t>(Stage::idle)]);
-  if (w.icache) r.icache_sets = models::attribute_icache(*w.icache, *x.code, r.ledger);
+  if (w.icache) r.icache_sets = models::attribute_icache(w.icache->cache(), *x.code, r.ledger);
   const auto& c = w.stack.counters();
   if (x.workload.dest == config::Dest::wire) {
     // Frames onto the wire: all but those still leaving at the end.
@@ -531,13 +524,13 @@ SimResult simulate(const config::Experiment& x, Tracer* tracer) {
   r.drops = c.drops;
   r.interval_kpps_cv = interval_variation(w.progress, w.t_end - r.elapsed_s, r.elapsed_s);
   spdlog::debug("{} packets in {} batches; {} interrupts", w.r.packets, w.batches, w.r.interrupts);
-  if (w.fetcher)
-    spdlog::debug("I-cache: {} fetch sequences replayed, {} simulated",
-                  w.fetcher->counts().replayed, w.fetcher->counts().simulated);
   if (w.icache) {
-    r.l1i_misses = static_cast<int64_t>(w.icache->stats().l1_misses);
-    r.l2_misses = static_cast<int64_t>(w.icache->stats().l2_misses);
+    spdlog::debug("I-cache: {} fetch sequences replayed, {} simulated",
+                  w.icache->replay_counts().replayed, w.icache->replay_counts().simulated);
+    r.l1i_misses = static_cast<int64_t>(w.icache->cache().stats().l1_misses);
+    r.l2_misses = static_cast<int64_t>(w.icache->cache().stats().l2_misses);
   }
+  if (w.dtlb) r.dtlb_misses = static_cast<int64_t>(w.dtlb->tlb().misses());
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;
 }
@@ -600,6 +593,7 @@ report::Row result_row(const config::Experiment& x, const SimResult& r) {
         .set("l2_misses_per_packet", static_cast<double>(r.l2_misses) * per);
     if (!x.perturbation.empty()) row.set("perturbation", x.perturbation);
   }
+  if (x.dtlb.enabled) row.set("dtlb_misses_per_packet", static_cast<double>(r.dtlb_misses) * per);
   row.set("outcome", r.outcome).set("detail", r.detail).set("wall_s", r.wall_s);
   return row;
 }

@@ -31,6 +31,7 @@ struct SimResult {
   int64_t delivered = 0, delivered_bytes = 0;  // to the receiving socket, or frames onto the wire
   int64_t peer_frames = 0;  // frames that reached the peer host by the end (wire, broadcast)
   int64_t l1i_misses = 0, l2_misses = 0;  // I-cache model, whole run (cache on)
+  int64_t dtlb_misses = 0;                // data TLB model, whole run (machine.dtlb on)
   std::string outcome = "ok";             // ok | alignment-fault | error
   std::string detail;                     // what ended the run early
   double wall_s = 0;                      // real time the simulation took

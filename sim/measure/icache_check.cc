@@ -15,7 +15,7 @@ namespace {
 // Notes code only for the chosen window of sends: the harness's loop calls
 // sendto once per packet (its sentinels included), then everything the
 // packet leaves behind, so a packet's code runs from one top-level sendto to
-// the next.
+// the next, and the loop's own code (Code::user_loop) runs before it.
 struct WindowTracer : models::CodeTracer {
   std::vector<uint8_t>* out = nullptr;
   int64_t sends = 0, first = 0, last = 0;  // record sends [first, last]
@@ -23,6 +23,7 @@ struct WindowTracer : models::CodeTracer {
     if (fn == net::Fn::sendto && depth == 0) {
       ++sends;
       trace = sends >= first && sends <= last ? out : nullptr;
+      run(models::Code::user_loop);
     }
     CodeTracer::enter(fn);
   }

@@ -12,13 +12,31 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "net/stack.h"
 #include "workload/dest.h"
 
 namespace simloop::workload {
+
+// Bytes that start a page of their own: which pages an access to them
+// touches never depends on where the heap put them (the data TLB model sees
+// pages; the stack's own buffers are in mapped zones).
+template <class T>
+struct PageAligned {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{4096};
+  PageAligned() = default;
+  template <class U>
+  PageAligned(const PageAligned<U>& /*other*/) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, size_t /*n*/) { ::operator delete(p, kAlign); }
+  friend bool operator==(const PageAligned&, const PageAligned&) { return true; }
+};
+using PageBytes = std::vector<uint8_t, PageAligned<uint8_t>>;
 
 // What a caller adds around the real stack. Every hook is optional: derive
 // from NoHooks and hide the ones you need.
@@ -164,7 +182,7 @@ class TtcpLoop {
   net::MbufPool pool_;
   net::Stack<P> stack_;
   int rx_ = -1, tx_ = -1;
-  std::vector<uint8_t> rbuf_ = std::vector<uint8_t>(65536);
+  PageBytes rbuf_ = PageBytes(65536);
 };
 
 }  // namespace simloop::workload

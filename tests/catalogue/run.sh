@@ -207,6 +207,8 @@ edited range-clock 's/^machine: athlon-xp-2700/machine: {use: athlon-xp-2700, cl
 file_case range-clock "range-clock\.yaml:3:[0-9]+: machine\.clock_hz: expected a number in"
 edited cache-geometry 's/^machine: athlon-xp-2700/machine: {use: athlon-xp-2700, cache: {enabled: true, l1: {size_bytes: 100}}}/'
 file_case cache-geometry "cache-geometry\.yaml:3:[0-9]+: machine\.cache\.l1\.size_bytes: l1\.size_bytes must be a power of two"
+edited dtlb-page 's/^machine: athlon-xp-2700/machine: {use: athlon-xp-2700, dtlb: {enabled: true, page_bytes: 1000}}/'
+file_case dtlb-page "dtlb-page\.yaml:3:[0-9]+: machine\.dtlb\.page_bytes: expected a power of two, got 1000"
 edited mtu 's/^  payload: 18/  payload: 1600/'
 file_case mtu "mtu\.yaml:[0-9]+:[0-9]+: workload\.payload: 1600 bytes \+ 28 bytes of headers exceed"
 
@@ -312,6 +314,7 @@ set_case set-name-dots "--set name: must not start with '\.' or '-'" --set name=
 set_case set-name-long "--set name: expected at most 100 characters" --set "name=$long"
 set_case set-passwd "/etc/passwd:1:1: .*expected a map of keys, got 'root:.*\.\.\. \([0-9]+ bytes\)'" --set layout.kernel=/etc/passwd --set machine.cache.enabled=true
 set_case set-geometry "--set machine\.cache\.l1\.size_bytes: l1\.size_bytes must be a power of two" --set machine.cache.l1.size_bytes=100 --set machine.cache.enabled=true
+set_case set-dtlb-page "--set machine\.dtlb\.page_bytes: expected a power of two, got 3000" --set machine.dtlb.page_bytes=3000
 set_case set-binary "--set description2: no such key" --set $'description2=\x01\x02'
 set_case set-yaml "--set workload\.payload: cannot parse the value" --set 'workload.payload=[1'
 

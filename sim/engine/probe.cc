@@ -1,0 +1,5 @@
+#include "engine/probe.h"
+
+namespace simloop::net {
+template class Stack<engine::Probe>;
+}

@@ -1,0 +1,107 @@
+// models::Tee: events reach every part, in the order listed, only the parts
+// that have the hook, and no part given by a null pointer.
+#include "models/tee.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/cycle_account.h"
+
+namespace {
+
+using namespace simloop;
+using models::Tee;
+
+// Notes each event it has a hook for, with its name.
+struct Notes : net::NullProbe {
+  Notes(std::vector<std::string>& log, std::string name) : out(log), who(std::move(name)) {}
+  std::vector<std::string>& out;
+  std::string who;
+  void enter(net::Fn fn) { out.push_back(who + " enter " + std::string(net::fn_name(fn))); }
+  void leave(net::Fn fn) { out.push_back(who + " leave " + std::string(net::fn_name(fn))); }
+  void copy(net::CopyKind /*k*/, const void* /*s*/, const void* /*d*/, size_t len) {
+    out.push_back(who + " copy " + std::to_string(len));
+  }
+  void drop(net::Drop d) { out.push_back(who + " drop " + std::string(net::drop_name(d))); }
+};
+
+// Only after_enter, after_leave, run and settle: no probe base at all.
+struct Late {
+  std::vector<std::string>& out;
+  void after_enter(net::Fn fn) {
+    out.push_back("late after_enter " + std::string(net::fn_name(fn)));
+  }
+  void after_leave(net::Fn fn) {
+    out.push_back("late after_leave " + std::string(net::fn_name(fn)));
+  }
+  void run(models::Code c) { out.push_back("late run " + std::to_string(static_cast<int>(c))); }
+  void settle() { out.push_back("late settle"); }
+};
+
+TEST(Tee, EventsGoToEachPartInOrderAndAfterHooksFollowEveryPart) {
+  std::vector<std::string> log;
+  Notes a(log, "a"), b(log, "b");
+  Late late{log};
+  Tee<Late&, Notes&, Notes*> tee(late, a, &b);
+  tee.enter(net::Fn::udp_output);
+  tee.copy(net::CopyKind::uiomove, nullptr, nullptr, 18);
+  tee.leave(net::Fn::udp_output);
+  tee.run(models::Code::user_loop);
+  tee.drop(net::Drop::nic_full);
+  tee.settle();
+  tee.cksum(nullptr, 4);  // nobody has the hook (Notes' is NullProbe's): nothing noted
+  const std::vector<std::string> want = {
+      "a enter udp_output",
+      "b enter udp_output",
+      "late after_enter udp_output",
+      "a copy 18",
+      "b copy 18",
+      "a leave udp_output",
+      "b leave udp_output",
+      "late after_leave udp_output",
+      "late run " + std::to_string(static_cast<int>(models::Code::user_loop)),
+      "a drop nic_full",
+      "b drop nic_full",
+      "late settle"};
+  EXPECT_EQ(log, want);
+}
+
+TEST(Tee, APartGivenByANullPointerIsAbsent) {
+  std::vector<std::string> log;
+  Notes a(log, "a");
+  Tee<Notes&, Notes*> tee(a, nullptr);
+  tee.enter(net::Fn::ip_output);
+  tee.leave(net::Fn::ip_output);
+  EXPECT_EQ(log, (std::vector<std::string>{"a enter ip_output", "a leave ip_output"}));
+}
+
+TEST(Tee, PricesAsTheAccountAloneDoes) {
+  models::MachineCosts m;
+  m.copy_setup_cycles = 40;
+  m.copy_cycles_per_byte = 0.5;
+  m.user_loop_cycles = 60;
+  models::StackCosts s;
+  s.fn_cycles[static_cast<size_t>(net::Fn::udp_output)] = 100;
+  s.cksum_cycles_per_byte = 1;
+  models::CycleAccount alone(m, s), inside(m, s);
+  std::vector<std::string> log;
+  Notes n(log, "n");
+  Tee<models::CycleAccount&, Notes&> tee(inside, n);
+  const char buf[64] = {};
+  auto run = [&](auto& probe) {
+    probe.enter(net::Fn::udp_output);
+    probe.copy(net::CopyKind::uiomove, buf, buf + 1, 20);  // off 4-byte alignment
+    probe.cksum(buf, 28);
+    probe.add(models::Stage::user, m.user_loop_cycles);
+    probe.leave(net::Fn::udp_output);
+  };
+  run(alone);
+  run(tee);
+  EXPECT_EQ(alone.pending(), inside.pending());
+  EXPECT_DOUBLE_EQ(models::total(inside.pending()), 100 + 40 + 10 + 28 + 60);
+  EXPECT_EQ(log.size(), 3u);  // enter, copy, leave
+}
+
+}  // namespace
