@@ -173,6 +173,12 @@ class CodeFetcher {
   // frame has no call site for it.
   template <class F>
   int32_t to_call(size_t owner, F& fetch);
+  // Whether the running routine calls `owner` anywhere: most events do not,
+  // and this test (inline) spares them the call to to_call, which says the
+  // same (-2).
+  bool has_site(size_t owner) const {
+    return ((routine(frames_[depth_ - 1].routine).calls >> owner) & 1) != 0;
+  }
   template <class F>
   void finish_top(F& fetch) {
     Frame& t = frames_[depth_ - 1];
@@ -202,7 +208,7 @@ void CodeFetcher::enter(size_t owner, F&& fetch) {
   const int32_t r = plan_->entry[owner];
   if (r < 0) return;  // runs nothing of its own (its code is its caller's)
   int32_t callee = r;
-  if (depth_ > 0) {
+  if (depth_ > 0 && has_site(owner)) {
     const int32_t c = to_call(owner, fetch);
     if (c >= 0) callee = c;
   }
@@ -239,7 +245,7 @@ void CodeFetcher::point(size_t owner, F&& fetch) {
   }
   int32_t r = plan_->entry[owner];
   if (depth_ > 0) {
-    const int32_t c = to_call(owner, fetch);
+    const int32_t c = has_site(owner) ? to_call(owner, fetch) : -2;
     if (c >= 0)
       r = c;
     else if (routine(frames_[depth_ - 1].routine).complete)
