@@ -101,6 +101,14 @@ namespace {
 constexpr std::array<const char*, 7> kConfigKeys = {"payload",  "dest",    "align",          "copy",
                                                     "misalign", "service", "buffer_misalign"};
 
+// What a point without the key means: rows of files without the column,
+// and keys dropped when they say the default.
+std::string key_default(const std::string& k) {
+  if (k == "misalign" || k == "buffer_misalign") return "0";
+  if (k == "service") return "full";
+  return "";
+}
+
 }  // namespace
 
 int Point::payload() const {
@@ -375,19 +383,17 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
           !std::set<std::string>{"0", "1", "2", "3"}.count(p.keys["misalign"]))
         throw InputError(fmt::format("{}: column '{}': expected 0..3, got '{}'", where,
                                      shown("misalign"), p.keys["misalign"]));
-      if (p.keys.count("misalign") && p.keys["misalign"] == "0") p.keys.erase("misalign");
       if (p.keys.count("service") &&
           !std::set<std::string>{"full", "send-only"}.count(p.keys["service"]))
         throw InputError(fmt::format("{}: column '{}': expected full or send-only, got '{}'", where,
                                      shown("service"), p.keys["service"]));
-      if (p.keys.count("service") && p.keys["service"] == "full") p.keys.erase("service");
       if (p.keys.count("buffer_misalign") &&
           !std::set<std::string>{"0", "1", "2", "3", "4", "5", "6", "7"}.count(
               p.keys["buffer_misalign"]))
         throw InputError(fmt::format("{}: column '{}': expected 0..7, got '{}'", where,
                                      shown("buffer_misalign"), p.keys["buffer_misalign"]));
-      if (p.keys.count("buffer_misalign") && p.keys["buffer_misalign"] == "0")
-        p.keys.erase("buffer_misalign");
+      for (const char* k : {"misalign", "service", "buffer_misalign"})
+        if (p.keys.count(k) && p.keys[k] == key_default(k)) p.keys.erase(k);
 
       Repeat r;
       const double v = number(rate, shown(rate));
@@ -457,9 +463,7 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
 
 bool Split::trains(const Point& p) const {
   for (const auto& [key, values] : allow) {
-    const std::string v = p.key(key, key == "misalign" || key == "buffer_misalign" ? "0"
-                                     : key == "service"                            ? "full"
-                                                                                   : "");
+    const std::string v = p.key(key, key_default(key));
     if (values.count(v) == 0) return false;
   }
   return true;
@@ -576,9 +580,10 @@ PathOf path_of(const Point& p) {
   PathOf r{*dest, {}};
   r.so.align = *align;
   r.so.loop_copy = *copy;
-  r.so.sockaddr_misalign = std::stoi(p.key("misalign", "0"));
-  if (p.key("service", "full") == "send-only") r.service = workload::Service::send_only;
-  r.buffer_misalign = std::stoi(p.key("buffer_misalign", "0"));
+  r.so.sockaddr_misalign = std::stoi(p.key("misalign", key_default("misalign")));
+  if (p.key("service", key_default("service")) == "send-only")
+    r.service = workload::Service::send_only;
+  r.buffer_misalign = std::stoi(p.key("buffer_misalign", key_default("buffer_misalign")));
   return r;
 }
 
@@ -1210,7 +1215,8 @@ void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::p
   e << YAML::Key << "options" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "align" << YAML::Value << first->key("align", "none");
   e << YAML::Key << "copy" << YAML::Value << first->key("copy", "m_copy");
-  e << YAML::Key << "sockaddr_misalign" << YAML::Value << std::stoi(first->key("misalign", "0"));
+  e << YAML::Key << "sockaddr_misalign" << YAML::Value
+    << std::stoi(first->key("misalign", key_default("misalign")));
   e << YAML::EndMap;
   e << YAML::Key << "seed" << YAML::Value << 1;
   e << YAML::EndMap;
