@@ -15,11 +15,13 @@
 // simulated event.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -143,12 +145,20 @@ class CodeFetcher {
 
   size_t depth() const { return depth_; }
 
- private:
+  // Its whole state: the routines open, innermost last. What an event
+  // fetches depends on these and the event alone (MemoFetcher keys on it).
   struct Frame {
     int32_t routine;
     uint32_t pos;  // next step to fetch
     int32_t owner;
   };
+  std::span<const Frame> frames() const { return {frames_.data(), depth_}; }
+  void restore(std::span<const Frame> f) {
+    std::copy(f.begin(), f.end(), frames_.begin());
+    depth_ = f.size();
+  }
+
+ private:
   static constexpr size_t kMaxFrames = 32;
 
   const FetchPlan::Routine& routine(int32_t r) const {

@@ -37,7 +37,13 @@ class FetchReplay {
       for (const auto& [start, bytes] : code_[id]) cache_cycles += cache_.fetch(start, bytes);
       return;
     }
-    // One step down the tree of sequences: mostly the step taken last time.
+    note(id);
+  }
+  // Whether fetch() leaves every stall to settle().
+  bool defers() const { return enabled_; }
+  // fetch() when it defers: one step down the tree of sequences, mostly
+  // the step taken last time.
+  void note(size_t id) {
     const auto i = static_cast<uint32_t>(id);
     Node& n = nodes_[at_];
     if (n.last_id == i) {

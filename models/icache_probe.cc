@@ -9,7 +9,8 @@ ICacheProbe::ICacheProbe(CycleAccount& acct, const LinkedLayout& code, const ICa
     : acct_(acct),
       cache_(config),
       plan_(fetch_plan(code, fetch, config.l1.line_bytes)),
-      replay_(cache_, plan_.segments, replay) {
+      replay_(cache_, fetcher_.codes(), replay) {
+  fetcher_.attach(&plan_);
   if (colouring != nullptr) {
     // Each code page gets a distinct random physical page, fixed by the
     // seed: different between runs, the same within one.
@@ -33,7 +34,6 @@ ICacheProbe::ICacheProbe(CycleAccount& acct, const LinkedLayout& code, const ICa
     });
   }
   cache_.tally_lines(true);
-  fetcher_.attach(&plan_);
 }
 
 }  // namespace simloop::models

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "models/cycle_account.h"
+#include "models/fetch_memo.h"
 #include "models/fetch_plan.h"
 #include "models/fetch_replay.h"
 #include "models/icache.h"
@@ -71,22 +72,26 @@ class ICacheProbe : public net::NullProbe {
 
  private:
   void fetch(size_t code) { fetcher_.point(code, Fetch{this}); }
-  // Fetches one segment of the plan; its stall goes straight to the cache
-  // stage, in order (now, or when the replay settles).
+  // Fetches what one event fetches (a code of the fetcher's); its stall
+  // goes to the cache stage, in order: when the replay settles, or now if
+  // it does not defer.
   struct Fetch {
     ICacheProbe* self;
-    void operator()(uint32_t segment) const { self->fetch_segment(segment); }
+    void operator()(uint32_t code) const { self->fetch_code(code); }
   };
-  void fetch_segment(uint32_t segment) {
-    acct_.add_in_place(Stage::cache, [&](double& c) { replay_.fetch(segment, c); });
+  void fetch_code(uint32_t code) {
+    if (replay_.defers())
+      replay_.note(code);
+    else
+      acct_.add_in_place(Stage::cache, [&](double& c) { replay_.fetch(code, c); });
   }
 
   CycleAccount& acct_;
   std::unordered_map<uint64_t, uint64_t> phys_page_;  // page colouring of this run
   ICache cache_;
-  FetchPlan plan_;  // how the code is fetched; the replay's ids are its segments
+  FetchPlan plan_;       // how the code is fetched
+  MemoFetcher fetcher_;  // the replay's ids are its codes
   FetchReplay replay_;
-  CodeFetcher fetcher_;
 };
 
 }  // namespace simloop::models

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/cycle_account.h"
+#include "models/fetch_memo.h"
 #include "models/fetch_plan.h"
 #include "models/icache.h"
 #include "models/layout.h"
@@ -261,6 +262,62 @@ TEST(FetchReplay, MatchesSimulatingEveryStepOfTheFetchModel) {
     }
     EXPECT_GT(replayed, simulated) << fetch_mode_name(mode);
   }
+}
+
+// The memo must fetch what the fetcher fetches, range for range: on
+// packets that repeat (its use), on events in any order (states that do
+// not repeat), and past its state limit (where the fetcher goes on alone).
+TEST(MemoFetcher, FetchesExactlyWhatTheFetcherFetches) {
+  std::mt19937_64 rng(20261203);
+  const size_t owners = layout_owners().size();
+  size_t remembered = 0, events = 0, alone = 0;
+  for (const FetchMode mode : {FetchMode::call_sites, FetchMode::entry}) {
+    for (int round = 0; round < 60; ++round) {
+      const FetchPlan plan = fetch_plan(random_layout(rng), mode, 64);
+      std::vector<std::vector<Event>> packets;
+      for (int p = 0; p < 4; ++p) packets.push_back(random_packet(rng));
+      const uint32_t limit =
+          round % 3 == 0 ? 1 + static_cast<uint32_t>(rng() % 8) : MemoFetcher::kMaxStates;
+      CodeFetcher plain;
+      MemoFetcher memo(limit);
+      plain.attach(&plan);
+      memo.attach(&plan);
+      MemoFetcher::Ranges a, b;  // what each fetched, in order
+      auto fetch_a = [&](uint32_t s) {
+        a.insert(a.end(), plan.segments[s].begin(), plan.segments[s].end());
+      };
+      auto fetch_b = [&](uint32_t c) {
+        ASSERT_FALSE(memo.codes()[c].empty());
+        b.insert(b.end(), memo.codes()[c].begin(), memo.codes()[c].end());
+      };
+      auto play = [](auto& f, const Event& e, auto& fetch) {
+        if (e.kind == Event::enter)
+          f.enter(e.owner, fetch);
+        else if (e.kind == Event::leave)
+          f.leave(e.owner, fetch);
+        else
+          f.point(e.owner, fetch);
+      };
+      for (int packet = 0; packet < 200; ++packet) {
+        std::vector<Event> events_now = packets[rng() % 4];
+        if (rng() % 10 == 0)  // now and then, any events in any order
+          for (auto& e : events_now)
+            e = {static_cast<Event::Kind>(rng() % 3), static_cast<size_t>(rng() % owners)};
+        for (const Event& e : events_now) {
+          play(plain, e, fetch_a);
+          play(memo, e, fetch_b);
+          ASSERT_EQ(a, b) << fetch_mode_name(mode) << " round " << round << " packet " << packet;
+        }
+        events += events_now.size();
+      }
+      EXPECT_LE(memo.states(), limit);
+      alone += memo.by_itself() ? 1 : 0;
+      if (!memo.by_itself()) remembered += memo.moves();
+    }
+  }
+  // Most events were looked up, not followed; some runs went past the limit.
+  EXPECT_LT(remembered * 5, events);
+  EXPECT_GT(alone, 0u);
 }
 
 }  // namespace

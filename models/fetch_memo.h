@@ -1,0 +1,177 @@
+// A CodeFetcher that works out each of its moves once.
+//
+// What a CodeFetcher fetches for an event, and the frames it leaves, depend
+// only on its frames and the event (models/fetch_plan.h). A packet's events
+// come round in the same few states, so each (state, event) pair is
+// followed once, by the fetcher itself, and remembered: the segments it
+// fetched and the state it left. After that the event is a table lookup
+// and the same segments, in the same order. States are numbered as they
+// are first seen; past a limit (a plan whose states never repeat) the
+// fetcher goes on by itself. The replay behind it keys on these moves
+// rather than on segments: one step for each event that fetches anything.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "models/fetch_plan.h"
+
+namespace simloop::models {
+
+class MemoFetcher {
+ public:
+  using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
+  static constexpr uint32_t kMaxStates = 1u << 14;
+  explicit MemoFetcher(uint32_t max_states = kMaxStates) : max_states_(max_states) {}
+
+  void attach(const FetchPlan* plan) {
+    plan_ = plan;
+    fetcher_.attach(plan);
+    keys_.clear();
+    states_.clear();
+    moves_of_.clear();
+    moves_.clear();
+    codes_.clear();
+    segment_code_.assign(plan->segments.size(), -1);
+    by_itself_ = false;
+    state_ = intern(fetcher_.frames());
+  }
+
+  // As CodeFetcher's, but each call takes `fetch(code)` with an index in
+  // codes(): the ranges of every segment the fetcher fetched for the event,
+  // in order (an event that fetches nothing calls nothing). Past the state
+  // limit, a code per segment.
+  template <class F>
+  void enter(size_t owner, F&& fetch) {
+    event(Kind::enter, owner, fetch);
+  }
+  template <class F>
+  void leave(size_t owner, F&& fetch) {
+    event(Kind::leave, owner, fetch);
+  }
+  template <class F>
+  void point(size_t owner, F&& fetch) {
+    event(Kind::point, owner, fetch);
+  }
+  // Grows as moves are learnt: a FetchReplay's code table.
+  const std::vector<Ranges>& codes() const { return codes_; }
+
+  size_t states() const { return states_.size(); }
+  size_t moves() const { return moves_.size(); }
+  bool by_itself() const { return by_itself_; }
+
+ private:
+  enum class Kind : uint8_t { enter, leave, point };
+  static constexpr size_t kEvents = 3 * kOwnerCount;
+  struct Move {
+    uint32_t next;  // the state it leaves
+    int32_t code;   // what it fetches (-1: nothing)
+  };
+  using Frames = std::vector<CodeFetcher::Frame>;
+
+  template <class F>
+  void event(Kind k, size_t owner, F& fetch) {
+    const size_t slot =
+        (static_cast<size_t>(state_) * 3 + static_cast<size_t>(k)) * kOwnerCount + owner;
+    const int32_t m = moves_of_[slot];
+    if (m < 0) [[unlikely]]
+      return miss(k, owner, slot, fetch);
+    const Move& mv = moves_[static_cast<size_t>(m)];
+    if (mv.code >= 0) fetch(static_cast<uint32_t>(mv.code));
+    state_ = mv.next;
+  }
+
+  // A move not learnt yet, or past the limit (where state_ is a state of
+  // its own with no move: every event comes here).
+  template <class F>
+  [[gnu::noinline, gnu::cold]] void miss(Kind k, size_t owner, size_t slot, F& fetch) {
+    if (by_itself_) {
+      auto each = [&](uint32_t s) { fetch(segment_code(s)); };
+      return follow(k, owner, each);
+    }
+    learn(k, owner, slot, fetch);
+  }
+
+  // The fetcher itself, from the state it was left in.
+  template <class F>
+  void follow(Kind k, size_t owner, F& fetch) {
+    switch (k) {
+      case Kind::enter:
+        return fetcher_.enter(owner, fetch);
+      case Kind::leave:
+        return fetcher_.leave(owner, fetch);
+      case Kind::point:
+        return fetcher_.point(owner, fetch);
+    }
+  }
+
+  template <class F>
+  void learn(Kind k, size_t owner, size_t slot, F& fetch) {
+    fetcher_.restore(states_[state_]);
+    Ranges ranges;
+    auto collect = [&](uint32_t s) {
+      const auto& seg = plan_->segments[s];
+      ranges.insert(ranges.end(), seg.begin(), seg.end());
+    };
+    follow(k, owner, collect);
+    int32_t code = -1;
+    if (!ranges.empty()) {
+      code = static_cast<int32_t>(codes_.size());
+      codes_.push_back(std::move(ranges));
+    }
+    if (states_.size() >= max_states_ && keys_.find(key(fetcher_.frames())) == keys_.end()) {
+      // The fetcher holds the state: it goes on from here.
+      by_itself_ = true;
+      state_ = static_cast<uint32_t>(states_.size());
+      moves_of_.resize(moves_of_.size() + kEvents, -1);
+    } else {
+      const uint32_t next = intern(fetcher_.frames());
+      moves_of_[slot] = static_cast<int32_t>(moves_.size());
+      moves_.push_back({next, code});
+      state_ = next;
+    }
+    if (code >= 0) fetch(static_cast<uint32_t>(code));
+  }
+
+  uint32_t segment_code(uint32_t s) {
+    int32_t& c = segment_code_[s];
+    if (c < 0) {
+      c = static_cast<int32_t>(codes_.size());
+      codes_.push_back(plan_->segments[s]);
+    }
+    return static_cast<uint32_t>(c);
+  }
+
+  static_assert(std::has_unique_object_representations_v<CodeFetcher::Frame>,
+                "a state's key is its frames' bytes");
+  static std::string key(std::span<const CodeFetcher::Frame> f) {
+    return {reinterpret_cast<const char*>(f.data()), f.size_bytes()};
+  }
+  uint32_t intern(std::span<const CodeFetcher::Frame> f) {
+    const auto [it, fresh] = keys_.try_emplace(key(f), static_cast<uint32_t>(states_.size()));
+    if (fresh) {
+      states_.emplace_back(f.begin(), f.end());
+      moves_of_.resize(moves_of_.size() + kEvents, -1);
+    }
+    return it->second;
+  }
+
+  uint32_t max_states_;
+  const FetchPlan* plan_ = nullptr;
+  CodeFetcher fetcher_;
+  std::unordered_map<std::string, uint32_t> keys_;  // a state's frames -> its number
+  std::vector<Frames> states_;                      // number -> frames
+  std::vector<int32_t> moves_of_;                   // (state, event) -> move, or -1
+  std::vector<Move> moves_;
+  std::vector<Ranges> codes_;
+  std::vector<int32_t> segment_code_;  // past the limit: a segment's code, or -1
+  uint32_t state_ = 0;
+  bool by_itself_ = false;
+};
+
+}  // namespace simloop::models
