@@ -27,6 +27,7 @@ class MemoFetcher {
  public:
   using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
   static constexpr uint32_t kMaxStates = 1u << 14;
+  // With max_states 0 it remembers nothing: the fetcher follows every event.
   explicit MemoFetcher(uint32_t max_states = kMaxStates) : max_states_(max_states) {}
 
   void attach(const FetchPlan* plan) {
@@ -38,7 +39,7 @@ class MemoFetcher {
     moves_.clear();
     codes_.clear();
     segment_code_.assign(plan->segments.size(), -1);
-    by_itself_ = false;
+    by_itself_ = max_states_ == 0;
     state_ = intern(fetcher_.frames());
   }
 

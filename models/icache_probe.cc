@@ -9,6 +9,9 @@ ICacheProbe::ICacheProbe(CycleAccount& acct, const LinkedLayout& code, const ICa
     : acct_(acct),
       cache_(config),
       plan_(fetch_plan(code, fetch, config.l1.line_bytes)),
+      // Without replay every event is followed and every line fetched: what
+      // the replay and the memo must give.
+      fetcher_(replay ? MemoFetcher::kMaxStates : 0),
       replay_(cache_, fetcher_.codes(), replay) {
   fetcher_.attach(&plan_);
   if (colouring != nullptr) {

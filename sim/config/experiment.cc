@@ -500,8 +500,9 @@ Schema::Schema() {
               1, 1e6, [](Experiment& x) -> int& { return x.engine.max_batch; }));
   add(boolean("engine.icache_replay",
               "Replay the I-cache model's answer to a packet's code fetches once they leave the "
-              "cache as they found it, instead of simulating them again; results are identical "
-              "(off only to show that), the I-cache model about ten times faster.",
+              "cache as they found it, and each step of the fetch model once seen, instead of "
+              "simulating them again; results are identical (off only to show that: every event "
+              "followed, every line fetched), the I-cache model about ten times faster.",
               [](Experiment& x) -> bool& { return x.engine.icache_replay; }));
 
   section("output", "Where results go.");
