@@ -35,7 +35,11 @@
 #                   copy-down, the misaligned sockaddr; and the narrow
 #                   training set of the earlier report (loopback and
 #                   broadcast, none, m_copy) with and without the
-#                   per-function times;
+#                   per-function times; after the third report's data were
+#                   measured, dest broadcast and dest loopback held out as
+#                   well (outside the targets: each has functions no other
+#                   path runs the same number of times, and calibrate says
+#                   so for every one of their points);
 #   statistic       the minimum over repeats (--stat min) for every
 #                   measured quantity; the per-function times weigh 0.5 of
 #                   a total (--split-weight, the default);
@@ -123,6 +127,8 @@ fold self dest=self --train dest=loopback,broadcast,wire
 fold m_dup copy=m_dup --train copy=m_copy
 fold copy-down align=copy-down --train align=none
 fold misalign misalign=2 --train misalign=0
+fold broadcast dest=broadcast --train dest=loopback,self,wire
+fold loopback dest=loopback --train dest=broadcast,self,wire
 fold narrow dest=wire --train dest=loopback,broadcast --train align=none --train copy=m_copy \
   --train misalign=0 --train service=full
 fold narrow-totals dest=wire --train dest=loopback,broadcast --train align=none \
@@ -208,9 +214,16 @@ loads=$(awk -F, 'FNR == 1 { c = 0; for (i = 1; i <= NF; i++) if ($i == "loadavg_
   table "$out/native-m_dup-summary.csv" "copy=m_dup" "copy m_dup"
   table "$out/native-copy-down-summary.csv" "align=copy-down" "align copy-down"
   table "$out/native-misalign-summary.csv" "misalign=2" "misaligned sockaddr"
+  table "$out/native-broadcast-summary.csv" "dest=broadcast" "dest broadcast (outside the targets)"
+  table "$out/native-loopback-summary.csv" "dest=loopback" "dest loopback (outside the targets)"
   table "$out/native-narrow-summary.csv" "dest=wire" "dest wire, narrow training set"
   table "$out/native-narrow-totals-summary.csv" "dest=wire" "dest wire, narrow set, totals only"
   echo
+  echo "Broadcast and loopback held out whole were added after these data were measured, and lie"
+  echo "outside the targets: broadcast alone copies its frame for the loop and hands it to the NIC"
+  echo "too, and loopback alone goes through looutput, so without them the training data leave"
+  echo "costs these points use undetermined; calibrate warns for every such point (last column;"
+  echo "\`results/native-broadcast-warnings.txt\`, \`results/native-loopback-warnings.txt\`)."
   echo "The last two rows train on loopback and broadcast with align none and m_copy only, as the"
   echo "earlier report did: with the per-function times, and without them (totals only, the earlier"
   echo "method). Per point: \`results/native-FOLD-compare.txt\`; the fits, their intervals and what"
