@@ -3,9 +3,9 @@
 // What a CodeFetcher fetches for an event, and the frames it leaves, depend
 // only on its frames and the event (models/fetch_plan.h). A packet's events
 // come round in the same few states, so each (state, event) pair is
-// followed once, by the fetcher itself, and remembered: the segments it
+// followed once, by the fetcher itself, and remembered: the ranges it
 // fetched and the state it left. After that the event is a table lookup
-// and the same segments, in the same order. States are numbered as they
+// and the same ranges, in the same order. States are numbered as they
 // are first seen; past a limit (a plan whose states never repeat) the
 // fetcher goes on by itself. The replay behind it keys on these moves
 // rather than on segments: one step for each event that fetches anything.

@@ -25,7 +25,8 @@ using CodeRanges = std::vector<std::pair<uint64_t, uint64_t>>;
 
 class FetchReplay {
  public:
-  // `code[i]` are the ranges fetched for code id i. With `enabled` false,
+  // `code[i]` are the ranges fetched for code id i (the table may grow as
+  // the replay runs: it is read at each use). With `enabled` false,
   // every fetch is simulated at once (what replay must match).
   FetchReplay(ICache& cache, const std::vector<CodeRanges>& code, bool enabled)
       : cache_(cache), code_(code), enabled_(enabled) {}

@@ -191,6 +191,17 @@ void random_calls(std::mt19937_64& rng, int depth, std::vector<Event>& out) {
   }
 }
 
+// Hands one event to a fetcher (a CodeFetcher or a MemoFetcher).
+template <class Fetcher, class F>
+void play(Fetcher& f, const Event& e, F& fetch) {
+  if (e.kind == Event::enter)
+    f.enter(e.owner, fetch);
+  else if (e.kind == Event::leave)
+    f.leave(e.owner, fetch);
+  else
+    f.point(e.owner, fetch);
+}
+
 std::vector<Event> random_packet(std::mt19937_64& rng) {
   std::vector<Event> p = {{Event::point, kUserLoopOwner},
                           {Event::point, static_cast<size_t>(Code::syscall_entry)}};
@@ -220,14 +231,6 @@ TEST(FetchReplay, MatchesSimulatingEveryStepOfTheFetchModel) {
       double a = 0, b = 0;
       auto fetch_a = [&](uint32_t step) { direct.fetch(step, a); };
       auto fetch_b = [&](uint32_t step) { replay.fetch(step, b); };
-      auto play = [](CodeFetcher& f, const Event& e, auto& fetch) {
-        if (e.kind == Event::enter)
-          f.enter(e.owner, fetch);
-        else if (e.kind == Event::leave)
-          f.leave(e.owner, fetch);
-        else
-          f.point(e.owner, fetch);
-      };
       for (int packet = 0; packet < 300; ++packet) {
         const uint64_t r = rng() % 100;
         const auto& events = packets[r < 80 ? 0 : r < 92 ? 1 : r < 97 ? 2 : 3];
@@ -289,14 +292,6 @@ TEST(MemoFetcher, FetchesExactlyWhatTheFetcherFetches) {
       auto fetch_b = [&](uint32_t c) {
         ASSERT_FALSE(memo.codes()[c].empty());
         b.insert(b.end(), memo.codes()[c].begin(), memo.codes()[c].end());
-      };
-      auto play = [](auto& f, const Event& e, auto& fetch) {
-        if (e.kind == Event::enter)
-          f.enter(e.owner, fetch);
-        else if (e.kind == Event::leave)
-          f.leave(e.owner, fetch);
-        else
-          f.point(e.owner, fetch);
       };
       for (int packet = 0; packet < 200; ++packet) {
         std::vector<Event> events_now = packets[rng() % 4];
