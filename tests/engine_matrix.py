@@ -67,18 +67,24 @@ def cases(packets):
     return [(n, f, s + [f"workload.packets={packets}", "workload.duration_s=0"]) for n, f, s in out]
 
 
-def run(simloop, name, exp, sets, tmp):
+def simulate(simloop, exp, sets, tmp):
+    """One run: its process and its result row (None if it wrote none)."""
     d = pathlib.Path(tempfile.mkdtemp(dir=tmp))
     if exp is None:
         exp = d / "minimal.yaml"
         exp.write_text(MINIMAL)
     cmd = [simloop, "-q", "run", str(exp), "-o", str(d)] + [a for s in sets for a in ("--set", s)]
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    problems = []
     results = list(d.glob("*.json"))
-    if not results:
+    row = json.loads(results[0].read_text())["result"] if results else None  # full precision
+    return p, row
+
+
+def run(simloop, name, exp, sets, tmp):
+    p, row = simulate(simloop, exp, sets, tmp)
+    problems = []
+    if row is None:
         return [f"{name}: exit {p.returncode}, no result; {p.stderr.strip()[-300:]}"]
-    row = json.loads(results[0].read_text())["result"]  # full precision, unlike the CSV
     outcome = row["outcome"]
     if outcome not in OUTCOMES:
         problems.append(f"unnamed outcome {outcome!r}")
@@ -94,6 +100,18 @@ def run(simloop, name, exp, sets, tmp):
         problems.append(f"{stages['cycles_idle']} cycles per packet unexplained (cycles_idle)")
     if outcome == "ok" and int(row["packets"]) <= 0:
         problems.append("outcome ok but no packet sent")
+    if "i1_misses_per_packet" in row:
+        # The I-cache model's shortcuts (the replay, the fetch model's memo)
+        # must change nothing: the same run with every event followed and
+        # every line fetched gives the same row.
+        q, full = simulate(simloop, exp, sets + ["engine.icache_replay=false"], tmp)
+        if full is None or q.returncode != p.returncode:
+            problems.append(f"without replay: exit {q.returncode}; {q.stderr.strip()[-300:]}")
+        else:
+            differ = sorted(k for k in set(row) | set(full)
+                            if k != "wall_s" and row.get(k) != full.get(k))
+            if differ:
+                problems.append(f"replay changes {', '.join(differ)}")
     return [f"{name}: {x}" for x in problems]
 
 
