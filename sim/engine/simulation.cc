@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <xbt/log.h>
 
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <random>
@@ -437,6 +439,27 @@ std::vector<std::string>& simgrid_config() {
   return items;
 }
 
+// SimGrid crashes (SIGSEGV) when it cannot open its trace file. Its
+// directory is made as --trace's is; if that fails, the option is refused.
+void check_trace_file(const std::string& item) {
+  constexpr std::string_view kKey = "tracing/filename";
+  const std::string_view s(item);
+  if (s.substr(0, kKey.size()) != kKey || s.size() == kKey.size() ||
+      (s[kKey.size()] != ':' && s[kKey.size()] != '='))
+    return;
+  const std::filesystem::path file(s.substr(kKey.size() + 1));
+  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
+  if (file.empty())
+    throw std::invalid_argument(fmt::format("--cfg={}: the trace file needs a name", item));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0)
+    throw std::invalid_argument(fmt::format(
+        "--cfg={}: cannot write the trace file there (the directory {} cannot be made or "
+        "written to)",
+        item, dir.string()));
+}
+
 sg::Engine& make_engine() {
   static int argc = 1;
   static char name[] = "simloop";
@@ -446,6 +469,7 @@ sg::Engine& make_engine() {
     engine = new sg::Engine(&argc, argv);
     setup_engine(*engine);
     for (const auto& item : simgrid_config()) {
+      check_trace_file(item);
       try {
         engine->set_config(item);
       } catch (const std::exception& e) {
