@@ -415,7 +415,7 @@ ssize_t log_to_spdlog(void* /*cookie*/, const char* buf, size_t size) {
 double interval_variation(const std::vector<std::pair<double, int64_t>>& progress, double t0,
                           double elapsed) {
   constexpr int kSlices = 20;
-  if (elapsed <= 0 || progress.size() < 2 * kSlices) return 0;
+  if (elapsed <= 0 || progress.size() < size_t{2} * kSlices) return 0;
   std::vector<double> rates;
   size_t i = 0;
   int64_t before = 0;
