@@ -339,6 +339,19 @@ std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
+// Another machine's table read as native rows (the default --source): the
+// error says which model its points are for.
+TEST(Calibrate, NoTrainingPointOfTheModelSaysWhichSourceTheRowsNeed) {
+  const auto pts = kernel_points("loopback", false);
+  FitOptions opt;
+  opt.split = parse_split({"payload=1,400,1400"});
+  const std::string e = error_of([&] { calibrate(pts, opt); });
+  EXPECT_NE(e.find("no native points in the training set"), std::string::npos) << e;
+  EXPECT_NE(e.find("7 point(s) are for the kernel model: --source kernel"), std::string::npos) << e;
+  opt.source = "kernel";
+  EXPECT_EQ(calibrate(pts, opt).training_points, 3);
+}
+
 TEST(Calibrate, ReadsPointsWithOneStatisticAndSplitsThem) {
   const fs::path csv = write_csv("simloop_measure_test_points.csv",
                                  "source,repeat,payload,dest,kpps,ns_per_packet,null_syscall_ns,"

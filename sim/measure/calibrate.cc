@@ -932,9 +932,17 @@ Fit calibrate(std::vector<Point> points, const FitOptions& opt) {
     (opt.split.trains(p) ? train.push_back(&p) : void(++fit.held_out_points));
   }
   fit.training_points = static_cast<int>(train.size());
-  if (train.empty())
-    throw InputError(fmt::format("no {} points in the training set ({})", opt.source,
-                                 fmt::join(opt.split.specs(), "; ")));
+  if (train.empty()) {
+    // The likeliest cause: a table from another machine read as native rows.
+    size_t other = 0;
+    for (const auto& p : points) other += of_model(p, opt.source) ? 0 : 1;
+    const char* other_model = opt.source == "native" ? "kernel" : "native";
+    throw InputError(fmt::format(
+        "no {} points in the training set ({}){}", opt.source, fmt::join(opt.split.specs(), "; "),
+        other == 0 ? std::string()
+                   : fmt::format("; {} point(s) are for the {} model: --source {}", other,
+                                 other_model, other_model)));
+  }
   if (opt.source == "kernel") {
     const bool nul = train.front()->null_syscall_ns.has_value();
     for (const Point* p : train)
