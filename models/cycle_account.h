@@ -161,7 +161,10 @@ class CycleAccount : public net::NullProbe {
     ledger(fn, k, cycles);
   }
   // Who a helper works for: the innermost stack function, else the helper.
-  size_t payer(Code helper) const { return caller(helper); }
+  size_t caller(Code helper) const {
+    if (depth_ == 0) return static_cast<size_t>(helper);
+    return static_cast<size_t>(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
+  }
   void set_context(Context c) { context_ = c; }
   Context context() const { return context_; }
   // Cycles charged since the last take(), by stage; then starts over.
@@ -178,11 +181,6 @@ class CycleAccount : public net::NullProbe {
   static constexpr size_t kMaxDepth = 16;
   void ledger(size_t fn, CostKind k, double c) {
     if (ledger_ != nullptr) ledger_->add(fn, k, c);
-  }
-  // Who a helper works for: the innermost stack function, else the helper.
-  size_t caller(Code helper) const {
-    if (depth_ == 0) return static_cast<size_t>(helper);
-    return static_cast<size_t>(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
   }
   Stage current_stage() const {
     if (depth_ == 0) return Stage::mbuf;

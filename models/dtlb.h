@@ -60,16 +60,16 @@ class DataTlb : public net::NullProbe {
 
   void copy(net::CopyKind /*kind*/, const void* src, const void* dst, size_t len) {
     const int m = tlb_.touch(addr(src), len) + tlb_.touch(addr(dst), len);
-    charge(acct_.payer(Code::copy), m);
+    charge(acct_.caller(Code::copy), m);
   }
   void cksum(const void* a, size_t len) {
-    charge(acct_.payer(Code::cksum), tlb_.touch(addr(a), len));
+    charge(acct_.caller(Code::cksum), tlb_.touch(addr(a), len));
   }
   void alloc(net::Obj /*obj*/, const void* a) {
-    charge(acct_.payer(Code::mbuf_alloc), tlb_.touch(addr(a), 1));
+    charge(acct_.caller(Code::mbuf_alloc), tlb_.touch(addr(a), 1));
   }
   void free(net::Obj /*obj*/, const void* a) {
-    charge(acct_.payer(Code::mbuf_free), tlb_.touch(addr(a), 1));
+    charge(acct_.caller(Code::mbuf_free), tlb_.touch(addr(a), 1));
   }
   void header(net::Fn fn, const void* a, unsigned size, bool /*write*/) {
     charge(static_cast<size_t>(fn), tlb_.touch(addr(a), size));

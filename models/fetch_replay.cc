@@ -102,8 +102,7 @@ void FetchReplay::simulate(Entry& e, double& cache_cycles) {
   r.id = next_id_++;
   r.whole = r.stalls.size() < (size_t{1} << 20);
   for (double s : r.stalls) {
-    r.whole =
-        r.whole && s >= 0 && s < 1048576.0 && s == static_cast<double>(static_cast<int64_t>(s));
+    r.whole = r.whole && whole_stall(s);
     r.total += s;
   }
   ran(r);

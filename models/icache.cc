@@ -346,10 +346,10 @@ void ICache::end_journal(Transition& t) {
   }
 }
 
-void ICache::add_group(const TallyGroup& g) {
+void ICache::add_group(const TallyGroup& g, std::vector<LineMisses>& tally) {
   const auto n = static_cast<double>(g.pending);
   for (const auto& [slot, stall] : g.misses) {
-    auto& m = slot_tally_[slot];
+    auto& m = tally[slot];
     m.misses += g.pending;
     m.stall += stall * n;
   }
@@ -358,7 +358,7 @@ void ICache::add_group(const TallyGroup& g) {
 void ICache::flush_groups() {
   for (auto& g : groups_) {
     if (g.pending == 0) continue;
-    add_group(g);
+    add_group(g, slot_tally_);
     g.pending = 0;
   }
 }
@@ -402,7 +402,7 @@ void ICache::replay(const Transition& t) {
     if (t.group >= 0 && t.group_gen == group_gen_ && tally_whole_) {
       TallyGroup& g = groups_[static_cast<size_t>(t.group)];
       if (++g.pending == kMaxPending) {
-        add_group(g);
+        add_group(g, slot_tally_);
         g.pending = 0;
       }
       return;
@@ -417,14 +417,8 @@ void ICache::replay(const Transition& t) {
 
 std::unordered_map<uint64_t, ICache::LineMisses> ICache::line_misses() const {
   std::vector<LineMisses> t = slot_tally_;
-  for (const auto& g : groups_) {
-    if (g.pending == 0) continue;
-    const auto n = static_cast<double>(g.pending);
-    for (const auto& [slot, stall] : g.misses) {
-      t[slot].misses += g.pending;
-      t[slot].stall += stall * n;
-    }
-  }
+  for (const auto& g : groups_)
+    if (g.pending != 0) add_group(g, t);
   std::unordered_map<uint64_t, LineMisses> out;
   for (size_t i = 0; i < slot_line_.size(); ++i) out[slot_line_[i]] = t[i];
   return out;

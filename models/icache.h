@@ -51,6 +51,13 @@ struct ICacheConfig {
 // ICache would refuse `config`; allocates nothing.
 void check_config(const ICacheConfig& config);
 
+// A stall that is a whole number of cycles below 2^20: sums of such stalls
+// (far below 2^53) are exact in any order, so they can be counted and
+// added later, or added as one total, giving the same double.
+inline bool whole_stall(double s) {
+  return s >= 0 && s < 1048576.0 && s == static_cast<double>(static_cast<int64_t>(s));
+}
+
 class ICache {
  public:
   // Throws std::invalid_argument naming the bad field: sizes, associativity,
@@ -227,13 +234,10 @@ class ICache {
   std::vector<TallyGroup> groups_;
   uint32_t group_gen_ = 0;  // a transition's group is valid only in its generation
   bool tally_whole_ = true;
-  static bool whole(double s) {
-    return s >= 0 && s < 1048576.0 && s == static_cast<double>(static_cast<int64_t>(s));
-  }
-  void add_group(const TallyGroup& g);
+  static void add_group(const TallyGroup& g, std::vector<LineMisses>& tally);
   void flush_groups();
   void tally(uint64_t line, double stall) {
-    if (tally_whole_ && !whole(stall)) {
+    if (tally_whole_ && !whole_stall(stall)) {
       flush_groups();
       tally_whole_ = false;
     }

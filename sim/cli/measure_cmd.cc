@@ -308,14 +308,15 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
                      "code layout) instead of this process; with -o its symbol map is written\n"
                      "to OUTPUT.LAYOUT.nm");
   native
-      ->add_option("--path", a->paths,
-                   "DEST/ALIGN/COPY[/MISALIGN[/SERVICE]],...: measure each of these paths\n"
-                   "(instead of --dest/--align/--copy/--sockaddr-misalign), interleaved within\n"
-                   "each repeat. SERVICE: full (default: the netisr, the receiver and transmit\n"
-                   "completion run after each sendto) or send-only (transmit completion only:\n"
-                   "looped datagrams are dropped at the full netisr queue; the send side alone).\n"
-                   "BUFFER: bytes past an 8-byte boundary of the sender's buffer, 0-7 (default 0:\n"
-                   "the payload is copied in from a misaligned address)")
+      ->add_option(
+          "--path", a->paths,
+          "DEST/ALIGN/COPY[/MISALIGN[/SERVICE[/BUFFER]]],...: measure each of these paths\n"
+          "(instead of --dest/--align/--copy/--sockaddr-misalign), interleaved within\n"
+          "each repeat. SERVICE: full (default: the netisr, the receiver and transmit\n"
+          "completion run after each sendto) or send-only (transmit completion only:\n"
+          "looped datagrams are dropped at the full netisr queue; the send side alone).\n"
+          "BUFFER: bytes past an 8-byte boundary of the sender's buffer, 0-7 (default 0:\n"
+          "the payload is copied in from a misaligned address)")
       ->delimiter(',');
   native->add_flag("--split", a->opt.split,
                    "Also time each stack function (an extra, slower instrumented run)");

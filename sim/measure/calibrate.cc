@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include "config/experiment.h"
 #include "measure/native.h"
@@ -100,6 +102,18 @@ namespace {
 // The keys that name a configuration, in this order.
 constexpr std::array<const char*, 7> kConfigKeys = {"payload",  "dest",    "align",          "copy",
                                                     "misalign", "service", "buffer_misalign"};
+
+// The keys with a few values, what they allow and how an error says it.
+struct Enumerated {
+  const char* key;
+  std::set<std::string> allowed;
+  const char* expected;
+};
+const std::array<Enumerated, 3> kEnumerated = {{
+    {"misalign", {"0", "1", "2", "3"}, "0..3"},
+    {"service", {"full", "send-only"}, "full or send-only"},
+    {"buffer_misalign", {"0", "1", "2", "3", "4", "5", "6", "7"}, "0..7"},
+}};
 
 // What a point without the key means: rows of files without the column,
 // and keys dropped when they say the default.
@@ -379,19 +393,10 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
       if (p.keys.count("copy") && !net::parse_loop_copy(p.keys["copy"]))
         throw InputError(fmt::format("{}: column '{}': expected m_copy or m_dup, got '{}'", where,
                                      shown("copy"), p.keys["copy"]));
-      if (p.keys.count("misalign") &&
-          !std::set<std::string>{"0", "1", "2", "3"}.count(p.keys["misalign"]))
-        throw InputError(fmt::format("{}: column '{}': expected 0..3, got '{}'", where,
-                                     shown("misalign"), p.keys["misalign"]));
-      if (p.keys.count("service") &&
-          !std::set<std::string>{"full", "send-only"}.count(p.keys["service"]))
-        throw InputError(fmt::format("{}: column '{}': expected full or send-only, got '{}'", where,
-                                     shown("service"), p.keys["service"]));
-      if (p.keys.count("buffer_misalign") &&
-          !std::set<std::string>{"0", "1", "2", "3", "4", "5", "6", "7"}.count(
-              p.keys["buffer_misalign"]))
-        throw InputError(fmt::format("{}: column '{}': expected 0..7, got '{}'", where,
-                                     shown("buffer_misalign"), p.keys["buffer_misalign"]));
+      for (const auto& [k, allowed, expected] : kEnumerated)
+        if (p.keys.count(k) && !allowed.count(p.keys[k]))
+          throw InputError(fmt::format("{}: column '{}': expected {}, got '{}'", where, shown(k),
+                                       expected, p.keys[k]));
       for (const char* k : {"misalign", "service", "buffer_misalign"})
         if (p.keys.count(k) && p.keys[k] == key_default(k)) p.keys.erase(k);
 
@@ -603,7 +608,7 @@ void drive(const Point& p, double loop_cycles, int packets, Attributing& probe) 
   const auto& st = loop->stack();
   // Sent from `buffer_misalign` bytes past an 8-byte boundary, as measured.
   const auto skip = static_cast<size_t>(path.buffer_misalign);
-  std::vector<uint8_t> buf(skip + static_cast<size_t>(std::max(p.payload(), 1)), 0x5a);
+  workload::PageBytes buf(skip + static_cast<size_t>(std::max(p.payload(), 1)), 0x5a);
   OutsideLoop hooks{{}, probe, loop_cycles};
   auto send = [&] { return loop->send(buf.data() + skip, p.payload(), hooks).err; };
   // Zones and queues in their steady state (with nothing serving the

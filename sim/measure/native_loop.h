@@ -31,10 +31,10 @@ NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
       opt.stack);
   auto& st = loop.stack();
 
-  // The vector's storage is at least 8-byte aligned: the payload starts
-  // `buffer_misalign` bytes past it.
+  // The storage starts a page: the payload starts `buffer_misalign` bytes
+  // past an 8-byte boundary.
   const auto skip = static_cast<size_t>(opt.buffer_misalign);
-  std::vector<uint8_t> storage(skip + static_cast<size_t>(std::max(opt.payload, kSentinelLen)));
+  workload::PageBytes storage(skip + static_cast<size_t>(std::max(opt.payload, kSentinelLen)));
   uint8_t* const buf = storage.data() + skip;
   for (size_t i = 0; i + skip < storage.size(); ++i) buf[i] = static_cast<uint8_t>(i * 7 + 1);
 
