@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "net/probe.h"
+#include "net/fn_table.h"
 
 namespace simloop::models {
 
@@ -25,9 +25,14 @@ struct MachineCosts {
   int line_bytes = 64;
 };
 
+// A stack with no functions: what StackCosts prices until it is given a stack.
+inline constexpr net::FnTable kNoFns{"none", {}};
+
 struct StackCosts {
-  // Base cycles each time a stack function runs (its straight-line work).
-  std::array<double, net::kFnCount> fn_cycles{};
+  // The stack's functions (net/fn_table.h): their names, stages and roles.
+  const net::FnTable* fns = &kNoFns;
+  // Base cycles each time a stack function runs (its straight-line work), by FnId.
+  std::array<double, net::kMaxFns> fn_cycles{};
   double mbuf_alloc_cycles = 0, cluster_alloc_cycles = 0;
   double mbuf_free_cycles = 0, cluster_free_cycles = 0;
   double cksum_cycles_per_byte = 0;

@@ -1,6 +1,9 @@
 #include "models/cycle_account.h"
 
+#include <fmt/format.h>
+
 #include <array>
+#include <stdexcept>
 
 namespace simloop::models {
 
@@ -11,49 +14,28 @@ std::string_view stage_name(Stage s) {
   return names.at(static_cast<size_t>(s));
 }
 
-CodeMap code_map(const LinkedLayout& linked) {
+CodeMap code_map(const LinkedLayout& linked, const net::FnTable& fns) {
   CodeMap map(kCodeCount);
-  const auto& owners = layout_owners();
-  for (size_t i = 0; i < kCodeCount && i < owners.size(); ++i) {
-    auto it = linked.by_owner.find(owners[i]);
+  for (size_t i : owner_slots(fns)) {
+    auto it = linked.by_owner.find(std::string(owner_name(fns, i)));
     if (it == linked.by_owner.end()) continue;
     for (const auto& r : it->second) map[i].emplace_back(r.start, r.bytes);
   }
   return map;
 }
 
-Stage stage_of(net::Fn fn) {
-  using net::Fn;
-  switch (fn) {
-    case Fn::sendto:
-    case Fn::sosend_dgram:
-    case Fn::m_uiotombuf:
-      return Stage::socket;
-    case Fn::udp_output:
-      return Stage::udp;
-    case Fn::ip_output:
-      return Stage::ip;
-    case Fn::ether_output:
-      return Stage::ether;
-    case Fn::ether_output_frame:
-      return Stage::driver;
-    case Fn::looutput:
-    case Fn::if_simloop:
-      return Stage::loop;
-    case Fn::netisr_dispatch:
-      return Stage::netisr;
-    case Fn::ip_input:
-    case Fn::udp_input:
-    case Fn::sbappend:
-      return Stage::input;
-    case Fn::soreceive:
-      return Stage::receive;
-    case Fn::nic_txeof:  // in an interrupt handler; CycleAccount knows the context
-      return Stage::interrupt;
-    case Fn::count:
-      break;
-  }
-  return Stage::socket;
+std::optional<Stage> parse_stage(std::string_view name) {
+  for (size_t i = 0; i < kStageCount; ++i)
+    if (stage_name(static_cast<Stage>(i)) == name) return static_cast<Stage>(i);
+  return std::nullopt;
+}
+
+Stage stage_of(const net::FnTable& fns, net::FnId fn) {
+  const auto s = parse_stage(fns[fn].stage);
+  if (!s)
+    throw std::logic_error(fmt::format("stack {}: function {} has no stage '{}'", fns.stack(),
+                                       fns.name(fn), fns[fn].stage));
+  return *s;
 }
 
 }  // namespace simloop::models

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "models/code.h"
@@ -17,7 +18,6 @@
 #include "models/icache.h"
 #include "models/layout.h"
 #include "net/probe.h"
-#include "net/stack.h"
 
 namespace simloop::models {
 
@@ -44,7 +44,10 @@ enum class Stage : uint8_t {
 };
 inline constexpr size_t kStageCount = static_cast<size_t>(Stage::count);
 std::string_view stage_name(Stage s);
-Stage stage_of(net::Fn fn);
+std::optional<Stage> parse_stage(std::string_view name);
+// The stage of function `fn` of a stack with table `fns` (its FnInfo::stage;
+// a completion function's stage when it runs in an interrupt handler).
+Stage stage_of(const net::FnTable& fns, net::FnId fn);
 
 using StageCycles = std::array<double, kStageCount>;
 
@@ -53,8 +56,8 @@ using StageCycles = std::array<double, kStageCount>;
 struct CycleListener {
   virtual ~CycleListener() = default;
   virtual void cycles(Stage s, double c) = 0;
-  virtual void entered(net::Fn fn) = 0;
-  virtual void left(net::Fn fn) = 0;
+  virtual void entered(net::FnId fn) = 0;
+  virtual void left(net::FnId fn) = 0;
 };
 
 // Where the CPU runs the stack's code: in a thread (the sender's system
@@ -79,20 +82,27 @@ inline double total(const StageCycles& c) {
 class CycleAccount : public net::NullProbe {
  public:
   CycleAccount(const MachineCosts& machine, const StackCosts& stack)
-      : machine_(machine), stack_(stack) {}
+      : machine_(machine), stack_(stack) {
+    const net::FnTable& fns = *stack.fns;
+    for (size_t i = 0; i < fns.size() && i < net::kMaxFns; ++i)
+      fn_stage_[i] = stage_of(fns, net::fn_at(i));
+    completion_ = fns.with_role(net::FnRole::completion);
+  }
 
-  void enter(net::Fn fn) {
+  void enter(net::FnId fn) {
     if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
     ++depth_;
     if (listener_ != nullptr) listener_->entered(fn);
-    add(stage_in_context(fn), stack_.fn_cycles[static_cast<size_t>(fn)]);
-    ledger(static_cast<size_t>(fn), CostKind::event, stack_.fn_cycles[static_cast<size_t>(fn)]);
+    add(stage_in_context(fn), stack_.fn_cycles[net::index(fn)]);
+    ledger(net::index(fn), CostKind::event, stack_.fn_cycles[net::index(fn)]);
   }
+  // The stack's functions.
+  const net::FnTable& fns() const { return *stack_.fns; }
   // From now on every cycle is also charged to a function (models/fn_ledger.h).
   void attach_ledger(FnLedger* ledger) { ledger_ = ledger; }
   // From now on `listener` sees every cycle as it is charged (nullptr: none).
   void attach_listener(CycleListener* listener) { listener_ = listener; }
-  void leave(net::Fn fn) {
+  void leave(net::FnId fn) {
     if (listener_ != nullptr) listener_->left(fn);
     if (depth_ > 0) --depth_;
   }
@@ -121,22 +131,21 @@ class CycleAccount : public net::NullProbe {
   }
   void free(net::Obj obj, const void* /*addr*/) {
     // Frees by transmit completion belong to it (the handler or the driver).
-    const bool txeof =
-        depth_ > 0 && stack_fns_[std::min(depth_, kMaxDepth) - 1] == net::Fn::nic_txeof;
-    const Stage s = txeof ? stage_in_context(net::Fn::nic_txeof) : Stage::mbuf;
+    const bool txeof = depth_ > 0 && stack_fns_[std::min(depth_, kMaxDepth) - 1] == completion_;
+    const Stage s = txeof ? stage_in_context(*completion_) : Stage::mbuf;
     const double c = obj == net::Obj::mbuf ? stack_.mbuf_free_cycles : stack_.cluster_free_cycles;
     add(s, c);
     ledger(caller(Code::mbuf_free), CostKind::event, c);
   }
-  void header(net::Fn fn, const void* addr, unsigned size, bool /*write*/) {
+  void header(net::FnId fn, const void* addr, unsigned size, bool /*write*/) {
     const auto a = reinterpret_cast<uintptr_t>(addr);
     if ((a & (size - 1)) == 0) return;
     add(Stage::unaligned, machine_.unaligned_access_cycles);
-    ledger(static_cast<size_t>(fn), CostKind::misaligned, machine_.unaligned_access_cycles);
+    ledger(net::index(fn), CostKind::misaligned, machine_.unaligned_access_cycles);
     const auto line = static_cast<uintptr_t>(machine_.line_bytes);
     if (a % line + size > line) {
       add(Stage::unaligned, machine_.unaligned_line_cross_cycles);
-      ledger(static_cast<size_t>(fn), CostKind::misaligned, machine_.unaligned_line_cross_cycles);
+      ledger(net::index(fn), CostKind::misaligned, machine_.unaligned_line_cross_cycles);
     }
   }
 
@@ -155,7 +164,7 @@ class CycleAccount : public net::NullProbe {
     if (listener_ != nullptr && c != before) listener_->cycles(s, c - before);
   }
   // Charges `cycles` to stage `s` and, in the function ledger, to `fn` (a
-  // ledger function: net::Fn, then Code) as kind `k`.
+  // ledger function: an owner slot, models/code.h) as kind `k`.
   void charge(Stage s, size_t fn, CostKind k, double cycles) {
     add(s, cycles);
     ledger(fn, k, cycles);
@@ -163,7 +172,7 @@ class CycleAccount : public net::NullProbe {
   // Who a helper works for: the innermost stack function, else the helper.
   size_t caller(Code helper) const {
     if (depth_ == 0) return static_cast<size_t>(helper);
-    return static_cast<size_t>(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
+    return net::index(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
   }
   void set_context(Context c) { context_ = c; }
   Context context() const { return context_; }
@@ -186,15 +195,16 @@ class CycleAccount : public net::NullProbe {
     if (depth_ == 0) return Stage::mbuf;
     return stage_in_context(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
   }
-  Stage stage_in_context(net::Fn fn) const {
-    if (fn == net::Fn::nic_txeof)
-      return context_ == Context::interrupt ? Stage::interrupt : Stage::driver;
-    return stage_of(fn);
+  Stage stage_in_context(net::FnId fn) const {
+    if (fn == completion_) return context_ == Context::interrupt ? Stage::interrupt : Stage::driver;
+    return fn_stage_[net::index(fn)];
   }
 
   const MachineCosts& machine_;
   const StackCosts& stack_;
-  std::array<net::Fn, kMaxDepth> stack_fns_{};
+  std::array<net::FnId, kMaxDepth> stack_fns_{};
+  std::array<Stage, net::kMaxFns> fn_stage_{};
+  std::optional<net::FnId> completion_;
   size_t depth_ = 0;
   Context context_ = Context::thread;
   StageCycles cycles_{};
@@ -202,7 +212,7 @@ class CycleAccount : public net::NullProbe {
   CycleListener* listener_ = nullptr;
 };
 
-// The code map of a linked layout, by owner name.
-CodeMap code_map(const LinkedLayout& linked);
+// The code map of a linked layout for a stack with table `fns`, by owner slot.
+CodeMap code_map(const LinkedLayout& linked, const net::FnTable& fns);
 
 }  // namespace simloop::models

@@ -71,7 +71,7 @@ class DataTlb : public net::NullProbe {
   void free(net::Obj /*obj*/, const void* a) {
     charge(acct_.caller(Code::mbuf_free), tlb_.touch(addr(a), 1));
   }
-  void header(net::Fn fn, const void* a, unsigned size, bool /*write*/) {
+  void header(net::FnId fn, const void* a, unsigned size, bool /*write*/) {
     charge(static_cast<size_t>(fn), tlb_.touch(addr(a), size));
   }
 

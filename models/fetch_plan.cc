@@ -18,10 +18,20 @@ std::optional<FetchMode> parse_fetch_mode(std::string_view s) {
   return std::nullopt;
 }
 
-FetchPlan fetch_plan(const LinkedLayout& linked, FetchMode mode, int line_bytes) {
-  const auto& owners = layout_owners();
-  if (owners.size() != kOwnerCount)
-    throw std::logic_error("fetch_plan: layout_owners() and kOwnerCount disagree");
+FetchPlan fetch_plan(const LinkedLayout& linked, FetchMode mode, int line_bytes,
+                     const net::FnTable& fns) {
+  // Owners by slot; a layout's call sites name owners by their index in
+  // layout_owners(), which is every stack's, so they are mapped to slots.
+  std::vector<std::string> owners(kOwnerCount);
+  for (size_t o : owner_slots(fns)) owners[o] = owner_name(fns, o);
+  const auto& all = layout_owners();
+  auto call_slot = [&](int32_t call) -> int32_t {
+    if (call < 0) return call;
+    if (static_cast<size_t>(call) >= all.size()) return static_cast<int32_t>(kOwnerCount);
+    const auto s = owner_slot(fns, all[static_cast<size_t>(call)]);
+    // A call site of another stack's function: that event never comes here.
+    return s ? static_cast<int32_t>(*s) : static_cast<int32_t>(kOwnerCount);
+  };
   if (line_bytes <= 0 || !std::has_single_bit(static_cast<unsigned>(line_bytes)))
     throw std::invalid_argument(
         fmt::format("fetch_plan: line_bytes must be a power of two, got {}", line_bytes));
@@ -63,7 +73,7 @@ FetchPlan fetch_plan(const LinkedLayout& linked, FetchMode mode, int line_bytes)
         FetchPlan::Step s;
         s.start = cs.start;
         s.bytes = cs.bytes;
-        s.call = cs.call;
+        s.call = call_slot(cs.call);
         s.callee = cs.callee;
         if (s.call >= static_cast<int32_t>(kOwnerCount) ||
             s.callee >= static_cast<int32_t>(linked.routines.size()))
@@ -78,6 +88,7 @@ FetchPlan fetch_plan(const LinkedLayout& linked, FetchMode mode, int line_bytes)
       if (s.callee >= 0) s.callee = index[static_cast<size_t>(s.callee)];
   }
   for (size_t o = 0; o < kOwnerCount; ++o) {
+    if (owners[o].empty()) continue;
     if (mode == FetchMode::call_sites) {
       const auto e = linked.entry.find(owners[o]);
       if (e != linked.entry.end()) {

@@ -26,15 +26,16 @@
 #include <utility>
 #include <vector>
 
+#include "models/code.h"
 #include "models/layout.h"
-#include "net/probe.h"
+#include "net/fn_table.h"
 
 namespace simloop::models {
 
-// Every owner of layout_owners(): the stack's functions, then
+// Every owner slot (models/code.h): the stack's functions, then
 // syscall_entry, syscall_exit, user_loop and the five helpers.
-inline constexpr size_t kOwnerCount = net::kFnCount + 8;
-inline constexpr size_t kUserLoopOwner = net::kFnCount + 2;
+inline constexpr size_t kOwnerCount = kCodeCount;
+inline constexpr size_t kUserLoopOwner = static_cast<size_t>(Code::user_loop);
 static_assert(kOwnerCount <= 64, "FetchPlan::Routine::calls holds one bit per owner");
 
 enum class FetchMode : uint8_t {
@@ -117,9 +118,11 @@ struct FetchPlan {
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> segments;
 };
 
-// Compiles a linked layout. Consecutive ranges that touch the same lines in
+// Compiles a linked layout for a stack with table `fns` (owners by slot).
+// Consecutive ranges that touch the same lines in
 // the same order as one range would (for `line_bytes` lines) become one.
-FetchPlan fetch_plan(const LinkedLayout& linked, FetchMode mode, int line_bytes);
+FetchPlan fetch_plan(const LinkedLayout& linked, FetchMode mode, int line_bytes,
+                     const net::FnTable& fns);
 
 // Follows the events of one thread of code through a plan. Each call takes
 // `fetch(segment)`, called with the index in plan.segments of each run of

@@ -12,10 +12,16 @@ std::string_view cost_kind_name(CostKind k) {
   return names.at(static_cast<size_t>(k));
 }
 
-std::string_view ledger_fn_name(size_t fn) {
-  if (fn < kLedgerOwners) return layout_owners().at(fn);
+std::string_view ledger_fn_name(const net::FnTable& fns, size_t fn) {
+  if (fn < kLedgerOwners) return owner_name(fns, fn);
   static constexpr std::array<std::string_view, 3> extra = {"interrupt_handler", "sleep", "idle"};
   return extra.at(fn - kLedgerOwners);
+}
+
+std::vector<size_t> ledger_fns(const net::FnTable& fns) {
+  std::vector<size_t> v = owner_slots(fns);
+  for (size_t f = kLedgerOwners; f < kLedgerFns; ++f) v.push_back(f);
+  return v;
 }
 
 double FnLedger::total() const {
@@ -31,14 +37,13 @@ double FnLedger::fn_total(size_t fn) const {
 }
 
 std::vector<SetMisses> attribute_icache(const ICache& cache, const LinkedLayout& code,
-                                        FnLedger& ledger) {
+                                        const net::FnTable& fns, FnLedger& ledger) {
   const auto line_bytes = static_cast<uint64_t>(cache.line_bytes());
   // Line -> owners with hot code in it; set -> symbols.
   std::map<uint64_t, std::vector<size_t>> owners_of;
   std::map<int64_t, std::set<std::string>> symbols_of;
-  const auto& owners = layout_owners();
-  for (size_t o = 0; o < owners.size() && o < kLedgerOwners; ++o) {
-    auto it = code.by_owner.find(owners[o]);
+  for (size_t o : owner_slots(fns)) {
+    auto it = code.by_owner.find(std::string(owner_name(fns, o)));
     if (it == code.by_owner.end()) continue;
     for (const auto& r : it->second) {
       if (r.bytes == 0) continue;
@@ -54,7 +59,7 @@ std::vector<SetMisses> attribute_icache(const ICache& cache, const LinkedLayout&
     auto it = owners_of.find(line);
     // Every fetched line is some owner's code; a line that is not (none
     // today) is charged to the sender's loop rather than lost.
-    const std::vector<size_t> fallback = {net::kFnCount + 2};
+    const std::vector<size_t> fallback = {slot(Code::user_loop)};
     const auto& os = it != owners_of.end() ? it->second : fallback;
     const double share = 1.0 / static_cast<double>(os.size());
     for (size_t o : os) {

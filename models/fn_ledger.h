@@ -18,9 +18,11 @@
 #include <string_view>
 #include <vector>
 
+#include "models/code.h"
+#include "models/costs.h"
 #include "models/icache.h"
 #include "models/layout.h"
-#include "net/probe.h"
+#include "net/fn_table.h"
 
 namespace simloop::models {
 
@@ -36,17 +38,22 @@ enum class CostKind : uint8_t {
 inline constexpr size_t kCostKindCount = static_cast<size_t>(CostKind::count);
 std::string_view cost_kind_name(CostKind k);
 
-// Functions of the ledger: the layout's owners (models/layout.h,
-// layout_owners(): the stack's functions, system call entry and exit, the
-// sender's loop, the helpers), then three that are not code of the stack.
-inline constexpr size_t kLedgerOwners = net::kFnCount + 8;
+// Functions of the ledger: the owner slots (models/code.h: the stack's
+// functions, system call entry and exit, the sender's loop, the helpers),
+// then three that are not code of the stack.
+inline constexpr size_t kLedgerOwners = kCodeCount;
 inline constexpr size_t kInterruptHandler = kLedgerOwners;  // the handler's own cycles
 inline constexpr size_t kSleepFn = kLedgerOwners + 1;       // ENOBUFS sleep
 inline constexpr size_t kIdleFn = kLedgerOwners + 2;        // time nothing explains
 inline constexpr size_t kLedgerFns = kLedgerOwners + 3;
-std::string_view ledger_fn_name(size_t fn);
+// The name of ledger function `fn` for a stack with table `fns` (empty: a
+// slot that stack does not use).
+std::string_view ledger_fn_name(const net::FnTable& fns, size_t fn);
+// The ledger functions in use with `fns`, in order.
+std::vector<size_t> ledger_fns(const net::FnTable& fns);
 
 struct FnLedger {
+  const net::FnTable* fns = &kNoFns;  // whose functions the slots are
   std::array<std::array<double, kCostKindCount>, kLedgerFns> cycles{};
   std::array<double, kLedgerFns> l1i_misses{};
   void add(size_t fn, CostKind k, double c) { cycles[fn][static_cast<size_t>(k)] += c; }
@@ -62,9 +69,10 @@ struct SetMisses {
 };
 
 // Spreads the I-cache's per-line misses (ICache::tally_lines) over the
-// owners of `code` into `ledger` (cache column, misses) and returns the
+// owners of `code` (a stack with table `fns`) into `ledger` (cache column,
+// misses) and returns the
 // sets that missed, with their symbols, by set number.
 std::vector<SetMisses> attribute_icache(const ICache& cache, const LinkedLayout& code,
-                                        FnLedger& ledger);
+                                        const net::FnTable& fns, FnLedger& ledger);
 
 }  // namespace simloop::models

@@ -8,7 +8,7 @@ ICacheProbe::ICacheProbe(CycleAccount& acct, const LinkedLayout& code, const ICa
                          FetchMode fetch, bool replay, const PageColouring* colouring)
     : acct_(acct),
       cache_(config),
-      plan_(fetch_plan(code, fetch, config.l1.line_bytes)),
+      plan_(fetch_plan(code, fetch, config.l1.line_bytes, acct.fns())),
       // Without replay every event is followed and every line fetched: what
       // the replay and the memo must give.
       fetcher_(replay ? MemoFetcher::kMaxStates : 0),
@@ -17,7 +17,7 @@ ICacheProbe::ICacheProbe(CycleAccount& acct, const LinkedLayout& code, const ICa
   if (colouring != nullptr) {
     // Each code page gets a distinct random physical page, fixed by the
     // seed: different between runs, the same within one.
-    const CodeMap map = code_map(code);
+    const CodeMap map = code_map(code, acct.fns());
     std::mt19937_64 rng(colouring->seed * 0x2545f4914f6cdd1dULL + 1);
     const auto page = static_cast<uint64_t>(config.page_bytes);
     std::unordered_map<uint64_t, bool> taken;

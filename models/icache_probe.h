@@ -43,10 +43,10 @@ class ICacheProbe : public net::NullProbe {
 
   // Out of line, as the fetcher's entry and exit were when the account
   // called them: inlined, they would keep the stack's FnScope from being.
-  [[gnu::noinline]] void after_enter(net::Fn fn) {
+  [[gnu::noinline]] void after_enter(net::FnId fn) {
     fetcher_.enter(static_cast<size_t>(fn), Fetch{this});
   }
-  [[gnu::noinline]] void after_leave(net::Fn fn) {
+  [[gnu::noinline]] void after_leave(net::FnId fn) {
     fetcher_.leave(static_cast<size_t>(fn), Fetch{this});
   }
   // Code outside the stack ran (system call entry or exit, the sender's loop).
@@ -59,7 +59,7 @@ class ICacheProbe : public net::NullProbe {
     fetch(static_cast<size_t>(Code::mbuf_alloc));
   }
   void free(net::Obj /*obj*/, const void* /*addr*/) { fetch(static_cast<size_t>(Code::mbuf_free)); }
-  void header(net::Fn /*fn*/, const void* /*addr*/, unsigned /*size*/, bool /*write*/) {
+  void header(net::FnId /*fn*/, const void* /*addr*/, unsigned /*size*/, bool /*write*/) {
     fetch(static_cast<size_t>(Code::header_access));
   }
   // Charges the stalls the replay has deferred.

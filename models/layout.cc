@@ -12,7 +12,7 @@
 
 #include "config/yaml_input.h"
 #include "models/code.h"
-#include "net/probe.h"
+#include "net/fn_tables.h"
 
 namespace simloop::models {
 
@@ -172,10 +172,17 @@ ObjectFile& find_object(Layout& l, const std::string& name) {
 const std::vector<std::string>& layout_owners() {
   static const std::vector<std::string> owners = [] {
     std::vector<std::string> v;
-    for (size_t i = 0; i < kCodeCount; ++i) v.emplace_back(owner_name(i));
+    for (const net::FnTable* t : net::kFnTables)
+      for (const auto& f : t->fns())
+        if (std::find(v.begin(), v.end(), f.name) == v.end()) v.emplace_back(f.name);
+    for (auto name : kCodeNames) v.emplace_back(name);
     return v;
   }();
   return owners;
+}
+
+bool is_stack_fn_owner(size_t i) {
+  return i + code_index::count < layout_owners().size();
 }
 
 bool is_layout_owner(std::string_view owner) {
@@ -578,7 +585,7 @@ class WalkExpander {
  private:
   static constexpr int kMaxDepth = 24;
 
-  // The stack function (net::Fn owner) that runs `symbol`, unless `caller`
+  // The stack function (an owner that is a stack's function) that runs `symbol`, unless `caller`
   // is one of its owners; -1 if none.
   int fn_owner(const std::string& symbol, const std::string& caller) const {
     const auto [first, last] = owners_.equal_range(symbol);
@@ -588,7 +595,7 @@ class WalkExpander {
       const auto& all = layout_owners();
       const auto at =
           static_cast<size_t>(std::find(all.begin(), all.end(), it->second) - all.begin());
-      if (at < net::kFnCount && fn < 0) fn = static_cast<int>(at);
+      if (is_stack_fn_owner(at) && fn < 0) fn = static_cast<int>(at);
     }
     return fn;
   }

@@ -20,7 +20,7 @@
 //
 // Integers are decimal or 0x-prefixed hex. A function's hot code is its first
 // `hot` bytes (default: its whole size); `owner` names what runs it: a probe
-// function name (net::fn_name(), e.g. "ip_output"), one of "syscall_entry",
+// stack function's name (its net::FnTable, e.g. "ip_output"), one of "syscall_entry",
 // "syscall_exit", "user_loop", or a helper that runs at a probe event of its
 // own: "header_access" (each header load or store), "cksum", "mbuf_alloc",
 // "mbuf_free", "copy" (each bulk copy). A function without an owner
@@ -47,9 +47,13 @@ struct LayoutError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Every valid owner, by index: the net::fn_name() of each net::Fn, in enum
-// order, then the code around them (models::Code, models/code.h).
+// Every valid owner, by index: the names of every stack's functions
+// (net::kFnTables, each name once, in table order), then the code around
+// them (models::Code, models/code.h). A layout may name functions of any
+// stack; a run uses those of its own (models/code.h, owner_slot()).
 const std::vector<std::string>& layout_owners();
+// Whether owner `i` of layout_owners() is a stack's function.
+bool is_stack_fn_owner(size_t i);
 bool is_layout_owner(std::string_view owner);
 
 // A call from a function's hot code to the code another owner's event runs:
@@ -208,7 +212,7 @@ using WalkProfile = std::map<std::pair<std::string, uint64_t>, Walk>;
 // With walks, each owner whose symbols have walks also gets an entry routine
 // (LinkedLayout::entry): the walk of its symbol that no other of its symbols
 // calls, with every callee expanded in place except the symbols of another
-// stack function (an owner that is a net::Fn), which become call sites of
+// stack function (is_stack_fn_owner()), which become call sites of
 // that owner's event. Such routines are complete (Routine::complete).
 LinkedLayout layout_from_nm(std::istream& nm_output,
                             const std::multimap<std::string, std::string>& owners,

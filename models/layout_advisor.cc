@@ -46,7 +46,10 @@ struct PathRun {
 // the same SenderCosts), interrupts included every `ppi` packets (0: none;
 // the driver reaps as it queues).
 PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_packets) {
-  Recorder rec(spec.machine, spec.stack);
+  // Priced as the functions of the stack that runs.
+  StackCosts stack_costs = spec.stack;
+  stack_costs.fns = &workload::TtcpLoop<Recorder::Probe>::Stack::fn_table();
+  Recorder rec(spec.machine, stack_costs);
   workload::TtcpLoop<Recorder::Probe> loop(
       rec.probe, {spec.dest, workload::Service::simulated, spec.receive}, spec.options);
   auto& stack = loop.stack();
@@ -116,7 +119,7 @@ template <class F>
 void replay_event(CodeFetcher& f, uint8_t ev, F& fetch) {
   const size_t owner = ev & static_cast<uint8_t>(~kLeave);
   if ((ev & kLeave) != 0) return f.leave(owner, fetch);
-  if (owner < net::kFnCount) return f.enter(owner, fetch);
+  if (owner < kCodeBase) return f.enter(owner, fetch);
   f.point(owner, fetch);
 }
 
@@ -126,6 +129,7 @@ PathTrace record_path(const PathSpec& spec) {
   const bool uses_ring = workload::uses_ring(spec.dest);
   const bool irqs = uses_ring && spec.interrupts.enabled;
   PathTrace t;
+  t.fns = &workload::TtcpLoop<Recorder::Probe>::Stack::fn_table();
   int ppi = 0;
   if (irqs) {
     ppi = spec.packets_per_interrupt;
@@ -156,7 +160,7 @@ PathTrace record_path(const PathSpec& spec) {
 
 Evaluation evaluate(const LinkedLayout& linked, const ICacheConfig& cache, const PathTrace& trace,
                     const EvalOptions& opt) {
-  const FetchPlan plan = fetch_plan(linked, opt.fetch, cache.l1.line_bytes);
+  const FetchPlan plan = fetch_plan(linked, opt.fetch, cache.l1.line_bytes, *trace.fns);
   const int shift = std::countr_zero(static_cast<unsigned>(cache.l1.line_bytes));
   ICache ic(cache);
   CodeFetcher fetcher;
@@ -281,9 +285,8 @@ SearchResult search_layout(const Layout& kernel, const LinkedLayout& user,
   for (size_t i = 0; i < kernel.objects.size(); ++i)
     for (const auto& f : kernel.objects[i].functions)
       if (!f.owner.empty() && f.hot_bytes > 0) {
-        const auto& owners = layout_owners();
-        const auto at = std::find(owners.begin(), owners.end(), f.owner) - owners.begin();
-        if (runs[static_cast<size_t>(at)]) {
+        const auto at = owner_slot(*trace.fns, f.owner);
+        if (at && runs[*at]) {
           hot.push_back(i);
           break;
         }

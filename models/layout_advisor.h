@@ -44,12 +44,14 @@ struct PathSpec {
   int trace_packets = 20;
 };
 
-// A trace event: the owner's index in layout_owners() (net::Fn, then Code);
+// A trace event: an owner slot (models/code.h);
 // with kLeave set, a stack function left.
 inline constexpr uint8_t kLeave = 0x80;
 static_assert(kCodeCount < kLeave);
 
 struct PathTrace {
+  // The stack whose owner slots the events are.
+  const net::FnTable* fns = &kNoFns;
   // Code run, in order: events as above.
   std::vector<uint8_t> code;
   int packets = 0;
@@ -74,11 +76,11 @@ struct CodeTracer : net::NullProbe {
     if (trace != nullptr) trace->push_back(static_cast<uint8_t>(code));
   }
   void run(Code c) { note(static_cast<size_t>(c)); }
-  void enter(net::Fn fn) {
+  void enter(net::FnId fn) {
     ++depth;
     note(static_cast<size_t>(fn));
   }
-  void leave(net::Fn fn) {
+  void leave(net::FnId fn) {
     if (depth > 0) --depth;
     note(static_cast<size_t>(fn) | kLeave);
   }
@@ -88,7 +90,7 @@ struct CodeTracer : net::NullProbe {
   void cksum(const void* /*a*/, size_t /*len*/) { note(static_cast<size_t>(Code::cksum)); }
   void alloc(net::Obj /*o*/, const void* /*a*/) { note(static_cast<size_t>(Code::mbuf_alloc)); }
   void free(net::Obj /*o*/, const void* /*a*/) { note(static_cast<size_t>(Code::mbuf_free)); }
-  void header(net::Fn /*fn*/, const void* /*a*/, unsigned /*size*/, bool /*w*/) {
+  void header(net::FnId /*fn*/, const void* /*a*/, unsigned /*size*/, bool /*w*/) {
     note(static_cast<size_t>(Code::header_access));
   }
 };

@@ -54,11 +54,11 @@ class Tee {
   static constexpr bool kCompiled = true;
   explicit Tee(P... parts) : parts_(parts...) {}
 
-  SIMLOOP_TEE_INLINE void enter(net::Fn fn) {
+  SIMLOOP_TEE_INLINE void enter(net::FnId fn) {
     SIMLOOP_TEE_EACH(enter(fn));
     SIMLOOP_TEE_EACH(after_enter(fn));
   }
-  SIMLOOP_TEE_INLINE void leave(net::Fn fn) {
+  SIMLOOP_TEE_INLINE void leave(net::FnId fn) {
     SIMLOOP_TEE_EACH(leave(fn));
     SIMLOOP_TEE_EACH(after_leave(fn));
   }
@@ -74,7 +74,7 @@ class Tee {
   SIMLOOP_TEE_INLINE void free(net::Obj obj, const void* addr) {
     SIMLOOP_TEE_EACH(free(obj, addr));
   }
-  SIMLOOP_TEE_INLINE void header(net::Fn fn, const void* addr, unsigned size, bool write) {
+  SIMLOOP_TEE_INLINE void header(net::FnId fn, const void* addr, unsigned size, bool write) {
     SIMLOOP_TEE_EACH(header(fn, addr, size, write));
   }
   SIMLOOP_TEE_INLINE void drop(net::Drop where) { SIMLOOP_TEE_EACH(drop(where)); }

@@ -9,6 +9,7 @@
 
 #include "config/experiment.h"
 #include "config/yaml_input.h"
+#include "net/bsd_fns.h"
 
 namespace simloop::config {
 namespace {
@@ -56,7 +57,7 @@ TEST_F(ConfigTest, ShippedExperimentsLoad) {
   for (const char* f : {"experiments/seed-athlon.yaml", "experiments/netmap-2012.yaml"}) {
     const Experiment x = load_experiment(kSource / f);
     EXPECT_GT(x.machine.clock_hz, 1e9) << f;
-    EXPECT_GT(x.stack.fn_cycles[static_cast<size_t>(net::Fn::ip_output)], 0) << f;
+    EXPECT_GT(x.stack.fn_cycles[static_cast<size_t>(net::bsd::Fn::ip_output)], 0) << f;
   }
   const Experiment x = load_experiment(kSource / "experiments/seed-athlon.yaml");
   EXPECT_DOUBLE_EQ(x.machine.clock_hz, 2166e6);
@@ -79,8 +80,8 @@ TEST_F(ConfigTest, WarmStackIsOneScalingOfFreebsd6) {
                                                   {c.cluster_free_cycles, w.cluster_free_cycles}};
   for (size_t i = 0; i < c.fn_cycles.size(); ++i)
     pairs.emplace_back(c.fn_cycles[i], w.fn_cycles[i]);
-  const double k = w.fn_cycles[static_cast<size_t>(net::Fn::udp_output)] /
-                   c.fn_cycles[static_cast<size_t>(net::Fn::udp_output)];
+  const double k = w.fn_cycles[static_cast<size_t>(net::bsd::Fn::udp_output)] /
+                   c.fn_cycles[static_cast<size_t>(net::bsd::Fn::udp_output)];
   EXPECT_GT(k, 0.5);
   EXPECT_LT(k, 1.0);
   for (const auto& [cv, wv] : pairs)
@@ -172,7 +173,7 @@ TEST_F(ConfigTest, SetOverridesAndItsErrors) {
   const fs::path p = write("exp.yaml", kHead);
   const Experiment x = load_experiment(p, {"workload.payload=64", "stack.functions.ip_output=7"});
   EXPECT_EQ(x.workload.payload, 64);
-  EXPECT_DOUBLE_EQ(x.stack.fn_cycles[static_cast<size_t>(net::Fn::ip_output)], 7);
+  EXPECT_DOUBLE_EQ(x.stack.fn_cycles[static_cast<size_t>(net::bsd::Fn::ip_output)], 7);
   EXPECT_NE(error_of(kHead, {"workload.paylod=3"}).find("--set workload.paylod: no such key"),
             std::string::npos);
   EXPECT_NE(error_of(kHead, {"workload=3"}).find("is a section"), std::string::npos);

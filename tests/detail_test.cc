@@ -103,7 +103,7 @@ config::Experiment conflict_experiment() {
   x.machine = {};
   x.machine.clock_hz = 1e9;
   x.machine.syscall_entry_cycles = 1000;
-  x.stack = {};
+  x.stack = {.fns = x.stack.fns};  // no costs, the same stack
   x.interrupts = {};
   x.workload.payload = 18;
   x.workload.packets = 10000;

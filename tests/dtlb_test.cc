@@ -8,6 +8,7 @@
 
 #include "models/fn_ledger.h"
 #include "models/tee.h"
+#include "net/bsd_fns.h"
 
 namespace {
 
@@ -49,7 +50,7 @@ TEST(Tlb, RefusesWhatIsNotATlb) {
 
 TEST(DataTlb, ChargesEachMissToTheCacheStageAndTheToucher) {
   models::MachineCosts m;
-  models::StackCosts s;
+  models::StackCosts s{.fns = &net::bsd::kFnTable};
   models::CycleAccount acct(m, s);
   models::FnLedger ledger;
   acct.attach_ledger(&ledger);
@@ -61,17 +62,18 @@ TEST(DataTlb, ChargesEachMissToTheCacheStageAndTheToucher) {
   models::DataTlb dtlb(acct, c);
   models::Tee<models::CycleAccount&, models::DataTlb&> probe(acct, dtlb);
   const auto* page = reinterpret_cast<const uint8_t*>(uintptr_t{0x7000000});
-  probe.enter(net::Fn::udp_output);
-  probe.copy(net::CopyKind::uiomove, page, page + 2 * 4096, 64);    // two pages: 2 misses
-  probe.header(net::Fn::ip_output, page + 2 * 4096 + 20, 2, true);  // held: no miss
+  probe.enter(net::bsd::id(net::bsd::Fn::udp_output));
+  probe.copy(net::CopyKind::uiomove, page, page + 2 * 4096, 64);  // two pages: 2 misses
+  probe.header(net::bsd::id(net::bsd::Fn::ip_output), page + 2 * 4096 + 20, 2,
+               true);             // held: no miss
   probe.cksum(page + 4096, 100);  // a third page: evicts the copy's source
-  probe.leave(net::Fn::udp_output);
+  probe.leave(net::bsd::id(net::bsd::Fn::udp_output));
   probe.free(net::Obj::mbuf, page);  // outside every function: the helper pays; a miss
   const double stall = acct.pending()[static_cast<size_t>(models::Stage::cache)];
   EXPECT_DOUBLE_EQ(stall, 4 * 25);
   EXPECT_EQ(dtlb.tlb().misses(), 4u);
   const auto kind = static_cast<size_t>(models::CostKind::cache);
-  EXPECT_DOUBLE_EQ(ledger.cycles[static_cast<size_t>(net::Fn::udp_output)][kind], 3 * 25);
+  EXPECT_DOUBLE_EQ(ledger.cycles[static_cast<size_t>(net::bsd::Fn::udp_output)][kind], 3 * 25);
   EXPECT_DOUBLE_EQ(ledger.cycles[static_cast<size_t>(models::Code::mbuf_free)][kind], 25);
   EXPECT_DOUBLE_EQ(ledger.total(), models::total(acct.pending()));
 }

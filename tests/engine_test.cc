@@ -13,7 +13,7 @@
 namespace simloop::engine {
 namespace {
 
-using net::Fn;
+using net::bsd::Fn;
 using nlohmann::json;
 
 using simloop::testing::in_child;
@@ -34,7 +34,7 @@ config::Experiment bare(double clock_hz) {
   x.name = "test";
   x.machine = {};
   x.machine.clock_hz = clock_hz;
-  x.stack = {};
+  x.stack = {.fns = x.stack.fns};  // no costs, the same stack
   x.interrupts = {};
   x.workload.payload = 18;
   x.workload.packets = 10000;

@@ -13,6 +13,7 @@
 #include "models/icache_probe.h"
 #include "models/layout.h"
 #include "models/tee.h"
+#include "net/bsd_fns.h"
 
 namespace simloop::models {
 namespace {
@@ -20,9 +21,9 @@ namespace {
 using Range = std::pair<uint64_t, uint64_t>;
 using Ranges = std::vector<Range>;
 
+// The owner slot of `name` in the BSD stack.
 size_t owner(const std::string& name) {
-  const auto& o = layout_owners();
-  return static_cast<size_t>(std::find(o.begin(), o.end(), name) - o.begin());
+  return owner_slot(net::bsd::fn_table(), name).value();
 }
 
 // Records what each event fetches.
@@ -52,7 +53,7 @@ TEST(FetchPlan, CallerUpToTheCallThenCalleeThenTheRest) {
   const LinkedLayout linked = link(two_level());
   ASSERT_EQ(linked.routines.size(), 1u);
   EXPECT_EQ(linked.entry.at("udp_output"), 0);
-  const FetchPlan plan = fetch_plan(linked, FetchMode::call_sites, 64);
+  const FetchPlan plan = fetch_plan(linked, FetchMode::call_sites, 64, net::bsd::fn_table());
   CodeFetcher f;
   f.attach(&plan);
   Recorder r{&plan, {}};
@@ -68,7 +69,7 @@ TEST(FetchPlan, CallerUpToTheCallThenCalleeThenTheRest) {
   EXPECT_EQ(f.depth(), 0u);
 
   // The model before: each owner's code in one piece as it is entered.
-  const FetchPlan old = fetch_plan(linked, FetchMode::entry, 64);
+  const FetchPlan old = fetch_plan(linked, FetchMode::entry, 64, net::bsd::fn_table());
   f.attach(&old);
   Recorder e{&old, {}};
   f.enter(owner("udp_output"), e);
@@ -94,7 +95,7 @@ TEST(FetchPlan, TheOrderOfCallerAndCalleeChangesTheMisses) {
   c.next_line_prefetch = false;
   c.l2_enabled = false;
   for (auto [mode, misses] : {std::pair{FetchMode::call_sites, 2}, {FetchMode::entry, 3}}) {
-    const FetchPlan plan = fetch_plan(linked, mode, 64);
+    const FetchPlan plan = fetch_plan(linked, mode, 64, net::bsd::fn_table());
     ICache ic(c);
     ASSERT_EQ(ic.l1_set_of(0x1000), ic.l1_set_of(0x1200));
     ASSERT_EQ(ic.l1_set_of(0x1000), ic.l1_set_of(0x1400));
@@ -130,7 +131,7 @@ TEST(FetchPlan, AnEventComingRoundAgainRunsItsLoopBodyAgain) {
                          {{0x20, "header_access"}, {0x30, "header_access"}}});
   o.functions.push_back({"st16", "header_access", 0x200, 0x20, 0x10, 1, 0, {}});
   l.objects = {o};
-  const FetchPlan plan = fetch_plan(link(l), FetchMode::call_sites, 64);
+  const FetchPlan plan = fetch_plan(link(l), FetchMode::call_sites, 64, net::bsd::fn_table());
   CodeFetcher f;
   f.attach(&plan);
   Recorder r{&plan, {}};
@@ -156,7 +157,7 @@ TEST(FetchPlan, CompleteRoutinesHoldTheirHelpersAndUserLoopStartsAPacket) {
   l.routines.push_back({"sendto", "sendto", {{0x200, 0x30}, {0x400, 0x20}, {0x230, 0x10}}, true});
   l.entry = {{"user_loop", 0}, {"sendto", 1}};
   l.by_owner["copy"] = {{0x400, 0x20, "memcpy"}};
-  const FetchPlan plan = fetch_plan(l, FetchMode::call_sites, 64);
+  const FetchPlan plan = fetch_plan(l, FetchMode::call_sites, 64, net::bsd::fn_table());
   CodeFetcher f;
   f.attach(&plan);
   Recorder r{&plan, {}};
@@ -193,19 +194,20 @@ TEST(FetchPlan, JoinsRangesOnlyWhereTheLinesComeInTheSameOrder) {
                           {0x1040, 0x8, "c"},   // the next 64-byte line: joins
                           {0x10c0, 0x8, "d"},   // skips line 0x1080: apart
                           {0x10a0, 0x8, "e"}};  // backwards: apart
-  const FetchPlan p64 = fetch_plan(l, FetchMode::call_sites, 64);
+  const FetchPlan p64 = fetch_plan(l, FetchMode::call_sites, 64, net::bsd::fn_table());
   ASSERT_EQ(p64.steps.size(), 3u);
   EXPECT_EQ(p64.steps[0].start, 0x1000u);
   EXPECT_EQ(p64.steps[0].bytes, 0x48u);
-  EXPECT_EQ(fetch_plan(l, FetchMode::call_sites, 16).steps.size(), 5u);
-  EXPECT_THROW(fetch_plan(l, FetchMode::call_sites, 48), std::invalid_argument);
+  EXPECT_EQ(fetch_plan(l, FetchMode::call_sites, 16, net::bsd::fn_table()).steps.size(), 5u);
+  EXPECT_THROW(fetch_plan(l, FetchMode::call_sites, 48, net::bsd::fn_table()),
+               std::invalid_argument);
 }
 
 TEST(FetchPlan, CycleAccountChargesTheStallsOfEnterAndLeave) {
   const LinkedLayout linked = link(two_level());
-  const FetchPlan plan = fetch_plan(linked, FetchMode::call_sites, 64);
+  const FetchPlan plan = fetch_plan(linked, FetchMode::call_sites, 64, net::bsd::fn_table());
   MachineCosts m;
-  StackCosts s;
+  StackCosts s{.fns = &net::bsd::kFnTable};
   CycleAccount acct(m, s);
   ICacheConfig c;
   c.l1 = {1024, 1, 64};
@@ -214,12 +216,12 @@ TEST(FetchPlan, CycleAccountChargesTheStallsOfEnterAndLeave) {
   c.memory_cycles = 100;
   ICacheProbe ic(acct, linked, c, FetchMode::call_sites, true, nullptr);
   Tee<ICacheProbe&, CycleAccount&> probe(ic, acct);
-  probe.enter(net::Fn::udp_output);
-  probe.enter(net::Fn::ip_output);
-  probe.leave(net::Fn::ip_output);
+  probe.enter(net::bsd::id(net::bsd::Fn::udp_output));
+  probe.enter(net::bsd::id(net::bsd::Fn::ip_output));
+  probe.leave(net::bsd::id(net::bsd::Fn::ip_output));
   probe.settle();
   EXPECT_DOUBLE_EQ(acct.pending()[static_cast<size_t>(Stage::cache)], 200);
-  probe.leave(net::Fn::udp_output);  // its second line: one more miss
+  probe.leave(net::bsd::id(net::bsd::Fn::udp_output));  // its second line: one more miss
   probe.settle();
   EXPECT_DOUBLE_EQ(acct.pending()[static_cast<size_t>(Stage::cache)], 300);
 }
@@ -270,17 +272,17 @@ TEST(FetchPlan, CallSiteTablesAgreeWithSearchingTheSteps) {
       l.entry[owners[o]] = static_cast<int>(l.routines.size());
       l.routines.push_back(r);
     }
-    const FetchPlan plan = fetch_plan(l, FetchMode::call_sites, 64);
+    const FetchPlan plan = fetch_plan(l, FetchMode::call_sites, 64, net::bsd::fn_table());
     for (size_t r = 0; r < plan.routines.size(); ++r)
       for (uint32_t pos = 0; pos <= plan.routines[r].count; ++pos)
         for (size_t o = 0; o < kOwnerCount; ++o) {
           const auto want = search(plan, static_cast<int32_t>(r), pos, o);
           const auto got = plan.next_call(static_cast<int32_t>(r), pos, o);
           ASSERT_EQ(got.at, want.at)
-              << "round " << round << " routine " << r << " pos " << pos << " owner " << owners[o];
+              << "round " << round << " routine " << r << " pos " << pos << " owner " << o;
           if (want.at < 0) continue;
           ASSERT_EQ(got.from, want.from)
-              << "round " << round << " routine " << r << " pos " << pos << " owner " << owners[o];
+              << "round " << round << " routine " << r << " pos " << pos << " owner " << o;
           ++found;
           if (static_cast<uint32_t>(want.at) < pos) ++behind;
         }

@@ -14,6 +14,7 @@
 #include "models/fetch_plan.h"
 #include "models/icache.h"
 #include "models/layout.h"
+#include "net/bsd_fns.h"
 
 namespace simloop::models {
 namespace {
@@ -184,7 +185,7 @@ void random_calls(std::mt19937_64& rng, int depth, std::vector<Event>& out) {
       out.push_back({Event::point, static_cast<size_t>(Code::header_access) + rng() % 5});
       continue;
     }
-    const size_t fn = rng() % net::kFnCount;
+    const size_t fn = rng() % net::bsd::fn_table().size();
     out.push_back({Event::enter, fn});
     if (depth < 4) random_calls(rng, depth + 1, out);
     out.push_back({Event::leave, fn});
@@ -217,7 +218,7 @@ TEST(FetchReplay, MatchesSimulatingEveryStepOfTheFetchModel) {
     for (int round = 0; round < 40; ++round) {
       const ICacheConfig cfg = random_scenario(rng).cfg;
       const LinkedLayout linked = random_layout(rng);
-      const FetchPlan plan = fetch_plan(linked, mode, cfg.l1.line_bytes);
+      const FetchPlan plan = fetch_plan(linked, mode, cfg.l1.line_bytes, net::bsd::fn_table());
       const auto& steps = plan.segments;
       std::vector<std::vector<Event>> packets;
       for (int p = 0; p < 4; ++p) packets.push_back(random_packet(rng));
@@ -276,7 +277,7 @@ TEST(MemoFetcher, FetchesExactlyWhatTheFetcherFetches) {
   size_t remembered = 0, events = 0, alone = 0;
   for (const FetchMode mode : {FetchMode::call_sites, FetchMode::entry}) {
     for (int round = 0; round < 60; ++round) {
-      const FetchPlan plan = fetch_plan(random_layout(rng), mode, 64);
+      const FetchPlan plan = fetch_plan(random_layout(rng), mode, 64, net::bsd::fn_table());
       std::vector<std::vector<Event>> packets;
       for (int p = 0; p < 4; ++p) packets.push_back(random_packet(rng));
       const uint32_t limit =

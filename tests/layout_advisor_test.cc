@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "net/bsd_fns.h"
 #include "net/inet.h"
 
 namespace simloop::models {
@@ -41,12 +42,12 @@ TEST(LayoutAdvisor, RecordsTheSendPathInOrder) {
   // The driver reaps the previous frame (freeing it), then the sender's loop
   // makes a system call; functions left are noted too.
   ASSERT_GE(t.code.size(), 6u);
-  EXPECT_EQ(t.code[0], static_cast<uint8_t>(net::Fn::nic_txeof));
+  EXPECT_EQ(t.code[0], static_cast<uint8_t>(net::bsd::Fn::nic_txeof));
   EXPECT_EQ(t.code[1], static_cast<uint8_t>(Code::mbuf_free));
-  EXPECT_EQ(t.code[2], static_cast<uint8_t>(net::Fn::nic_txeof) | kLeave);
+  EXPECT_EQ(t.code[2], static_cast<uint8_t>(net::bsd::Fn::nic_txeof) | kLeave);
   EXPECT_EQ(t.code[3], static_cast<uint8_t>(Code::user_loop));
   EXPECT_EQ(t.code[4], static_cast<uint8_t>(Code::syscall_entry));
-  EXPECT_EQ(t.code[5], static_cast<uint8_t>(net::Fn::sendto));
+  EXPECT_EQ(t.code[5], static_cast<uint8_t>(net::bsd::Fn::sendto));
   // Every function entered is left, in nesting order.
   std::vector<uint8_t> open;
   for (uint8_t c : t.code) {
@@ -54,7 +55,7 @@ TEST(LayoutAdvisor, RecordsTheSendPathInOrder) {
       ASSERT_FALSE(open.empty());
       EXPECT_EQ(open.back(), c & ~kLeave);
       open.pop_back();
-    } else if (c < net::kFnCount) {
+    } else if (c < kCodeBase) {
       open.push_back(c);
     }
   }
@@ -69,7 +70,7 @@ TEST(LayoutAdvisor, RecordsTheSendPathInOrder) {
   EXPECT_GE(allocs, 20);
   EXPECT_GE(cksums, 20);
   int ip = 0;
-  for (uint8_t c : t.code) ip += c == static_cast<uint8_t>(net::Fn::ip_output);
+  for (uint8_t c : t.code) ip += c == static_cast<uint8_t>(net::bsd::Fn::ip_output);
   EXPECT_EQ(ip, 20);
 }
 

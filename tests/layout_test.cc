@@ -12,6 +12,7 @@
 #include "models/code.h"
 #include "models/cycle_account.h"
 #include "models/icache.h"
+#include "net/bsd_fns.h"
 #include "net/probe.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
@@ -194,24 +195,44 @@ TEST(LayoutValidate, RejectsInconsistentLayoutsBuiltInCode) {
   EXPECT_THROW(link(l), LayoutError);
 }
 
-TEST(LayoutOwners, AreTheProbeFunctionsTheCodeAroundThemAndTheHelpers) {
+TEST(LayoutOwners, AreEveryStacksFunctionsThenTheCodeAroundThem) {
   const auto& o = layout_owners();
-  ASSERT_EQ(o.size(), net::kFnCount + 8);
-  EXPECT_EQ(o[static_cast<size_t>(Code::cksum)], "cksum");
-  EXPECT_EQ(o[static_cast<size_t>(Code::header_access)], "header_access");
-  EXPECT_EQ(o[static_cast<size_t>(net::Fn::ip_output)], "ip_output");
+  const net::FnTable& bsd = net::bsd::fn_table();
+  ASSERT_EQ(o.size(), bsd.size() + code_index::count);
+  EXPECT_EQ(o[static_cast<size_t>(net::bsd::Fn::ip_output)], "ip_output");
   EXPECT_TRUE(is_layout_owner("user_loop"));
   EXPECT_TRUE(is_layout_owner("nic_txeof"));
   EXPECT_FALSE(is_layout_owner("tcp_output"));
-  // One list: every piece of code is the owner of its own name, in order.
-  ASSERT_EQ(o.size(), kCodeCount);
-  for (size_t i = 0; i < kCodeCount; ++i) EXPECT_EQ(o[i], owner_name(i)) << i;
-  EXPECT_EQ(o[static_cast<size_t>(Code::syscall_entry)], "syscall_entry");
-  EXPECT_EQ(o[static_cast<size_t>(Code::user_loop)], "user_loop");
-  EXPECT_EQ(o[static_cast<size_t>(Code::copy)], "copy");
+  EXPECT_FALSE(is_layout_owner(""));
+  for (size_t i = 0; i < o.size(); ++i) EXPECT_EQ(is_stack_fn_owner(i), i < bsd.size()) << o[i];
+  EXPECT_EQ(o[bsd.size()], "syscall_entry");
   EXPECT_EQ(o.back(), "copy");
+}
+
+TEST(OwnerSlots, AreTheStacksFunctionsByFnIdThenTheCodeAroundThemAtFixedSlots) {
+  const net::FnTable& bsd = net::bsd::fn_table();
+  // Every slot in use has the owner's name, and finds its way back.
+  const auto slots = owner_slots(bsd);
+  ASSERT_EQ(slots.size(), bsd.size() + code_index::count);
+  for (size_t s : slots) {
+    ASSERT_FALSE(owner_name(bsd, s).empty()) << s;
+    EXPECT_EQ(owner_slot(bsd, owner_name(bsd, s)), s) << owner_name(bsd, s);
+  }
+  // The code around the stack sits at the same slots whatever the stack.
+  static_assert(slot(Code::syscall_entry) == kCodeBase);
   static_assert(code_name(Code::mbuf_free) == "mbuf_free");
-  static_assert(static_cast<size_t>(Code::syscall_entry) == net::kFnCount);
+  EXPECT_EQ(owner_name(bsd, slot(Code::user_loop)), "user_loop");
+  EXPECT_EQ(owner_name(bsd, slot(Code::copy)), "copy");
+  EXPECT_EQ(owner_name(bsd, slot(net::bsd::id(net::bsd::Fn::ip_output))), "ip_output");
+  // Slots past the stack's table are unused; a stack with no functions
+  // has only the code around it.
+  EXPECT_FALSE(owner_in_use(bsd, bsd.size()));
+  EXPECT_TRUE(owner_name(bsd, bsd.size()).empty());
+  EXPECT_EQ(owner_slots(kNoFns).size(), code_index::count);
+  EXPECT_FALSE(owner_slot(kNoFns, "ip_output").has_value());
+  EXPECT_EQ(owner_slot(kNoFns, "cksum"), slot(Code::cksum));
+  // Every layout owner is a BSD owner: a layout names nothing the stack lacks.
+  for (const auto& name : layout_owners()) EXPECT_TRUE(owner_slot(bsd, name)) << name;
 }
 
 // YAML files written on the fly, so each error's line and column are known.
@@ -483,8 +504,11 @@ TEST_F(LayoutShipped, EveryOwnerHasHotCode) {
   const LinkedLayout ll = merge(link(kernel()), user());
   // Helpers have no functions of their own here: their code is counted in
   // the hot bytes of the functions that call them.
-  for (size_t i = 0; i < static_cast<size_t>(Code::header_access); ++i)
-    EXPECT_TRUE(ll.by_owner.count(layout_owners()[i])) << layout_owners()[i];
+  for (size_t i : owner_slots(net::bsd::fn_table()))
+    if (i < slot(Code::header_access)) {
+      const std::string name(owner_name(net::bsd::fn_table(), i));
+      EXPECT_TRUE(ll.by_owner.count(name)) << name;
+    }
   EXPECT_EQ(ll.by_owner.at("user_loop").front().start >> 28, 0x0u);  // user text
   EXPECT_EQ(ll.by_owner.at("ip_output").front().start >> 28, 0xcu);  // kernel text
 }

@@ -16,6 +16,7 @@
 #include "measure/calibrate.h"
 #include "measure/compare.h"
 #include "measure/kernel.h"
+#include "net/bsd_fns.h"
 
 namespace simloop::measure {
 namespace {
@@ -458,10 +459,11 @@ TEST(Calibrate, TheServiceColumnIsReadAndChecked) {
 TEST(Schema, CostKeysAreTheTimingModelsPrices) {
   const auto keys = config::cost_keys();
   EXPECT_EQ(keys, native_params());
-  for (size_t f = 0; f < net::kFnCount; ++f)
-    EXPECT_NE(std::find(keys.begin(), keys.end(),
-                        fmt::format("stack.functions.{}", net::fn_name(static_cast<net::Fn>(f)))),
-              keys.end());
+  for (size_t f = 0; f < net::bsd::fn_table().size(); ++f)
+    EXPECT_NE(
+        std::find(keys.begin(), keys.end(),
+                  fmt::format("stack.functions.{}", net::bsd::fn_table().name(net::fn_at(f)))),
+        keys.end());
   for (const char* k : {"machine.copy.cycles_per_byte", "stack.alloc.mbuf_cycles",
                         "machine.unaligned_access_cycles", "machine.user_loop_cycles"})
     EXPECT_NE(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
@@ -469,7 +471,7 @@ TEST(Schema, CostKeysAreTheTimingModelsPrices) {
     EXPECT_EQ(std::find(keys.begin(), keys.end(), k), keys.end()) << k;
   config::Experiment x;
   config::set_number(x, "stack.functions.ip_output", 42);
-  EXPECT_EQ(x.stack.fn_cycles[static_cast<size_t>(net::Fn::ip_output)], 42);
+  EXPECT_EQ(x.stack.fn_cycles[static_cast<size_t>(net::bsd::Fn::ip_output)], 42);
   EXPECT_THROW(config::set_number(x, "stack.functions.ip_output", -1), config::ConfigError);
   EXPECT_THROW(config::set_number(x, "no.such.key", 1), config::ConfigError);
 }

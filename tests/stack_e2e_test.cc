@@ -18,6 +18,8 @@
 namespace simloop::net {
 namespace {
 
+using bsd::Fn;
+
 constexpr uint16_t kRxPort = 5001;
 constexpr uint16_t kTxPort = 6001;
 constexpr int kJumboMtu = 9216;
@@ -173,9 +175,9 @@ bool LoopedHeaderMisaligned(LoopCopy copy, Dest dest, int size) {
 // reserve other than 16 the transmit side is misaligned by design.
 struct InputProbe : CountingProbe {
   uint64_t misaligned_input = 0;
-  void header(Fn fn, const void* addr, unsigned size, bool write) {
+  void header(FnId fn, const void* addr, unsigned size, bool write) {
     CountingProbe::header(fn, addr, size, write);
-    if ((fn == Fn::ip_input || fn == Fn::udp_input) &&
+    if ((fn == bsd::id(Fn::ip_input) || fn == bsd::id(Fn::udp_input)) &&
         (reinterpret_cast<uintptr_t>(addr) & (size - 1)) != 0)
       ++misaligned_input;
   }

@@ -15,6 +15,8 @@
 namespace simloop::net {
 namespace {
 
+using bsd::Fn;
+
 constexpr uint16_t kRxPort = 5001;
 constexpr uint16_t kTxPort = 6001;
 
@@ -34,8 +36,8 @@ struct RecordingProbe : NullProbe {
   std::vector<Access> accesses;
   std::vector<Copy> copies;
 
-  void header(Fn fn, const void* addr, unsigned size, bool write) {
-    accesses.push_back({fn, reinterpret_cast<uintptr_t>(addr), size, write});
+  void header(FnId fn, const void* addr, unsigned size, bool write) {
+    accesses.push_back({static_cast<Fn>(fn), reinterpret_cast<uintptr_t>(addr), size, write});
   }
   void copy(CopyKind kind, const void* src, const void* dst, size_t len) {
     copies.push_back(
@@ -322,7 +324,7 @@ TEST_P(StackStoryCopyDown, AlignsTheCopyAndLeavesTheFrameUntouched) {
   EXPECT_EQ(in.front().addr & 3, 0u);
   for (Fn fn : {Fn::ip_input, Fn::udp_input}) {
     for (const auto& a : probe.accesses_in(fn)) {
-      EXPECT_EQ(a.addr & (a.size - 1), 0u) << fn_name(fn) << " access of " << a.size;
+      EXPECT_EQ(a.addr & (a.size - 1), 0u) << bsd::fn_name(fn) << " access of " << a.size;
     }
   }
   EXPECT_FALSE(st.fault().has_value());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/cycle_account.h"
+#include "net/bsd_fns.h"
 
 namespace {
 
@@ -19,8 +20,9 @@ struct Notes : net::NullProbe {
   Notes(std::vector<std::string>& log, std::string name) : out(log), who(std::move(name)) {}
   std::vector<std::string>& out;
   std::string who;
-  void enter(net::Fn fn) { out.push_back(who + " enter " + std::string(net::fn_name(fn))); }
-  void leave(net::Fn fn) { out.push_back(who + " leave " + std::string(net::fn_name(fn))); }
+  void enter(net::FnId fn) { out.push_back(who + " enter " + name(fn)); }
+  void leave(net::FnId fn) { out.push_back(who + " leave " + name(fn)); }
+  static std::string name(net::FnId fn) { return std::string(net::bsd::fn_table().name(fn)); }
   void copy(net::CopyKind /*k*/, const void* /*s*/, const void* /*d*/, size_t len) {
     out.push_back(who + " copy " + std::to_string(len));
   }
@@ -30,11 +32,11 @@ struct Notes : net::NullProbe {
 // Only after_enter, after_leave, run and settle: no probe base at all.
 struct Late {
   std::vector<std::string>& out;
-  void after_enter(net::Fn fn) {
-    out.push_back("late after_enter " + std::string(net::fn_name(fn)));
+  void after_enter(net::FnId fn) {
+    out.push_back("late after_enter " + std::string(net::bsd::fn_table().name(fn)));
   }
-  void after_leave(net::Fn fn) {
-    out.push_back("late after_leave " + std::string(net::fn_name(fn)));
+  void after_leave(net::FnId fn) {
+    out.push_back("late after_leave " + std::string(net::bsd::fn_table().name(fn)));
   }
   void run(models::Code c) { out.push_back("late run " + std::to_string(static_cast<int>(c))); }
   void settle() { out.push_back("late settle"); }
@@ -45,9 +47,9 @@ TEST(Tee, EventsGoToEachPartInOrderAndAfterHooksFollowEveryPart) {
   Notes a(log, "a"), b(log, "b");
   Late late{log};
   Tee<Late&, Notes&, Notes*> tee(late, a, &b);
-  tee.enter(net::Fn::udp_output);
+  tee.enter(net::bsd::id(net::bsd::Fn::udp_output));
   tee.copy(net::CopyKind::uiomove, nullptr, nullptr, 18);
-  tee.leave(net::Fn::udp_output);
+  tee.leave(net::bsd::id(net::bsd::Fn::udp_output));
   tee.run(models::Code::user_loop);
   tee.drop(net::Drop::nic_full);
   tee.settle();
@@ -72,8 +74,8 @@ TEST(Tee, APartGivenByANullPointerIsAbsent) {
   std::vector<std::string> log;
   Notes a(log, "a");
   Tee<Notes&, Notes*> tee(a, nullptr);
-  tee.enter(net::Fn::ip_output);
-  tee.leave(net::Fn::ip_output);
+  tee.enter(net::bsd::id(net::bsd::Fn::ip_output));
+  tee.leave(net::bsd::id(net::bsd::Fn::ip_output));
   EXPECT_EQ(log, (std::vector<std::string>{"a enter ip_output", "a leave ip_output"}));
 }
 
@@ -82,8 +84,8 @@ TEST(Tee, PricesAsTheAccountAloneDoes) {
   m.copy_setup_cycles = 40;
   m.copy_cycles_per_byte = 0.5;
   m.user_loop_cycles = 60;
-  models::StackCosts s;
-  s.fn_cycles[static_cast<size_t>(net::Fn::udp_output)] = 100;
+  models::StackCosts s{.fns = &net::bsd::kFnTable};
+  s.fn_cycles[static_cast<size_t>(net::bsd::Fn::udp_output)] = 100;
   s.cksum_cycles_per_byte = 1;
   models::CycleAccount alone(m, s), inside(m, s);
   std::vector<std::string> log;
@@ -91,11 +93,11 @@ TEST(Tee, PricesAsTheAccountAloneDoes) {
   Tee<models::CycleAccount&, Notes&> tee(inside, n);
   const char buf[64] = {};
   auto run = [&](auto& probe) {
-    probe.enter(net::Fn::udp_output);
+    probe.enter(net::bsd::id(net::bsd::Fn::udp_output));
     probe.copy(net::CopyKind::uiomove, buf, buf + 1, 20);  // off 4-byte alignment
     probe.cksum(buf, 28);
     probe.add(models::Stage::user, m.user_loop_cycles);
-    probe.leave(net::Fn::udp_output);
+    probe.leave(net::bsd::id(net::bsd::Fn::udp_output));
   };
   run(alone);
   run(tee);

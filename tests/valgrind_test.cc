@@ -11,6 +11,7 @@
 #include "measure/harness_run.h"
 #include "measure/icache_check.h"
 #include "models/cycle_account.h"
+#include "net/bsd_fns.h"
 
 using namespace simloop;
 using measure::parse_cachegrind;
@@ -249,17 +250,17 @@ TEST(HarnessTrace, NotesTheLoopOnceAPacketAndEveryFunctionLeft) {
   EXPECT_EQ(t.packets, 10);
   ASSERT_GE(t.code.size(), 2u);
   EXPECT_EQ(t.code[0], static_cast<uint8_t>(models::Code::user_loop));
-  EXPECT_EQ(t.code[1], static_cast<uint8_t>(net::Fn::sendto));
+  EXPECT_EQ(t.code[1], static_cast<uint8_t>(net::bsd::Fn::sendto));
   auto count = [&](size_t c) {
     return std::count(t.code.begin(), t.code.end(), static_cast<uint8_t>(c));
   };
-  EXPECT_EQ(count(static_cast<size_t>(net::Fn::sendto)), 10);
-  EXPECT_EQ(count(static_cast<size_t>(net::Fn::ip_input)), 10);
+  EXPECT_EQ(count(static_cast<size_t>(net::bsd::Fn::sendto)), 10);
+  EXPECT_EQ(count(static_cast<size_t>(net::bsd::Fn::ip_input)), 10);
   // The loop starts each packet, before its sendto; every function is left.
   EXPECT_EQ(count(static_cast<size_t>(models::Code::user_loop)), 10);
-  EXPECT_EQ(count(static_cast<size_t>(net::Fn::sendto) | models::kLeave), 10);
-  EXPECT_EQ(count(static_cast<size_t>(net::Fn::soreceive) | models::kLeave),
-            count(static_cast<size_t>(net::Fn::soreceive)));
+  EXPECT_EQ(count(static_cast<size_t>(net::bsd::Fn::sendto) | models::kLeave), 10);
+  EXPECT_EQ(count(static_cast<size_t>(net::bsd::Fn::soreceive) | models::kLeave),
+            count(static_cast<size_t>(net::bsd::Fn::soreceive)));
   EXPECT_GE(count(static_cast<size_t>(models::Code::header_access)), 10);
 }
 

@@ -123,8 +123,8 @@ std::vector<std::string> experiment_keys(const models::SearchResult& r,
   bool same = false;
   try {
     const config::Experiment y = config::load_experiment(file, all);
-    same =
-        y.code && models::code_map(*y.code) == models::code_map(models::link_with(r.layout, user));
+    same = y.code && models::code_map(*y.code, *x.stack.fns) ==
+                         models::code_map(models::link_with(r.layout, user), *x.stack.fns);
   } catch (const config::ConfigError& e) {
     spdlog::debug("checking the recommended keys: {}", e.what());
   }
@@ -285,7 +285,8 @@ Layouts load_layouts(const config::Experiment& x, const fs::path& file, const La
                              file.string(), x.layout.kernel);
     }
     l.input = models::link_with(*l.kernel, l.user);
-    if (a.layout_file.empty() && x.code && models::code_map(*x.code) != models::code_map(l.input))
+    if (a.layout_file.empty() && x.code &&
+        models::code_map(*x.code, *x.stack.fns) != models::code_map(l.input, *x.stack.fns))
       spdlog::warn(
           "the experiment links its layout differently ({}); advising on the layout without it",
           x.perturbation.empty() ? "unknown transform" : "link perturbation: " + x.perturbation);

@@ -148,7 +148,7 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
     // Stalls placed where their fetches happen, not where a replayed
     // sequence settles: the same results, bit for bit (tests hold it).
     x.engine.icache_replay = false;
-    tracer.emplace(window, x.machine.clock_hz);
+    tracer.emplace(window, x.machine.clock_hz, *x.stack.fns);
   }
   engine::SimResult r;
   try {

@@ -357,10 +357,11 @@ Schema::Schema() {
   add(text("stack.description", "Free text.",
            [](Experiment& x) -> std::string& { return x.stack_description; }));
   section("stack.functions", "Base cycles each time a function of the real stack runs.");
-  for (size_t i = 0; i < net::kFnCount; ++i) {
-    const auto fn = static_cast<net::Fn>(i);
-    add(cost(number(fmt::format("stack.functions.{}", net::fn_name(fn)),
-                    fmt::format("Cycles per call of {}.", net::fn_name(fn)), 0, 1e7,
+  const net::FnTable& fns = net::bsd::fn_table();
+  for (size_t i = 0; i < fns.size(); ++i) {
+    const auto name = fns.name(net::fn_at(i));
+    add(cost(number(fmt::format("stack.functions.{}", name),
+                    fmt::format("Cycles per call of {}.", name), 0, 1e7,
                     [i](Experiment& x) -> double& { return x.stack.fn_cycles[i]; })));
   }
   section("stack.alloc", "Buffer allocation from the zones.");

@@ -79,7 +79,7 @@ struct Experiment {
   std::string machine_name, stack_name;
   std::string machine_description, stack_description;
   models::MachineCosts machine;
-  models::StackCosts stack;
+  models::StackCosts stack{.fns = &net::bsd::kFnTable};  // the stack run is the BSD mbuf stack
   Workload workload;
   models::InterruptCosts interrupts;
   bool cache_enabled = false;

@@ -37,9 +37,9 @@ double metric(const SimResult& r, size_t f, size_t m) {
 nlohmann::json detail_json(const SimResult& r) {
   const double per = per_packet(r);
   nlohmann::json fns = nlohmann::json::array();
-  for (size_t f = 0; f < models::kLedgerFns; ++f) {
+  for (size_t f : models::ledger_fns(*r.ledger.fns)) {
     nlohmann::json j;
-    j["function"] = std::string(models::ledger_fn_name(f));
+    j["function"] = std::string(models::ledger_fn_name(*r.ledger.fns, f));
     j["cycles_per_packet"] = r.ledger.fn_total(f) * per;
     for (size_t k = 0; k < models::kCostKindCount; ++k)
       j[std::string(models::cost_kind_name(static_cast<CostKind>(k)))] =
@@ -61,10 +61,10 @@ std::vector<report::Row> long_rows(const config::Experiment& x, const SimResult&
   const auto& metrics = function_metrics();
   std::vector<report::Row> rows;
   rows.reserve(models::kLedgerFns * metrics.size());
-  for (size_t f = 0; f < models::kLedgerFns; ++f)
+  for (size_t f : models::ledger_fns(*r.ledger.fns))
     for (size_t m = 0; m < metrics.size(); ++m) {
       report::Row row = id;
-      row.set("function", std::string(models::ledger_fn_name(f)))
+      row.set("function", std::string(models::ledger_fn_name(*r.ledger.fns, f)))
           .set("metric", metrics[m])
           .set("value", metric(r, f, m));
       rows.push_back(std::move(row));

@@ -36,6 +36,7 @@ struct Side {
   std::map<std::string, double> stage;
   std::map<std::string, std::map<std::string, double>> fn;  // function -> kind -> cycles
   std::map<std::string, double> misses;                     // function -> misses
+  std::vector<std::string> order;                           // functions, as the result lists them
   std::map<int64_t, std::pair<double, double>> sets;        // set -> (misses, stall)
   std::map<int64_t, std::vector<std::string>> symbols;
   double interrupts = 0, interrupt_pct = 0, sleep_s = 0, enobufs = 0, packets = 0;
@@ -68,6 +69,7 @@ Side read_side(const json& d, const std::string& label) {
     if (!f.contains("function") || !f["function"].is_string())
       throw ExplainError(fmt::format("{}: an entry of /functions has no name", at(label)));
     const std::string name = f["function"];
+    if (s.fn.count(name) == 0) s.order.push_back(name);
     for (size_t k = 0; k < models::kCostKindCount; ++k) {
       const std::string kind(models::cost_kind_name(static_cast<models::CostKind>(k)));
       if (!f.contains(kind) || !f[kind].is_number())
@@ -124,11 +126,8 @@ json explain(const json& a_doc, const json& b_doc, const std::string& label_a,
   for (const auto& [n, k] : b.fn) names.insert(n);
   json fns = json::array();
   json parts = json::array();  // function x kind: the waterfall's parts
-  for (size_t i = 0; i < models::kLedgerFns; ++i)
-    names.insert(std::string(models::ledger_fn_name(i)));
-  // Keep the ledger's order (the stack's order), then any other name.
-  std::vector<std::string> order;
-  for (size_t i = 0; i < models::kLedgerFns; ++i) order.emplace_back(models::ledger_fn_name(i));
+  // Keep A's order (its stack's, as its result lists them), then any other name.
+  std::vector<std::string> order = a.order;
   for (const auto& n : names)
     if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
   for (const auto& n : order) {

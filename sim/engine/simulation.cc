@@ -85,7 +85,13 @@ struct World {
              ex.options),
         stack(loop.stack()),
         wire(ex.workload.link_bandwidth_bps),
-        moderator(ex.interrupts.moderation_packets, ex.interrupts.moderation_interval_s) {}
+        moderator(ex.interrupts.moderation_packets, ex.interrupts.moderation_interval_s) {
+    // The account prices the functions of the stack that runs.
+    if (ex.stack.fns != &workload::TtcpLoop<Probe>::Stack::fn_table())
+      throw std::logic_error(fmt::format("stack costs are for stack '{}', the run is of '{}'",
+                                         ex.stack.fns->stack(),
+                                         workload::TtcpLoop<Probe>::Stack::fn_table().stack()));
+  }
 
   const config::Experiment& x;
   models::FnLedger ledger;  // the same cycles by function
@@ -96,7 +102,7 @@ struct World {
   std::unique_ptr<models::DataTlb> dtlb;
   Probe probe;
   workload::TtcpLoop<Probe> loop;  // the sender and receiver on the real stack
-  net::Stack<Probe>& stack;
+  workload::TtcpLoop<Probe>::Stack& stack;
   models::WireSerializer wire;
   models::IrqModerator moderator;
   std::deque<Frame> ring;        // frames on the NIC ring, oldest first
@@ -239,7 +245,7 @@ struct EngineHooks : models::SenderCosts<Probe> {
   }
   void counters() {
     tr->counters(w.stack.nic_pending(), w.stack.netisr_pending(),
-                 static_cast<int64_t>(w.stack.sock(w.loop.receiver()).rcv.len));
+                 static_cast<int64_t>(w.stack.rcv_queued(w.loop.receiver())));
   }
 };
 
@@ -506,6 +512,7 @@ SimResult simulate(const config::Experiment& x, Tracer* tracer) {
       build_platform(x.machine.clock_hz, x.workload.link_bandwidth_bps, x.workload.link_latency_s);
   World w(x);
   w.r.clock_hz = x.machine.clock_hz;
+  w.ledger.fns = x.stack.fns;
   w.acct.attach_ledger(&w.ledger);
   w.tracer = tracer;
   if (tracer != nullptr) w.acct.attach_listener(tracer);
@@ -525,7 +532,8 @@ SimResult simulate(const config::Experiment& x, Tracer* tracer) {
       std::abs(unexplained) > 1e-6 * run_cycles ? unexplained : 0;
   r.ledger = w.ledger;
   r.ledger.add(models::kIdleFn, models::CostKind::idle, r.cycles[static_cast<size_t>(Stage::idle)]);
-  if (w.icache) r.icache_sets = models::attribute_icache(w.icache->cache(), *x.code, r.ledger);
+  if (w.icache)
+    r.icache_sets = models::attribute_icache(w.icache->cache(), *x.code, *x.stack.fns, r.ledger);
   const auto& c = w.stack.counters();
   if (x.workload.dest == config::Dest::wire) {
     // Frames onto the wire: all but those still leaving at the end.

@@ -40,7 +40,11 @@ struct TraceWindow {
 
 class Tracer : public models::CycleListener {
  public:
-  Tracer(TraceWindow window, double clock_hz) : window_(window), hz_(clock_hz) {}
+  // `fns` names the stack's functions and gives their stages.
+  Tracer(TraceWindow window, double clock_hz, const net::FnTable& fns)
+      : window_(window), hz_(clock_hz), fns_(&fns) {
+    for (size_t i = 0; i < fns.size(); ++i) stage_[i] = models::stage_of(fns, net::fn_at(i));
+  }
 
   // The sender is about to send packet `index` (0-based).
   void packet(int64_t index);
@@ -55,10 +59,10 @@ class Tracer : public models::CycleListener {
   void drops(const std::array<uint64_t, net::kDropCount>& counts);
   // CycleListener: the cycles and the stack's functions, as charged.
   void cycles(models::Stage s, double c) override { add(s, c); }
-  void entered(net::Fn fn) override {
-    enter(net::fn_name(fn), models::stage_name(models::stage_of(fn)).data());
+  void entered(net::FnId fn) override {
+    enter(fns_->name(fn), models::stage_name(stage_[net::index(fn)]).data());
   }
-  void left(net::Fn /*fn*/) override { leave(); }
+  void left(net::FnId /*fn*/) override { leave(); }
   void counters(int ring, int netisr, int64_t sockbuf_bytes);
 
   // A batch of the sender starts at simulated time `t0`; it ends (after
@@ -112,6 +116,8 @@ class Tracer : public models::CycleListener {
 
   TraceWindow window_;
   double hz_;
+  const net::FnTable* fns_;
+  std::array<models::Stage, net::kMaxFns> stage_{};
   bool recording_ = false, started_ = false, finished_ = false, in_handler_ = false;
   double last_t_ = 0;
   double batch_t0_ = 0, batch_cursor_ = 0, handler_cursor_ = 0;

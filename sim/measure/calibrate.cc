@@ -508,12 +508,13 @@ std::vector<std::string> native_params() {
 namespace {
 
 // The timing model's price of what the stack did, attributed to the stack
-// function running when it was charged (the innermost one; kFnCount for
+// function running when it was charged (the innermost one; kOutside for
 // the sender's own loop), with the calls and child calls of each function.
 class Attributing : public net::NullProbe {
  public:
   Attributing(const models::MachineCosts& m, const models::StackCosts& s) : acc_(m, s) {}
-  void enter(net::Fn fn) {
+  static constexpr size_t kOutside = net::kMaxFns;
+  void enter(net::FnId fn) {
     if (depth_ > 0) ++child_calls[static_cast<size_t>(top())];
     if (depth_ < stack_.size()) stack_[depth_] = fn;
     ++depth_;
@@ -521,7 +522,7 @@ class Attributing : public net::NullProbe {
     acc_.enter(fn);
     settle();
   }
-  void leave(net::Fn fn) {
+  void leave(net::FnId fn) {
     acc_.leave(fn);
     if (depth_ > 0) --depth_;
   }
@@ -541,12 +542,12 @@ class Attributing : public net::NullProbe {
     acc_.free(o, a);
     settle();
   }
-  void header(net::Fn fn, const void* a, unsigned size, bool w) {
+  void header(net::FnId fn, const void* a, unsigned size, bool w) {
     acc_.header(fn, a, size, w);
     settle();
   }
   // Charged by the sender's loop itself (outside every function).
-  void outside(double cycles) { by_fn[net::kFnCount] += cycles; }
+  void outside(double cycles) { by_fn[kOutside] += cycles; }
   void reset() {
     by_fn = {};
     calls = {};
@@ -554,18 +555,18 @@ class Attributing : public net::NullProbe {
     last_ = models::total(acc_.pending());
   }
 
-  std::array<double, net::kFnCount + 1> by_fn{};
-  std::array<double, net::kFnCount> calls{}, child_calls{};
+  std::array<double, net::kMaxFns + 1> by_fn{};
+  std::array<double, net::kMaxFns> calls{}, child_calls{};
 
  private:
-  net::Fn top() const { return stack_[std::min(depth_, stack_.size()) - 1]; }
+  net::FnId top() const { return stack_[std::min(depth_, stack_.size()) - 1]; }
   void settle() {
     const double t = models::total(acc_.pending());
-    by_fn[depth_ > 0 ? static_cast<size_t>(top()) : net::kFnCount] += t - last_;
+    by_fn[depth_ > 0 ? static_cast<size_t>(top()) : kOutside] += t - last_;
     last_ = t;
   }
   models::CycleAccount acc_;
-  std::array<net::Fn, 32> stack_{};
+  std::array<net::FnId, 32> stack_{};
   size_t depth_ = 0;
   double last_ = 0;
 };
@@ -643,11 +644,14 @@ Features native_features(const Point& p, int packets) {
     config::set_number(x, params[j], 1);
     Attributing probe(x.machine, x.stack);
     drive(p, x.machine.user_loop_cycles, packets, probe);
-    for (size_t fn = 0; fn <= net::kFnCount; ++fn) {
+    // The stack's functions in table order, then the loop outside them.
+    const net::FnTable& fns = *x.stack.fns;
+    for (size_t i = 0; i <= fns.size(); ++i) {
+      const size_t fn = i < fns.size() ? i : Attributing::kOutside;
       const double v = probe.by_fn[fn] * per;
       f.total[j] += v;
-      if (fn == net::kFnCount) continue;
-      const std::string name(net::fn_name(static_cast<net::Fn>(fn)));
+      if (fn == Attributing::kOutside) continue;
+      const std::string name(fns.name(net::fn_at(fn)));
       if (j == 0) {
         f.calls[name] = probe.calls[fn] * per;
         f.child_calls[name] = probe.child_calls[fn] * per;

@@ -19,8 +19,10 @@ namespace {
 struct WindowTracer : models::CodeTracer {
   std::vector<uint8_t>* out = nullptr;
   int64_t sends = 0, first = 0, last = 0;  // record sends [first, last]
-  void enter(net::Fn fn) {
-    if (fn == net::Fn::sendto && depth == 0) {
+  // The stack's send system call: where a packet's code starts.
+  net::FnId syscall = *net::bsd::fn_table().with_role(net::FnRole::syscall);
+  void enter(net::FnId fn) {
+    if (fn == syscall && depth == 0) {
       ++sends;
       trace = sends >= first && sends <= last ? out : nullptr;
       run(models::Code::user_loop);
@@ -37,6 +39,7 @@ models::PathTrace harness_trace(const NativeOptions& opt, int packets) {
   o.packets = packets;
   o.duration_s = 0;
   models::PathTrace t;
+  t.fns = &net::bsd::fn_table();
   WindowTracer tracer;
   tracer.out = &t.code;
   // Send 1 is the start sentinel; then the warm-up; then the timed packets.

@@ -20,14 +20,15 @@ namespace simloop::measure {
 
 class StageTimer : public net::NullProbe {
  public:
-  StageTimer();
-  void enter(net::Fn fn) {
+  // `fns`: the functions of the stack it times.
+  explicit StageTimer(const net::FnTable& fns);
+  void enter(net::FnId fn) {
     const uint64_t now = ticks();
     if (depth_ > 0) self_[static_cast<size_t>(stack_[depth_ - 1])] += now - last_;
     if (depth_ < stack_.size()) stack_[depth_++] = fn;
     last_ = now;
   }
-  void leave(net::Fn /*fn*/) {
+  void leave(net::FnId /*fn*/) {
     const uint64_t now = ticks();
     if (depth_ > 0) self_[static_cast<size_t>(stack_[--depth_])] += now - last_;
     last_ = now;
@@ -43,10 +44,11 @@ class StageTimer : public net::NullProbe {
     return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 #endif
   }
-  std::array<net::Fn, 32> stack_{};
+  const net::FnTable* fns_;
+  std::array<net::FnId, 32> stack_{};
   size_t depth_ = 0;
   uint64_t last_ = 0;
-  std::array<uint64_t, net::kFnCount> self_{};
+  std::array<uint64_t, net::kMaxFns> self_{};
   uint64_t t0_ticks_;
   std::chrono::steady_clock::time_point t0_;
 };

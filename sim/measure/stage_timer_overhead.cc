@@ -13,9 +13,11 @@ SplitOverhead measure_split_overhead(int64_t calls, int trials) {
   if (calls <= 0) return {};
   // Two functions that do nothing: the caller's self time is its own enter
   // and leave plus the child's, the child's only its own.
-  constexpr net::Fn kCaller = net::Fn::udp_output, kChild = net::Fn::ip_output;
+  const net::FnTable& fns = net::bsd::fn_table();  // the stack measure native times
+  const net::FnId kCaller = net::bsd::id(net::bsd::Fn::udp_output);
+  const net::FnId kChild = net::bsd::id(net::bsd::Fn::ip_output);
   for (int t = 0; t < std::max(trials, 1); ++t) {
-    StageTimer timer;
+    StageTimer timer(fns);
     for (int64_t i = 0; i < calls; ++i) {
       timer.enter(kCaller);
       timer.enter(kChild);
@@ -24,8 +26,8 @@ SplitOverhead measure_split_overhead(int64_t calls, int trials) {
     }
     double caller = 0, child = 0;
     for (const auto& [name, ns] : timer.self_ns()) {
-      if (name == net::fn_name(kCaller)) caller = ns;
-      if (name == net::fn_name(kChild)) child = ns;
+      if (name == fns.name(kCaller)) caller = ns;
+      if (name == fns.name(kChild)) child = ns;
     }
     const double self = child / static_cast<double>(calls);
     const double parent = caller / static_cast<double>(calls) - self;

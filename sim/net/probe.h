@@ -12,36 +12,9 @@
 #include <string_view>
 #include <type_traits>
 
+#include "net/fn_table.h"
+
 namespace simloop::net {
-
-// Functions of the stack that report entry and exit.
-enum class Fn : uint8_t {
-  sendto,        // the system call's in-kernel body
-  sosend_dgram,  // socket layer
-  m_uiotombuf,   // user data into an mbuf chain
-  udp_output,
-  ip_output,
-  ether_output,
-  ether_output_frame,  // hand-off to the NIC ring
-  looutput,
-  if_simloop,
-  netisr_dispatch,  // the netisr thread taking one packet
-  ip_input,
-  udp_input,
-  sbappend,  // sbappendaddr: the socket receive buffer
-  soreceive,
-  nic_txeof,  // transmit completion: frames freed
-  count
-};
-inline constexpr size_t kFnCount = static_cast<size_t>(Fn::count);
-
-constexpr std::string_view fn_name(Fn f) {
-  constexpr std::array<std::string_view, kFnCount> names = {
-      "sendto",       "sosend_dgram",       "m_uiotombuf", "udp_output", "ip_output",
-      "ether_output", "ether_output_frame", "looutput",    "if_simloop", "netisr_dispatch",
-      "ip_input",     "udp_input",          "sbappend",    "soreceive",  "nic_txeof"};
-  return names.at(static_cast<size_t>(f));
-}
 
 // Why bytes were copied.
 enum class CopyKind : uint8_t {
@@ -82,14 +55,14 @@ constexpr std::string_view drop_name(Drop d) {
 // no-op here; the simulator's and the timing probes override what they use.
 struct NullProbe {
   static constexpr bool kCompiled = true;
-  void enter(Fn /*fn*/) {}
-  void leave(Fn /*fn*/) {}
+  void enter(FnId /*fn*/) {}
+  void leave(FnId /*fn*/) {}
   void copy(CopyKind /*kind*/, const void* /*src*/, const void* /*dst*/, size_t /*len*/) {}
   void cksum(const void* /*addr*/, size_t /*len*/) {}
   void alloc(Obj /*obj*/, const void* /*addr*/) {}
   void free(Obj /*obj*/, const void* /*addr*/) {}
   // A header field read or written, at `addr`, `size` bytes wide.
-  void header(Fn /*fn*/, const void* /*addr*/, unsigned /*size*/, bool /*write*/) {}
+  void header(FnId /*fn*/, const void* /*addr*/, unsigned /*size*/, bool /*write*/) {}
   void drop(Drop /*where*/) {}
 };
 
@@ -102,7 +75,7 @@ struct NoProbe : NullProbe {
 // Counts every event; used by tests and by benchmarks as a probe that does
 // a little real work per event.
 struct CountingProbe : NullProbe {
-  std::array<uint64_t, kFnCount> entered{};
+  std::array<uint64_t, kMaxFns> entered{};
   std::array<uint64_t, kCopyKindCount> copies{};
   std::array<uint64_t, kCopyKindCount> copied_bytes{};
   std::array<uint64_t, kDropCount> drops{};
@@ -110,7 +83,7 @@ struct CountingProbe : NullProbe {
   uint64_t mbuf_allocs = 0, cluster_allocs = 0, mbuf_frees = 0, cluster_frees = 0;
   uint64_t header_accesses = 0, misaligned_accesses = 0;
 
-  void enter(Fn fn) { ++entered[static_cast<size_t>(fn)]; }
+  void enter(FnId fn) { ++entered[index(fn)]; }
   void copy(CopyKind kind, const void* /*src*/, const void* /*dst*/, size_t len) {
     ++copies[static_cast<size_t>(kind)];
     copied_bytes[static_cast<size_t>(kind)] += len;
@@ -118,7 +91,7 @@ struct CountingProbe : NullProbe {
   void cksum(const void* /*addr*/, size_t len) { cksum_bytes += len; }
   void alloc(Obj obj, const void* /*addr*/) { ++(obj == Obj::mbuf ? mbuf_allocs : cluster_allocs); }
   void free(Obj obj, const void* /*addr*/) { ++(obj == Obj::mbuf ? mbuf_frees : cluster_frees); }
-  void header(Fn /*fn*/, const void* addr, unsigned size, bool /*write*/) {
+  void header(FnId /*fn*/, const void* addr, unsigned size, bool /*write*/) {
     ++header_accesses;
     if ((reinterpret_cast<uintptr_t>(addr) & (size - 1)) != 0) ++misaligned_accesses;
   }
@@ -135,18 +108,23 @@ struct CountingProbe : NullProbe {
 
 namespace simloop::net {
 
-// Reports entry on construction and exit on destruction.
+// Reports entry on construction and exit on destruction. `F` is the stack's
+// own function enum, whose values are the functions' FnIds.
 template <class P>
 class [[nodiscard]] FnScope {
  public:
-  FnScope(P& probe, Fn fn) : probe_(probe), fn_(fn) { SIMLOOP_PROBE(enter(fn_)); }
+  template <class F>
+  FnScope(P& probe, F fn) : probe_(probe), fn_(static_cast<FnId>(fn)) {
+    static_assert(std::is_enum_v<F> && sizeof(F) == sizeof(FnId));
+    SIMLOOP_PROBE(enter(fn_));
+  }
   ~FnScope() { SIMLOOP_PROBE(leave(fn_)); }
   FnScope(const FnScope&) = delete;
   FnScope& operator=(const FnScope&) = delete;
 
  private:
   P& probe_;
-  Fn fn_;
+  FnId fn_;
 };
 
 }  // namespace simloop::net

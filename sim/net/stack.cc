@@ -10,7 +10,7 @@ std::string AlignmentFault::describe() const {
                                 : std::string("not in a packet");
   return fmt::format(
       "alignment fault in {}: {}-byte access to {} at byte {} of its {} ({} mod 4); {}",
-      fn_name(fn), size, field, offset, buffer, misalign, where);
+      bsd::fn_name(fn), size, field, offset, buffer, misalign, where);
 }
 
 std::string_view align_policy_name(AlignPolicy p) {

@@ -13,13 +13,16 @@
 #include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "net/bsd_fns.h"
 #include "net/inet.h"
 #include "net/mbuf_ops.h"
 #include "net/probe.h"
+#include "net/stack_concept.h"
 
 namespace simloop::net {
 
@@ -81,7 +84,7 @@ struct Ifnet {
 // A misaligned header access on a strict-alignment CPU: the 2006 arm panic,
 // as a value instead of a crash.
 struct AlignmentFault {
-  Fn fn;
+  bsd::Fn fn;
   const char* field;
   unsigned size;       // access width in bytes
   const char* buffer;  // what holds the field: "mbuf", "cluster" or "udp_in"
@@ -145,7 +148,16 @@ struct StackCounters {
 template <class P>
 class Stack {
  public:
+  using Fn = bsd::Fn;  // the functions it reports, by FnId (net/bsd_fns.h)
+  static constexpr const FnTable& fn_table() { return bsd::fn_table(); }
+
+  using Options = StackOptions;
+
+  // On `pool`, which outlives the stack (tests look at it afterwards)...
   Stack(MbufPool& pool, P& probe, StackOptions opt = {});
+  // ... or on a pool of its own.
+  explicit Stack(P& probe, StackOptions opt = {})
+      : Stack(std::make_unique<MbufPool>(), probe, opt) {}
   ~Stack();
   Stack(const Stack&) = delete;
   Stack& operator=(const Stack&) = delete;
@@ -174,6 +186,7 @@ class Stack {
   const std::optional<AlignmentFault>& fault() const { return fault_; }
   const StackCounters& counters() const { return counters_; }
   const Socket& sock(int s) const { return sockets_.at(s); }
+  int rcv_queued(int s) const { return sock(s).rcv.len; }
   const StackOptions& options() const { return opt_; }
   const Ifnet& loop_if() const { return lo0_; }
   const Ifnet& ether_if() const { return em0_; }
@@ -217,6 +230,10 @@ class Stack {
   bool is_local(uint32_t dst) const;
   const MacAddr* arp_lookup(uint32_t dst) const;
 
+  Stack(std::unique_ptr<MbufPool> own, P& probe, StackOptions opt);
+  void init();
+
+  std::unique_ptr<MbufPool> own_pool_;  // when it has a pool of its own
   StackOptions opt_;
   P& probe_;
   Mbufs<P> mb_;
@@ -249,6 +266,8 @@ std::optional<LoopCopy> parse_loop_copy(std::string_view s);
 #include "net/stack_impl.h"
 
 namespace simloop::net {
+static_assert(UdpStack<Stack<NullProbe>>);
+
 extern template class Stack<NullProbe>;
 extern template class Stack<NoProbe>;
 extern template class Stack<CountingProbe>;

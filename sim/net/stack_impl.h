@@ -6,6 +6,17 @@ namespace simloop::net {
 template <class P>
 Stack<P>::Stack(MbufPool& pool, P& probe, StackOptions opt)
     : opt_(opt), probe_(probe), mb_(pool, probe) {
+  init();
+}
+
+template <class P>
+Stack<P>::Stack(std::unique_ptr<MbufPool> own, P& probe, StackOptions opt)
+    : own_pool_(std::move(own)), opt_(opt), probe_(probe), mb_(*own_pool_, probe) {
+  init();
+}
+
+template <class P>
+void Stack<P>::init() {
   if (opt_.max_linkhdr < 0 || opt_.max_protohdr < kUdpIpHdrLen || max_hdr() >= kMHLen)
     throw std::invalid_argument("stack: max_linkhdr/max_protohdr out of range");
   if (opt_.netisr_maxlen < 1 || opt_.nic_ring < 1 || opt_.so_sndbuf < 1 || opt_.so_rcvbuf < 1)
@@ -247,9 +258,9 @@ int Stack<P>::ether_output(Ifnet* ifp, Mbuf* m, uint32_t dst, bool bcast) {
     ++counters_.drops[static_cast<size_t>(Drop::no_buffers)];
     return ENOBUFS;
   }
-  SIMLOOP_PROBE(header(Fn::ether_output, m->m_data + ether::kDst, 1, true));
+  SIMLOOP_PROBE(header(bsd::id(Fn::ether_output), m->m_data + ether::kDst, 1, true));
   std::memcpy(m->m_data + ether::kDst, edst->data(), kEtherAddrLen);
-  SIMLOOP_PROBE(header(Fn::ether_output, m->m_data + ether::kSrc, 1, true));
+  SIMLOOP_PROBE(header(bsd::id(Fn::ether_output), m->m_data + ether::kSrc, 1, true));
   std::memcpy(m->m_data + ether::kSrc, ifp->mac.data(), kEtherAddrLen);
   trap_ = false;
   st16(Fn::ether_output, m, ether::kType, kEtherTypeIp, "ether_type");
@@ -525,9 +536,9 @@ template <class P>
 bool Stack<P>::check_access(Fn fn, const Mbuf* m, int off, unsigned size, bool write,
                             const char* field) {
   const uint8_t* p = m->m_data + off;
-  SIMLOOP_PROBE(header(fn, p, size, write));
+  SIMLOOP_PROBE(header(bsd::id(fn), p, size, write));
   if (write && !m_writable(m))
-    throw std::logic_error(std::string(fn_name(fn)) + ": header write into read-only storage");
+    throw std::logic_error(std::string(bsd::fn_name(fn)) + ": header write into read-only storage");
   if ((reinterpret_cast<uintptr_t>(p) & (size - 1)) == 0 || !strict_cpu()) return true;
   const bool ext = (m->m_flags & M_EXT) != 0;
   const auto* base = ext ? m->ext().buf : reinterpret_cast<const uint8_t*>(m);
@@ -538,7 +549,7 @@ bool Stack<P>::check_access(Fn fn, const Mbuf* m, int off, unsigned size, bool w
 template <class P>
 bool Stack<P>::check_udp_in_access(Fn fn, int off, unsigned size, bool write, const char* field) {
   const uint8_t* p = udp_in() + off;
-  SIMLOOP_PROBE(header(fn, p, size, write));
+  SIMLOOP_PROBE(header(bsd::id(fn), p, size, write));
   if ((reinterpret_cast<uintptr_t>(p) & (size - 1)) == 0 || !strict_cpu()) return true;
   // Offsets count from udp_in itself; the storage starts a cache line, so
   // the offset's low bits are the address's too.

@@ -90,11 +90,15 @@ struct Sent {
   bool frame = false;  // it left a frame on the NIC ring (the ring hand-off)
 };
 
-template <class P>
+// The loop over a stack `S` (net/stack_concept.h; the BSD mbuf stack by
+// default) that reports to a probe of type P.
+template <class P, net::UdpStack S = net::Stack<P>>
 class TtcpLoop {
  public:
-  TtcpLoop(P& probe, const TtcpOptions& opt, const net::StackOptions& so)
-      : opt_(opt), stack_(pool_, probe, stack_options_for(opt.dest, so)) {
+  using Stack = S;
+
+  TtcpLoop(P& probe, const TtcpOptions& opt, const typename S::Options& so)
+      : opt_(opt), stack_(probe, stack_options_for(opt.dest, so)) {
     rx_ = stack_.socket();
     tx_ = stack_.socket();
     stack_.bind(rx_, 0, kTtcpPort);
@@ -114,8 +118,8 @@ class TtcpLoop {
   // The driver's txeof: reclaims up to `max` finished frames of the ring.
   int reap(int max = INT_MAX) { return stack_.nic_txeof(max); }
 
-  net::Stack<P>& stack() { return stack_; }
-  const net::Stack<P>& stack() const { return stack_; }
+  S& stack() { return stack_; }
+  const S& stack() const { return stack_; }
   const TtcpOptions& options() const { return opt_; }
   int receiver() const { return rx_; }  // the receiver's socket
 
@@ -146,8 +150,8 @@ class TtcpLoop {
     Sent s;
     s.err = syscall(data, len, h);
     if (loops_back(opt_.dest)) {
-      stack_.netisr_run();
-      while (opt_.receive && stack_.sock(rx_).rcv.len > 0) receive_one(h);
+      stack_.netisr_run(INT_MAX);
+      while (opt_.receive && stack_.rcv_queued(rx_) > 0) receive_one(h);
     }
     s.frame = stack_.nic_pending() > ring_before;
     return s;
@@ -156,11 +160,11 @@ class TtcpLoop {
   template <class H>
   void service(H& h) {
     if (opt_.service == Service::drained) {
-      stack_.netisr_run();
+      stack_.netisr_run(INT_MAX);
       while (receive_one(h) == 0) {
       }
     }
-    stack_.nic_txeof();
+    stack_.nic_txeof(INT_MAX);
   }
   template <class H>
   Sent send_drained(const void* data, int len, H& h) {
@@ -179,8 +183,7 @@ class TtcpLoop {
   }
 
   TtcpOptions opt_;
-  net::MbufPool pool_;
-  net::Stack<P> stack_;
+  S stack_;
   int rx_ = -1, tx_ = -1;
   PageBytes rbuf_ = PageBytes(65536);
 };

@@ -1,0 +1,75 @@
+// A stack's functions, as everything outside the stack sees them.
+//
+// A stack reports function entry and exit through its probe with an FnId:
+// the function's index in the stack's own FnTable. The table says what each
+// function is called, which stage of a packet's path it belongs to and what
+// role it plays, so the timing models, the engine, calibration and code
+// layouts work from the table and never name a function of one stack.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace simloop::net {
+
+// A stack function: its index in its stack's FnTable.
+enum class FnId : uint8_t {};
+
+// How many functions one stack may report. Fixed so that per-function
+// tables in the models are plain arrays (the models index them per event).
+inline constexpr size_t kMaxFns = 40;
+
+constexpr size_t index(FnId f) {
+  return static_cast<size_t>(f);
+}
+constexpr FnId fn_at(size_t i) {
+  return static_cast<FnId>(i);
+}
+
+// What a function is to the models beyond its stage.
+enum class FnRole : uint8_t {
+  plain,
+  syscall,     // the send system call's in-kernel body: a packet's path starts here
+  completion,  // transmit completion: runs in the driver or in an interrupt
+               // handler, which decides its stage, and owns the frees it does
+};
+
+struct FnInfo {
+  std::string_view name;   // the function's name in the real stack's source
+  std::string_view stage;  // the stage its own cycles are charged to (models::Stage names)
+  FnRole role = FnRole::plain;
+};
+
+class FnTable {
+ public:
+  constexpr FnTable(std::string_view stack, std::span<const FnInfo> fns)
+      : stack_(stack), fns_(fns) {}
+
+  // The stack's name ("bsd").
+  constexpr std::string_view stack() const { return stack_; }
+  constexpr size_t size() const { return fns_.size(); }
+  constexpr const FnInfo& operator[](FnId f) const { return fns_[index(f)]; }
+  constexpr std::string_view name(FnId f) const { return fns_[index(f)].name; }
+  constexpr std::span<const FnInfo> fns() const { return fns_; }
+
+  constexpr std::optional<FnId> find(std::string_view name) const {
+    for (size_t i = 0; i < fns_.size(); ++i)
+      if (fns_[i].name == name) return fn_at(i);
+    return std::nullopt;
+  }
+  // The first function with role `r`, if any.
+  constexpr std::optional<FnId> with_role(FnRole r) const {
+    for (size_t i = 0; i < fns_.size(); ++i)
+      if (fns_[i].role == r) return fn_at(i);
+    return std::nullopt;
+  }
+
+ private:
+  std::string_view stack_;
+  std::span<const FnInfo> fns_;
+};
+
+}  // namespace simloop::net
