@@ -9,8 +9,9 @@ namespace simloop::models {
 
 std::string_view stage_name(Stage s) {
   static constexpr std::array<std::string_view, kStageCount> names = {
-      "user",  "syscall", "socket", "udp",  "ip",        "ether", "driver",    "loop",  "netisr",
-      "input", "receive", "copy",   "mbuf", "unaligned", "cache", "interrupt", "sleep", "idle"};
+      "user",  "syscall",   "socket", "udp",     "ip",   "ether", "driver",
+      "loop",  "netisr",    "input",  "receive", "copy", "mbuf",  "unaligned",
+      "cache", "interrupt", "sleep",  "idle",    "tlb",  "branch"};
   return names.at(static_cast<size_t>(s));
 }
 

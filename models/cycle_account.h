@@ -36,10 +36,14 @@ enum class Stage : uint8_t {
   copy,       // bytes copied, by size and alignment
   mbuf,       // buffer allocation and free
   unaligned,  // misaligned header access penalties
-  cache,      // cache and TLB miss stalls (the I-cache; the data TLB when on)
+  cache,      // I-cache miss stalls
   interrupt,  // interrupt handlers, stolen from the sender
   sleep,      // the CPU idle while the sender sleeps after ENOBUFS
   idle,       // the CPU idle for any other reason (time no stage explains)
+  // The stages of optional models (models/optional_models.h): reported
+  // only when their model is on.
+  tlb,     // data TLB miss stalls (models/dtlb.h)
+  branch,  // branch target mispredictions (models/branch_targets.h)
   count
 };
 inline constexpr size_t kStageCount = static_cast<size_t>(Stage::count);

@@ -4,9 +4,9 @@
 // read or written, and the buffer under each allocation and free (the
 // zone's free list lives in its items). The TLB is fully associative with
 // least-recently-used replacement; each miss stalls the CPU for a fixed
-// number of cycles (the page walk), charged to the cache stage and, in the
-// function ledger, to whoever touched the page (as the account charges
-// helpers: the innermost stack function).
+// number of cycles (the page walk), charged to its own stage (tlb) and, in
+// the function ledger, to whoever touched the page (as the account charges
+// helpers: the innermost stack function), as a stall (CostKind::cache).
 //
 // With pages as small as cache lines it is as well a fully associative
 // data cache with one miss cost.
@@ -16,10 +16,12 @@
 // depend on where the process put them, for pages up to 4096 bytes.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "models/cycle_account.h"
+#include "models/model_spec.h"
 #include "net/probe.h"
 
 namespace simloop::models {
@@ -55,6 +57,27 @@ class Tlb {
 // misses to `acct`.
 class DataTlb : public net::NullProbe {
  public:
+  using Config = DtlbConfig;
+  static constexpr std::string_view kSection = "machine.dtlb";
+  static constexpr std::string_view kDoc =
+      "The data TLB model: a stall for each data page the stack touches that it does not hold "
+      "(models/dtlb.h).";
+  static constexpr Stage kStage = Stage::tlb;
+  static constexpr std::string_view kStageDoc =
+      "data TLB miss stalls (only when the data TLB model, machine.dtlb, is on)";
+  static constexpr std::array<KeySpec<Config>, 4> kKeys = {{
+      {"enabled", "Charge data TLB misses (to the tlb stage).", &Config::enabled},
+      {"entries", "Pages held, fully associative, least recently used out.", &Config::entries, 1,
+       4096},
+      {"page_bytes", "Page size in bytes, a power of two (as small as a line: a data cache).",
+       &Config::page_bytes, 64, 4096, true},
+      {"miss_cycles", "Stall per miss (the page walk).", &Config::miss_cycles, 0, 1e5},
+  }};
+  static constexpr std::array<ColumnSpec, 1> kColumns = {{
+      {"dtlb_misses_per_packet", "misses per packet",
+       "data TLB misses per packet (only when the data TLB model is on)"},
+  }};
+
   DataTlb(CycleAccount& acct, const DtlbConfig& config)
       : acct_(acct), tlb_(config.entries, config.page_bytes), miss_cycles_(config.miss_cycles) {}
 
@@ -76,11 +99,14 @@ class DataTlb : public net::NullProbe {
   }
 
   const Tlb& tlb() const { return tlb_; }
+  std::array<double, 1> columns(double per_packet) const {
+    return {static_cast<double>(tlb_.misses()) * per_packet};
+  }
 
  private:
   static uintptr_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
   void charge(size_t payer, int misses) {
-    if (misses > 0) acct_.charge(Stage::cache, payer, CostKind::cache, misses * miss_cycles_);
+    if (misses > 0) acct_.charge(kStage, payer, CostKind::cache, misses * miss_cycles_);
   }
 
   CycleAccount& acct_;

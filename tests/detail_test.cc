@@ -3,6 +3,7 @@
 // output reference matches the columns runs write.
 #include "engine/detail.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "engine/columns.h"
 #include "engine/simulation.h"
 #include "models/layout.h"
+#include "models/optional_models.h"
 #include "sim_child.h"
 
 namespace simloop::engine {
@@ -167,10 +169,13 @@ std::set<std::string> documented(const std::string& where) {
 }
 
 TEST(OutputReference, EveryColumnRunsWriteIsDocumentedAndNoOther) {
-  // A run with the I-cache model, a perturbation and the data TLB, and one
-  // without: the union of their columns is every run column.
-  auto with_cache = config::load_experiment(kSource + "/experiments/seed/variance.yaml",
-                                            {"workload.packets=500", "machine.dtlb.enabled=true"});
+  // A run with the I-cache model, a perturbation and every optional model,
+  // and one without: the union of their columns is every run column.
+  std::vector<std::string> all_on = {"workload.packets=500"};
+  models::for_each_model([&]<class M>(std::type_identity<M>) {
+    all_on.push_back(fmt::format("{}.enabled=true", M::kSection));
+  });
+  auto with_cache = config::load_experiment(kSource + "/experiments/seed/variance.yaml", all_on);
   auto without =
       config::load_experiment(kSource + "/experiments/seed-athlon.yaml", {"workload.packets=500"});
   json j;

@@ -1,5 +1,5 @@
 // The data TLB model: distinct pages, least-recently-used eviction, and the
-// charge per miss (to the cache stage and to whoever touched the page).
+// charge per miss (to the tlb stage and to whoever touched the page).
 #include "models/dtlb.h"
 
 #include <gtest/gtest.h>
@@ -48,7 +48,7 @@ TEST(Tlb, RefusesWhatIsNotATlb) {
   EXPECT_THROW(Tlb(4, 3000), std::invalid_argument);
 }
 
-TEST(DataTlb, ChargesEachMissToTheCacheStageAndTheToucher) {
+TEST(DataTlb, ChargesEachMissToTheTlbStageAndTheToucher) {
   models::MachineCosts m;
   models::StackCosts s{.fns = &net::bsd::kFnTable};
   models::CycleAccount acct(m, s);
@@ -69,7 +69,8 @@ TEST(DataTlb, ChargesEachMissToTheCacheStageAndTheToucher) {
   probe.cksum(page + 4096, 100);  // a third page: evicts the copy's source
   probe.leave(net::bsd::id(net::bsd::Fn::udp_output));
   probe.free(net::Obj::mbuf, page);  // outside every function: the helper pays; a miss
-  const double stall = acct.pending()[static_cast<size_t>(models::Stage::cache)];
+  const double stall = acct.pending()[static_cast<size_t>(models::Stage::tlb)];
+  EXPECT_EQ(acct.pending()[static_cast<size_t>(models::Stage::cache)], 0);
   EXPECT_DOUBLE_EQ(stall, 4 * 25);
   EXPECT_EQ(dtlb.tlb().misses(), 4u);
   const auto kind = static_cast<size_t>(models::CostKind::cache);

@@ -44,6 +44,18 @@ def cases(packets):
                      "layout.user=ttcp-user"]
         name = f"{dest}/irq={int(irq)}/{align}/{copy}/rx={int(receive)}/cache={int(cache)}"
         out.append((name, None, sets))
+    # The optional timing models on, small enough to stall often: their
+    # stages must still account for every cycle, on every path.
+    for dest, irq, cache in itertools.product(["loopback", "broadcast", "wire", "self"],
+                                              [False, True], [False, True]):
+        sets = [f"workload.dest={dest}", f"interrupts.enabled={str(irq).lower()}",
+                "interrupts.handler_cycles=2000", "machine.dtlb.enabled=true",
+                "machine.dtlb.entries=2", "machine.branch.enabled=true",
+                "machine.branch.btb_entries=4", "machine.branch.ras_depth=2"]
+        if cache:
+            sets += ["machine.cache.enabled=true", "layout.kernel=freebsd6-i386-synthetic",
+                     "layout.user=ttcp-user"]
+        out.append((f"models/{dest}/irq={int(irq)}/cache={int(cache)}", None, sets))
     # Interrupt settings that once aborted or stalled runs.
     irq = ["interrupts.enabled=true"]
     for extra in (["interrupts.handler_cycles=2000"],

@@ -147,7 +147,7 @@ TEST(EngineGolden, LoopbackChargesInputAndReceiver) {
 }
 
 // The data TLB model (machine.dtlb): off, it adds no column and no cycle;
-// on, each miss it counts costs miss_cycles, in the cache stage, and the
+// on, each miss it counts costs miss_cycles, in the tlb stage, and the
 // cycles per packet rise by exactly that on loopback (no ring, no
 // interrupts: the path does not depend on time). A one-page TLB misses at
 // every change of page (the user's buffer, mbufs, the receive buffer); one
@@ -161,21 +161,24 @@ TEST(EngineDtlb, EachMissCostsWhatTheModelSays) {
   x.machine.copy_setup_cycles = 10;
   const json off = simulate_row(x);
   EXPECT_FALSE(off.contains("dtlb_misses_per_packet"));
+  EXPECT_FALSE(off.contains("cycles_tlb"));
   EXPECT_EQ(off["cycles_cache"].get<double>(), 0);
-  x.dtlb.enabled = true;
-  x.dtlb.miss_cycles = 30;
+  auto& tlb = std::get<models::DtlbConfig>(x.models);
+  tlb.enabled = true;
+  tlb.miss_cycles = 30;
   // A run with `entries` pages held: its misses per packet, checked to be
   // above `least` (with one entry) or below `most` (with enough), and to be
-  // all the cache stage holds.
-  auto run = [&x](int entries, double least, double most) {
-    x.dtlb.entries = entries;
+  // all the tlb stage holds (and nothing of the I-cache's).
+  auto run = [&x, &tlb](int entries, double least, double most) {
+    tlb.entries = entries;
     json row = simulate_row(x);
     const double misses = row["dtlb_misses_per_packet"].get<double>();
     if (entries == 1)
       EXPECT_GT(misses, least);
     else
       EXPECT_LT(misses, most);
-    EXPECT_NEAR(row["cycles_cache"].get<double>(), 30 * misses, 1e-9 * 30 * misses);
+    EXPECT_NEAR(row["cycles_tlb"].get<double>(), 30 * misses, 1e-9 * 30 * misses);
+    EXPECT_EQ(row["cycles_cache"].get<double>(), 0);
     return row;
   };
   for (int entries : {1, 4096}) {
@@ -196,6 +199,44 @@ TEST(EngineDtlb, EachMissCostsWhatTheModelSays) {
   x.interrupts.handler_cycles = 2000;
   x.interrupts.moderation_packets = 8;
   for (int entries : {1, 2}) run(entries, 1, 0.01);
+}
+
+// The branch target model (machine.branch), declared by the model alone:
+// off, no column and no stage; on, its stalls are its mispredictions times
+// their cost, all in the branch stage, on every destination. With a buffer
+// and a return stack that hold the whole path only the first packet's cold
+// calls miss; a return stack of one entry mispredicts every nested return.
+TEST(EngineBranch, EachMispredictionCostsWhatTheModelSays) {
+  for (const auto dest : workload::kDests) {
+    auto x = bare(1e9);
+    x.workload.dest = dest;
+    x.workload.packets = 2000;
+    x.machine.syscall_entry_cycles = 1000;
+    set_fn(x, Fn::ip_output, 300);
+    const json off = simulate_row(x);
+    EXPECT_FALSE(off.contains("branch_mispredicts_per_packet"));
+    EXPECT_FALSE(off.contains("cycles_branch"));
+    auto& bp = std::get<models::BranchConfig>(x.models);
+    bp.enabled = true;
+    bp.mispredict_cycles = 15;
+    auto run = [&](int entries, int depth) {
+      bp.btb_entries = entries;
+      bp.ras_depth = depth;
+      const json on = simulate_row(x);
+      const double m = on["branch_mispredicts_per_packet"].get<double>();
+      EXPECT_NEAR(on["cycles_branch"].get<double>(), 15 * m, 1e-9 * (1 + 15 * m));
+      EXPECT_NEAR(on["cycles_per_packet"].get<double>() - off["cycles_per_packet"].get<double>(),
+                  15 * m, 1e-6 * on["cycles_per_packet"].get<double>())
+          << workload::dest_name(dest);
+      EXPECT_EQ(on["delivered"], off["delivered"]);
+      return m;
+    };
+    const double warm = run(4096, 64);
+    EXPECT_GT(warm, 0) << workload::dest_name(dest);  // the cold calls
+    EXPECT_LT(warm, 0.05) << workload::dest_name(dest);
+    EXPECT_GT(run(4096, 1), 1.0) << workload::dest_name(dest);
+    EXPECT_GT(run(1, 64), 1.0) << workload::dest_name(dest);
+  }
 }
 
 // The I-cache model on the stack's real path: two functions that share a

@@ -14,6 +14,8 @@
 #include <random>
 #include <sstream>
 #include <system_error>
+#include <type_traits>
+#include <variant>
 
 #include "config/data_root.h"
 #include "config/yaml_input.h"
@@ -230,6 +232,29 @@ class Schema {
     order_.push_back(f.path);
     fields_.emplace(f.path, std::move(f));
   }
+  // An optional timing model's section and keys, as it declares them
+  // (models/model_spec.h).
+  template <class M>
+  void add_model() {
+    using C = typename M::Config;
+    section(std::string(M::kSection), std::string(M::kDoc));
+    for (const models::KeySpec<C>& k : M::kKeys) {
+      std::string path = fmt::format("{}.{}", M::kSection, k.name);
+      std::string doc(k.doc);
+      add(std::visit(
+          [&](auto member) -> Field {
+            using T = std::remove_cvref_t<decltype(std::declval<C&>().*member)>;
+            auto acc = [member](Experiment& x) -> T& { return std::get<C>(x.models).*member; };
+            if constexpr (std::is_same_v<T, bool>)
+              return boolean(std::move(path), std::move(doc), acc);
+            else if constexpr (std::is_integral_v<T>)
+              return integer(std::move(path), std::move(doc), k.lo, k.hi, acc);
+            else
+              return number(std::move(path), std::move(doc), k.lo, k.hi, acc);
+          },
+          k.field));
+    }
+  }
   void section(std::string path, std::string doc) {
     sections_.push_back({std::move(path), std::move(doc)});
   }
@@ -336,18 +361,8 @@ Schema::Schema() {
              [](Experiment& x) -> double& { return x.icache.l2_hit_cycles; }));
   add(number("machine.cache.memory_cycles", "Stall per miss in every level.", 0, 1e5,
              [](Experiment& x) -> double& { return x.icache.memory_cycles; }));
-  section("machine.dtlb",
-          "The data TLB model: a stall for each data page the stack touches that it does not "
-          "hold (models/dtlb.h).");
-  add(boolean("machine.dtlb.enabled", "Charge data TLB misses (to the cache stage).",
-              [](Experiment& x) -> bool& { return x.dtlb.enabled; }));
-  add(integer("machine.dtlb.entries", "Pages held, fully associative, least recently used out.", 1,
-              4096, [](Experiment& x) -> int& { return x.dtlb.entries; }));
-  add(integer("machine.dtlb.page_bytes",
-              "Page size in bytes, a power of two (as small as a line: a data cache).", 64, 4096,
-              [](Experiment& x) -> int64_t& { return x.dtlb.page_bytes; }));
-  add(number("machine.dtlb.miss_cycles", "Stall per miss (the page walk).", 0, 1e5,
-             [](Experiment& x) -> double& { return x.dtlb.miss_cycles; }));
+  // The optional timing models declare their own keys.
+  models::for_each_model([&]<class M>(std::type_identity<M>) { add_model<M>(); });
 
   section("stack",
           "Per-stage costs of the stack: a name from configs/stacks, a path, or a map of "
@@ -359,9 +374,9 @@ Schema::Schema() {
   section("stack.functions", "Base cycles each time a function of the real stack runs.");
   const net::FnTable& fns = net::bsd::fn_table();
   for (size_t i = 0; i < fns.size(); ++i) {
-    const auto name = fns.name(net::fn_at(i));
-    add(cost(number(fmt::format("stack.functions.{}", name),
-                    fmt::format("Cycles per call of {}.", name), 0, 1e7,
+    const auto fn = fns.name(net::fn_at(i));
+    add(cost(number(fmt::format("stack.functions.{}", fn),
+                    fmt::format("Cycles per call of {}.", fn), 0, 1e7,
                     [i](Experiment& x) -> double& { return x.stack.fn_cycles[i]; })));
   }
   section("stack.alloc", "Buffer allocation from the zones.");
@@ -664,9 +679,23 @@ void check_consistency(const Experiment& x, const std::map<std::string, Loc>& wh
                      x.interrupts.moderation_packets, x.options.nic_ring));
   if (x.options.max_linkhdr + x.options.max_protohdr >= net::kMHLen)
     fail(loc("options.max_linkhdr"), "options.max_linkhdr", "too large for a header mbuf");
-  if (!std::has_single_bit(static_cast<uint64_t>(x.dtlb.page_bytes)))
-    fail(loc("machine.dtlb.page_bytes"), "machine.dtlb.page_bytes",
-         fmt::format("expected a power of two, got {}", x.dtlb.page_bytes));
+  models::for_each_model([&]<class M>(std::type_identity<M>) {
+    const auto& c = std::get<typename M::Config>(x.models);
+    for (const auto& k : M::kKeys) {
+      if (!k.power_of_two) continue;
+      const int64_t v = std::visit(
+          [&c](auto f) -> int64_t {
+            if constexpr (std::is_integral_v<std::remove_cvref_t<decltype(c.*f)>>)
+              return static_cast<int64_t>(c.*f);
+            return 1;
+          },
+          k.field);
+      if (v < 1 || !std::has_single_bit(static_cast<uint64_t>(v))) {
+        const std::string key = fmt::format("{}.{}", M::kSection, k.name);
+        fail(loc(key), key, fmt::format("expected a power of two, got {}", v));
+      }
+    }
+  });
   if (x.cache_enabled) {
     // What the engine's cache model would refuse, refused here so that a
     // file `check` passes is a file `run` accepts.

@@ -18,10 +18,10 @@
 
 #include "config/error.h"
 #include "models/costs.h"
-#include "models/dtlb.h"
 #include "models/fetch_plan.h"
 #include "models/icache.h"
 #include "models/layout.h"
+#include "models/optional_models.h"
 #include "net/stack.h"
 #include "workload/dest.h"
 
@@ -85,7 +85,7 @@ struct Experiment {
   bool cache_enabled = false;
   models::ICacheConfig icache;
   models::FetchMode fetch = models::FetchMode::call_sites;
-  models::DtlbConfig dtlb;
+  models::ModelConfigs models;  // the optional timing models (models/optional_models.h)
   LayoutOptions layout;
   Variance variance;
   net::StackOptions options;

@@ -4,6 +4,7 @@
 
 #include "models/cycle_account.h"
 #include "models/fn_ledger.h"
+#include "models/optional_models.h"
 #include "net/probe.h"
 
 namespace simloop::engine {
@@ -42,7 +43,7 @@ std::string stage_meaning(models::Stage s) {
     case Stage::unaligned:
       return "penalties of misaligned header accesses (and of those crossing a cache line)";
     case Stage::cache:
-      return "I-cache and data TLB miss stalls (0 unless the I-cache or the data TLB model is on)";
+      return "I-cache miss stalls (0 unless the I-cache model is on)";
     case Stage::interrupt:
       return "NIC interrupt handlers, transmit completion included (time taken from the sender)";
     case Stage::sleep:
@@ -51,10 +52,17 @@ std::string stage_meaning(models::Stage s) {
     case Stage::idle:
       return "the CPU idle for any other reason: run time no stage explains (0 up to rounding "
              "today)";
+    case Stage::tlb:
+    case Stage::branch:
     case Stage::count:
       break;
   }
-  return "";
+  // An optional model's stage: as the model says.
+  std::string doc;
+  models::for_each_model([&]<class M>(std::type_identity<M>) {
+    if (M::kStage == s) doc = M::kStageDoc;
+  });
+  return doc;
 }
 
 std::string kind_meaning(models::CostKind k) {
@@ -70,9 +78,8 @@ std::string kind_meaning(models::CostKind k) {
     case CostKind::misaligned:
       return "misaligned header accesses, and the extra per byte of copies off 4-byte alignment";
     case CostKind::cache:
-      return "I-cache miss stalls of the function's own code, and data TLB miss stalls of the "
-             "pages "
-             "it touched";
+      return "stalls, each when its model is on: I-cache misses of the function's own code, data "
+             "TLB misses of the pages it touched, mispredicted calls into it and returns from it";
     case CostKind::idle:
       return "the CPU idle (the `sleep` and `idle` functions only)";
     case CostKind::count:
@@ -138,8 +145,10 @@ std::vector<Column> build() {
       "of those, misses in L2 too (only when the I-cache model is on)");
   add("perturbation", "", R,
       "the layout perturbation applied (only when the I-cache model is on and one is set)");
-  add("dtlb_misses_per_packet", "misses per packet", R,
-      "data TLB misses per packet (only when the data TLB model is on)");
+  models::for_each_model([&]<class M>(std::type_identity<M>) {
+    for (const auto& col : M::kColumns)
+      add(std::string(col.name), std::string(col.unit), R, std::string(col.doc));
+  });
   add("outcome", "", R, "ok, alignment-fault or error");
   add("detail", "", R, "what ended the run early (empty when ok)");
   add("wall_s", "s (real)", R,

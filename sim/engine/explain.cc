@@ -9,6 +9,7 @@
 
 #include "models/cycle_account.h"
 #include "models/fn_ledger.h"
+#include "models/optional_models.h"
 
 namespace simloop::engine {
 
@@ -54,8 +55,15 @@ Side read_side(const json& d, const std::string& label) {
   s.hz = s.kpps * 1e3 * s.cpp;
   s.packets = number(d, label, P("/result/packets"));
   for (size_t i = 0; i < models::kStageCount; ++i) {
-    const std::string st(models::stage_name(static_cast<models::Stage>(i)));
-    s.stage[st] = number(d, label, P("/result/cycles_" + st));
+    const auto stage = static_cast<models::Stage>(i);
+    const std::string st(models::stage_name(stage));
+    // An optional model's stage is there only when the model was on.
+    const P at("/result/cycles_" + st);
+    if (!d.contains(at) && !models::stage_reported({}, stage)) {
+      s.stage[st] = 0;
+      continue;
+    }
+    s.stage[st] = number(d, label, at);
   }
   s.interrupts = number(d, label, P("/result/interrupts"));
   s.interrupt_pct = number(d, label, P("/result/interrupt_pct"));

@@ -1,22 +1,33 @@
 // The probe the simulated stack reports to: the timing models side by side
 // (models/tee.h). The account prices every event by stage; the I-cache and
-// the data TLB, when on, add their stalls to it. A timing model joins the
-// world here (and as a member of World in simulation.cc).
+// the optional models (models/optional_models.h), when on, add their stalls
+// to it. An optional model joins by its line in that list.
 //
 // The stack is instantiated for it in probe.cc, a unit of its own: inside
 // simulation.cc the compiler's unit growth limit stops it from inlining the
 // probe's hooks into the stack's functions, which costs a call per event.
 #pragma once
 
+#include <memory>
+#include <tuple>
+
 #include "models/cycle_account.h"
-#include "models/dtlb.h"
 #include "models/icache_probe.h"
+#include "models/optional_models.h"
 #include "models/tee.h"
 #include "net/stack.h"
 
 namespace simloop::engine {
 
-using Probe = models::Tee<models::ICacheProbe*, models::CycleAccount&, models::DataTlb*>;
+template <class L>
+struct ProbeOf;
+template <class... M>
+struct ProbeOf<models::ModelList<M...>> {
+  using type = models::Tee<models::ICacheProbe*, models::CycleAccount&, M*...>;
+  using Parts = std::tuple<std::unique_ptr<M>...>;  // the optional models, null when off
+};
+using Probe = ProbeOf<models::OptionalModels>::type;
+using OptionalParts = ProbeOf<models::OptionalModels>::Parts;
 
 }  // namespace simloop::engine
 

@@ -72,6 +72,16 @@ std::unique_ptr<models::ICacheProbe> make_icache(const config::Experiment& x,
                                                x.variance.page_colouring ? &colouring : nullptr);
 }
 
+// The optional models the experiment turns on.
+OptionalParts make_optional(const config::Experiment& x, models::CycleAccount& acct) {
+  OptionalParts parts;
+  models::for_each_model([&]<class M>(std::type_identity<M>) {
+    const auto& c = std::get<typename M::Config>(x.models);
+    if (c.enabled) std::get<std::unique_ptr<M>>(parts) = std::make_unique<M>(acct, c);
+  });
+  return parts;
+}
+
 // State shared by the actors of one run. Actors are cooperative: only one
 // runs at a time, so plain fields need no locking.
 struct World {
@@ -79,8 +89,9 @@ struct World {
       : x(ex),
         acct(ex.machine, ex.stack),
         icache(make_icache(ex, acct)),
-        dtlb(ex.dtlb.enabled ? std::make_unique<models::DataTlb>(acct, ex.dtlb) : nullptr),
-        probe(icache.get(), acct, dtlb.get()),
+        optional(make_optional(ex, acct)),
+        probe(std::apply([&](auto&... m) { return Probe(icache.get(), acct, m.get()...); },
+                         optional)),
         loop(probe, {ex.workload.dest, workload::Service::simulated, ex.workload.receive},
              ex.options),
         stack(loop.stack()),
@@ -99,7 +110,7 @@ struct World {
   // still queued, and they still see it.
   models::CycleAccount acct;
   std::unique_ptr<models::ICacheProbe> icache;
-  std::unique_ptr<models::DataTlb> dtlb;
+  OptionalParts optional;  // the optional models that are on
   Probe probe;
   workload::TtcpLoop<Probe> loop;  // the sender and receiver on the real stack
   workload::TtcpLoop<Probe>::Stack& stack;
@@ -562,7 +573,14 @@ SimResult simulate(const config::Experiment& x, Tracer* tracer) {
     r.l1i_misses = static_cast<int64_t>(w.icache->cache().stats().l1_misses);
     r.l2_misses = static_cast<int64_t>(w.icache->cache().stats().l2_misses);
   }
-  if (w.dtlb) r.dtlb_misses = static_cast<int64_t>(w.dtlb->tlb().misses());
+  // The optional models' columns, from each one that is on.
+  models::for_each_model([&]<class M>(std::type_identity<M>) {
+    const auto& m = std::get<std::unique_ptr<M>>(w.optional);
+    if (!m) return;
+    const auto values = m->columns(r.packets > 0 ? 1.0 / static_cast<double>(r.packets) : 0);
+    for (size_t i = 0; i < values.size(); ++i)
+      r.model_columns.emplace_back(std::string(M::kColumns[i].name), values[i]);
+  });
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;
 }
@@ -619,13 +637,15 @@ report::Row result_row(const config::Experiment& x, const SimResult& r) {
             static_cast<int64_t>(r.drops[d]));
   const double per = r.packets > 0 ? 1.0 / static_cast<double>(r.packets) : 0;
   for (size_t s = 0; s < models::kStageCount; ++s)
-    row.set(fmt::format("cycles_{}", models::stage_name(static_cast<Stage>(s))), r.cycles[s] * per);
+    if (models::stage_reported(x.models, static_cast<Stage>(s)))
+      row.set(fmt::format("cycles_{}", models::stage_name(static_cast<Stage>(s))),
+              r.cycles[s] * per);
   if (x.cache_enabled) {
     row.set("i1_misses_per_packet", static_cast<double>(r.l1i_misses) * per)
         .set("l2_misses_per_packet", static_cast<double>(r.l2_misses) * per);
     if (!x.perturbation.empty()) row.set("perturbation", x.perturbation);
   }
-  if (x.dtlb.enabled) row.set("dtlb_misses_per_packet", static_cast<double>(r.dtlb_misses) * per);
+  for (const auto& [name, value] : r.model_columns) row.set(name, value);
   row.set("outcome", r.outcome).set("detail", r.detail).set("wall_s", r.wall_s);
   return row;
 }

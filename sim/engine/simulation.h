@@ -31,12 +31,13 @@ struct SimResult {
   int64_t delivered = 0, delivered_bytes = 0;  // to the receiving socket, or frames onto the wire
   int64_t peer_frames = 0;  // frames that reached the peer host by the end (wire, broadcast)
   int64_t l1i_misses = 0, l2_misses = 0;  // I-cache model, whole run (cache on)
-  int64_t dtlb_misses = 0;                // data TLB model, whole run (machine.dtlb on)
-  std::string outcome = "ok";             // ok | alignment-fault | error
-  std::string detail;                     // what ended the run early
-  double wall_s = 0;                      // real time the simulation took
-  double interval_kpps_cv = 0;            // variation of the rate within the run (over 20 slices)
-  models::FnLedger ledger;                // the same cycles by function and kind of cost
+  // The optional models' result columns (models/model_spec.h), of those on.
+  std::vector<std::pair<std::string, double>> model_columns;
+  std::string outcome = "ok";   // ok | alignment-fault | error
+  std::string detail;           // what ended the run early
+  double wall_s = 0;            // real time the simulation took
+  double interval_kpps_cv = 0;  // variation of the rate within the run (over 20 slices)
+  models::FnLedger ledger;      // the same cycles by function and kind of cost
   std::vector<models::SetMisses> icache_sets;  // L1 I-cache sets that missed (cache on)
 
   double kpps() const { return elapsed_s > 0 ? static_cast<double>(packets) / elapsed_s / 1e3 : 0; }

@@ -315,6 +315,8 @@ set_case set-name-long "--set name: expected at most 100 characters" --set "name
 set_case set-passwd "/etc/passwd:1:1: .*expected a map of keys, got 'root:.*\.\.\. \([0-9]+ bytes\)'" --set layout.kernel=/etc/passwd --set machine.cache.enabled=true
 set_case set-geometry "--set machine\.cache\.l1\.size_bytes: l1\.size_bytes must be a power of two" --set machine.cache.l1.size_bytes=100 --set machine.cache.enabled=true
 set_case set-dtlb-page "--set machine\.dtlb\.page_bytes: expected a power of two, got 3000" --set machine.dtlb.page_bytes=3000
+set_case set-btb-entries "--set machine\.branch\.btb_entries: expected a power of two, got 48" --set machine.branch.btb_entries=48
+set_case set-ras-depth "--set machine\.branch\.ras_depth: expected an integer in \[1, 256\], got '0'" --set machine.branch.ras_depth=0
 set_case set-binary "--set description2: no such key" --set $'description2=\x01\x02'
 set_case set-yaml "--set workload\.payload: cannot parse the value" --set 'workload.payload=[1'
 
