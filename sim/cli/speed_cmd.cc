@@ -133,8 +133,11 @@ std::vector<Case> minimal_matrix(const fs::path& minimal) {
 
 int scaling(const std::vector<std::string>& files, bool matrix, std::vector<int64_t> sizes) {
   std::sort(sizes.begin(), sizes.end());
-  const fs::path tmp = fs::temp_directory_path() / fmt::format("simloop-speed-{}", ::getpid());
-  fs::create_directories(tmp);
+  std::string tmpl = (fs::temp_directory_path() / "simloop-speed-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    throw std::runtime_error(
+        fmt::format("{}: cannot make a temporary directory: {}", tmpl, std::strerror(errno)));
+  const fs::path tmp = tmpl;
   std::vector<Case> cases;
   if (files.empty()) {
     cases = shipped_experiments();

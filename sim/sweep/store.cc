@@ -289,31 +289,9 @@ int write_fully(int fd, std::string_view text) {
 }
 }  // namespace
 
-void write_atomic(const fs::path& path, std::string_view text) {
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw std::runtime_error(
-        fmt::format("{}: cannot create the directory: {}", dir.string(), ec.message()));
-  fs::path tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw std::runtime_error(fmt::format("{}: cannot write: {}", tmp.string(), errno_text(errno)));
-  int e = write_fully(fd, text);
-  if (e == 0 && ::fsync(fd) != 0) e = errno;
-  if (::close(fd) != 0 && e == 0) e = errno;
-  if (e == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) e = errno;
-  if (e != 0) {
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("{}: cannot write: {}", path.string(), errno_text(e)));
-  }
-}
-
 StoreLock::StoreLock(const fs::path& lock_file, const std::string& what) {
   if (lock_file.has_parent_path()) fs::create_directories(lock_file.parent_path());
-  fd_ = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  fd_ = report::open_no_follow(lock_file, O_RDWR | O_CREAT, 0644);
   if (fd_ < 0)
     throw std::runtime_error(
         fmt::format("{}: cannot open the lock: {}", lock_file.string(), errno_text(errno)));
@@ -352,7 +330,7 @@ bool StoreLock::held(const fs::path& lock_file) {
 
 ResultStore::ResultStore(const fs::path& path, const std::vector<std::string>& header)
     : path_(path), columns_(header.size()) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  fd_ = report::open_no_follow(path, O_RDWR | O_APPEND);
   if (fd_ < 0)
     throw std::runtime_error(fmt::format("{}: cannot open: {}", path.string(), errno_text(errno)));
 }
