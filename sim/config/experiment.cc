@@ -172,19 +172,6 @@ Field choice(std::string path, std::string doc, const std::vector<std::string>& 
   return f;
 }
 
-// Why `name` cannot name result files ("" if it can): it is data, never a
-// path, so <dir>/<name>.csv stays in <dir>.
-std::string name_problem(const std::string& name) {
-  constexpr size_t kMaxName = 100;
-  if (name.empty()) return "expected a name (1 to 100 characters)";
-  if (name.size() > kMaxName) return fmt::format("expected at most {} characters", kMaxName);
-  if (name[0] == '.' || name[0] == '-') return "must not start with '.' or '-'";
-  for (const char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.'))
-      return "expected only letters, digits, '-', '_' and '.' (a name, not a path)";
-  return "";
-}
-
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -992,6 +979,17 @@ std::string reference_markdown() {
   }
   out += kSweepReference;
   return out;
+}
+
+std::string name_problem(const std::string& name) {
+  constexpr size_t kMaxName = 100;
+  if (name.empty()) return "expected a name (1 to 100 characters)";
+  if (name.size() > kMaxName) return fmt::format("expected at most {} characters", kMaxName);
+  if (name[0] == '.' || name[0] == '-') return "must not start with '.' or '-'";
+  for (const char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.'))
+      return "expected only letters, digits, '-', '_' and '.' (a name, not a path)";
+  return "";
 }
 
 }  // namespace simloop::config
