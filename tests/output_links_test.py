@@ -9,7 +9,7 @@ the link points to is left as it was (or, for a dangling link, not created).
 Links planted at `<output>.tmp.<pid>` for the next few hundred pids (the
 names temporary files once had) are never written through either. A plot
 into a directory that does not exist makes it, as run does; calibrate's
---name is a name, not a path.
+--name is a name, not a path; a sweep's lock goes when the sweep ends.
 
 usage: output_links_test.py SIMLOOP SOURCE_DIR WORK_DIR"""
 import glob
@@ -161,6 +161,8 @@ if r.returncode != 0:
     fail(f"sweep: exit status {r.returncode}\n{r.stderr}")
 check_pid_links("sweep", planted)
 no_temporaries_left("sweep", sweep_out)
+if os.path.lexists(lock):
+    fail(f"sweep: its lock {lock} was left behind")
 with open(csv_path) as f:
     good_rows = f.read()
 if len(good_rows.splitlines()) != 3:

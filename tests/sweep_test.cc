@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -409,6 +410,30 @@ TEST_F(SweepTest, TheLockIsExclusiveAndNamesItsHolder) {
   }
   EXPECT_FALSE(StoreLock::held(lock)) << "released with its holder";
   const StoreLock again(lock, "s.csv");
+}
+
+// The lock file goes with its holder; the one refused never removes it,
+// and a forked child (a sweep's run) that ends does not either.
+TEST_F(SweepTest, TheLockFileIsRemovedWhenItsHolderEnds) {
+  const fs::path lock = dir_ / "s.lock";
+  pid_t child = -1;
+  {
+    const StoreLock first(lock, "s.csv");
+    EXPECT_THROW(StoreLock(lock, "s.csv"), StoreError);
+    EXPECT_TRUE(fs::exists(lock)) << "removed by the one refused";
+    child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child != 0) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(child, &status, 0), child);
+      EXPECT_TRUE(fs::exists(lock)) << "removed by a forked child";
+      EXPECT_TRUE(StoreLock::held(lock));
+    }
+  }  // in the child too: its copy of `first` ends here
+  if (child == 0) ::_exit(0);
+  EXPECT_FALSE(fs::exists(lock)) << "left behind by its holder";
+  const StoreLock again(lock, "s.csv");
+  EXPECT_TRUE(StoreLock::held(lock));
 }
 
 }  // namespace

@@ -289,26 +289,40 @@ int write_fully(int fd, std::string_view text) {
 }
 }  // namespace
 
-StoreLock::StoreLock(const fs::path& lock_file, const std::string& what) {
+StoreLock::StoreLock(const fs::path& lock_file, const std::string& what)
+    : path_(lock_file), owner_(::getpid()) {
   if (lock_file.has_parent_path()) fs::create_directories(lock_file.parent_path());
-  fd_ = report::open_no_follow(lock_file, O_RDWR | O_CREAT, 0644);
-  if (fd_ < 0)
-    throw std::runtime_error(
-        fmt::format("{}: cannot open the lock: {}", lock_file.string(), errno_text(errno)));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int e = errno;
-    std::string holder = read_text(lock_file);
-    holder.erase(
-        std::remove_if(holder.begin(), holder.end(), [](char c) { return c < '0' || c > '9'; }),
-        holder.end());
+  for (;;) {
+    fd_ = report::open_no_follow(lock_file, O_RDWR | O_CREAT, 0644);
+    if (fd_ < 0)
+      throw std::runtime_error(
+          fmt::format("{}: cannot open the lock: {}", lock_file.string(), errno_text(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int e = errno;
+      std::string holder = read_text(lock_file);
+      holder.erase(
+          std::remove_if(holder.begin(), holder.end(), [](char c) { return c < '0' || c > '9'; }),
+          holder.end());
+      ::close(fd_);
+      fd_ = -1;
+      if (e == EWOULDBLOCK)
+        throw StoreError(fmt::format(
+            "{}: another simloop (pid {}) is writing these results ({} is locked); wait for it "
+            "to finish or stop it",
+            what, holder.empty() ? "unknown" : holder.substr(0, 10), lock_file.string()));
+      throw std::runtime_error(
+          fmt::format("{}: cannot lock: {}", lock_file.string(), errno_text(e)));
+    }
+    // The holder before us removes the file as it ends. If it did so
+    // between our open and our flock, we hold a file no one else will
+    // find: take the one now there instead.
+    struct stat held {
+    }, named{};
+    if (::fstat(fd_, &held) == 0 && ::lstat(lock_file.c_str(), &named) == 0 &&
+        held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+      break;
     ::close(fd_);
     fd_ = -1;
-    if (e == EWOULDBLOCK)
-      throw StoreError(fmt::format(
-          "{}: another simloop (pid {}) is writing these results ({} is locked); wait for it to "
-          "finish or stop it",
-          what, holder.empty() ? "unknown" : holder.substr(0, 10), lock_file.string()));
-    throw std::runtime_error(fmt::format("{}: cannot lock: {}", lock_file.string(), errno_text(e)));
   }
   const std::string pid = fmt::format("{}\n", ::getpid());
   if (::ftruncate(fd_, 0) != 0 || write_fully(fd_, pid) != 0) {
@@ -317,7 +331,11 @@ StoreLock::StoreLock(const fs::path& lock_file, const std::string& what) {
 }
 
 StoreLock::~StoreLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  if (fd_ < 0) return;
+  // Removed while still held, so no one takes it in between; never by a
+  // forked child that did not take it.
+  if (::getpid() == owner_) ::unlink(path_.c_str());
+  ::close(fd_);  // closing releases the lock
 }
 
 bool StoreLock::held(const fs::path& lock_file) {

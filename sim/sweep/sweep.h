@@ -155,8 +155,10 @@ ResumePlan plan_resume(const Table& old, const std::string& name,
 using report::write_file_atomic;
 
 // An exclusive lock (flock) on a sweep's output, held for the life of this
-// object by this process; the lock file holds the holder's pid. Taking it
-// while another process holds it throws StoreError naming that pid.
+// object by this process; the lock file holds the holder's pid and is
+// removed when the holder lets go. Taking it while another process holds it
+// throws StoreError naming that pid; a lock file that is a symbolic link
+// throws report::LinkError.
 class StoreLock {
  public:
   explicit StoreLock(const std::filesystem::path& lock_file, const std::string& what);
@@ -170,6 +172,8 @@ class StoreLock {
   int fd() const { return fd_; }
 
  private:
+  std::filesystem::path path_;
+  long owner_ = 0;  // the pid that took it
   int fd_ = -1;
 };
 
