@@ -90,6 +90,9 @@ double parse_number(const YAML::Node& n, const Loc& loc, const std::string& key,
   const std::string expected =
       fmt::format("expected {}{}", integer ? "an integer" : "a number", range_text(lo, hi));
   if (!n.IsScalar()) fail(loc, key, expected + ", got " + scalar_text(n));
+  // A quoted scalar is a string, whatever it spells ("18", '2.4e9').
+  if (n.Tag() == "!")
+    fail(loc, key, expected + ", got the quoted string " + scalar_text(n) + " (drop the quotes)");
   double v;
   try {
     if (integer) {
