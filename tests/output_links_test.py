@@ -2,7 +2,8 @@
 """Nothing simloop writes goes through a symbolic link, and its temporary
 files have no predictable names.
 
-A link planted where an output goes (run's CSV, JSON, long CSV and trace; a
+A link planted where an output goes (run's CSV, JSON, long CSV, trace and
+SimGrid's trace file; a
 sweep's lock, its CSV on --resume, its manifest; merge's output; plot's PNG
 and SVG) is refused with exit status 2 and a message naming it, and the file
 the link points to is left as it was (or, for a dangling link, not created).
@@ -127,6 +128,14 @@ for suffix, extra in ((".csv", []), (".json", []), ("-long.csv", ["--long"]),
         r = simloop_run("run", EXPERIMENT, *SMALL, "-o", out, *extra)
         expect_refused(f"run, {os.path.basename(link)} a {'dangling ' if dangling else ''}link", r,
                        link, t, dangling)
+
+# SimGrid's own trace file (--cfg): SimGrid opens it, so simloop refuses first.
+shutil.rmtree(out, ignore_errors=True)
+link = os.path.join(out, "run.trace")
+t = plant(link, "simgrid-trace")
+r = simloop_run("run", EXPERIMENT, *SMALL, "-o", out, "--cfg=tracing:yes",
+                f"--cfg=tracing/filename:{link}")
+expect_refused("run --cfg=tracing/filename, a link", r, link, t)
 
 # ---- simloop run: temporaries at predictable names ----
 shutil.rmtree(out, ignore_errors=True)

@@ -24,6 +24,7 @@
 #include "models/sender_costs.h"
 #include "models/wire.h"
 #include "net/inet.h"
+#include "report/safe_file.h"
 #include "workload/ttcp.h"
 
 namespace simloop::engine {
@@ -425,6 +426,8 @@ void check_trace_file(const std::string& item) {
         "--cfg={}: cannot write the trace file there (the directory {} cannot be made or "
         "written to)",
         item, dir.string()));
+  // SimGrid opens it itself (fopen, following links): refused here instead.
+  report::refuse_link(file);
 }
 
 sg::Engine& make_engine() {
