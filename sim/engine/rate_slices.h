@@ -5,8 +5,10 @@
 // execution took, into bins of one width from the start of the run. When
 // the run outgrows the bins, neighbours are merged and the width doubles,
 // so every bin always has the same width (the counts of equal slices stay
-// comparable however long the run) and memory stays flat. Time the sender
-// spends asleep (ENOBUFS) gets no packets.
+// comparable however long the run) and memory stays flat. Each bin also
+// keeps the span its packets were sent in, so a bin the run ends in (or a
+// sleep cuts) is not taken as full. Time the sender spends asleep (ENOBUFS)
+// gets no packets.
 #pragma once
 
 #include <algorithm>
@@ -28,20 +30,20 @@ class RateSlices {
     if (bins_.empty()) {
       t0_ = from;
       width_ = std::max(to - from, 1e-9);
-      bins_.assign(kBins, 0.0);
+      bins_.assign(kBins, Bin{});
     }
     from = std::max(from, t0_);
     to = std::max(to, from);
     while (to - t0_ >= width_ * kBins) grow();
     if (to <= from) {
-      bins_[bin_of(from)] += packets;
+      bins_[bin_of(from)].add(packets, from, from);
       return;
     }
     const double per_s = packets / (to - from);
     for (size_t b = bin_of(from), last = bin_of(to); b <= last; ++b) {
       const double lo = std::max(from, t0_ + width_ * static_cast<double>(b));
       const double hi = std::min(to, t0_ + width_ * static_cast<double>(b + 1));
-      if (hi > lo) bins_[b] += per_s * (hi - lo);
+      if (hi > lo) bins_[b].add(per_s * (hi - lo), lo, hi);
     }
   }
 
@@ -52,10 +54,14 @@ class RateSlices {
   std::vector<double> slice_counts(double t0, double elapsed, int slices) const {
     std::vector<double> out(static_cast<size_t>(slices), 0.0);
     if (bins_.empty() || elapsed <= 0) return out;
-    for (size_t b = 0; b < bins_.size(); ++b) {
-      if (bins_[b] == 0) continue;
-      const double lo = t0_ + width_ * static_cast<double>(b), hi = lo + width_;
-      const double per_s = bins_[b] / width_;
+    for (const Bin& bin : bins_) {
+      if (bin.packets == 0) continue;
+      const double lo = bin.from, hi = bin.to;
+      if (hi <= lo) {
+        out[static_cast<size_t>(slice_of(lo, t0, elapsed, slices))] += bin.packets;
+        continue;
+      }
+      const double per_s = bin.packets / (hi - lo);
       const auto first = slice_of(lo, t0, elapsed, slices);
       const auto last = slice_of(hi, t0, elapsed, slices);
       for (int k = first; k <= last; ++k) {
@@ -91,14 +97,29 @@ class RateSlices {
     return static_cast<int>(std::clamp(k, 0.0, static_cast<double>(slices - 1)));
   }
   void grow() {
-    for (size_t i = 0; i < kBins / 2; ++i) bins_[i] = bins_[2 * i] + bins_[2 * i + 1];
-    std::fill(bins_.begin() + kBins / 2, bins_.end(), 0.0);
+    for (size_t i = 0; i < kBins / 2; ++i) {
+      Bin merged = bins_[2 * i];
+      const Bin& next = bins_[2 * i + 1];
+      if (next.packets > 0) merged.add(next.packets, next.from, next.to);
+      bins_[i] = merged;
+    }
+    std::fill(bins_.begin() + kBins / 2, bins_.end(), Bin{});
     width_ *= 2;
   }
 
+  // Packets, and the span of time they were sent in.
+  struct Bin {
+    double packets = 0, from = 0, to = 0;
+    void add(double n, double lo, double hi) {
+      from = packets > 0 ? std::min(from, lo) : lo;
+      to = packets > 0 ? std::max(to, hi) : hi;
+      packets += n;
+    }
+  };
+
   double t0_ = 0, width_ = 0;
   int64_t batches_ = 0;
-  std::vector<double> bins_;
+  std::vector<Bin> bins_;
 };
 
 }  // namespace simloop::engine
