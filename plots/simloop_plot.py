@@ -50,6 +50,70 @@ def die(msg):
     raise Refused(msg)
 
 
+# Outputs are never written through a symbolic link (a link planted where a
+# picture goes would have it written over whatever the link points to), and
+# each is written whole: to a temporary file of an unpredictable name in its
+# own directory, then renamed into place. A missing directory is made, as
+# simloop run makes its output directory.
+def refuse_link(path):
+    if os.path.islink(path):
+        die(f"{path}: is a symbolic link; simloop does not write through links")
+
+
+def output_dir(path):
+    d = os.path.dirname(path) or "."
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError as err:
+        die(f"{d}: cannot create the directory: {err.strerror}")
+    if not os.path.isdir(d):
+        die(f"{d}: not a directory")
+    return d
+
+
+def write_atomic(path, write):
+    """Calls write(binary file) on a temporary file and renames it to path."""
+    import tempfile
+    d = output_dir(path)
+    refuse_link(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    except OSError as err:
+        die(f"{path}: cannot write: {err.strerror}")
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)  # replaces a link planted meanwhile, never writes through it
+    except OSError as err:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        die(f"{path}: cannot write: {err.strerror}")
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def save_figure(fig, stem):
+    """The PNG and SVG of fig at stem; both refused before either is written."""
+    paths = [f"{stem}.{ext}" for ext in ("png", "svg")]
+    for path in paths:
+        output_dir(path)
+        refuse_link(path)
+    for path, ext in zip(paths, ("png", "svg")):
+        write_atomic(path, lambda f, ext=ext: fig.savefig(f, format=ext, dpi=120))
+        print(f"wrote {path}")
+
+
 # A sweep's CSV names a swept key by its path (options.align) and leaves out
 # the metric that would repeat it (align): plots read either name.
 ALIASES = {"payload": "workload.payload", "dest": "workload.dest", "align": "options.align",
@@ -649,8 +713,8 @@ def describe(fig, kind, facets, path):
             "annotations": [t.get_text() for t in ax.texts],
             **drawn(ax),
         })
-    with open(path, "w") as f:
-        json.dump({"kind": kind, "facets": facets, "panels": panels}, f, indent=1)
+    text = json.dumps({"kind": kind, "facets": facets, "panels": panels}, indent=1)
+    write_atomic(path, lambda f: f.write(text.encode()))
 
 
 def read_explanation(path):
@@ -712,9 +776,7 @@ def main_waterfall(args):
     plot_waterfall(e, ax)
     fig.tight_layout()
     stem = args.output or os.path.splitext(args.results[0])[0] + "-waterfall"
-    for ext in ("png", "svg"):
-        fig.savefig(f"{stem}.{ext}", dpi=120)
-        print(f"wrote {stem}.{ext}")
+    save_figure(fig, stem)
     if args.describe:
         describe(fig, "waterfall", [], args.describe)
 
@@ -797,9 +859,7 @@ def main_timeline(args):
     drawn(axc)["lines"] = [{"label": n, "points": len(xs)} for n, (xs, _) in sorted(counters.items())]
     fig.tight_layout()
     stem = args.output or os.path.splitext(args.results[0])[0] + "-timeline"
-    for ext in ("png", "svg"):
-        fig.savefig(f"{stem}.{ext}", dpi=120)
-        print(f"wrote {stem}.{ext}")
+    save_figure(fig, stem)
     if args.describe:
         describe(fig, "timeline", [], args.describe)
 
@@ -815,6 +875,8 @@ def main():
     ap.add_argument("--describe", metavar="FILE", help="write what was drawn as JSON")
     ap.add_argument("-o", "--output", help="output file stem (default: next to the results)")
     args = ap.parse_args()
+    if args.describe:
+        refuse_link(args.describe)
     if args.kind is None and args.results[0].endswith(".json"):
         try:
             with open(args.results[0], encoding="utf-8", errors="replace") as f:
@@ -863,9 +925,7 @@ def main():
     for ax in list(axes.flat)[len(facets):]:
         ax.remove()
     fig.tight_layout()
-    for ext in ("png", "svg"):
-        fig.savefig(f"{stem}.{ext}", dpi=120)
-        print(f"wrote {stem}.{ext}")
+    save_figure(fig, stem)
     if args.describe:
         describe(fig, kind, [] if facet_key is None else [f"{facet_key}={v}" for v in facets], args.describe)
 

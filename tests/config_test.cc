@@ -181,6 +181,15 @@ TEST_F(ConfigTest, SetOverridesAndItsErrors) {
       error_of(kHead, {"workload.payload=-1"}).find("--set workload.payload: expected an integer"),
       std::string::npos);
   EXPECT_NE(error_of(kHead, {"nonsense"}).find("expected path.to.key=value"), std::string::npos);
+  // A quoted value is a string, not the number it spells.
+  for (const char* quoted : {"workload.payload=\"18\"", "workload.payload='18'"}) {
+    const std::string e = error_of(kHead, {quoted});
+    EXPECT_NE(e.find("--set workload.payload: expected an integer"), std::string::npos) << e;
+    EXPECT_NE(e.find("got the quoted string '18'"), std::string::npos) << e;
+  }
+  EXPECT_NE(error_of(kHead, {"machine.clock_hz=\"2.4e9\""}).find("got the quoted string"),
+            std::string::npos);
+  EXPECT_EQ(load_experiment(p, {"workload.payload=18"}).workload.payload, 18);
 }
 
 TEST_F(ConfigTest, InconsistentValuesNameTheKey) {

@@ -2,8 +2,10 @@
 // errors that name file:line:col and the key, and the result store.
 #include "sweep/sweep.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -227,7 +229,7 @@ TEST_F(SweepTest, TheLoaderAcceptsAndIgnoresTheSweepSection) {
 TEST_F(SweepTest, ResultStoreAppendsWholeRows) {
   const fs::path p = dir_ / "r.csv";
   const std::vector<std::string> header = {"point", "repeat", "note"};
-  write_atomic(p, csv_line(header));
+  write_file_atomic(p, csv_line(header));
   {
     ResultStore s(p, header);
     s.append({"0", "0", "a, with comma"});
@@ -244,9 +246,15 @@ TEST_F(SweepTest, ResultStoreAppendsWholeRows) {
 
 // A full disk is reported as such, not as "Success".
 TEST_F(SweepTest, AFullDiskIsReportedAsENOSPC) {
+  // The store's file swapped for /dev/full under it (a link to /dev/full
+  // would be refused: see below).
   const fs::path p = dir_ / "full.csv";
-  fs::create_symlink("/dev/full", p);
+  write_file_atomic(p, "point\n");
   ResultStore s(p, {"point"});
+  const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(full, 0);
+  ASSERT_EQ(::dup2(full, s.fd()), s.fd());
+  ::close(full);
   try {
     s.append({"0"});
     ADD_FAILURE() << "a write to a full device succeeded";
@@ -254,6 +262,54 @@ TEST_F(SweepTest, AFullDiskIsReportedAsENOSPC) {
     EXPECT_NE(std::string(e.what()).find("No space left on device (ENOSPC)"), std::string::npos)
         << e.what();
   }
+}
+
+// Results, lock and replaced files are never written through a link: a
+// link planted there is refused by name and what it points to is kept.
+TEST_F(SweepTest, NoFileIsWrittenThroughALink) {
+  const fs::path target = dir_ / "target";
+  write_file_atomic(target, "kept\n");
+  auto expect_refused = [&](const fs::path& link, auto&& write) {
+    fs::create_symlink(target, link);
+    try {
+      write();
+      ADD_FAILURE() << link << ": written through the link";
+    } catch (const report::LinkError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                link.string() + ": is a symbolic link; simloop does not write through links");
+    }
+    EXPECT_EQ(read_text(target), "kept\n");
+    EXPECT_TRUE(fs::is_symlink(link));
+  };
+  expect_refused(dir_ / "r.csv", [&] { ResultStore s(dir_ / "r.csv", {"point"}); });
+  expect_refused(dir_ / "r.lock", [&] { StoreLock l(dir_ / "r.lock", "r.csv"); });
+  expect_refused(dir_ / "w.csv", [&] { write_file_atomic(dir_ / "w.csv", "point\n"); });
+  // A dangling link: what it names is not created either.
+  const fs::path nowhere = dir_ / "nowhere";
+  fs::create_symlink(nowhere, dir_ / "d.lock");
+  EXPECT_THROW(StoreLock(dir_ / "d.lock", "d.csv"), report::LinkError);
+  EXPECT_FALSE(fs::exists(nowhere));
+}
+
+// The temporary file of an atomic write has a name no one can guess: links
+// planted at <file>.tmp.<pid> (the old names) stay unwritten, and nothing
+// but the file itself is left.
+TEST_F(SweepTest, AtomicWritesUseNoPredictableTemporary) {
+  const fs::path p = dir_ / "out.csv";
+  const fs::path planted = dir_ / "planted";
+  fs::path link = p;
+  link += ".tmp." + std::to_string(::getpid());
+  fs::create_symlink(planted, link);
+  write_file_atomic(p, "a\n");
+  write_file_atomic(p, "b\n");
+  EXPECT_EQ(read_text(p), "b\n");
+  EXPECT_FALSE(fs::exists(planted));
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    (void)e;
+    ++files;
+  }
+  EXPECT_EQ(files, 2u);  // out.csv and the planted link
 }
 
 TEST_F(SweepTest, CorruptResultsNameTheirLine) {
@@ -354,6 +410,30 @@ TEST_F(SweepTest, TheLockIsExclusiveAndNamesItsHolder) {
   }
   EXPECT_FALSE(StoreLock::held(lock)) << "released with its holder";
   const StoreLock again(lock, "s.csv");
+}
+
+// The lock file goes with its holder; the one refused never removes it,
+// and a forked child (a sweep's run) that ends does not either.
+TEST_F(SweepTest, TheLockFileIsRemovedWhenItsHolderEnds) {
+  const fs::path lock = dir_ / "s.lock";
+  pid_t child = -1;
+  {
+    const StoreLock first(lock, "s.csv");
+    EXPECT_THROW(StoreLock(lock, "s.csv"), StoreError);
+    EXPECT_TRUE(fs::exists(lock)) << "removed by the one refused";
+    child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child != 0) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(child, &status, 0), child);
+      EXPECT_TRUE(fs::exists(lock)) << "removed by a forked child";
+      EXPECT_TRUE(StoreLock::held(lock));
+    }
+  }  // in the child too: its copy of `first` ends here
+  if (child == 0) ::_exit(0);
+  EXPECT_FALSE(fs::exists(lock)) << "left behind by its holder";
+  const StoreLock again(lock, "s.csv");
+  EXPECT_TRUE(StoreLock::held(lock));
 }
 
 }  // namespace

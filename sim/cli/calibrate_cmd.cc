@@ -91,6 +91,11 @@ struct CalibrateArgs {
 };
 
 int calibrate_cmd(const CalibrateArgs& a) {
+  // The profile's four files are <dir>/<name>...: a name, never a path.
+  const std::string name = a.name.empty() ? a.source + "-calibrated" : a.name;
+  if (const std::string why = config::name_problem(name); !why.empty())
+    throw UserError(fmt::format("{} '{}': {}", a.name.empty() ? "the profile name" : "--name",
+                                config::printable(name), why));
   const auto stat = *measure::parse_stat(a.stat);
   const auto points = load_points(a.measured, stat, a.columns);
   measure::FitOptions opt;
@@ -112,7 +117,6 @@ int calibrate_cmd(const CalibrateArgs& a) {
     throw UserError(e.what());
   }
   fit.measured = a.measured;
-  const std::string name = a.name.empty() ? a.source + "-calibrated" : a.name;
 
   std::set<std::string> sources;
   for (const auto& p : points)

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "config/yaml_input.h"
+#include "report/safe_file.h"
 #include "version.h"
 
 int main(int argc, char** argv) {
@@ -80,6 +81,9 @@ int main(int argc, char** argv) {
     } catch (const simloop::cli::UserError& e) {
       spdlog::error("{}", e.what());
       return e.status;
+    } catch (const simloop::report::LinkError& e) {
+      spdlog::error("{}", e.what());
+      return 2;
     } catch (const std::exception& e) {
       spdlog::error("{}", e.what());
       return 1;

@@ -16,6 +16,7 @@
 #include "engine/simulation.h"
 #include "engine/trace.h"
 #include "measure/native.h"
+#include "report/safe_file.h"
 #include "sweep/runner.h"
 #include "version.h"
 
@@ -99,18 +100,15 @@ config::Experiment from_sweep(const std::string& csv, size_t point, size_t repea
     spdlog::warn("{} changed since the sweep ({}); running the configuration the sweep stored",
                  file.empty() ? "the experiment" : file, fmt::join(changed, ", "));
     // The stored configuration is a complete experiment (JSON is YAML).
-    const fs::path tmp =
-        fs::temp_directory_path() / fmt::format("simloop-point-{}-{}.yaml", point, ::getpid());
-    sweep::write_atomic(tmp, pt["config"].dump(2) + "\n");
+    const report::TempFile tmp(fs::temp_directory_path(), fmt::format("simloop-point-{}-", point),
+                               ".yaml", pt["config"].dump(2) + "\n");
     try {
-      x = config::load_experiment(tmp);
+      x = config::load_experiment(tmp.path());
     } catch (const config::ConfigError& e) {
-      fs::remove(tmp);
       throw UserError(fmt::format("{}: point {}: the stored configuration does not load: {}",
                                   mpath.string(), point, e.what()),
                       2);
     }
-    fs::remove(tmp);
   }
   x.seed = seed;
   spdlog::info("point {} repeat {} of {} (seed {})", point, repeat, csv, seed);
@@ -137,6 +135,13 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   spdlog::info("experiment {} ({}): machine {}, stack {}, {} B to {}", x.name, x.source.string(),
                x.machine_name, x.stack_name, x.workload.payload,
                config::dest_name(x.workload.dest));
+  // An output that is a link is refused before the run, not after it.
+  const fs::path dir = x.output.dir;
+  for (const auto& [want, p] : {std::pair{x.output.csv, dir / (x.name + ".csv")},
+                                std::pair{x.output.json, dir / (x.name + ".json")},
+                                std::pair{!trace_file.empty(), fs::path(trace_file)},
+                                std::pair{long_csv, dir / (x.name + "-long.csv")}})
+    if (want) report::refuse_link(p);
   engine::route_simgrid_log_to_spdlog();
   std::optional<engine::Tracer> tracer;
   engine::TraceWindow window;
@@ -173,7 +178,6 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   spdlog::info("simulated {} packets in {:.3f} s of wall time ({:.0f} packets/s)", r.packets,
                r.wall_s, wall_pps);
 
-  const fs::path dir = x.output.dir;
   if (x.output.csv) {
     const auto p = dir / (x.name + ".csv");
     report::write_file_atomic(p, report::to_csv({row}));

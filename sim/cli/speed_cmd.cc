@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -22,6 +21,7 @@
 #include "cli/commands.h"
 #include "engine/simulation.h"
 #include "measure/native.h"
+#include "report/safe_file.h"
 
 namespace simloop::cli {
 
@@ -96,7 +96,7 @@ Timing time_in_child(const Case& c, int64_t packets) {
 // The minimal experiment: a name, a machine and a stack.
 fs::path write_minimal(const fs::path& dir) {
   const fs::path p = dir / "minimal.yaml";
-  std::ofstream(p) << "name: minimal\nmachine: athlon-xp-2700\nstack: freebsd6\n";
+  report::write_file_atomic(p, "name: minimal\nmachine: athlon-xp-2700\nstack: freebsd6\n");
   return p;
 }
 
@@ -133,8 +133,11 @@ std::vector<Case> minimal_matrix(const fs::path& minimal) {
 
 int scaling(const std::vector<std::string>& files, bool matrix, std::vector<int64_t> sizes) {
   std::sort(sizes.begin(), sizes.end());
-  const fs::path tmp = fs::temp_directory_path() / fmt::format("simloop-speed-{}", ::getpid());
-  fs::create_directories(tmp);
+  std::string tmpl = (fs::temp_directory_path() / "simloop-speed-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    throw std::runtime_error(
+        fmt::format("{}: cannot make a temporary directory: {}", tmpl, std::strerror(errno)));
+  const fs::path tmp = tmpl;
   std::vector<Case> cases;
   if (files.empty()) {
     cases = shipped_experiments();

@@ -224,7 +224,8 @@ void add_sweep(CLI::App& app, std::vector<Command>& commands) {
       "and <dir>/<name>-sweep.json, the manifest (resolved configuration and its hash, every\n"
       "point's resolved configuration and seeds, version, git revision, times; rerun a row with\n"
       "simloop run --from-sweep CSV --point N). <dir>/<name>-sweep.lock keeps a second sweep\n"
-      "out while this one runs. See the Sweeps section of docs/config-reference.md.\n"
+      "out while this one runs (and is removed when it ends). See the Sweeps section of\n"
+      "docs/config-reference.md.\n"
       "Ctrl-C starts no more runs and waits for running ones (again: stops them); finish later\n"
       "with --resume. Exit status: 0 all ok, 2 bad input, 3 some runs failed (recorded),\n"
       "130 interrupted.");

@@ -92,6 +92,9 @@ double parse_number(const YAML::Node& n, const Loc& loc, const std::string& key,
   const std::string expected =
       fmt::format("expected {}{}", integer ? "an integer" : "a number", range_text(lo, hi));
   if (!n.IsScalar()) fail(loc, key, expected + ", got " + scalar_text(n));
+  // A quoted scalar is a string, whatever it spells ("18", '2.4e9').
+  if (n.Tag() == "!")
+    fail(loc, key, expected + ", got the quoted string " + scalar_text(n) + " (drop the quotes)");
   double v;
   try {
     if (integer) {
@@ -172,19 +175,6 @@ Field choice(std::string path, std::string doc, const std::vector<std::string>& 
   };
   f.get = [from](const Experiment& x) { return json(std::string(from(x))); };
   return f;
-}
-
-// Why `name` cannot name result files ("" if it can): it is data, never a
-// path, so <dir>/<name>.csv stays in <dir>.
-std::string name_problem(const std::string& name) {
-  constexpr size_t kMaxName = 100;
-  if (name.empty()) return "expected a name (1 to 100 characters)";
-  if (name.size() > kMaxName) return fmt::format("expected at most {} characters", kMaxName);
-  if (name[0] == '.' || name[0] == '-') return "must not start with '.' or '-'";
-  for (const char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.'))
-      return "expected only letters, digits, '-', '_' and '.' (a name, not a path)";
-  return "";
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -1022,6 +1012,17 @@ std::string reference_markdown() {
   }
   out += kSweepReference;
   return out;
+}
+
+std::string name_problem(const std::string& name) {
+  constexpr size_t kMaxName = 100;
+  if (name.empty()) return "expected a name (1 to 100 characters)";
+  if (name.size() > kMaxName) return fmt::format("expected at most {} characters", kMaxName);
+  if (name[0] == '.' || name[0] == '-') return "must not start with '.' or '-'";
+  for (const char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.'))
+      return "expected only letters, digits, '-', '_' and '.' (a name, not a path)";
+  return "";
 }
 
 }  // namespace simloop::config

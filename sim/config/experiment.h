@@ -117,6 +117,11 @@ models::Layout transform_layout(models::Layout kernel, const LayoutOptions& opti
 std::filesystem::path find_layout(const std::filesystem::path& experiment_file,
                                   const std::string& ref);
 
+// Why `name` cannot name result files ("" if it can): 1 to 100 letters,
+// digits, '-', '_' and '.', not starting with '.' or '-'. A name is data,
+// never a path, so <dir>/<name>.csv stays in <dir>.
+std::string name_problem(const std::string& name);
+
 // The fully resolved configuration, every key with its value.
 nlohmann::json to_json(const Experiment& x);
 

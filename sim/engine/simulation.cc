@@ -19,10 +19,12 @@
 #include <vector>
 
 #include "engine/probe.h"
+#include "engine/rate_slices.h"
 #include "engine/trace.h"
 #include "models/sender_costs.h"
 #include "models/wire.h"
 #include "net/inet.h"
+#include "report/safe_file.h"
 #include "workload/ttcp.h"
 
 namespace simloop::engine {
@@ -134,22 +136,10 @@ struct World {
   bool sender_parked = false;    // woke while a handler ran: resumed when it ends
   double irq_cycles_asleep = 0;  // handler cycles run while the sender slept
   double t_end = 0;
-  Tracer* tracer = nullptr;                          // the timeline, if asked for
-  int64_t batches = 0;                               // the sender's executions (for the log: speed)
-  std::vector<std::pair<double, int64_t>> progress;  // (time, packets sent) at each batch end
+  Tracer* tracer = nullptr;  // the timeline, if asked for
+  int64_t batches = 0;       // the sender's executions (for the log: speed)
+  RateSlices rate;           // packets sent over simulated time, for the within-run rate variation
   SimResult r;
-
-  // Progress points for the within-run rate variation. Memory stays flat:
-  // past a bound, every other point is dropped (twenty slices of the run
-  // need far fewer).
-  void note_progress(double t, int64_t sent) {
-    constexpr size_t kMaxPoints = 8192;
-    if (progress.size() == kMaxPoints) {
-      for (size_t i = 1; i < kMaxPoints / 2; ++i) progress[i] = progress[2 * i];
-      progress.resize(kMaxPoints / 2);
-    }
-    progress.emplace_back(t, sent);
-  }
 
   void charge(const models::StageCycles& c) {
     for (size_t i = 0; i < c.size(); ++i) r.cycles[i] += c[i];
@@ -284,6 +274,7 @@ void sender_main(World& w) {
     yield_to_interrupt(w);
     double t = sg::Engine::get_clock();  // this batch's timeline, if nothing preempts it
     double batch = 0;
+    const int64_t sent_before = sent;
     bool enobufs = false;
     Tracer* const tr = w.tracer;
     if (tr != nullptr) tr->begin_batch(t);
@@ -343,10 +334,11 @@ void sender_main(World& w) {
     }
     w.charge(w.take());
     ++w.batches;
+    const double batch_start = sg::Engine::get_clock();
     if (batch > 0) sg::this_actor::execute(batch);
     if (tr != nullptr) tr->flush_batch();
     w.trim_in_flight(sg::Engine::get_clock());
-    w.note_progress(sg::Engine::get_clock(), sent);
+    w.rate.add(batch_start, sg::Engine::get_clock(), static_cast<double>(sent - sent_before));
     if (enobufs && !stop) {
       // ttcp sleeps and retries. The CPU is idle meanwhile, but for
       // interrupt handlers, which then preempt nothing.
@@ -427,30 +419,6 @@ ssize_t log_to_spdlog(void* /*cookie*/, const char* buf, size_t size) {
   return static_cast<ssize_t>(size);
 }
 
-// Coefficient of variation of the rate over 20 equal slices of the run:
-// how much the rate moves within one run.
-double interval_variation(const std::vector<std::pair<double, int64_t>>& progress, double t0,
-                          double elapsed) {
-  constexpr int kSlices = 20;
-  if (elapsed <= 0 || progress.size() < size_t{2} * kSlices) return 0;
-  std::vector<double> rates;
-  size_t i = 0;
-  int64_t before = 0;
-  for (int k = 1; k <= kSlices; ++k) {
-    const double end = t0 + elapsed * k / kSlices;
-    while (i + 1 < progress.size() && progress[i + 1].first <= end) ++i;
-    const int64_t sent = progress[i].second;
-    rates.push_back(static_cast<double>(sent - before));
-    before = sent;
-  }
-  double mean = 0;
-  for (double r : rates) mean += r;
-  mean /= kSlices;
-  double var = 0;
-  for (double r : rates) var += (r - mean) * (r - mean);
-  return mean > 0 ? std::sqrt(var / (kSlices - 1)) / mean : 0;
-}
-
 std::vector<std::string>& simgrid_config() {
   static std::vector<std::string> items;
   return items;
@@ -475,6 +443,8 @@ void check_trace_file(const std::string& item) {
         "--cfg={}: cannot write the trace file there (the directory {} cannot be made or "
         "written to)",
         item, dir.string()));
+  // SimGrid opens it itself (fopen, following links): refused here instead.
+  report::refuse_link(file);
 }
 
 sg::Engine& make_engine() {
@@ -565,7 +535,7 @@ SimResult simulate(const config::Experiment& x, Tracer* tracer) {
     r.peer_frames = w.frames_out - on_the_way;
   }
   r.drops = c.drops;
-  r.interval_kpps_cv = interval_variation(w.progress, w.t_end - r.elapsed_s, r.elapsed_s);
+  r.interval_kpps_cv = w.rate.cv(w.t_end - r.elapsed_s, r.elapsed_s);
   spdlog::debug("{} packets in {} batches; {} interrupts", w.r.packets, w.batches, w.r.interrupts);
   if (w.icache) {
     spdlog::debug("I-cache: {} fetch sequences replayed, {} simulated",

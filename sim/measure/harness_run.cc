@@ -76,9 +76,10 @@ void run_program(const std::vector<std::string>& argv, const fs::path& err,
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
+    // In a directory of our own (TempDir); never through a link all the same.
     const int o = out.empty() ? open("/dev/null", O_WRONLY)
-                              : open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                              : open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
     if (o >= 0) dup2(o, STDOUT_FILENO);
     if (e >= 0) dup2(e, STDERR_FILENO);
     execvp(args[0], args.data());

@@ -1,12 +1,10 @@
 #include "report/table.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 
 namespace simloop::report {
@@ -128,44 +126,6 @@ nlohmann::json to_json(const Row& row) {
   for (const auto& [k, v] : row.cells())
     std::visit([&, &key = k](const auto& x) { j[key] = x; }, v);
   return j;
-}
-
-void write_file_atomic(const std::filesystem::path& path, const std::string& text) {
-  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    throw std::runtime_error(
-        fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
-  auto tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f)
-      throw std::runtime_error(
-          fmt::format("{}: cannot write: {}", tmp.string(), std::strerror(errno)));
-    f << text;
-    f.flush();
-    if (!f) {
-      std::filesystem::remove(tmp, ec);
-      throw std::runtime_error(fmt::format("{}: write failed", tmp.string()));
-    }
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error(fmt::format("{}: cannot rename into place", path.string()));
-  }
-}
-
-void write_rows(const std::filesystem::path& path, const std::vector<Row>& rows) {
-  if (path.extension() == ".json") {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : rows) j.push_back(to_json(r));
-    write_file_atomic(path, j.dump(2) + "\n");
-  } else {
-    write_file_atomic(path, to_csv(rows));
-  }
 }
 
 }  // namespace simloop::report

@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include "report/safe_file.h"
+
 namespace simloop::report {
 
 using Value = std::variant<int64_t, double, std::string>;
@@ -40,10 +42,6 @@ nlohmann::json to_json(const Row& row);
 // per line), and one CSV line split back into its fields.
 std::string csv_field(const std::string& s);
 std::vector<std::string> split_csv_line(const std::string& line);
-
-// Writes `text` to `path` via a temporary file in the same directory and a
-// rename. Throws std::runtime_error naming the path on failure.
-void write_file_atomic(const std::filesystem::path& path, const std::string& text);
 
 // Writes `rows` to `path` atomically: a JSON array of objects if the name
 // ends in .json, else CSV.

@@ -251,7 +251,7 @@ void keep_aside(const fs::path& path, const std::vector<std::string>& header,
   if (!old.empty() && parse_csv(old, path.string()).header != header)
     throw StoreError(
         fmt::format("{}: its columns differ; cannot keep the dropped rows there", path.string()));
-  write_atomic(path, old + text);
+  write_file_atomic(path, old + text);
 }
 
 // What a sweep finds in its output place and keeps: the rows of finished
@@ -357,7 +357,7 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
   }
 
   // The manifest first: results are never without one.
-  write_atomic(plan.manifest, manifest.dump(2) + "\n");
+  write_file_atomic(plan.manifest, manifest.dump(2) + "\n");
   if (!rp.dropped.empty()) {
     const size_t moved = rp.dropped.size() - rp.retried;
     if (moved > 0) {
@@ -372,7 +372,7 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
   if (!ex.have_rows || rp.rewrite) {
     std::string text = csv_line(header);
     for (const auto& r : rp.kept) text += csv_line(r);
-    write_atomic(plan.csv, text);
+    write_file_atomic(plan.csv, text);
   }
   return ex;
 }
@@ -496,6 +496,8 @@ Summary run_sweep(const Options& o, const Plan& plan) {
   // Held until we return: no other sweep writes here meanwhile, and the
   // check of what exists and the creation below are one step for others.
   const StoreLock lock(plan.lock, plan.csv.string());
+  // Refused before anything is written, not halfway through.
+  for (const auto& p : {plan.csv, plan.manifest, plan.dropped}) report::refuse_link(p);
   const auto header = header_of(plan);
   json manifest = manifest_json(o, plan, started);
   const Existing ex = prepare_results(o, plan, header, manifest, started);
@@ -572,7 +574,7 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     manifest["status"] = "failed";
     manifest["error"] = e.what();
     try {
-      write_atomic(plan.manifest, manifest.dump(2) + "\n");
+      write_file_atomic(plan.manifest, manifest.dump(2) + "\n");
     } catch (const std::exception& m) {
       // The manifest still says running, and no one holds the lock: readers
       // take it as stopped (effective_status).
@@ -584,7 +586,7 @@ Summary run_sweep(const Options& o, const Plan& plan) {
 
   // Rows were appended as runs finished; the file keeps them in point order.
   try {
-    write_atomic(plan.csv, sorted_text(header, read_csv(plan.csv)));
+    write_file_atomic(plan.csv, sorted_text(header, read_csv(plan.csv)));
   } catch (const std::exception& e) {
     spdlog::warn("{} (its rows stay in the order the runs finished)", e.what());
   }
@@ -597,7 +599,7 @@ Summary run_sweep(const Options& o, const Plan& plan) {
   manifest["runs_recorded"] = sum.skipped + sum.finished;
   manifest["failed_this_session"] = sum.failed;
   manifest["wall_s_this_session"] = sum.wall_s;
-  write_atomic(plan.manifest, manifest.dump(2) + "\n");
+  write_file_atomic(plan.manifest, manifest.dump(2) + "\n");
   return sum;
 }
 
@@ -619,6 +621,7 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
     if (!fs::exists(manifest_of(s)))
       throw MismatchError(fmt::format("{}: no manifest ({}); cannot tell which sweep it holds",
                                       s.string(), manifest_of(s).string()));
+  for (const auto& p : {out, manifest_of(out)}) report::refuse_link(p);
   const StoreLock lock(lock_of(out), out.string());
   json first;
   Table all;
@@ -674,8 +677,8 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   m["runs_recorded"] = sum.rows;
   m["status"] = sum.missing == 0 ? "complete" : "incomplete";
   m.erase("pid");
-  write_atomic(manifest_of(out), m.dump(2) + "\n");
-  write_atomic(out, text);
+  write_file_atomic(manifest_of(out), m.dump(2) + "\n");
+  write_file_atomic(out, text);
   return sum;
 }
 

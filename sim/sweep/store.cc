@@ -289,48 +289,40 @@ int write_fully(int fd, std::string_view text) {
 }
 }  // namespace
 
-void write_atomic(const fs::path& path, std::string_view text) {
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw std::runtime_error(
-        fmt::format("{}: cannot create the directory: {}", dir.string(), ec.message()));
-  fs::path tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw std::runtime_error(fmt::format("{}: cannot write: {}", tmp.string(), errno_text(errno)));
-  int e = write_fully(fd, text);
-  if (e == 0 && ::fsync(fd) != 0) e = errno;
-  if (::close(fd) != 0 && e == 0) e = errno;
-  if (e == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) e = errno;
-  if (e != 0) {
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("{}: cannot write: {}", path.string(), errno_text(e)));
-  }
-}
-
-StoreLock::StoreLock(const fs::path& lock_file, const std::string& what) {
+StoreLock::StoreLock(const fs::path& lock_file, const std::string& what)
+    : path_(lock_file), owner_(::getpid()) {
   if (lock_file.has_parent_path()) fs::create_directories(lock_file.parent_path());
-  fd_ = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0)
-    throw std::runtime_error(
-        fmt::format("{}: cannot open the lock: {}", lock_file.string(), errno_text(errno)));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int e = errno;
-    std::string holder = read_text(lock_file);
-    holder.erase(
-        std::remove_if(holder.begin(), holder.end(), [](char c) { return c < '0' || c > '9'; }),
-        holder.end());
+  for (;;) {
+    fd_ = report::open_no_follow(lock_file, O_RDWR | O_CREAT, 0644);
+    if (fd_ < 0)
+      throw std::runtime_error(
+          fmt::format("{}: cannot open the lock: {}", lock_file.string(), errno_text(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int e = errno;
+      std::string holder = read_text(lock_file);
+      holder.erase(
+          std::remove_if(holder.begin(), holder.end(), [](char c) { return c < '0' || c > '9'; }),
+          holder.end());
+      ::close(fd_);
+      fd_ = -1;
+      if (e == EWOULDBLOCK)
+        throw StoreError(fmt::format(
+            "{}: another simloop (pid {}) is writing these results ({} is locked); wait for it "
+            "to finish or stop it",
+            what, holder.empty() ? "unknown" : holder.substr(0, 10), lock_file.string()));
+      throw std::runtime_error(
+          fmt::format("{}: cannot lock: {}", lock_file.string(), errno_text(e)));
+    }
+    // The holder before us removes the file as it ends. If it did so
+    // between our open and our flock, we hold a file no one else will
+    // find: take the one now there instead.
+    struct stat held {
+    }, named{};
+    if (::fstat(fd_, &held) == 0 && ::lstat(lock_file.c_str(), &named) == 0 &&
+        held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+      break;
     ::close(fd_);
     fd_ = -1;
-    if (e == EWOULDBLOCK)
-      throw StoreError(fmt::format(
-          "{}: another simloop (pid {}) is writing these results ({} is locked); wait for it to "
-          "finish or stop it",
-          what, holder.empty() ? "unknown" : holder.substr(0, 10), lock_file.string()));
-    throw std::runtime_error(fmt::format("{}: cannot lock: {}", lock_file.string(), errno_text(e)));
   }
   const std::string pid = fmt::format("{}\n", ::getpid());
   if (::ftruncate(fd_, 0) != 0 || write_fully(fd_, pid) != 0) {
@@ -339,7 +331,11 @@ StoreLock::StoreLock(const fs::path& lock_file, const std::string& what) {
 }
 
 StoreLock::~StoreLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  if (fd_ < 0) return;
+  // Removed while still held, so no one takes it in between; never by a
+  // forked child that did not take it.
+  if (::getpid() == owner_) ::unlink(path_.c_str());
+  ::close(fd_);  // closing releases the lock
 }
 
 bool StoreLock::held(const fs::path& lock_file) {
@@ -352,7 +348,7 @@ bool StoreLock::held(const fs::path& lock_file) {
 
 ResultStore::ResultStore(const fs::path& path, const std::vector<std::string>& header)
     : path_(path), columns_(header.size()) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  fd_ = report::open_no_follow(path, O_RDWR | O_APPEND);
   if (fd_ < 0)
     throw std::runtime_error(fmt::format("{}: cannot open: {}", path.string(), errno_text(errno)));
 }

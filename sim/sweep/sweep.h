@@ -151,13 +151,14 @@ ResumePlan plan_resume(const Table& old, const std::string& name,
                        const std::vector<std::map<std::string, std::string>>& settings,
                        bool retry_crashed);
 
-// A file written whole or not at all: a temporary file next to it, fsync'ed
-// and renamed into place. Throws std::runtime_error with the cause (ENOSPC).
-void write_atomic(const std::filesystem::path& path, std::string_view text);
+// A file written whole or not at all: report::write_file_atomic.
+using report::write_file_atomic;
 
 // An exclusive lock (flock) on a sweep's output, held for the life of this
-// object by this process; the lock file holds the holder's pid. Taking it
-// while another process holds it throws StoreError naming that pid.
+// object by this process; the lock file holds the holder's pid and is
+// removed when the holder lets go. Taking it while another process holds it
+// throws StoreError naming that pid; a lock file that is a symbolic link
+// throws report::LinkError.
 class StoreLock {
  public:
   explicit StoreLock(const std::filesystem::path& lock_file, const std::string& what);
@@ -171,6 +172,8 @@ class StoreLock {
   int fd() const { return fd_; }
 
  private:
+  std::filesystem::path path_;
+  long owner_ = 0;  // the pid that took it
   int fd_ = -1;
 };
 
@@ -180,7 +183,7 @@ class StoreLock {
 class ResultStore {
  public:
   // Opens `path` for appending rows of `header`; it must exist with that
-  // header (write it with write_atomic first).
+  // header (write it with write_file_atomic first).
   ResultStore(const std::filesystem::path& path, const std::vector<std::string>& header);
   ~ResultStore();
   ResultStore(const ResultStore&) = delete;

@@ -306,6 +306,7 @@ set_case set-unknown "--set workload\.paylod: no such key; did you mean 'workloa
 set_case set-section "--set workload: is a section; set one of its keys" --set workload=64
 set_case set-type "--set workload\.payload: expected an integer .*got 'big'" --set workload.payload=big
 set_case set-range "--set workload\.payload: expected an integer in \[0, " --set workload.payload=1e400
+set_case set-quoted "--set workload\.payload: expected an integer .*got the quoted string '18'" --set 'workload.payload="18"'
 set_case set-stack "--set stack: no stack named 'freebsd5'" --set stack=freebsd5
 set_case set-stack-map "--set machine: expected a name, a path, got a map" --set 'machine={clock_hz: 1e9}'
 set_case set-longname "--set machine: no machine named 'nnnn.*\(300 bytes\)'" --set "machine=$long"

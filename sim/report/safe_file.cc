@@ -1,0 +1,129 @@
+#include "report/safe_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "report/table.h"
+
+namespace simloop::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text(int e) {
+  return fmt::format("{} ({})", std::strerror(e), e == ENOSPC ? "ENOSPC" : std::to_string(e));
+}
+
+[[noreturn]] void throw_link(const fs::path& path) {
+  throw LinkError(
+      fmt::format("{}: is a symbolic link; simloop does not write through links", path.string()));
+}
+
+// Writes all of `text` to `fd`; returns 0 or the errno of the failure (a
+// write that stores nothing counts as ENOSPC: the file system is full).
+int write_fully(int fd, std::string_view text) {
+  size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t w = ::write(fd, text.data() + off, text.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return errno;
+    if (w == 0) return ENOSPC;
+    off += static_cast<size_t>(w);
+  }
+  return 0;
+}
+
+// A new file of an unpredictable name `<dir>/<prefix>XXXXXX<suffix>`,
+// created O_EXCL (never through a link), mode 0666 less the umask as an
+// ordinary open would give. Returns its descriptor and sets `path`.
+int make_temp(const fs::path& dir, const std::string& prefix, const std::string& suffix,
+              fs::path& path) {
+  std::string name = (dir / (prefix + "XXXXXX" + suffix)).string();
+  const int fd = ::mkostemps(name.data(), static_cast<int>(suffix.size()), O_CLOEXEC);
+  if (fd < 0) return -1;
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0) {
+    // The file stays 0600: private, and still usable.
+  }
+  path = name;
+  return fd;
+}
+
+}  // namespace
+
+void refuse_link(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(path, ec))) throw_link(path);
+}
+
+int open_no_follow(const fs::path& path, int flags, mode_t mode) {
+  const int fd = ::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0 && errno == ELOOP) {
+    const int e = errno;
+    refuse_link(path);  // ELOOP for other reasons (a loop in the directories) is not ours
+    errno = e;
+  }
+  return fd;
+}
+
+void write_file_atomic(const fs::path& path, std::string_view text) {
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw std::runtime_error(
+        fmt::format("{}: cannot create the directory: {}", dir.string(), ec.message()));
+  refuse_link(path);
+  fs::path tmp;
+  const int fd = make_temp(dir, "." + path.filename().string() + ".", ".tmp", tmp);
+  if (fd < 0)
+    throw std::runtime_error(fmt::format("{}: cannot write: {}", path.string(), errno_text(errno)));
+  int e = write_fully(fd, text);
+  if (e == 0 && ::fsync(fd) != 0) e = errno;
+  if (::close(fd) != 0 && e == 0) e = errno;
+  // rename() replaces a link planted meanwhile; it never writes through it.
+  if (e == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) e = errno;
+  if (e != 0) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("{}: cannot write: {}", path.string(), errno_text(e)));
+  }
+}
+
+TempFile::TempFile(const fs::path& dir, const std::string& prefix, const std::string& suffix,
+                   std::string_view text) {
+  const int fd = make_temp(dir, prefix, suffix, path_);
+  if (fd < 0)
+    throw std::runtime_error(
+        fmt::format("{}: cannot create a temporary file: {}", dir.string(), errno_text(errno)));
+  int e = write_fully(fd, text);
+  if (::close(fd) != 0 && e == 0) e = errno;
+  if (e != 0) {
+    ::unlink(path_.c_str());
+    throw std::runtime_error(fmt::format("{}: cannot write: {}", path_.string(), errno_text(e)));
+  }
+}
+
+TempFile::~TempFile() {
+  ::unlink(path_.c_str());
+}
+
+// Declared in table.h; here so that the table code (built into the static
+// measurement harness too) does no file output.
+void write_rows(const std::filesystem::path& path, const std::vector<Row>& rows) {
+  if (path.extension() == ".json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows) j.push_back(to_json(r));
+    write_file_atomic(path, j.dump(2) + "\n");
+  } else {
+    write_file_atomic(path, to_csv(rows));
+  }
+}
+
+}  // namespace simloop::report

@@ -1,0 +1,50 @@
+// Files simloop creates, replaces or appends to. None is ever written
+// through a symbolic link: a link where an output goes is refused (a link
+// planted there would make simloop write over whatever it points to), every
+// open adds O_NOFOLLOW, and a file replaced whole is written to a temporary
+// file of an unpredictable name (mkstemp) in its own directory, fsync'ed and
+// renamed into place, so a reader never sees half a file.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace simloop::report {
+
+// An output path that is a symbolic link: bad input (exit status 2).
+struct LinkError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Throws LinkError naming `path` if it is a symbolic link.
+void refuse_link(const std::filesystem::path& path);
+
+// open(2) of `path` with O_NOFOLLOW and O_CLOEXEC added to `flags`. A
+// symbolic link throws LinkError; any other failure returns -1 with errno set.
+int open_no_follow(const std::filesystem::path& path, int flags, mode_t mode = 0644);
+
+// Writes `text` to `path` whole or not at all (see above); makes the
+// directory. Throws LinkError if `path` is a symbolic link, else
+// std::runtime_error naming the path and the cause (e.g. ENOSPC).
+void write_file_atomic(const std::filesystem::path& path, std::string_view text);
+
+// A temporary file of an unpredictable name in `dir` (mkstemps), holding
+// `text`, named `<prefix>XXXXXX<suffix>`; removed when this goes away.
+class TempFile {
+ public:
+  TempFile(const std::filesystem::path& dir, const std::string& prefix, const std::string& suffix,
+           std::string_view text);
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace simloop::report
