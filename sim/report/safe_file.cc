@@ -82,7 +82,11 @@ void write_file_atomic(const fs::path& path, std::string_view text) {
         fmt::format("{}: cannot create the directory: {}", dir.string(), ec.message()));
   refuse_link(path);
   fs::path tmp;
-  const int fd = make_temp(dir, "." + path.filename().string() + ".", ".tmp", tmp);
+  // Appended in steps: GCC 12 warns falsely (-Wrestrict) on "." + s + ".".
+  std::string prefix = ".";
+  prefix += path.filename().string();
+  prefix += '.';
+  const int fd = make_temp(dir, prefix, ".tmp", tmp);
   if (fd < 0)
     throw std::runtime_error(fmt::format("{}: cannot write: {}", path.string(), errno_text(errno)));
   int e = write_fully(fd, text);
