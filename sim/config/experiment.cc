@@ -19,6 +19,7 @@
 
 #include "config/data_root.h"
 #include "config/yaml_input.h"
+#include "support/text.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."
@@ -175,19 +176,6 @@ Field choice(std::string path, std::string doc, const std::vector<std::string>& 
   };
   f.get = [from](const Experiment& x) { return json(std::string(from(x))); };
   return f;
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] =
-          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 class Schema {
@@ -547,15 +535,7 @@ void apply_map(Experiment& x, const YAML::Node& map, const std::string& prefix,
     } else {
       const auto allowed = s.children(prefix);
       std::string msg = fmt::format("unknown key '{}' in {}", printable(key), section);
-      std::string best;
-      size_t best_d = 3;
-      for (const auto& a : allowed) {
-        const size_t d = edit_distance(key, a);
-        if (d < best_d) {
-          best_d = d;
-          best = a;
-        }
-      }
+      const std::string best = support::closest(key, allowed, 2);
       if (!best.empty()) msg += fmt::format("; did you mean '{}'?", best);
       msg += fmt::format(" (allowed: {})", fmt::join(allowed, ", "));
       fail(kloc, path, msg);
@@ -887,16 +867,7 @@ std::optional<KeyType> key_type(const std::string& path) {
 }
 
 std::string closest_key(const std::string& path) {
-  std::string best;
-  size_t best_d = 4;
-  for (const auto& k : schema().order()) {
-    const size_t d = edit_distance(path, k);
-    if (d < best_d) {
-      best_d = d;
-      best = k;
-    }
-  }
-  return best;
+  return support::closest(path, schema().order(), 3);
 }
 
 void check_value(const std::string& path, const std::string& value, const std::string& file,

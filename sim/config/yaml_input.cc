@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "support/text.h"
+
 namespace simloop::config {
 
 namespace fs = std::filesystem;
@@ -177,24 +179,7 @@ std::string printable(std::string_view text, size_t max_chars) {
 
 std::string closest_word(const std::string& word, const std::vector<std::string>& candidates,
                          size_t max_distance) {
-  std::string best;
-  size_t best_d = max_distance + 1;
-  for (const auto& c : candidates) {
-    std::vector<size_t> prev(c.size() + 1), cur(c.size() + 1);
-    for (size_t j = 0; j <= c.size(); ++j) prev[j] = j;
-    for (size_t i = 1; i <= word.size(); ++i) {
-      cur[0] = i;
-      for (size_t j = 1; j <= c.size(); ++j)
-        cur[j] = std::min(
-            {prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (word[i - 1] == c[j - 1] ? 0 : 1)});
-      std::swap(prev, cur);
-    }
-    if (prev[c.size()] < best_d) {
-      best_d = prev[c.size()];
-      best = c;
-    }
-  }
-  return best;
+  return support::closest(word, candidates, max_distance);
 }
 
 void check_text(std::string_view text, const std::string& name, const std::string& expected) {

@@ -18,24 +18,16 @@
 #include <stdexcept>
 #include <utility>
 
+#include "support/text.h"
+
 namespace simloop::measure {
 
 namespace fs = std::filesystem;
 
 namespace {
 
-bool parse_u64(std::string_view s, uint64_t* v, int base = 10) {
-  if (base == 16 && s.starts_with("0x")) s.remove_prefix(2);
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), *v, base);
-  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
-
-std::vector<std::string> words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> w;
-  for (std::string x; in >> x;) w.push_back(x);
-  return w;
-}
+using support::parse_u64;
+using support::words;
 
 // A scratch directory, removed with everything in it.
 struct TempDir {

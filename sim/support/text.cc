@@ -1,0 +1,58 @@
+#include "support/text.h"
+
+#include <algorithm>
+#include <charconv>
+#include <system_error>
+
+namespace simloop::support {
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] =
+          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string closest(std::string_view word, const std::vector<std::string>& candidates,
+                    size_t max_distance) {
+  std::string best;
+  size_t best_d = max_distance + 1;
+  for (const auto& c : candidates) {
+    const size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+bool parse_u64(std::string_view s, uint64_t* v, int base) {
+  if (base == 16 && s.starts_with("0x")) s.remove_prefix(2);
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), *v, base);
+  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+std::vector<std::string> words(std::string_view s) {
+  std::vector<std::string> w;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ||
+                            s[i] == '\v' || s[i] == '\f'))
+      ++i;
+    const size_t start = i;
+    while (i < s.size() && !(s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ||
+                             s[i] == '\v' || s[i] == '\f'))
+      ++i;
+    if (i > start) w.emplace_back(s.substr(start, i - start));
+  }
+  return w;
+}
+
+}  // namespace simloop::support

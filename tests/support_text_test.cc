@@ -1,0 +1,49 @@
+// The shared text helpers: edit distance, "did you mean", numbers and words.
+#include <gtest/gtest.h>
+
+#include "support/text.h"
+
+namespace simloop::support {
+namespace {
+
+TEST(EditDistance, CountsInsertionsDeletionsAndSubstitutions) {
+  EXPECT_EQ(edit_distance("", ""), 0u);
+  EXPECT_EQ(edit_distance("abc", ""), 3u);
+  EXPECT_EQ(edit_distance("", "ab"), 2u);
+  EXPECT_EQ(edit_distance("payload", "paylaod"), 2u);  // a swap is two edits
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("sitting", "kitten"), 3u);
+}
+
+TEST(Closest, TakesTheNearestWithinTheBoundAndTheFirstOfTies) {
+  const std::vector<std::string> keys = {"payload", "packets", "dest"};
+  EXPECT_EQ(closest("paylod", keys, 2), "payload");
+  EXPECT_EQ(closest("pckets", keys, 1), "packets");
+  EXPECT_EQ(closest("zzzzzz", keys, 2), "");
+  EXPECT_EQ(closest("desk", {"dest", "desc"}, 1), "dest");
+  EXPECT_EQ(closest("x", {}, 5), "");
+}
+
+TEST(ParseU64, TakesTheWholeNumberOrNothing) {
+  uint64_t v = 0;
+  EXPECT_TRUE(parse_u64("1234", &v));
+  EXPECT_EQ(v, 1234u);
+  EXPECT_TRUE(parse_u64("0x1f", &v, 16));
+  EXPECT_EQ(v, 31u);
+  EXPECT_TRUE(parse_u64("ff", &v, 16));
+  EXPECT_EQ(v, 255u);
+  EXPECT_FALSE(parse_u64("", &v));
+  EXPECT_FALSE(parse_u64("12x", &v));
+  EXPECT_FALSE(parse_u64("-1", &v));
+  EXPECT_FALSE(parse_u64("0x", &v, 16));
+  EXPECT_FALSE(parse_u64("99999999999999999999999", &v));  // out of range
+}
+
+TEST(Words, SplitsOnAnyWhitespace) {
+  EXPECT_EQ(words("  a\tbb \n c  "), (std::vector<std::string>{"a", "bb", "c"}));
+  EXPECT_TRUE(words("").empty());
+  EXPECT_TRUE(words(" \t\n").empty());
+}
+
+}  // namespace
+}  // namespace simloop::support
