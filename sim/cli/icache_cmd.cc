@@ -37,7 +37,7 @@ struct PathArgs {
   PathArgs() { opt.warmup = 1000; }
   void add(CLI::App* c) {
     c->add_option("-l,--payload", opt.payload, "UDP payload bytes")
-        ->check(CLI::Range(0, 9188))
+        ->check(CLI::Range(0, net::kMaxJumboPayload))
         ->capture_default_str();
     c->add_option("--warmup", opt.warmup, "Untimed datagrams first, in every run")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))

@@ -273,7 +273,7 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
       ->add_option("-l,--payload", a->payloads,
                    "UDP payload bytes per datagram, a comma-separated list")
       ->delimiter(',')
-      ->check(CLI::Range(0, 9188))
+      ->check(CLI::Range(0, net::kMaxJumboPayload))
       ->capture_default_str();
   native->add_option("-n,--packets", a->opt.packets, "Timed datagrams per repeat")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
@@ -298,7 +298,7 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
   native->add_option("--ether-mtu", a->opt.stack.ether_mtu, "MTU of em0")
-      ->check(CLI::Range(68, 9216))
+      ->check(CLI::Range(68, net::kMaxEtherMtu))
       ->capture_default_str();
   native->add_option("-r,--repeats", a->opt.repeats, "Independent runs")
       ->check(CLI::Range(1, 10000))
@@ -336,7 +336,7 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
   auto k = std::make_shared<KernelArgs>();
   kernel->add_option("-l,--payload", k->opt.payloads, "UDP payload bytes, a comma-separated list")
       ->delimiter(',')
-      ->check(CLI::Range(0, 65507))
+      ->check(CLI::Range(0, net::kMaxUdpPayload))
       ->capture_default_str();
   kernel->add_option("-n,--packets", k->opt.packets, "Timed datagrams per payload and repeat")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
@@ -369,13 +369,13 @@ void PathNames::add(CLI::App* c) {
   c->add_option("--dest", dest,
                 "loopback (127.0.0.1), broadcast (simplex loop copy + NIC ring),\n"
                 "wire (peer on the NIC ring), self (own address through em0)")
-      ->check(CLI::IsMember({"loopback", "broadcast", "wire", "self"}))
+      ->check(CLI::IsMember(workload::dest_names()))
       ->capture_default_str();
   c->add_option("--align", align, "Alignment policy: none, copy-down, strict, copy-down-unsafe")
-      ->check(CLI::IsMember({"none", "copy-down", "strict", "copy-down-unsafe"}))
+      ->check(CLI::IsMember(net::align_policy_names()))
       ->capture_default_str();
   c->add_option("--copy", copy, "Simplex loop copy: m_copy (shared) or m_dup (deep)")
-      ->check(CLI::IsMember({"m_copy", "m_dup"}))
+      ->check(CLI::IsMember(net::loop_copy_names()))
       ->capture_default_str();
 }
 

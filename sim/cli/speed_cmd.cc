@@ -117,10 +117,10 @@ std::vector<Case> shipped_experiments() {
 
 std::vector<Case> minimal_matrix(const fs::path& minimal) {
   std::vector<Case> out;
-  for (const char* dest : {"loopback", "broadcast", "wire", "self"})
+  for (const std::string& dest : workload::dest_names())
     for (const bool irq : {false, true})
-      for (const char* align : {"none", "copy-down", "strict", "copy-down-unsafe"})
-        for (const char* copy : {"m_copy", "m_dup"}) {
+      for (const std::string& align : net::align_policy_names())
+        for (const std::string& copy : net::loop_copy_names()) {
           Case c{fmt::format("minimal {} irq={} {} {}", dest, irq ? "on" : "off", align, copy),
                  minimal,
                  {fmt::format("workload.dest={}", dest), fmt::format("interrupts.enabled={}", irq),

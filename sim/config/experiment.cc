@@ -371,7 +371,7 @@ Schema::Schema() {
                   0, 1e3, [](Experiment& x) -> double& { return x.stack.cksum_cycles_per_byte; })));
 
   section("workload", "The ttcp-like sender.");
-  add(integer("workload.payload", "UDP payload bytes per datagram.", 0, 9188,
+  add(integer("workload.payload", "UDP payload bytes per datagram.", 0, net::kMaxJumboPayload,
               [](Experiment& x) -> int& { return x.workload.payload; }));
   add(integer("workload.packets", "Datagrams to send (unless duration_s is set).", 1, 1e12,
               [](Experiment& x) -> int64_t& { return x.workload.packets; }));
@@ -382,16 +382,10 @@ Schema::Schema() {
       "loopback: 127.0.0.1 through lo0 and the netisr; broadcast: em0's broadcast, a copy loops "
       "back through if_simloop and the frame goes on the wire; wire: a peer host over the link; "
       "self: em0's own address, routed through em0 (no lo0 route), the frame itself loops back.",
-      [] {
-        std::vector<std::string> names;
-        for (Dest d : workload::kDests) names.emplace_back(dest_name(d));
-        return names;
-      }(),
+      workload::dest_names(),
       [](Experiment& x, const std::string& v) {
         x.workload.dest = workload::parse_dest(v).value_or(Dest::wire);
-        // Only a host without the lo0 route for its own address sends to
-        // itself through em0.
-        x.options.useloopback = x.workload.dest != Dest::self;
+        x.options = workload::stack_options_for(x.workload.dest, x.options);
       },
       [](const Experiment& x) { return dest_name(x.workload.dest); }));
   add(number("workload.enobufs_sleep_s",
@@ -429,12 +423,12 @@ Schema::Schema() {
       "none: unaligned access allowed (x86), misaligned accesses charged; copy-down: if_simloop "
       "copies to a 4-byte boundary (never into shared storage); strict: a misaligned access "
       "faults and ends the run; copy-down-unsafe: the naive in-place fix-up.",
-      {"none", "copy-down", "strict", "copy-down-unsafe"},
+      net::align_policy_names(),
       [](Experiment& x, const std::string& v) { x.options.align = *net::parse_align_policy(v); },
       [](const Experiment& x) { return net::align_policy_name(x.options.align); }));
   add(choice(
       "options.copy", "How ether_output copies a broadcast for the simplex loop.",
-      {"m_copy", "m_dup"},
+      net::loop_copy_names(),
       [](Experiment& x, const std::string& v) { x.options.loop_copy = *net::parse_loop_copy(v); },
       [](const Experiment& x) { return net::loop_copy_name(x.options.loop_copy); }));
   add(integer("options.sockaddr_misalign",
@@ -452,7 +446,7 @@ Schema::Schema() {
               [](Experiment& x) -> int& { return x.options.so_rcvbuf; }));
   add(integer("options.max_linkhdr", "Link header space reserved in front of the data, bytes.", 0,
               100, [](Experiment& x) -> int& { return x.options.max_linkhdr; }));
-  add(integer("options.ether_mtu", "MTU of the Ethernet interface, bytes.", 68, 9216,
+  add(integer("options.ether_mtu", "MTU of the Ethernet interface, bytes.", 68, net::kMaxEtherMtu,
               [](Experiment& x) -> int& { return x.options.ether_mtu; }));
 
   section("layout", "The code layout: where each stack function's hot code lies.");
@@ -636,7 +630,7 @@ void check_consistency(const Experiment& x, const std::map<std::string, Loc>& wh
   if (w.payload > x.options.so_sndbuf)
     fail(loc("workload.payload"), "workload.payload",
          fmt::format("{} bytes exceed options.so_sndbuf ({})", w.payload, x.options.so_sndbuf));
-  if (w.dest != Dest::loopback && w.payload + 28 > x.options.ether_mtu)
+  if (w.dest != Dest::loopback && w.payload + net::kUdpIpHdrLen > x.options.ether_mtu)
     fail(loc("workload.payload"), "workload.payload",
          fmt::format("{} bytes + 28 bytes of headers exceed options.ether_mtu ({}); there is no IP "
                      "fragmentation",

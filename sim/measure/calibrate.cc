@@ -1220,7 +1220,7 @@ void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::p
   e << YAML::Key << "machine" << YAML::Value << name + "-machine.yaml";
   e << YAML::Key << "stack" << YAML::Value << name + "-stack.yaml";
   e << YAML::Key << "workload" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "payload" << YAML::Value << std::min(first->payload(), 9188);
+  e << YAML::Key << "payload" << YAML::Value << std::min(first->payload(), net::kMaxJumboPayload);
   e << YAML::Key << "packets" << YAML::Value << 20000;
   e << YAML::Key << "dest" << YAML::Value << fit.dest;
   e << YAML::Key << "receive" << YAML::Value << rx;

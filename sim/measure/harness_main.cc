@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
       "The native harness: sends PACKETS datagrams through the real stack and prints one CSV "
       "row (the schema of `simloop measure native`). Used by `simloop measure cachegrind`."};
   app.add_option("-l,--payload", opt.payload, "UDP payload bytes")
-      ->check(CLI::Range(0, 65507))
+      ->check(CLI::Range(0, net::kMaxUdpPayload))
       ->capture_default_str();
   app.add_option("-n,--packets", opt.packets, "Timed packets")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
@@ -28,13 +28,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
   app.add_option("--dest", dest, "loopback, broadcast, wire or self")
-      ->check(CLI::IsMember({"loopback", "broadcast", "wire", "self"}))
+      ->check(CLI::IsMember(workload::dest_names()))
       ->capture_default_str();
   app.add_option("--align", align, "none, copy-down, strict or copy-down-unsafe")
-      ->check(CLI::IsMember({"none", "copy-down", "strict", "copy-down-unsafe"}))
+      ->check(CLI::IsMember(net::align_policy_names()))
       ->capture_default_str();
   app.add_option("--copy", copy, "Simplex loop copy: m_copy or m_dup")
-      ->check(CLI::IsMember({"m_copy", "m_dup"}))
+      ->check(CLI::IsMember(net::loop_copy_names()))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 

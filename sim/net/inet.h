@@ -16,6 +16,13 @@ inline constexpr int kUdpHdrLen = 8;
 inline constexpr int kUdpIpHdrLen = kIpHdrLen + kUdpHdrLen;  // struct udpiphdr
 inline constexpr uint8_t kIpProtoUdp = 17;
 inline constexpr int kIpMaxPacket = 65535;
+// The largest UDP payload IP can carry (65535 less the IP and UDP headers):
+// what a host whose path has no smaller MTU (loopback) sends unfragmented.
+inline constexpr int kMaxUdpPayload = kIpMaxPacket - kUdpIpHdrLen;
+// The largest Ethernet MTU simloop's interfaces take (jumbo frames), and
+// so the largest payload the simulated host sends on every path.
+inline constexpr int kMaxEtherMtu = 9216;
+inline constexpr int kMaxJumboPayload = kMaxEtherMtu - kUdpIpHdrLen;
 
 // Field offsets, from the start of each header.
 namespace ether {

@@ -32,16 +32,27 @@ std::string_view loop_copy_name(LoopCopy c) {
 }
 
 std::optional<AlignPolicy> parse_align_policy(std::string_view s) {
-  for (auto p : {AlignPolicy::none, AlignPolicy::copy_down, AlignPolicy::strict,
-                 AlignPolicy::copy_down_unsafe})
+  for (auto p : kAlignPolicies)
     if (s == align_policy_name(p)) return p;
   return std::nullopt;
 }
 
 std::optional<LoopCopy> parse_loop_copy(std::string_view s) {
-  for (auto c : {LoopCopy::m_copy, LoopCopy::m_dup})
+  for (auto c : kLoopCopies)
     if (s == loop_copy_name(c)) return c;
   return std::nullopt;
+}
+
+std::vector<std::string> align_policy_names() {
+  std::vector<std::string> v;
+  for (auto p : kAlignPolicies) v.emplace_back(align_policy_name(p));
+  return v;
+}
+
+std::vector<std::string> loop_copy_names() {
+  std::vector<std::string> v;
+  for (auto c : kLoopCopies) v.emplace_back(loop_copy_name(c));
+  return v;
 }
 
 // The stack is used with these probes; instantiating them here keeps every

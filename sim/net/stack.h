@@ -255,7 +255,14 @@ class Stack {
   StackCounters counters_;
 };
 
+inline constexpr std::array<AlignPolicy, 4> kAlignPolicies = {
+    AlignPolicy::none, AlignPolicy::copy_down, AlignPolicy::strict, AlignPolicy::copy_down_unsafe};
+inline constexpr std::array<LoopCopy, 2> kLoopCopies = {LoopCopy::m_copy, LoopCopy::m_dup};
+
 std::string_view align_policy_name(AlignPolicy p);
+// Every name, in the order above: for option checks and help.
+std::vector<std::string> align_policy_names();
+std::vector<std::string> loop_copy_names();
 std::string_view loop_copy_name(LoopCopy c);
 // Parse the names above; nullopt for anything else.
 std::optional<AlignPolicy> parse_align_policy(std::string_view s);

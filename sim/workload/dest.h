@@ -6,7 +6,9 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "net/inet.h"
 #include "net/stack.h"
@@ -46,6 +48,13 @@ constexpr std::optional<Dest> parse_dest(std::string_view s) {
   return std::nullopt;
 }
 
+// Every name, in kDests order: for option checks and help.
+inline std::vector<std::string> dest_names() {
+  std::vector<std::string> v;
+  for (Dest d : kDests) v.emplace_back(dest_name(d));
+  return v;
+}
+
 // The address the sender's sendto() names.
 constexpr uint32_t dest_addr(Dest d) {
   switch (d) {
@@ -75,7 +84,7 @@ constexpr bool uses_ring(Dest d) {
 // The stack's options for a destination: only a host without the lo0 route
 // for its own address sends to itself through em0.
 constexpr net::StackOptions stack_options_for(Dest d, net::StackOptions so) {
-  if (d == Dest::self) so.useloopback = false;
+  so.useloopback = d != Dest::self;
   return so;
 }
 
