@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -39,6 +40,9 @@ class MemoFetcher {
     moves_.clear();
     codes_.clear();
     segment_code_.assign(plan->segments.size(), -1);
+    dense_ = plan->dense;
+    owners_ = plan->owners;
+    events_ = 3 * owners_;
     by_itself_ = max_states_ == 0;
     state_ = intern(fetcher_.frames());
   }
@@ -68,7 +72,6 @@ class MemoFetcher {
 
  private:
   enum class Kind : uint8_t { enter, leave, point };
-  static constexpr size_t kEvents = 3 * kOwnerCount;
   struct Move {
     uint32_t next;  // the state it leaves
     int32_t code;   // what it fetches (-1: nothing)
@@ -76,15 +79,23 @@ class MemoFetcher {
   using Frames = std::vector<CodeFetcher::Frame>;
 
   template <class F>
-  void event(Kind k, size_t owner, F& fetch) {
+  [[gnu::always_inline]] void event(Kind k, size_t owner, F& fetch) {
+    // The stack's owners only: its slots leave gaps (models/code.h).
+    if (dense_[owner] == FetchPlan::kNotOwner) [[unlikely]]
+      not_an_owner(owner);
     const size_t slot =
-        (static_cast<size_t>(state_) * 3 + static_cast<size_t>(k)) * kOwnerCount + owner;
+        (static_cast<size_t>(state_) * 3 + static_cast<size_t>(k)) * owners_ + dense_[owner];
     const int32_t m = moves_of_[slot];
     if (m < 0) [[unlikely]]
       return miss(k, owner, slot, fetch);
     const Move& mv = moves_[static_cast<size_t>(m)];
     if (mv.code >= 0) fetch(static_cast<uint32_t>(mv.code));
     state_ = mv.next;
+  }
+
+  [[noreturn, gnu::noinline, gnu::cold]] static void not_an_owner(size_t owner) {
+    throw std::logic_error("fetch memo: an event of owner slot " + std::to_string(owner) +
+                           ", which the plan's stack does not have");
   }
 
   // A move not learnt yet, or past the limit (where state_ is a state of
@@ -129,7 +140,7 @@ class MemoFetcher {
       // The fetcher holds the state: it goes on from here.
       by_itself_ = true;
       state_ = static_cast<uint32_t>(states_.size());
-      moves_of_.resize(moves_of_.size() + kEvents, -1);
+      moves_of_.resize(moves_of_.size() + events_, -1);
     } else {
       const uint32_t next = intern(fetcher_.frames());
       moves_of_[slot] = static_cast<int32_t>(moves_.size());
@@ -157,7 +168,7 @@ class MemoFetcher {
     const auto [it, fresh] = keys_.try_emplace(key(f), static_cast<uint32_t>(states_.size()));
     if (fresh) {
       states_.emplace_back(f.begin(), f.end());
-      moves_of_.resize(moves_of_.size() + kEvents, -1);
+      moves_of_.resize(moves_of_.size() + events_, -1);
     }
     return it->second;
   }
@@ -170,7 +181,10 @@ class MemoFetcher {
   std::vector<int32_t> moves_of_;                   // (state, event) -> move, or -1
   std::vector<Move> moves_;
   std::vector<Ranges> codes_;
-  std::vector<int32_t> segment_code_;  // past the limit: a segment's code, or -1
+  std::vector<int32_t> segment_code_;         // past the limit: a segment's code, or -1
+  std::array<uint8_t, kOwnerCount> dense_{};  // the plan's owner numbers, kept at hand
+  size_t owners_ = 0;
+  size_t events_ = 0;  // per state: three kinds by the plan's owners
   uint32_t state_ = 0;
   bool by_itself_ = false;
 };

@@ -23,7 +23,12 @@ FetchPlan fetch_plan(const LinkedLayout& linked, FetchMode mode, int line_bytes,
   // Owners by slot; a layout's call sites name owners by their index in
   // layout_owners(), which is every stack's, so they are mapped to slots.
   std::vector<std::string> owners(kOwnerCount);
-  for (size_t o : owner_slots(fns)) owners[o] = owner_name(fns, o);
+  FetchPlan plan;
+  plan.dense.fill(FetchPlan::kNotOwner);
+  for (size_t o : owner_slots(fns)) {
+    owners[o] = owner_name(fns, o);
+    plan.dense[o] = static_cast<uint8_t>(plan.owners++);
+  }
   const auto& all = layout_owners();
   auto call_slot = [&](int32_t call) -> int32_t {
     if (call < 0) return call;
@@ -36,7 +41,6 @@ FetchPlan fetch_plan(const LinkedLayout& linked, FetchMode mode, int line_bytes,
     throw std::invalid_argument(
         fmt::format("fetch_plan: line_bytes must be a power of two, got {}", line_bytes));
   const int shift = std::countr_zero(static_cast<unsigned>(line_bytes));
-  FetchPlan plan;
   plan.entry.fill(-1);
 
   auto add_step = [&](FetchPlan::Routine& r, FetchPlan::Step s) {

@@ -112,6 +112,12 @@ struct FetchPlan {
     return {static_cast<int32_t>(end[-1].at), end[-1].body};
   }
   std::array<int32_t, kOwnerCount> entry{};  // owner -> routine; -1: runs nothing
+  // The owners of the plan's stack, numbered densely (their slots leave
+  // gaps): owner -> its number, and how many there are (a memo of events
+  // by owner needs no more rows).
+  static constexpr uint8_t kNotOwner = 0xff;  // a slot the stack does not use
+  std::array<uint8_t, kOwnerCount> dense{};
+  size_t owners = 0;
   // The ranges of each segment, in order: what the fetcher hands out (a
   // FetchReplay's code table). Code only ever runs from a segment's start
   // to a call site or the routine's end, so a segment is fetched whole.

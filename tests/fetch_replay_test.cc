@@ -273,7 +273,8 @@ TEST(FetchReplay, MatchesSimulatingEveryStepOfTheFetchModel) {
 // not repeat), and past its state limit (where the fetcher goes on alone).
 TEST(MemoFetcher, FetchesExactlyWhatTheFetcherFetches) {
   std::mt19937_64 rng(20261203);
-  const size_t owners = layout_owners().size();
+  // Events come only for the owners of the plan's stack (its slots).
+  const std::vector<size_t> slots = owner_slots(net::bsd::fn_table());
   size_t remembered = 0, events = 0, alone = 0;
   for (const FetchMode mode : {FetchMode::call_sites, FetchMode::entry}) {
     for (int round = 0; round < 60; ++round) {
@@ -298,7 +299,7 @@ TEST(MemoFetcher, FetchesExactlyWhatTheFetcherFetches) {
         std::vector<Event> events_now = packets[rng() % 4];
         if (rng() % 10 == 0)  // now and then, any events in any order
           for (auto& e : events_now)
-            e = {static_cast<Event::Kind>(rng() % 3), static_cast<size_t>(rng() % owners)};
+            e = {static_cast<Event::Kind>(rng() % 3), slots[rng() % slots.size()]};
         for (const Event& e : events_now) {
           play(plain, e, fetch_a);
           play(memo, e, fetch_b);
@@ -314,6 +315,28 @@ TEST(MemoFetcher, FetchesExactlyWhatTheFetcherFetches) {
   // Most events were looked up, not followed; some runs went past the limit.
   EXPECT_LT(remembered * 5, events);
   EXPECT_GT(alone, 0u);
+}
+
+}  // namespace
+}  // namespace simloop::models
+
+namespace simloop::models {
+namespace {
+
+// The memo keeps a row per owner of the plan's stack, not per slot: an
+// event of a slot the stack leaves unused is refused, not mixed up with
+// another owner's.
+TEST(MemoFetcher, RefusesAnEventOfASlotTheStackDoesNotUse) {
+  std::mt19937_64 rng(7);
+  const FetchPlan plan =
+      fetch_plan(random_layout(rng), FetchMode::call_sites, 64, net::bsd::fn_table());
+  MemoFetcher memo;
+  memo.attach(&plan);
+  auto nothing = [](uint32_t /*code*/) {};
+  const size_t unused = net::bsd::fn_table().size();  // the first slot past BSD's functions
+  ASSERT_LT(unused, kCodeBase);
+  EXPECT_THROW(memo.enter(unused, nothing), std::logic_error);
+  EXPECT_NO_THROW(memo.enter(0, nothing));
 }
 
 }  // namespace

@@ -113,12 +113,14 @@ namespace simloop::net {
 template <class P>
 class [[nodiscard]] FnScope {
  public:
+  // Always inlined: a call per function entry and exit would cost more
+  // than most probes do with the event.
   template <class F>
-  FnScope(P& probe, F fn) : probe_(probe), fn_(static_cast<FnId>(fn)) {
+  [[gnu::always_inline]] FnScope(P& probe, F fn) : probe_(probe), fn_(static_cast<FnId>(fn)) {
     static_assert(std::is_enum_v<F> && sizeof(F) == sizeof(FnId));
     SIMLOOP_PROBE(enter(fn_));
   }
-  ~FnScope() { SIMLOOP_PROBE(leave(fn_)); }
+  [[gnu::always_inline]] ~FnScope() { SIMLOOP_PROBE(leave(fn_)); }
   FnScope(const FnScope&) = delete;
   FnScope& operator=(const FnScope&) = delete;
 
