@@ -290,7 +290,8 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
       "run",
       "Simulate an experiment and predict its kpps, with a cycle breakdown per stage.\n"
       "Without EXPERIMENT, runs the default: the 2006 seed host (experiments/seed-athlon.yaml).\n"
-      "Exit status: 0 ok, 2 bad configuration, 3 the run ended early (e.g. an alignment fault).");
+      "Exit status: 0 ok, 2 bad configuration, 3 the run ended early (e.g. an alignment fault),\n"
+      "4 a result could not be written (the message names the file and the system's reason).");
   run->add_option("experiment", a->file, "Experiment YAML file");
   run->add_option("--set", a->sets, "Override a key: path.to.key=value (repeatable)");
   run->add_option("-o,--output-dir", a->outdir,
