@@ -351,6 +351,9 @@ csv_cases() {  # SUB PREFIX...: the bad CSVs through a subcommand
 csv_cases calibrate calibrate --source kernel --train payload=18 -o "$work/out"
 run_case calibrate train-unknown "--train paylod: no such column in good\.csv; did you mean 'payload'" \
   calibrate --source kernel --train paylod=18 -o "$work/out" good.csv
+printf 'source,payload,dest,ns_per_packet,Host,Load,Notes\nkernel,18,loopback,3000,a,1,x\n' > unknown-columns.csv
+run_case calibrate unknown-columns "unknown-columns\.csv:1: 3 unknown columns 'Host', 'Load', 'Notes'" \
+  calibrate --source kernel --train payload=18 -o "$work/out" unknown-columns.csv
 "$bin" -q calibrate --source kernel --train payload=18,64 -o "$work/out" --name cat good.csv > /dev/null 2>&1 ||
   echo "FAIL calibrate: the good CSV was refused"
 cp "$work/out/cat-fit.json" fit.json 2> /dev/null || echo '{}' > fit.json
@@ -362,6 +365,8 @@ run_case compare fit-truncated 'truncated\.json:[0-9]+:[0-9]+: not JSON' compare
 run_case compare fit-other 'notfit\.json:1:1: not a fit written by simloop calibrate' compare notfit.json good.csv
 run_case compare fit-directory 'dir\.csv: is a directory' compare dir.csv good.csv
 csv_cases compare compare fit.json
+run_case compare unknown-columns "unknown-columns\.csv:1: 3 unknown columns 'Host', 'Load', 'Notes'" \
+  compare fit.json unknown-columns.csv
 plot_cases() {
   run_case plot binary 'binary\.csv:1:1: byte 0x7f is not UTF-8 text' plot binary.csv -o "$work/out/p"
   run_case plot json 'json\.csv:1:1: this looks like JSON' plot json.csv -o "$work/out/p"
