@@ -428,6 +428,35 @@ TEST(Calibrate, OwnDataColumnsAreMappedAndNothingIsFilledIn) {
   fs::remove(holes);
 }
 
+// Every unknown column at once, in one error: not one per attempt.
+TEST(Calibrate, EveryUnknownColumnIsNamedInOneError) {
+  const fs::path csv = write_csv("simloop_unknown_columns.csv",
+                                 "Size,Messages,Throughput,Path,Lost,Who,Load\n"
+                                 "18,100,350,wire,0.5,athlon,1.2\n");
+  const auto cols = parse_columns({"kpps=Throughput", "payload=Size", "dest=Path"}, {"Who"});
+  const std::string e = error_of([&] { read_points({csv}, Stat::median, cols); });
+  EXPECT_NE(e.find(csv.string() + ":1: "), std::string::npos) << e;
+  EXPECT_NE(e.find("3 unknown columns"), std::string::npos) << e;
+  for (const char* c : {"Messages", "Lost", "Load"}) {
+    const std::string quoted = fmt::format("'{}'", c);
+    const size_t at = e.find(quoted);
+    EXPECT_NE(at, std::string::npos) << c << ": " << e;
+    // named in the list and once in the --ignore-column advice, no more
+    EXPECT_NE(e.find("--ignore-column " + quoted), std::string::npos) << e;
+    EXPECT_EQ(e.find(quoted, e.find(quoted, at + 1) + 1), std::string::npos) << e;
+  }
+  // The skipped and the mapped ones are not named.
+  for (const char* c : {"'Who'", "'Size'", "'Throughput'", "'Path'"})
+    EXPECT_EQ(e.find(c), std::string::npos) << c << ": " << e;
+  // Skipping them all is enough.
+  EXPECT_EQ(read_points({csv}, Stat::median,
+                        parse_columns({"kpps=Throughput", "payload=Size", "dest=Path"},
+                                      {"Who", "Messages", "Lost", "Load"}))
+                .size(),
+            1u);
+  fs::remove(csv);
+}
+
 TEST(Calibrate, TheServiceColumnIsReadAndChecked) {
   const fs::path csv = write_csv("simloop_service.csv",
                                  "source,payload,dest,align,copy,service,ns_per_packet\n"

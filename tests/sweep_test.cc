@@ -244,7 +244,8 @@ TEST_F(SweepTest, ResultStoreAppendsWholeRows) {
   EXPECT_EQ(t.lines, (std::vector<size_t>{2, 3}));
 }
 
-// A full disk is reported as such, not as "Success".
+// A full disk is reported as such, not as "Success", and as a failed write
+// (simloop's exit status 4), not as any other error.
 TEST_F(SweepTest, AFullDiskIsReportedAsENOSPC) {
   // The store's file swapped for /dev/full under it (a link to /dev/full
   // would be refused: see below).
@@ -261,6 +262,7 @@ TEST_F(SweepTest, AFullDiskIsReportedAsENOSPC) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("No space left on device (ENOSPC)"), std::string::npos)
         << e.what();
+    EXPECT_NE(dynamic_cast<const report::WriteError*>(&e), nullptr) << e.what();
   }
 }
 

@@ -54,7 +54,7 @@ fi
   grep -E "^(train|validation|group) " "$out/compare.txt"
   echo '```'
   echo
-  echo "Without \`--ignore-column\`, the first column nobody mapped stops it (exit status 2):"
+  echo "Without \`--ignore-column\`, the columns nobody mapped stop it, all named in one error (exit status 2):"
   echo
   echo '```'
   sed 's/^\[error\] //' "$out/unmapped.txt"

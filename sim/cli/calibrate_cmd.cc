@@ -3,17 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 
+#include "cli/child.h"
 #include "cli/commands.h"
 #include "config/experiment.h"
 #include "config/yaml_input.h"
@@ -270,39 +267,20 @@ void report_comparison(const std::vector<measure::Comparison>& cs, const Compare
 
 // ns per packet that `simloop run` predicts for one point of an experiment,
 // simulated in a child process (SimGrid runs one simulation per process).
+// Through the process pool, which flushes this process's buffered output
+// before it forks: a child must not print it a second time.
 double simulate_point(const fs::path& exp, const std::vector<std::string>& sets) {
-  int fd[2];
-  if (pipe(fd) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    close(fd[0]);
-    std::string msg;
-    try {
-      const auto x = config::load_experiment(exp, sets);
-      engine::route_simgrid_log_to_spdlog();
-      const auto r = engine::simulate(x);
-      msg = r.outcome == "ok" ? fmt::format("ok {:.17g}", r.ns_per_packet())
-                              : fmt::format("error {}: {}", r.outcome, r.detail);
-    } catch (const std::exception& e) {
-      msg = std::string("error ") + e.what();
-    }
-    const ssize_t n = write(fd[1], msg.data(), msg.size());
-    (void)n;
-    close(fd[1]);
-    _exit(0);
-  }
-  close(fd[1]);
-  std::string got;
-  char buf[512];
-  for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
-  close(fd[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (got.starts_with("ok ")) return std::stod(got.substr(3));
-  throw UserError(fmt::format("{} ({}): {}", exp.string(), fmt::join(sets, " "),
-                              got.empty() ? "the simulation died" : got.substr(6)));
+  const ChildResult c = json_from_child([&]() -> nlohmann::json {
+    const auto x = config::load_experiment(exp, sets);
+    engine::route_simgrid_log_to_spdlog();
+    const auto r = engine::simulate(x);
+    if (r.outcome != "ok") return {{"error", fmt::format("{}: {}", r.outcome, r.detail)}};
+    return {{"ns_per_packet", r.ns_per_packet()}};
+  });
+  std::string why = "the simulation died";
+  if (c.doc && c.doc->contains("ns_per_packet")) return (*c.doc)["ns_per_packet"].get<double>();
+  if (c.doc && c.doc->contains("error")) why = (*c.doc)["error"].get<std::string>();
+  throw UserError(fmt::format("{} ({}): {}", exp.string(), fmt::join(sets, " "), why));
 }
 
 // compare EXPERIMENT.yaml MEASURED.csv: the experiment's own profile,
@@ -330,7 +308,7 @@ int compare_experiment(const CompareArgs& a) {
     c.predicted = 1e3 / (simulate_point(a.fit, sets) / 1e3);
     c.constant = 0;
     cs.push_back(c);
-    std::cout << fmt::format("{}: {} ({})\n", p.label(), p.source, p.where);
+    spdlog::debug("{}: {} ({})", p.label(), p.source, p.where);
   }
   std::cout << fmt::format("{} simulated against the measured points (nothing fitted):\n", a.fit);
   std::cout << fmt::format("{:<52} {:>10} {:>10} {:>8}\n", "point", "measured", "predicted",

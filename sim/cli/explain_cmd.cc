@@ -142,7 +142,7 @@ void add_explain(CLI::App& app, std::vector<Command>& commands) {
       "A and B are experiment files (simulated here, each in its own process) or result JSONs "
       "written by simloop run; with one experiment, --a-set and --b-set make the two sides.\n"
       "Draw the waterfall with: simloop plot EXPLAIN.json (from -o).\n"
-      "Exit status: 0 ok, 2 bad input.");
+      "Exit status: 0 ok, 2 bad input, 4 -o could not be written.");
   c->add_option("A", a->a, "Experiment YAML or result JSON")->required();
   c->add_option("B", a->b, "Experiment YAML or result JSON (default: A, with --b-set)");
   c->add_option("--set", a->sets, "Override a key on both sides: path.to.key=value (repeatable)");

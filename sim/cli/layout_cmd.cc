@@ -243,11 +243,7 @@ void print_advice(const models::Advice& adv, const config::Experiment& x, const 
     j["gain_kpps"] = k1 - k0;
   }
   if (!a.json_out.empty()) {
-    try {
-      report::write_file_atomic(a.json_out, j.dump(2) + "\n");
-    } catch (const std::exception& e) {
-      throw UserError(e.what(), 1);
-    }
+    report::write_file_atomic(a.json_out, j.dump(2) + "\n");
     std::cout << fmt::format("wrote {}\n", a.json_out);
   }
 }
@@ -376,7 +372,7 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
       "experiment's layout.* keys can express the recommendation, the report prints the `simloop "
       "run`\n"
       "command that simulates it (checked to link to the same code map).\n\n"
-      "Exit status: 0 success, 2 bad input.");
+      "Exit status: 0 success, 2 bad input, 4 -o could not be written.");
   cmd->add_option("experiment", a->file,
                   std::string("Experiment YAML file (default: ") + kDefaultExperiment + ")");
   cmd->add_option("--set", a->sets, "Override an experiment key: path.to.key=value (repeatable)");

@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
       "It predicts small-packet transmit rates (kpps) around a real mbuf stack\n"
       "and compares the predictions with measured runs."};
   app.set_version_flag("--version", std::string(SIMLOOP_VERSION));
+  app.footer(
+      "Exit status: 0 success, 2 bad input (the message names the file, line, column and key,\n"
+      "or the option), 3 the run ended early (e.g. an alignment fault), 4 an output could not\n"
+      "be written (e.g. a full disk: the message names the file and the system's reason).");
   app.require_subcommand(1);
   app.fallthrough();
   int verbosity = 0;
@@ -84,6 +88,9 @@ int main(int argc, char** argv) {
     } catch (const simloop::report::LinkError& e) {
       spdlog::error("{}", e.what());
       return 2;
+    } catch (const simloop::report::WriteError& e) {
+      spdlog::error("{}", e.what());
+      return simloop::report::kWriteFailedStatus;
     } catch (const std::exception& e) {
       spdlog::error("{}", e.what());
       return 1;

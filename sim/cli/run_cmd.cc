@@ -33,6 +33,23 @@ config::Experiment load(const std::string& file, const std::vector<std::string>&
   return load_user_experiment(file, sets);
 }
 
+// An experiment's sweep section and every point's configuration, checked as
+// `simloop sweep` checks them (one validation for run, check and sweep):
+// the number of points, 0 without a sweep section. Bad input is a UserError
+// with exit status 2 and sweep's own located message.
+size_t check_sweep_section(const config::Experiment& x, const std::string& file,
+                           const std::vector<std::string>& sets) {
+  if (!x.has_sweep) return 0;
+  sweep::Options o;
+  o.experiment = file.empty() ? x.source : fs::path(file);
+  o.sets = sets;
+  try {
+    return sweep::make_plan(o).spec.points.size();
+  } catch (const config::ConfigError& e) {
+    throw UserError(e.what(), 2);
+  }
+}
+
 std::string breakdown(const engine::SimResult& r) {
   const double per = r.packets > 0 ? 1.0 / static_cast<double>(r.packets) : 0;
   const double cpp = r.cycles_per_packet();
@@ -130,6 +147,9 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   } else {
     if (point >= 0) throw UserError("--point needs --from-sweep CSV", 2);
     x = load(file, sets);
+    // A file `check` and `sweep` refuse is refused here too; run simulates
+    // the base configuration.
+    check_sweep_section(x, file, sets);
   }
   if (!outdir.empty()) x.output.dir = outdir;
   spdlog::info("experiment {} ({}): machine {}, stack {}, {} B to {}", x.name, x.source.string(),
@@ -270,7 +290,8 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
       "run",
       "Simulate an experiment and predict its kpps, with a cycle breakdown per stage.\n"
       "Without EXPERIMENT, runs the default: the 2006 seed host (experiments/seed-athlon.yaml).\n"
-      "Exit status: 0 ok, 2 bad configuration, 3 the run ended early (e.g. an alignment fault).");
+      "Exit status: 0 ok, 2 bad configuration, 3 the run ended early (e.g. an alignment fault),\n"
+      "4 a result could not be written (the message names the file and the system's reason).");
   run->add_option("experiment", a->file, "Experiment YAML file");
   run->add_option("--set", a->sets, "Override a key: path.to.key=value (repeatable)");
   run->add_option("-o,--output-dir", a->outdir,
@@ -309,17 +330,7 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
                         const auto x = load(c->file, c->sets);
                         // Whatever `sweep` would refuse, refused here too:
                         // the section and every point's configuration.
-                        size_t points = 0;
-                        if (x.has_sweep) {
-                          sweep::Options o;
-                          o.experiment = c->file;
-                          o.sets = c->sets;
-                          try {
-                            points = sweep::make_plan(o).spec.points.size();
-                          } catch (const config::ConfigError& e) {
-                            throw UserError(e.what(), 2);
-                          }
-                        }
+                        const size_t points = check_sweep_section(x, c->file, c->sets);
                         std::cout << config::to_json(x).dump(2) << "\n";
                         if (x.has_sweep)
                           spdlog::info("{}: valid, with a sweep of {} points", c->file, points);

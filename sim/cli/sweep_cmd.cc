@@ -228,6 +228,7 @@ void add_sweep(CLI::App& app, std::vector<Command>& commands) {
       "docs/config-reference.md.\n"
       "Ctrl-C starts no more runs and waits for running ones (again: stops them); finish later\n"
       "with --resume. Exit status: 0 all ok, 2 bad input, 3 some runs failed (recorded),\n"
+      "4 the results could not be written (e.g. a full disk; rows already written stay),\n"
       "130 interrupted.");
   sw->add_option("experiment", a->file, "Experiment YAML file with a sweep: section")->required();
   sw->add_option("-j,--jobs", a->jobs, "Runs at a time (default: the number of cores)")

@@ -295,6 +295,7 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
       col[canon] = static_cast<int>(it - header.begin());
     }
     std::vector<std::pair<std::string, int>> stage_cols;
+    std::vector<std::string> unknown;  // every one of them named in one error
     for (size_t i = 0; i < header.size(); ++i) {
       const std::string& h = header[i];
       if (mapped_names.count(h) || columns.ignore.count(h)) continue;
@@ -308,11 +309,24 @@ std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
       } else if (h == "split_overhead_self_ns" || h == "split_overhead_parent_ns") {
         col[h] = static_cast<int>(i);
       } else if (!is_informational(h)) {
-        throw InputError(fmt::format(
-            "{}:1: unknown column '{}': map it to a column simloop reads with --columns "
-            "CANONICAL={}, or skip it with --ignore-column '{}' (docs/measured-data.md)",
-            file, h, h, h));
+        unknown.push_back(h);
       }
+    }
+    if (unknown.size() == 1)
+      throw InputError(
+          fmt::format("{}:1: unknown column '{}': map it to a column simloop reads with --columns "
+                      "CANONICAL={}, or skip it with --ignore-column '{}' (docs/measured-data.md)",
+                      file, unknown[0], unknown[0], unknown[0]));
+    if (unknown.size() > 1) {
+      std::vector<std::string> quoted, skips;
+      for (const auto& u : unknown) {
+        quoted.push_back(fmt::format("'{}'", u));
+        skips.push_back(fmt::format("--ignore-column '{}'", u));
+      }
+      throw InputError(fmt::format(
+          "{}:1: {} unknown columns {}: map each to a column simloop reads with --columns "
+          "CANONICAL=NAME,..., or skip them with {} (docs/measured-data.md)",
+          file, unknown.size(), fmt::join(quoted, ", "), fmt::join(skips, " ")));
     }
     if (!col.count("payload"))
       throw InputError(

@@ -78,8 +78,8 @@ void write_file_atomic(const fs::path& path, std::string_view text) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)
-    throw std::runtime_error(
-        fmt::format("{}: cannot create the directory: {}", dir.string(), ec.message()));
+    throw WriteError(
+        fmt::format("{}: cannot create the directory: {}", dir.string(), errno_text(ec.value())));
   refuse_link(path);
   fs::path tmp;
   // Appended in steps: GCC 12 warns falsely (-Wrestrict) on "." + s + ".".
@@ -88,7 +88,7 @@ void write_file_atomic(const fs::path& path, std::string_view text) {
   prefix += '.';
   const int fd = make_temp(dir, prefix, ".tmp", tmp);
   if (fd < 0)
-    throw std::runtime_error(fmt::format("{}: cannot write: {}", path.string(), errno_text(errno)));
+    throw WriteError(fmt::format("{}: cannot write: {}", path.string(), errno_text(errno)));
   int e = write_fully(fd, text);
   if (e == 0 && ::fsync(fd) != 0) e = errno;
   if (::close(fd) != 0 && e == 0) e = errno;
@@ -96,7 +96,7 @@ void write_file_atomic(const fs::path& path, std::string_view text) {
   if (e == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) e = errno;
   if (e != 0) {
     ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("{}: cannot write: {}", path.string(), errno_text(e)));
+    throw WriteError(fmt::format("{}: cannot write: {}", path.string(), errno_text(e)));
   }
 }
 
@@ -104,13 +104,13 @@ TempFile::TempFile(const fs::path& dir, const std::string& prefix, const std::st
                    std::string_view text) {
   const int fd = make_temp(dir, prefix, suffix, path_);
   if (fd < 0)
-    throw std::runtime_error(
+    throw WriteError(
         fmt::format("{}: cannot create a temporary file: {}", dir.string(), errno_text(errno)));
   int e = write_fully(fd, text);
   if (::close(fd) != 0 && e == 0) e = errno;
   if (e != 0) {
     ::unlink(path_.c_str());
-    throw std::runtime_error(fmt::format("{}: cannot write: {}", path_.string(), errno_text(e)));
+    throw WriteError(fmt::format("{}: cannot write: {}", path_.string(), errno_text(e)));
   }
 }
 

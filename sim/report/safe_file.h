@@ -20,6 +20,15 @@ struct LinkError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An output that could not be written (a full disk, a read-only or missing
+// directory, ...): not bad input, and not a result. The message names the
+// file and the system's reason (e.g. "No space left on device (ENOSPC)");
+// simloop exits with status kWriteFailedStatus.
+struct WriteError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+inline constexpr int kWriteFailedStatus = 4;
+
 // Throws LinkError naming `path` if it is a symbolic link.
 void refuse_link(const std::filesystem::path& path);
 
@@ -29,7 +38,7 @@ int open_no_follow(const std::filesystem::path& path, int flags, mode_t mode = 0
 
 // Writes `text` to `path` whole or not at all (see above); makes the
 // directory. Throws LinkError if `path` is a symbolic link, else
-// std::runtime_error naming the path and the cause (e.g. ENOSPC).
+// WriteError naming the path and the cause (e.g. ENOSPC).
 void write_file_atomic(const std::filesystem::path& path, std::string_view text);
 
 // A temporary file of an unpredictable name in `dir` (mkstemps), holding

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 
+#include "report/safe_file.h"
 #include "sweep/sweep.h"
 
 namespace simloop::sweep {
@@ -291,11 +292,14 @@ int write_fully(int fd, std::string_view text) {
 
 StoreLock::StoreLock(const fs::path& lock_file, const std::string& what)
     : path_(lock_file), owner_(::getpid()) {
-  if (lock_file.has_parent_path()) fs::create_directories(lock_file.parent_path());
+  if (std::error_code ec;
+      lock_file.has_parent_path() && !fs::create_directories(lock_file.parent_path(), ec) && ec)
+    throw report::WriteError(fmt::format("{}: cannot create the directory: {}",
+                                         lock_file.parent_path().string(), errno_text(ec.value())));
   for (;;) {
     fd_ = report::open_no_follow(lock_file, O_RDWR | O_CREAT, 0644);
     if (fd_ < 0)
-      throw std::runtime_error(
+      throw report::WriteError(
           fmt::format("{}: cannot open the lock: {}", lock_file.string(), errno_text(errno)));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int e = errno;
@@ -310,7 +314,7 @@ StoreLock::StoreLock(const fs::path& lock_file, const std::string& what)
             "{}: another simloop (pid {}) is writing these results ({} is locked); wait for it "
             "to finish or stop it",
             what, holder.empty() ? "unknown" : holder.substr(0, 10), lock_file.string()));
-      throw std::runtime_error(
+      throw report::WriteError(
           fmt::format("{}: cannot lock: {}", lock_file.string(), errno_text(e)));
     }
     // The holder before us removes the file as it ends. If it did so
@@ -350,7 +354,7 @@ ResultStore::ResultStore(const fs::path& path, const std::vector<std::string>& h
     : path_(path), columns_(header.size()) {
   fd_ = report::open_no_follow(path, O_RDWR | O_APPEND);
   if (fd_ < 0)
-    throw std::runtime_error(fmt::format("{}: cannot open: {}", path.string(), errno_text(errno)));
+    throw report::WriteError(fmt::format("{}: cannot open: {}", path.string(), errno_text(errno)));
 }
 
 ResultStore::~ResultStore() {
@@ -372,7 +376,7 @@ void ResultStore::append(const std::vector<std::string>& fields) {
     if (before >= 0 && ::ftruncate(fd_, before) != 0) {
       // Readers drop a partial last line anyway.
     }
-    throw std::runtime_error(
+    throw report::WriteError(
         fmt::format("{}: cannot record a finished run: {}", path_.string(), errno_text(e)));
   }
 }

@@ -190,7 +190,7 @@ class ResultStore {
   ResultStore& operator=(const ResultStore&) = delete;
 
   // Appends one row (fields in header order). A short or failed write or
-  // fsync throws std::runtime_error with its cause (e.g. No space left on
+  // fsync throws report::WriteError with its cause (e.g. No space left on
   // device) and cuts the file back to its last whole row.
   void append(const std::vector<std::string>& fields);
   int fd() const { return fd_; }

@@ -130,7 +130,7 @@ sweep:
   grid:
     workload.payload: [18, 64]
 EOF
-for args in "check base.yaml" "sweep --list base.yaml -o $work/out" \
+for args in "check base.yaml" "sweep --list base.yaml -o $work/out" "run base.yaml -o $work/out" \
   "check base.yaml --set stack=freebsd6-warm --set machine=i7-870"; do
   # shellcheck disable=SC2086
   if ! "$bin" $args > /dev/null 2> control.err; then
@@ -282,23 +282,23 @@ file_case deep-block 'deep-block\.yaml:[0-9]+:[0-9]+: d[0-9]+: maps and lists ne
 { cat base.yaml; yes '# filler filler filler filler filler filler filler filler filler filler' | head -n 80000; } > huge.yaml
 file_case huge 'huge\.yaml:[0-9]+:[0-9]+: the file goes on past [0-9]+ bytes'
 
-# ---- the sweep section (read by check and sweep) ----
+# ---- the sweep section (refused alike by check, run and sweep) ----
 with sweep-unknown $'  zip:\n    workload.paylod: [1, 2]'
-file_case sweep-unknown "sweep-unknown\.yaml:[0-9]+:5: workload\.paylod: no such key; did you mean 'workload\.payload'" check sweep
+file_case sweep-unknown "sweep-unknown\.yaml:[0-9]+:5: workload\.paylod: no such key; did you mean 'workload\.payload'" check run sweep
 with sweep-key $'  repeat: 3'
-file_case sweep-key 'sweep-key\.yaml:[0-9]+:3: sweep\.repeat: unknown key in sweep' check sweep
+file_case sweep-key 'sweep-key\.yaml:[0-9]+:3: sweep\.repeat: unknown key in sweep' check run sweep
 edited sweep-range 's/^    workload.payload: \[18, 64\]/    workload.payload: [18, -64]/'
-file_case sweep-range "sweep-range\.yaml:[0-9]+:[0-9]+: workload\.payload: expected an integer" check sweep
+file_case sweep-range "sweep-range\.yaml:[0-9]+:[0-9]+: workload\.payload: expected an integer" check run sweep
 with sweep-zip $'  zip:\n    workload.packets: [1000, 2000]\n    machine.clock_hz: [1e9]'
-file_case sweep-zip 'sweep-zip\.yaml:[0-9]+:5: machine\.clock_hz: has 1 values but workload\.packets has 2' check sweep
+file_case sweep-zip 'sweep-zip\.yaml:[0-9]+:5: machine\.clock_hz: has 1 values but workload\.packets has 2' check run sweep
 with sweep-filter $'  filter: ["workload.payload <= big"]'
-file_case sweep-filter "sweep-filter\.yaml:[0-9]+:[0-9]+: sweep\.filter: workload\.payload is a number" check sweep
+file_case sweep-filter "sweep-filter\.yaml:[0-9]+:[0-9]+: sweep\.filter: workload\.payload is a number" check run sweep
 with sweep-repeats $'  repeats: 0'
-file_case sweep-repeats 'sweep-repeats\.yaml:[0-9]+:[0-9]+: sweep\.repeats: expected an integer in \[1, 1000000\]' check sweep
+file_case sweep-repeats 'sweep-repeats\.yaml:[0-9]+:[0-9]+: sweep\.repeats: expected an integer in \[1, 1000000\]' check run sweep
 { head -n -3 base.yaml; echo 'sweep: yes'; } > sweep-scalar.yaml
-file_case sweep-scalar "sweep-scalar\.yaml:[0-9]+:8: sweep: expected a map" check sweep
+file_case sweep-scalar "sweep-scalar\.yaml:[0-9]+:8: sweep: expected a map" check run sweep
 edited sweep-point 's/^    workload.payload: \[18, 64\]/    workload.payload: [18, 1600]/'
-file_case sweep-point 'sweep point 1 \(workload\.payload=1600\): .*1600 bytes \+ 28 bytes of headers' check sweep
+file_case sweep-point 'sweep point 1 \(workload\.payload=1600\): .*1600 bytes \+ 28 bytes of headers' check run sweep
 
 # ---- --set ----
 set_case set-noeq '--set name: expected path\.to\.key=value' --set name
@@ -351,6 +351,9 @@ csv_cases() {  # SUB PREFIX...: the bad CSVs through a subcommand
 csv_cases calibrate calibrate --source kernel --train payload=18 -o "$work/out"
 run_case calibrate train-unknown "--train paylod: no such column in good\.csv; did you mean 'payload'" \
   calibrate --source kernel --train paylod=18 -o "$work/out" good.csv
+printf 'source,payload,dest,ns_per_packet,Host,Load,Notes\nkernel,18,loopback,3000,a,1,x\n' > unknown-columns.csv
+run_case calibrate unknown-columns "unknown-columns\.csv:1: 3 unknown columns 'Host', 'Load', 'Notes'" \
+  calibrate --source kernel --train payload=18 -o "$work/out" unknown-columns.csv
 "$bin" -q calibrate --source kernel --train payload=18,64 -o "$work/out" --name cat good.csv > /dev/null 2>&1 ||
   echo "FAIL calibrate: the good CSV was refused"
 cp "$work/out/cat-fit.json" fit.json 2> /dev/null || echo '{}' > fit.json
@@ -362,6 +365,8 @@ run_case compare fit-truncated 'truncated\.json:[0-9]+:[0-9]+: not JSON' compare
 run_case compare fit-other 'notfit\.json:1:1: not a fit written by simloop calibrate' compare notfit.json good.csv
 run_case compare fit-directory 'dir\.csv: is a directory' compare dir.csv good.csv
 csv_cases compare compare fit.json
+run_case compare unknown-columns "unknown-columns\.csv:1: 3 unknown columns 'Host', 'Load', 'Notes'" \
+  compare fit.json unknown-columns.csv
 plot_cases() {
   run_case plot binary 'binary\.csv:1:1: byte 0x7f is not UTF-8 text' plot binary.csv -o "$work/out/p"
   run_case plot json 'json\.csv:1:1: this looks like JSON' plot json.csv -o "$work/out/p"

@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""Results that cannot be written end simloop with exit status 4 and a
+message naming the file and the system's reason, never with another status:
+`run -o`, `sweep` and `compare -o` with every file limited to 0 bytes
+(RLIMIT_FSIZE: "File too large"), and, where a file system can be mounted
+(root, a private mount namespace), on a full tmpfs ("No space left on
+device (ENOSPC)").
+
+    write_failure_test.py SIMLOOP WORK_DIR
+"""
+import os
+import pathlib
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+
+SIMLOOP, WORK = sys.argv[1], pathlib.Path(sys.argv[2])
+shutil.rmtree(WORK, ignore_errors=True)
+WORK.mkdir(parents=True)
+failures = []
+WRITE_FAILED = 4
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+(WORK / "exp.yaml").write_text("""name: write-failure
+machine: athlon-xp-2700
+stack: freebsd6
+workload:
+  payload: 18
+  packets: 2000
+  dest: wire
+seed: 1
+output:
+  dir: out
+sweep:
+  grid:
+    workload.payload: [18, 64]
+""")
+(WORK / "data.csv").write_text("source,payload,kpps,dest\nbench,18,300,wire\n")
+
+
+def no_file_may_grow():
+    # write() past the limit fails with EFBIG instead of killing the process.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
+def expect_write_failed(name, p, out_dir, reason):
+    check(p.returncode == WRITE_FAILED,
+          f"{name}: exit {p.returncode}, expected {WRITE_FAILED}: {p.stderr}")
+    err = [l for l in p.stderr.splitlines() if l.startswith("[error]")]
+    check(err and re.search(re.escape(str(out_dir)) + r"/[^ :]+: ", err[-1]),
+          f"{name}: the message does not name the file under {out_dir}: {p.stderr}")
+    check(err and reason in err[-1], f"{name}: '{reason}' not in the message: {p.stderr}")
+
+
+COMMANDS = {
+    "run -o": lambda d: ["run", str(WORK / "exp.yaml"), "-o", str(d)],
+    "sweep": lambda d: ["sweep", str(WORK / "exp.yaml"), "-j", "1", "-o", str(d)],
+    "compare -o": lambda d: ["compare", str(WORK / "exp.yaml"), str(WORK / "data.csv"), "-o",
+                             str(d / "compare.csv")],
+}
+
+# Every file limited to 0 bytes.
+for name, args in COMMANDS.items():
+    d = WORK / ("fsize-" + name.split()[0])
+    d.mkdir()
+    p = subprocess.run([SIMLOOP, "-q", *args(d)], cwd=WORK, capture_output=True, text=True,
+                       timeout=300, preexec_fn=no_file_may_grow)
+    expect_write_failed(f"{name} (RLIMIT_FSIZE 0)", p, d, "File too large")
+
+# A full file system, where one can be mounted.
+full = WORK / "full"
+full.mkdir()
+probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=16k tmpfs {full}"],
+                       capture_output=True, text=True)
+if probe.returncode != 0:
+    print("no private tmpfs here (needs root and unshare): ENOSPC cases skipped")
+else:
+    for name, args in COMMANDS.items():
+        cmd = " ".join(f"'{a}'" for a in [SIMLOOP, "-q", *args(full)])
+        p = subprocess.run(
+            ["unshare", "-m", "sh", "-c",
+             f"mount -t tmpfs -o size=16k tmpfs {full} && "
+             f"(head -c 1048576 /dev/zero > {full}/filler) 2>/dev/null; exec {cmd}"],
+            cwd=WORK, capture_output=True, text=True, timeout=300)
+        expect_write_failed(f"{name} (full tmpfs)", p, full, "No space left on device (ENOSPC)")
+
+print("FAILED" if failures else "ok", len(failures))
+sys.exit(1 if failures else 0)
