@@ -14,19 +14,10 @@ namespace simloop::report {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 std::string errno_text(int e) {
   return fmt::format("{} ({})", std::strerror(e), e == ENOSPC ? "ENOSPC" : std::to_string(e));
 }
 
-[[noreturn]] void throw_link(const fs::path& path) {
-  throw LinkError(
-      fmt::format("{}: is a symbolic link; simloop does not write through links", path.string()));
-}
-
-// Writes all of `text` to `fd`; returns 0 or the errno of the failure (a
-// write that stores nothing counts as ENOSPC: the file system is full).
 int write_fully(int fd, std::string_view text) {
   size_t off = 0;
   while (off < text.size()) {
@@ -37,6 +28,13 @@ int write_fully(int fd, std::string_view text) {
     off += static_cast<size_t>(w);
   }
   return 0;
+}
+
+namespace {
+
+[[noreturn]] void throw_link(const fs::path& path) {
+  throw LinkError(
+      fmt::format("{}: is a symbolic link; simloop does not write through links", path.string()));
 }
 
 // A new file of an unpredictable name `<dir>/<prefix>XXXXXX<suffix>`,

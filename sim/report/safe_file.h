@@ -32,6 +32,12 @@ inline constexpr int kWriteFailedStatus = 4;
 // Throws LinkError naming `path` if it is a symbolic link.
 void refuse_link(const std::filesystem::path& path);
 
+// "No space left on device (ENOSPC)": an errno value for a message.
+std::string errno_text(int e);
+// Writes all of `text` to `fd`; returns 0 or the errno of the failure (a
+// write that stores nothing counts as ENOSPC: the file system is full).
+int write_fully(int fd, std::string_view text);
+
 // open(2) of `path` with O_NOFOLLOW and O_CLOEXEC added to `flags`. A
 // symbolic link throws LinkError; any other failure returns -1 with errno set.
 int open_no_follow(const std::filesystem::path& path, int flags, mode_t mode = 0644);

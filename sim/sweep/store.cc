@@ -270,25 +270,8 @@ ResumePlan plan_resume(const Table& old, const std::string& name,
   return plan;
 }
 
-namespace {
-std::string errno_text(int e) {
-  return fmt::format("{} ({})", std::strerror(e), e == ENOSPC ? "ENOSPC" : std::to_string(e));
-}
-
-// Writes all of `text` to `fd`; returns 0 or the errno of the failure (a
-// write that stores nothing counts as ENOSPC: the file system is full).
-int write_fully(int fd, std::string_view text) {
-  size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t w = ::write(fd, text.data() + off, text.size() - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return errno;
-    if (w == 0) return ENOSPC;
-    off += static_cast<size_t>(w);
-  }
-  return 0;
-}
-}  // namespace
+using report::errno_text;
+using report::write_fully;
 
 StoreLock::StoreLock(const fs::path& lock_file, const std::string& what)
     : path_(lock_file), owner_(::getpid()) {
