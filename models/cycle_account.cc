@@ -39,4 +39,10 @@ Stage stage_of(const net::FnTable& fns, net::FnId fn) {
   return *s;
 }
 
+FnStages stages_of(const net::FnTable& fns) {
+  FnStages out{};
+  for (size_t i = 0; i < fns.size() && i < net::kMaxFns; ++i) out[i] = stage_of(fns, net::fn_at(i));
+  return out;
+}
+
 }  // namespace simloop::models

@@ -53,6 +53,10 @@ std::optional<Stage> parse_stage(std::string_view name);
 // a completion function's stage when it runs in an interrupt handler).
 Stage stage_of(const net::FnTable& fns, net::FnId fn);
 
+using FnStages = std::array<Stage, net::kMaxFns>;
+// stage_of() of each function of `fns`, by FnId.
+FnStages stages_of(const net::FnTable& fns);
+
 using StageCycles = std::array<double, kStageCount>;
 
 // Sees every cycle as it is charged (for a timeline): the stage and amount,
@@ -86,12 +90,10 @@ inline double total(const StageCycles& c) {
 class CycleAccount : public net::NullProbe {
  public:
   CycleAccount(const MachineCosts& machine, const StackCosts& stack)
-      : machine_(machine), stack_(stack) {
-    const net::FnTable& fns = *stack.fns;
-    for (size_t i = 0; i < fns.size() && i < net::kMaxFns; ++i)
-      fn_stage_[i] = stage_of(fns, net::fn_at(i));
-    completion_ = fns.with_role(net::FnRole::completion);
-  }
+      : machine_(machine),
+        stack_(stack),
+        fn_stage_(stages_of(*stack.fns)),
+        completion_(stack.fns->with_role(net::FnRole::completion)) {}
 
   void enter(net::FnId fn) {
     if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
@@ -206,9 +208,9 @@ class CycleAccount : public net::NullProbe {
 
   const MachineCosts& machine_;
   const StackCosts& stack_;
-  std::array<net::FnId, kMaxDepth> stack_fns_{};
-  std::array<Stage, net::kMaxFns> fn_stage_{};
+  FnStages fn_stage_;
   std::optional<net::FnId> completion_;
+  std::array<net::FnId, kMaxDepth> stack_fns_{};
   size_t depth_ = 0;
   Context context_ = Context::thread;
   StageCycles cycles_{};

@@ -41,6 +41,13 @@ void for_each_model(F&& f) {
   detail::ForEach<OptionalModels>::run(std::forward<F>(f));
 }
 
+// Whether stage `s` is an optional model's.
+inline bool model_stage(Stage s) {
+  bool found = false;
+  for_each_model([&]<class M>(std::type_identity<M>) { found = found || M::kStage == s; });
+  return found;
+}
+
 // Whether stage `s` is reported with configurations `c`: every stage but an
 // optional model's, which only while its model is on.
 inline bool stage_reported(const ModelConfigs& c, Stage s) {

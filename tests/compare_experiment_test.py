@@ -11,15 +11,11 @@ import re
 import subprocess
 import sys
 
+from checks import check, finish  # tests/checks.py
+
 SIMLOOP, WORK = sys.argv[1], pathlib.Path(sys.argv[2])
 WORK.mkdir(parents=True, exist_ok=True)
-failures = []
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 # A short run of the seed host (the compare simulates each point).
@@ -70,5 +66,4 @@ for quiet in ([], ["-q"]):
         check(not re.search(r"payload=\d+ dest=", p.stderr),
               f"{name}: per-point lines on the log despite -q:\n{p.stderr}")
 
-print("FAILED" if failures else "ok", len(failures))
-sys.exit(1 if failures else 0)
+finish()

@@ -11,15 +11,11 @@ import pathlib
 import subprocess
 import sys
 
+from checks import check, finish  # tests/checks.py
+
 SIMLOOP, SRC, WORK = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
 WORK.mkdir(parents=True, exist_ok=True)
-failures = []
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def near(a, b, rel=1e-6, abs_=1e-6):
@@ -117,5 +113,4 @@ check(p.returncode == 2 and "nope" in p.stderr, f"bad --b-set: exit 2 ({p.stderr
 p = subprocess.run([SIMLOOP, "plot", str(bad)], capture_output=True, text=True)
 check(p.returncode == 2 and f"{bad}:1:1:" in p.stderr, f"plot of bad JSON: exit 2 located ({p.stderr})")
 
-print("ok" if not failures else f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+finish()

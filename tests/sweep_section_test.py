@@ -11,15 +11,11 @@ import re
 import subprocess
 import sys
 
+from checks import check, finish  # tests/checks.py
+
 SIMLOOP, WORK = sys.argv[1], pathlib.Path(sys.argv[2])
 WORK.mkdir(parents=True, exist_ok=True)
-failures = []
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 BASE = """name: sweep-section
@@ -93,5 +89,4 @@ for name, (section, want) in CASES.items():
     check(len(set(messages.values())) == 1,
           f"{name}: the three messages differ: {messages}")
 
-print("FAILED" if failures else "ok", len(failures))
-sys.exit(1 if failures else 0)
+finish()

@@ -18,15 +18,11 @@ import subprocess
 import sys
 from collections import defaultdict
 
+from checks import check, finish  # tests/checks.py
+
 SIMLOOP, SRC, WORK = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
 WORK.mkdir(parents=True, exist_ok=True)
-failures = []
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(name, exp, sets, window=None):
@@ -131,5 +127,4 @@ p = subprocess.run([SIMLOOP, "plot", str(WORK / "wire-irq.json"), "--kind", "tim
 check(p.returncode == 0 and (WORK / "timeline.png").stat().st_size > 1000,
       f"timeline plot ({p.returncode}: {p.stderr})")
 
-print("ok" if not failures else f"{len(failures)} failures")
-sys.exit(1 if failures else 0)
+finish()

@@ -17,17 +17,13 @@ import signal
 import subprocess
 import sys
 
+from checks import check, finish  # tests/checks.py
+
 SIMLOOP, WORK = sys.argv[1], pathlib.Path(sys.argv[2])
 shutil.rmtree(WORK, ignore_errors=True)
 WORK.mkdir(parents=True)
-failures = []
 WRITE_FAILED = 4
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 (WORK / "exp.yaml").write_text("""name: write-failure
@@ -94,5 +90,4 @@ else:
             cwd=WORK, capture_output=True, text=True, timeout=300)
         expect_write_failed(f"{name} (full tmpfs)", p, full, "No space left on device (ENOSPC)")
 
-print("FAILED" if failures else "ok", len(failures))
-sys.exit(1 if failures else 0)
+finish()

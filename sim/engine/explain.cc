@@ -59,7 +59,7 @@ Side read_side(const json& d, const std::string& label) {
     const std::string st(models::stage_name(stage));
     // An optional model's stage is there only when the model was on.
     const P at("/result/cycles_" + st);
-    if (!d.contains(at) && !models::stage_reported({}, stage)) {
+    if (!d.contains(at) && models::model_stage(stage)) {
       s.stage[st] = 0;
       continue;
     }

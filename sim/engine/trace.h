@@ -42,9 +42,7 @@ class Tracer : public models::CycleListener {
  public:
   // `fns` names the stack's functions and gives their stages.
   Tracer(TraceWindow window, double clock_hz, const net::FnTable& fns)
-      : window_(window), hz_(clock_hz), fns_(&fns) {
-    for (size_t i = 0; i < fns.size(); ++i) stage_[i] = models::stage_of(fns, net::fn_at(i));
-  }
+      : window_(window), hz_(clock_hz), fns_(&fns), stage_(models::stages_of(fns)) {}
 
   // The sender is about to send packet `index` (0-based).
   void packet(int64_t index);
@@ -117,7 +115,7 @@ class Tracer : public models::CycleListener {
   TraceWindow window_;
   double hz_;
   const net::FnTable* fns_;
-  std::array<models::Stage, net::kMaxFns> stage_{};
+  models::FnStages stage_;
   bool recording_ = false, started_ = false, finished_ = false, in_handler_ = false;
   double last_t_ = 0;
   double batch_t0_ = 0, batch_cursor_ = 0, handler_cursor_ = 0;
