@@ -1,5 +1,5 @@
 // Benchmarks of the functional stack: hot mbuf operations, the whole native
-// path per packet (as sim/measure/native.cc drives it), and the cost of the
+// path per packet (as sim/tools/measure/native.cc drives it), and the cost of the
 // probe hooks.
 //
 // The probe comparison is noise-sensitive on a shared machine. The headline
@@ -16,12 +16,12 @@
 #include <ctime>
 #include <vector>
 
-#include "net/inet.h"
-#include "net/mbuf.h"
-#include "net/mbuf_ops.h"
-#include "net/probe.h"
-#include "net/stack.h"
-#include "net/zone.h"
+#include "sim/stack/bsd/mbuf.h"
+#include "sim/stack/bsd/mbuf_ops.h"
+#include "sim/stack/bsd/stack.h"
+#include "sim/stack/net/inet.h"
+#include "sim/stack/net/probe.h"
+#include "sim/stack/net/zone.h"
 
 namespace {
 
@@ -219,7 +219,7 @@ BENCHMARK(BM_Adj)->Arg(kEtherHdrLen)->Arg(-4)->ArgName("req");
 // ---- the whole native path --------------------------------------------------
 
 // One sender and one bound receiver on a fresh stack, driven per packet the
-// way sim/measure/native.cc does: sendto, then netisr_run, recvfrom until
+// way sim/tools/measure/native.cc does: sendto, then netisr_run, recvfrom until
 // empty, nic_txeof. Declaration order keeps the pool and the probe alive
 // while the stack frees what it still queues.
 template <class P>

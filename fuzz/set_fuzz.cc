@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "config/experiment.h"
 #include "fuzz_util.h"
+#include "sim/config/experiment.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace simloop;

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sweep/sweep.h"
+#include "sim/tools/sweep/sweep.h"
 
 namespace {
 

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <exception>
 
-#include "config/experiment.h"
 #include "fuzz_util.h"
-#include "sweep/sweep.h"
+#include "sim/config/experiment.h"
+#include "sim/tools/sweep/sweep.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace simloop;

@@ -25,7 +25,7 @@
 #include "models/code.h"
 #include "models/cycle_account.h"
 #include "models/model_spec.h"
-#include "net/probe.h"
+#include "sim/stack/net/probe.h"
 
 namespace simloop::models {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "net/fn_table.h"
+#include "sim/stack/net/fn_table.h"
 
 namespace simloop::models {
 

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "net/fn_table.h"
+#include "sim/stack/net/fn_table.h"
 
 namespace simloop::models {
 

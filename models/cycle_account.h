@@ -16,8 +16,8 @@
 #include "models/fetch_replay.h"
 #include "models/fn_ledger.h"
 #include "models/icache.h"
-#include "models/layout.h"
-#include "net/probe.h"
+#include "sim/layout/layout.h"
+#include "sim/stack/net/probe.h"
 
 namespace simloop::models {
 

@@ -22,7 +22,7 @@
 
 #include "models/cycle_account.h"
 #include "models/model_spec.h"
-#include "net/probe.h"
+#include "sim/stack/net/probe.h"
 
 namespace simloop::models {
 

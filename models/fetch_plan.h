@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "models/code.h"
-#include "models/layout.h"
-#include "net/fn_table.h"
+#include "sim/layout/layout.h"
+#include "sim/stack/net/fn_table.h"
 
 namespace simloop::models {
 

@@ -21,8 +21,8 @@
 #include "models/code.h"
 #include "models/costs.h"
 #include "models/icache.h"
-#include "models/layout.h"
-#include "net/fn_table.h"
+#include "sim/layout/layout.h"
+#include "sim/stack/net/fn_table.h"
 
 namespace simloop::models {
 

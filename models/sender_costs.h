@@ -8,7 +8,7 @@
 
 #include "models/costs.h"
 #include "models/cycle_account.h"
-#include "workload/ttcp.h"
+#include "sim/stack/workload/ttcp.h"
 
 namespace simloop::models {
 

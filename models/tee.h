@@ -29,7 +29,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "net/probe.h"
+#include "sim/stack/net/probe.h"
 
 // Every hook is inlined whole into the stack's code, as the account's own
 // hooks were when it was the probe: a call per event would cost more than

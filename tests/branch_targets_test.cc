@@ -7,7 +7,7 @@
 #include "models/cycle_account.h"
 #include "models/fn_ledger.h"
 #include "models/tee.h"
-#include "net/bsd_fns.h"
+#include "sim/stack/bsd/fns.h"
 
 namespace simloop::models {
 namespace {

@@ -4,8 +4,8 @@
 #include <numeric>
 #include <vector>
 
-#include "net/inet.h"
-#include "net/mbuf_ops.h"
+#include "sim/stack/bsd/mbuf_ops.h"
+#include "sim/stack/net/inet.h"
 
 namespace simloop::net {
 namespace {

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "config/experiment.h"
-#include "config/yaml_input.h"
-#include "net/bsd_fns.h"
+#include "sim/config/experiment.h"
+#include "sim/stack/bsd/fns.h"
+#include "sim/support/yaml_input.h"
 
 namespace simloop::config {
 namespace {

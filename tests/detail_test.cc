@@ -1,7 +1,7 @@
 // Per-function detail of a run: the function view holds the same cycles as
 // the stage view, I-cache misses land on the code that missed, and the
 // output reference matches the columns runs write.
-#include "engine/detail.h"
+#include "sim/engine/detail.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -10,10 +10,10 @@
 #include <set>
 #include <sstream>
 
-#include "engine/columns.h"
-#include "engine/simulation.h"
-#include "models/layout.h"
 #include "models/optional_models.h"
+#include "sim/engine/columns.h"
+#include "sim/engine/simulation.h"
+#include "sim/layout/layout.h"
 #include "sim_child.h"
 
 namespace simloop::engine {

@@ -8,7 +8,7 @@
 
 #include "models/fn_ledger.h"
 #include "models/tee.h"
-#include "net/bsd_fns.h"
+#include "sim/stack/bsd/fns.h"
 
 namespace {
 

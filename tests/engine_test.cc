@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/simulation.h"
-#include "measure/calibrate.h"
+#include "sim/engine/simulation.h"
+#include "sim/tools/calibrate/calibrate.h"
 #include "sim_child.h"
 
 namespace simloop::engine {

@@ -11,9 +11,9 @@
 #include "models/cycle_account.h"
 #include "models/icache.h"
 #include "models/icache_probe.h"
-#include "models/layout.h"
 #include "models/tee.h"
-#include "net/bsd_fns.h"
+#include "sim/layout/layout.h"
+#include "sim/stack/bsd/fns.h"
 
 namespace simloop::models {
 namespace {

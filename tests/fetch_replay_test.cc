@@ -13,8 +13,8 @@
 #include "models/fetch_memo.h"
 #include "models/fetch_plan.h"
 #include "models/icache.h"
-#include "models/layout.h"
-#include "net/bsd_fns.h"
+#include "sim/layout/layout.h"
+#include "sim/stack/bsd/fns.h"
 
 namespace simloop::models {
 namespace {

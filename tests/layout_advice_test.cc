@@ -1,6 +1,6 @@
 // The objects a recommended link order moves: the fewest, checked against
 // every subset on small random orders.
-#include "models/layout_advice.h"
+#include "sim/tools/advise/layout_advice.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-#include "models/layout_advisor.h"
+#include "sim/tools/advise/layout_advisor.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "net/bsd_fns.h"
-#include "net/inet.h"
+#include "sim/stack/bsd/fns.h"
+#include "sim/stack/net/inet.h"
 
 namespace simloop::models {
 namespace {

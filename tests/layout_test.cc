@@ -1,4 +1,4 @@
-#include "models/layout.h"
+#include "sim/layout/layout.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,8 +12,8 @@
 #include "models/code.h"
 #include "models/cycle_account.h"
 #include "models/icache.h"
-#include "net/bsd_fns.h"
-#include "net/probe.h"
+#include "sim/stack/bsd/fns.h"
+#include "sim/stack/net/probe.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "net/mbuf_ops.h"
+#include "sim/stack/bsd/mbuf_ops.h"
 
 namespace simloop::net::model {
 

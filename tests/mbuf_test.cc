@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "net/mbuf_ops.h"
+#include "sim/stack/bsd/mbuf_ops.h"
 
 namespace simloop::net {
 namespace {

@@ -12,11 +12,11 @@
 #include <random>
 #include <sstream>
 
-#include "config/experiment.h"
-#include "measure/calibrate.h"
-#include "measure/compare.h"
-#include "measure/kernel.h"
-#include "net/bsd_fns.h"
+#include "sim/config/experiment.h"
+#include "sim/stack/bsd/fns.h"
+#include "sim/tools/calibrate/calibrate.h"
+#include "sim/tools/measure/compare.h"
+#include "sim/tools/measure/kernel.h"
 
 namespace simloop::measure {
 namespace {

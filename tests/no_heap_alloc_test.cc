@@ -9,7 +9,7 @@
 #include <new>
 #include <vector>
 
-#include "net/stack.h"
+#include "sim/stack/bsd/stack.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The process pool: jobs in forked children, N at a time, their output and
 // exit status collected per job, interrupts handled, no zombie left.
-#include "proc/process_pool.h"
+#include "sim/support/process_pool.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -1,7 +1,7 @@
 // The within-run rate variation's bins: equal slices stay equal however
 // many times the bins have grown, sleeps count as time without packets, and
 // a real change of rate shows as the cv it should.
-#include "engine/rate_slices.h"
+#include "sim/engine/rate_slices.h"
 
 #include <gtest/gtest.h>
 

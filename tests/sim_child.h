@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "proc/process_pool.h"
+#include "sim/support/process_pool.h"
 
 namespace simloop::testing {
 

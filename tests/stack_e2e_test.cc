@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "net/stack.h"
+#include "sim/stack/bsd/stack.h"
 
 namespace simloop::net {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "measure/native.h"
-#include "net/stack.h"
+#include "sim/stack/bsd/stack.h"
+#include "sim/tools/measure/native.h"
 
 namespace simloop::net {
 namespace {

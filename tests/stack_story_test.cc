@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "net/stack.h"
+#include "sim/stack/bsd/stack.h"
 
 namespace simloop::net {
 namespace {

@@ -1,5 +1,5 @@
 // Summary statistics: values checked against published tables and by hand.
-#include "report/stats.h"
+#include "sim/report/stats.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "report/table.h"
+#include "sim/report/table.h"
 
 namespace simloop::report {
 namespace {

@@ -1,7 +1,7 @@
 // The shared text helpers: edit distance, "did you mean", numbers and words.
 #include <gtest/gtest.h>
 
-#include "support/text.h"
+#include "sim/support/text.h"
 
 namespace simloop::support {
 namespace {

@@ -17,7 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "sweep/sweep.h"
+#include "sim/tools/sweep/sweep.h"
 
 namespace simloop::sweep {
 namespace {

@@ -1,6 +1,6 @@
 // Sweep sections: expansion against hand-computed lists, seeds, shards,
 // errors that name file:line:col and the key, and the result store.
-#include "sweep/sweep.h"
+#include "sim/tools/sweep/sweep.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "config/experiment.h"
+#include "sim/config/experiment.h"
 
 namespace simloop::sweep {
 namespace {

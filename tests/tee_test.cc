@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "models/cycle_account.h"
-#include "net/bsd_fns.h"
+#include "sim/stack/bsd/fns.h"
 
 namespace {
 

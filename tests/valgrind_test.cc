@@ -7,11 +7,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "measure/code_walk.h"
-#include "measure/harness_run.h"
-#include "measure/icache_check.h"
 #include "models/cycle_account.h"
-#include "net/bsd_fns.h"
+#include "sim/stack/bsd/fns.h"
+#include "sim/tools/measure/code_walk.h"
+#include "sim/tools/measure/harness_run.h"
+#include "sim/tools/measure/icache_check.h"
 
 using namespace simloop;
 using measure::parse_cachegrind;

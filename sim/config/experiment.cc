@@ -1,4 +1,4 @@
-#include "config/experiment.h"
+#include "sim/config/experiment.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -17,9 +17,9 @@
 #include <type_traits>
 #include <variant>
 
-#include "config/data_root.h"
-#include "config/yaml_input.h"
-#include "support/text.h"
+#include "sim/config/data_root.h"
+#include "sim/support/text.h"
+#include "sim/support/yaml_input.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."
@@ -813,7 +813,7 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
     else
       apply_component(x, doc[key], key, file);
   }
-  // The sweep section is read by the sweep runner (sim/sweep), not here.
+  // The sweep section is read by the sweep runner (sim/tools/sweep), not here.
   apply_map(x, doc, "", f, {"machine", "stack", "sweep"});
   x.has_sweep = static_cast<bool>(doc["sweep"]);
 

@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "config/error.h"
 #include "models/costs.h"
 #include "models/fetch_plan.h"
 #include "models/icache.h"
-#include "models/layout.h"
 #include "models/optional_models.h"
-#include "net/stack.h"
-#include "workload/dest.h"
+#include "sim/config/error.h"
+#include "sim/layout/layout.h"
+#include "sim/stack/bsd/stack.h"
+#include "sim/stack/workload/dest.h"
 
 namespace simloop::config {
 

@@ -1,11 +1,11 @@
-#include "engine/columns.h"
+#include "sim/engine/columns.h"
 
 #include <fmt/format.h>
 
 #include "models/cycle_account.h"
 #include "models/fn_ledger.h"
 #include "models/optional_models.h"
-#include "net/probe.h"
+#include "sim/stack/net/probe.h"
 
 namespace simloop::engine {
 

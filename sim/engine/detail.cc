@@ -1,4 +1,4 @@
-#include "engine/detail.h"
+#include "sim/engine/detail.h"
 
 #include <fmt/format.h>
 

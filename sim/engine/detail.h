@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "config/experiment.h"
-#include "engine/simulation.h"
-#include "report/table.h"
+#include "sim/config/experiment.h"
+#include "sim/engine/simulation.h"
+#include "sim/report/table.h"
 
 namespace simloop::engine {
 

@@ -1,4 +1,4 @@
-#include "engine/explain.h"
+#include "sim/engine/explain.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "engine/probe.h"
+#include "sim/engine/probe.h"
 
 namespace simloop::net {
 template class Stack<engine::Probe>;

@@ -15,7 +15,7 @@
 #include "models/icache_probe.h"
 #include "models/optional_models.h"
 #include "models/tee.h"
-#include "net/stack.h"
+#include "sim/stack/bsd/stack.h"
 
 namespace simloop::engine {
 

@@ -1,4 +1,4 @@
-#include "engine/simulation.h"
+#include "sim/engine/simulation.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -18,14 +18,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/probe.h"
-#include "engine/rate_slices.h"
-#include "engine/trace.h"
 #include "models/sender_costs.h"
 #include "models/wire.h"
-#include "net/inet.h"
-#include "report/safe_file.h"
-#include "workload/ttcp.h"
+#include "sim/engine/probe.h"
+#include "sim/engine/rate_slices.h"
+#include "sim/engine/trace.h"
+#include "sim/report/safe_file.h"
+#include "sim/stack/net/inet.h"
+#include "sim/stack/workload/ttcp.h"
 
 namespace simloop::engine {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "config/experiment.h"
 #include "models/cycle_account.h"
 #include "models/fn_ledger.h"
-#include "report/table.h"
+#include "sim/config/experiment.h"
+#include "sim/report/table.h"
 
 namespace simloop::engine {
 class Tracer;

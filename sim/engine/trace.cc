@@ -1,4 +1,4 @@
-#include "engine/trace.h"
+#include "sim/engine/trace.h"
 
 #include <fmt/format.h>
 

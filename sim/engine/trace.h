@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "models/cycle_account.h"
-#include "net/probe.h"
+#include "sim/stack/net/probe.h"
 
 namespace simloop::engine {
 

@@ -1,4 +1,4 @@
-#include "report/safe_file.h"
+#include "sim/report/safe_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "report/table.h"
+#include "sim/report/table.h"
 
 namespace simloop::report {
 

@@ -1,4 +1,4 @@
-#include "report/stats.h"
+#include "sim/report/stats.h"
 
 #include <algorithm>
 #include <boost/math/distributions/students_t.hpp>

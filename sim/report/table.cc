@@ -1,4 +1,4 @@
-#include "report/table.h"
+#include "sim/report/table.h"
 
 #include <fmt/format.h>
 

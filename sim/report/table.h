@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "report/safe_file.h"
+#include "sim/report/safe_file.h"
 
 namespace simloop::report {
 

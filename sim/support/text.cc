@@ -1,4 +1,4 @@
-#include "support/text.h"
+#include "sim/support/text.h"
 
 #include <algorithm>
 #include <charconv>

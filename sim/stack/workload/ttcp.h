@@ -1,0 +1,191 @@
+// The ttcp workload: a sender that sends one datagram per loop iteration to
+// a destination, and the receiver that drains what loops back. One copy of
+// it serves the simulator's sender (engine/simulation.cc), the layout
+// advisor's recorded path (sim/tools/advise/layout_advisor.cc), the native harness
+// (measure/native_loop.h) and calibration (measure/calibrate.cc).
+//
+// The loop runs the real stack; what a caller adds around it (cycles, a
+// trace of the code that runs, clock reads) comes through hooks at the
+// sender's loop, the system call and the receiver's recvfrom(); the ring
+// hand-off comes back in the result (Sent::frame).
+#pragma once
+
+#include <cerrno>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <vector>
+
+#include "sim/stack/bsd/stack.h"
+#include "sim/stack/workload/dest.h"
+
+namespace simloop::workload {
+
+// Bytes that start a page of their own: which pages an access to them
+// touches never depends on where the heap put them (the data TLB model sees
+// pages; the stack's own buffers are in mapped zones).
+template <class T>
+struct PageAligned {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{4096};
+  PageAligned() = default;
+  template <class U>
+  PageAligned(const PageAligned<U>& /*other*/) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, size_t /*n*/) { ::operator delete(p, kAlign); }
+  friend bool operator==(const PageAligned&, const PageAligned&) { return true; }
+};
+using PageBytes = std::vector<uint8_t, PageAligned<uint8_t>>;
+
+// What a caller adds around the real stack. Every hook is optional: derive
+// from NoHooks and hide the ones you need.
+struct NoHooks {
+  void user_loop() {}      // the sender's loop, before each sendto()
+  void syscall_enter() {}  // sendto()'s system call entry
+  void syscall_exit() {}   // ... and exit
+  void receive_enter() {}  // the receiver's recvfrom() system call entry
+  void receive_exit() {}   // ... and exit
+  void retry() {}          // sendto() said ENOBUFS and is tried again (Service::drained)
+};
+
+// How the host around the sender serves a datagram after sendto().
+enum class Service : uint8_t {
+  // The simulated host. Where the datagram loops back, the netisr's
+  // software interrupt runs at once (it preempts the sender on a
+  // uniprocessor), and the receiver, blocked in recvfrom(), only makes the
+  // calls that return a datagram (none with `receive` off). The ring is
+  // left alone: the caller's driver model reclaims frames (reap) when its
+  // clock says they are done.
+  simulated,
+  // The native harness: the whole path of a packet runs before the next
+  // send, whatever the destination: the netisr, recvfrom() until it says
+  // EWOULDBLOCK, transmit completion. On ENOBUFS the same runs and the send
+  // is tried again, up to 1000 times, as ttcp sleeps and retries.
+  drained,
+  // As drained, but nothing serves the host after sendto() except transmit
+  // completion: no netisr, no receiver. Datagrams that loop back wait in the
+  // netisr queue until it is full, then are dropped there. A path without
+  // the receive side, for calibrating the send side on its own.
+  send_only,
+};
+
+struct TtcpOptions {
+  Dest dest = Dest::wire;
+  Service service = Service::simulated;
+  bool receive = true;  // Service::simulated: a receiver drains looped datagrams
+};
+
+// One sendto() and what followed it.
+//
+// The ring hand-off is part of the result, not a hook: a caller can only
+// act on it once the whole send is over. The simulator puts the frame on
+// the wire after the packet's cycles, the netisr's and the receiver's
+// included, and only if no fault, ENOBUFS or error ended the send; a hook
+// called where the driver queues the frame comes before all of those, so
+// the caller would have to keep it aside and decide later, which is what
+// this flag already says.
+struct Sent {
+  int err = 0;         // sendto()'s result (after retries with Service::drained)
+  bool frame = false;  // it left a frame on the NIC ring (the ring hand-off)
+};
+
+// The loop over a stack `S` (net/stack_concept.h; the BSD mbuf stack by
+// default) that reports to a probe of type P.
+template <class P, net::UdpStack S = net::Stack<P>>
+class TtcpLoop {
+ public:
+  using Stack = S;
+
+  TtcpLoop(P& probe, const TtcpOptions& opt, const typename S::Options& so)
+      : opt_(opt), stack_(probe, stack_options_for(opt.dest, so)) {
+    rx_ = stack_.socket();
+    tx_ = stack_.socket();
+    stack_.bind(rx_, 0, kTtcpPort);
+  }
+
+  // One datagram of `len` bytes from `data`.
+  template <class H>
+  Sent send(const void* data, int len, H& h) {
+    return opt_.service == Service::simulated ? send_simulated(data, len, h)
+                                              : send_drained(data, len, h);
+  }
+  Sent send(const void* data, int len) {
+    NoHooks h;
+    return send(data, len, h);
+  }
+
+  // The driver's txeof: reclaims up to `max` finished frames of the ring.
+  int reap(int max = INT_MAX) { return stack_.nic_txeof(max); }
+
+  S& stack() { return stack_; }
+  const S& stack() const { return stack_; }
+  const TtcpOptions& options() const { return opt_; }
+  int receiver() const { return rx_; }  // the receiver's socket
+
+ private:
+  int sendto(const void* data, int len) {
+    return stack_.sendto(tx_, data, len, dest_addr(opt_.dest), kTtcpPort);
+  }
+  template <class H>
+  int syscall(const void* data, int len, H& h) {
+    h.user_loop();
+    h.syscall_enter();
+    const int err = sendto(data, len);
+    h.syscall_exit();
+    return err;
+  }
+  template <class H>
+  int receive_one(H& h) {
+    int got = 0;
+    h.receive_enter();
+    const int err = stack_.recvfrom(rx_, rbuf_.data(), static_cast<int>(rbuf_.size()), &got);
+    h.receive_exit();
+    return err;
+  }
+
+  template <class H>
+  Sent send_simulated(const void* data, int len, H& h) {
+    const int ring_before = stack_.nic_pending();
+    Sent s;
+    s.err = syscall(data, len, h);
+    if (loops_back(opt_.dest)) {
+      stack_.netisr_run(INT_MAX);
+      while (opt_.receive && stack_.rcv_queued(rx_) > 0) receive_one(h);
+    }
+    s.frame = stack_.nic_pending() > ring_before;
+    return s;
+  }
+
+  template <class H>
+  void service(H& h) {
+    if (opt_.service == Service::drained) {
+      stack_.netisr_run(INT_MAX);
+      while (receive_one(h) == 0) {
+      }
+    }
+    stack_.nic_txeof(INT_MAX);
+  }
+  template <class H>
+  Sent send_drained(const void* data, int len, H& h) {
+    int ring_before = stack_.nic_pending();
+    Sent s;
+    s.err = syscall(data, len, h);
+    for (int tries = 0; s.err == ENOBUFS && tries < 1000; ++tries) {
+      h.retry();
+      service(h);
+      ring_before = stack_.nic_pending();
+      s.err = syscall(data, len, h);
+    }
+    s.frame = stack_.nic_pending() > ring_before;
+    service(h);
+    return s;
+  }
+
+  TtcpOptions opt_;
+  S stack_;
+  int rx_ = -1, tx_ = -1;
+  PageBytes rbuf_ = PageBytes(65536);
+};
+
+}  // namespace simloop::workload

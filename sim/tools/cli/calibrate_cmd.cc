@@ -1,0 +1,498 @@
+// simloop calibrate / simloop compare: fit a cost profile to some measured
+// points, then predict the others and hold the predictions against them.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "sim/config/experiment.h"
+#include "sim/engine/simulation.h"
+#include "sim/support/yaml_input.h"
+#include "sim/tools/calibrate/calibrate.h"
+#include "sim/tools/cli/child.h"
+#include "sim/tools/cli/commands.h"
+#include "sim/tools/measure/compare.h"
+
+namespace simloop::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Columns {
+  std::vector<std::string> map, ignore;
+  void add(CLI::App* c) {
+    c->add_option("--columns", map,
+                  "CANONICAL=NAME,...: the file's name for a column simloop reads, e.g.\n"
+                  "kpps=Throughput,payload=Size (docs/measured-data.md lists the columns)")
+        ->delimiter(',');
+    c->add_option("--ignore-column", ignore,
+                  "A column of the file to skip (every other unknown column is an error)");
+  }
+};
+
+// Each file checked first as a CSV at all (readable, text, a header, rows
+// of its width); the columns are checked by read_points.
+std::vector<fs::path> paths_of(const std::vector<std::string>& v) {
+  std::vector<fs::path> out;
+  for (const auto& s : v) {
+    check_results_csv(s, {}, {});
+    out.emplace_back(s);
+  }
+  return out;
+}
+
+std::vector<measure::Point> load_points(const std::vector<std::string>& files, measure::Stat stat,
+                                        const Columns& c) {
+  try {
+    return measure::read_points(paths_of(files), stat, measure::parse_columns(c.map, c.ignore));
+  } catch (const measure::InputError& e) {
+    throw UserError(e.what());
+  }
+}
+
+// Every --train key must be a column the points have.
+void check_train_keys(const measure::Split& split, const std::vector<measure::Point>& points,
+                      const std::vector<std::string>& files) {
+  std::vector<std::string> have;
+  for (const auto& p : points)
+    for (const auto& [k, v] : p.keys)
+      if (std::find(have.begin(), have.end(), k) == have.end()) have.push_back(k);
+  for (const auto& [key, values] : split.allow) {
+    if (std::find(have.begin(), have.end(), key) != have.end()) continue;
+    std::string msg = fmt::format("--train {}: no such column in {}", config::printable(key),
+                                  fmt::join(files, ", "));
+    if (const auto near = config::closest_word(key, have); !near.empty())
+      msg += fmt::format("; did you mean '{}'?", near);
+    throw UserError(msg + fmt::format(" (keys: {})", fmt::join(have, ", ")));
+  }
+}
+
+struct CalibrateArgs {
+  std::vector<std::string> measured;
+  std::string source = "native";
+  std::vector<std::string> train;
+  std::string dir = "out";
+  std::string name;
+  std::string stat = "median";
+  Columns columns;
+  bool strict = false;
+  int bootstrap = 200;
+  double split_weight = 0.5;
+  bool no_split = false;
+};
+
+int calibrate_cmd(const CalibrateArgs& a) {
+  // The profile's four files are <dir>/<name>...: a name, never a path.
+  const std::string name = a.name.empty() ? a.source + "-calibrated" : a.name;
+  if (const std::string why = config::name_problem(name); !why.empty())
+    throw UserError(fmt::format("{} '{}': {}", a.name.empty() ? "the profile name" : "--name",
+                                config::printable(name), why));
+  const auto stat = *measure::parse_stat(a.stat);
+  const auto points = load_points(a.measured, stat, a.columns);
+  measure::FitOptions opt;
+  opt.source = a.source;
+  opt.stat = stat;
+  opt.bootstrap = a.bootstrap;
+  opt.split_weight = a.split_weight;
+  opt.use_split = !a.no_split;
+  measure::Fit fit;
+  try {
+    opt.split = measure::parse_split(a.train);
+  } catch (const measure::InputError& e) {
+    throw UserError(e.what());
+  }
+  check_train_keys(opt.split, points, a.measured);
+  try {
+    fit = measure::calibrate(points, opt);
+  } catch (const measure::InputError& e) {
+    throw UserError(e.what());
+  }
+  fit.measured = a.measured;
+
+  std::set<std::string> sources;
+  for (const auto& p : points)
+    if (p.native() == (a.source == "native") && fit.split.trains(p)) sources.insert(p.source);
+  if (sources.size() > 1)
+    spdlog::warn("the training points come from {} sources ({}): one profile is fitted to all",
+                 sources.size(), fmt::join(sources, "; "));
+
+  std::cout << fmt::format("{} fit on {} training point(s) ({}), {} held out; statistic: {}\n",
+                           a.source, fit.training_points, fmt::join(fit.split.specs(), "; "),
+                           fit.held_out_points, a.stat);
+  if (a.source == "native")
+    std::cout << fmt::format(
+        "observations: ns per packet{}\n",
+        fit.split_weight > 0
+            ? fmt::format(" and each function's self time (weight {:g}; "
+                          "the instrumented run {:.2f} x slower, its clock "
+                          "reads {:.1f} ns per call and {:.1f} per call made "
+                          "beyond the {:.1f} measured)",
+                          fit.split_weight, fit.slowdown, fit.split_overhead.at(0),
+                          fit.split_overhead.at(1), points.front().overhead_self_ns)
+            : " only");
+  std::cout << fmt::format("fitted costs (ns){}:\n",
+                           fit.lo.empty() ? ""
+                                          : fmt::format(", 90 % interval over {} resamples of "
+                                                        "the repeats",
+                                                        fit.draws.size()));
+  for (size_t i = 0; i < fit.names.size(); ++i) {
+    std::cout << fmt::format("  {:<42} {:10.4f}", fit.names[i], fit.values[i]);
+    if (!fit.lo.empty()) std::cout << fmt::format("  [{:9.4f}, {:9.4f}]", fit.lo[i], fit.hi[i]);
+    const auto with = fit.tied_to(fit.names[i]);
+    if (with)
+      std::cout << (with->empty()
+                        ? "  not determined: never exercised"
+                        : fmt::format("  not determined: only with {}", fmt::join(*with, ", ")));
+    std::cout << "\n";
+  }
+  std::cout << fmt::format("design: {} parameters, rank {}, condition number {:.3g}\n",
+                           fit.names.size(), fit.rank, fit.condition);
+  if (!fit.undetermined.empty())
+    std::cout << fmt::format(
+        "not determined by the training data (only in sums with others, or never exercised): "
+        "{}\n",
+        fmt::join(fit.undetermined, ", "));
+  std::cout << "residuals on the training points:\n";
+  for (const auto& r : fit.residuals)
+    std::cout << fmt::format("  {:<50} measured {:8.1f} ns  fitted {:8.1f} ns  {:+6.2f} %\n",
+                             r.label, r.measured_ns, r.fitted_ns,
+                             100 * (r.fitted_ns - r.measured_ns) / r.measured_ns);
+  std::cout << fmt::format("rms relative residual {:.2f} %\n", 100 * fit.rms_rel_residual());
+
+  // Held-out points whose prediction needs a parameter the data leave free.
+  int relying = 0;
+  for (const auto& p : points) {
+    if (p.native() != (a.source == "native") || fit.split.trains(p)) continue;
+    const auto r = fit.relies_on(measure::features_for(fit, p));
+    if (r.empty()) continue;
+    ++relying;
+    spdlog::warn("held-out point {} relies on {}, which the training data do not determine",
+                 p.label(), fmt::join(r, ", "));
+  }
+  if (relying > 0 && a.strict)
+    throw UserError(fmt::format(
+        "--strict: {} held-out point(s) rely on parameters the training data do not determine "
+        "(see the warnings); train on points that exercise them. Nothing was written.",
+        relying));
+
+  try {
+    measure::write_profile(fit, points, a.dir, name);
+  } catch (const measure::InputError& e) {
+    throw UserError(e.what());
+  }
+  auto j = fit.to_json();
+  j["experiment"] = name + ".yaml";
+  j["columns"] = a.columns.map;
+  j["ignore_columns"] = a.columns.ignore;
+  const fs::path out = fs::path(a.dir) / (name + "-fit.json");
+  report::write_file_atomic(out, j.dump(1) + "\n");
+  spdlog::info("wrote {0}/{1}.yaml, {0}/{1}-machine.yaml, {0}/{1}-stack.yaml and {2}", a.dir, name,
+               out.string());
+  return 0;
+}
+
+struct CompareArgs {
+  std::string fit;
+  std::vector<std::string> measured;
+  std::string out;
+  std::vector<std::string> groups;
+  std::string summary;
+  Columns columns;
+  std::string stat = "median";
+};
+
+// Prints the table and the summaries of a comparison; writes the CSV.
+void report_comparison(const std::vector<measure::Comparison>& cs, const CompareArgs& a,
+                       const std::string& source) {
+  std::cout << fmt::format("{:<52} {:>10} {:>10} {:>10} {:>8} {:>10} {:>9}  {}\n", "point", "set",
+                           "measured", "predicted", "error", "constant", "interval", "relies on");
+  for (const auto& c : cs)
+    std::cout << fmt::format("{:<52} {:>10} {:>10.1f} {:>10.1f} {:>+7.2f}% {:>+9.2f}% {:>9}  {}\n",
+                             c.point, c.set, c.measured, c.predicted, c.error_pct(),
+                             c.constant_error_pct(),
+                             c.hi > 0 ? fmt::format("{:.1f}-{:.1f}", c.lo, c.hi) : "", c.relies_on);
+  measure::Split groups;
+  try {
+    groups = measure::parse_split(a.groups, "--group");
+  } catch (const measure::InputError& e) {
+    throw UserError(e.what());
+  }
+  for (const std::string set : {"train", "validation"}) {
+    const auto s = measure::summarize(cs, set);
+    if (s.points == 0) continue;
+    std::cout << fmt::format("{:<10} {}\n", set, measure::describe(s));
+  }
+  std::vector<report::Row> summary;
+  auto add_summary = [&](const std::string& group, const measure::ErrorSummary& s) {
+    report::Row r;
+    r.set("group", group)
+        .set("points", int64_t{s.points})
+        .set("median_abs_pct", s.median_abs_pct)
+        .set("worst_pct", s.worst_signed_pct)
+        .set("worst_point", s.worst_point)
+        .set("mean_pct", s.mean_signed_pct)
+        .set("constant_median_abs_pct", s.constant_median_abs_pct)
+        .set("constant_worst_abs_pct", s.constant_worst_abs_pct)
+        .set("beats_constant", std::string(s.beats_constant() ? "yes" : "no"))
+        .set("relying", int64_t{s.relying});
+    summary.push_back(std::move(r));
+  };
+  for (const std::string set : {"train", "validation"})
+    if (auto s = measure::summarize(cs, set); s.points > 0) add_summary(set, s);
+  // Each --group on its own: the held-out points whose KEY is one of its values.
+  for (const auto& [key, values] : groups.allow) {
+    const auto s = measure::summarize(cs, "validation", [&](const measure::Comparison& c) {
+      for (const auto& [k, x] : c.keys)
+        if (k == key) return values.count(x) > 0;
+      return false;
+    });
+    const std::string name = fmt::format("{}={}", key, fmt::join(values, ","));
+    std::cout << fmt::format("group {}: {}\n", name, measure::describe(s));
+    if (s.points > 0) add_summary(name, s);
+  }
+  if (!a.summary.empty()) report::write_file_atomic(a.summary, report::to_csv(summary));
+  if (!a.out.empty()) {
+    std::vector<report::Row> rows;
+    for (const auto& c : cs) rows.push_back(measure::comparison_row(source, c));
+    report::write_file_atomic(a.out, report::to_csv(rows));
+    spdlog::info("wrote {} (draw it with simloop plot {})", a.out, a.out);
+  }
+}
+
+// ns per packet that `simloop run` predicts for one point of an experiment,
+// simulated in a child process (SimGrid runs one simulation per process).
+// Through the process pool, which flushes this process's buffered output
+// before it forks: a child must not print it a second time.
+double simulate_point(const fs::path& exp, const std::vector<std::string>& sets) {
+  const ChildResult c = json_from_child([&]() -> nlohmann::json {
+    const auto x = config::load_experiment(exp, sets);
+    engine::route_simgrid_log_to_spdlog();
+    const auto r = engine::simulate(x);
+    if (r.outcome != "ok") return {{"error", fmt::format("{}: {}", r.outcome, r.detail)}};
+    return {{"ns_per_packet", r.ns_per_packet()}};
+  });
+  std::string why = "the simulation died";
+  if (c.doc && c.doc->contains("ns_per_packet")) return (*c.doc)["ns_per_packet"].get<double>();
+  if (c.doc && c.doc->contains("error")) why = (*c.doc)["error"].get<std::string>();
+  throw UserError(fmt::format("{} ({}): {}", exp.string(), fmt::join(sets, " "), why));
+}
+
+// compare EXPERIMENT.yaml MEASURED.csv: the experiment's own profile,
+// simulated at each measured point's payload and path.
+int compare_experiment(const CompareArgs& a) {
+  if (a.measured.empty()) throw UserError("compare " + a.fit + ": name the measured CSV(s)");
+  try {
+    (void)config::load_experiment(a.fit);
+  } catch (const config::ConfigError& e) {
+    throw UserError(e.what());
+  }
+  const auto points = load_points(a.measured, *measure::parse_stat(a.stat), a.columns);
+  std::vector<measure::Comparison> cs;
+  for (const auto& p : points) {
+    measure::Comparison c;
+    c.point = p.label();
+    for (const auto& [k, v] : p.keys) c.keys.emplace_back(k, v);
+    c.set = "validation";  // nothing was fitted to it
+    c.measured = p.kpps();
+    std::vector<std::string> sets = {fmt::format("workload.payload={}", p.payload()),
+                                     "workload.dest=" + p.key("dest")};
+    if (p.keys.count("align")) sets.push_back("options.align=" + p.key("align"));
+    if (p.keys.count("copy")) sets.push_back("options.copy=" + p.key("copy"));
+    if (p.keys.count("misalign")) sets.push_back("options.sockaddr_misalign=" + p.key("misalign"));
+    c.predicted = 1e3 / (simulate_point(a.fit, sets) / 1e3);
+    c.constant = 0;
+    cs.push_back(c);
+    spdlog::debug("{}: {} ({})", p.label(), p.source, p.where);
+  }
+  std::cout << fmt::format("{} simulated against the measured points (nothing fitted):\n", a.fit);
+  std::cout << fmt::format("{:<52} {:>10} {:>10} {:>8}\n", "point", "measured", "predicted",
+                           "error");
+  for (const auto& c : cs)
+    std::cout << fmt::format("{:<52} {:>10.1f} {:>10.1f} {:>+7.2f}%\n", c.point, c.measured,
+                             c.predicted, c.error_pct());
+  if (!a.out.empty()) {
+    std::vector<report::Row> rows;
+    for (const auto& c : cs) rows.push_back(measure::comparison_row("experiment", c));
+    report::write_file_atomic(a.out, report::to_csv(rows));
+  }
+  return 0;
+}
+
+// A fit written by simloop calibrate; refusals name the file (and the line
+// and column of a syntax error).
+std::pair<nlohmann::json, measure::Fit> read_fit(const std::string& path) {
+  const std::string text = read_input_file(path, "a fit (NAME-fit.json)", size_t{64} << 20);
+  const std::string name = config::printable(path, 200);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    int line = 1, col = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    throw UserError(fmt::format("{}:{}:{}: not JSON: expected a fit written by simloop calibrate",
+                                name, line, col));
+  }
+  try {
+    auto fit = measure::Fit::from_json(j);
+    return {std::move(j), std::move(fit)};
+  } catch (const std::exception& e) {
+    throw UserError(fmt::format("{}:1:1: not a fit written by simloop calibrate ({})", name,
+                                config::printable(e.what(), 200)));
+  }
+}
+
+int compare_cmd(const CompareArgs& a) {
+  if (fs::path(a.fit).extension() == ".yaml") return compare_experiment(a);
+  const auto [j, fit] = read_fit(a.fit);
+  std::vector<std::string> measured = a.measured;
+  Columns columns = a.columns;
+  if (measured.empty()) {
+    measured = fit.measured;
+    try {
+      if (columns.map.empty()) columns.map = j.value("columns", std::vector<std::string>{});
+      if (columns.ignore.empty())
+        columns.ignore = j.value("ignore_columns", std::vector<std::string>{});
+    } catch (const nlohmann::json::exception&) {
+      throw UserError(a.fit + ": 'columns' and 'ignore_columns' must be lists of strings");
+    }
+  }
+  const auto points = load_points(measured, fit.stat, columns);
+
+  // The costs as `simloop run` would load them, from the written YAML.
+  std::vector<double> values = fit.values;
+  if (fit.source == "native") {
+    const auto named = j.find("experiment");
+    if (named == j.end() || !named->is_string())
+      throw UserError(a.fit + ": a native fit names its experiment (\"experiment\": NAME.yaml)");
+    const fs::path exp = fs::path(a.fit).parent_path() / named->get<std::string>();
+    try {
+      const auto x = config::load_experiment(exp);
+      if (x.machine.clock_hz != 1e9)
+        throw UserError(exp.string() + ": expected clock_hz 1e9 (costs in ns)");
+      for (size_t i = 0; i < fit.names.size(); ++i)
+        values[i] = config::get_value(x, fit.names[i]).get<double>();
+    } catch (const config::ConfigError& e) {
+      throw UserError(e.what());
+    }
+  }
+  std::vector<measure::Comparison> cs;
+  for (const auto& p : points) {
+    if (p.native() != (fit.source == "native")) continue;
+    measure::Comparison c;
+    c.point = p.label();
+    for (const auto& k : {"payload", "dest", "align", "copy", "misalign"})
+      if (auto it = p.keys.find(k); it != p.keys.end()) c.keys.emplace_back(k, it->second);
+    c.set = fit.split.trains(p) ? "train" : "validation";
+    c.measured = p.kpps();
+    measure::Features feat;
+    try {
+      feat = measure::features_for(fit, p);
+    } catch (const measure::InputError& e) {
+      throw UserError(e.what());
+    }
+    const double ns = measure::predict_ns(feat, values);
+    c.predicted = ns > 0 ? 1e6 / ns : 0;
+    c.constant = fit.constant_kpps;
+    if (!fit.draws.empty()) {
+      std::vector<double> k;
+      for (const auto& d : fit.draws) k.push_back(1e6 / measure::predict_ns(feat, d));
+      std::sort(k.begin(), k.end());
+      c.lo = k[static_cast<size_t>(0.05 * static_cast<double>(k.size() - 1))];
+      c.hi = k[static_cast<size_t>(0.95 * static_cast<double>(k.size() - 1))];
+    }
+    c.relies_on = fmt::format("{}", fmt::join(fit.relies_on(feat), " "));
+    cs.push_back(c);
+  }
+  if (cs.empty()) throw UserError("no " + fit.source + " points in the measured files");
+  report_comparison(cs, a, fit.source);
+  return 0;
+}
+
+}  // namespace
+
+void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
+  auto a = std::make_shared<CalibrateArgs>();
+  auto* cal = app.add_subcommand(
+      "calibrate",
+      "Fit a cost profile to the training points of measured runs (non-negative least squares,\n"
+      "relative error) and say which costs the data determine. native: every cost key of the\n"
+      "configuration schema, from the ns per packet of the real stack and, where the rows have\n"
+      "them (measure native --split), each function's self time. kernel (this machine's\n"
+      "measure kernel, or any system's rows in the format of docs/measured-data.md): ns per\n"
+      "packet = system calls x null syscall + send_fixed + send_per_byte x payload (+ the same\n"
+      "for a receiver on the same CPU unless dest is wire). Writes DIR/NAME-machine.yaml,\n"
+      "DIR/NAME-stack.yaml (clock_hz 1e9: costs in ns), an experiment DIR/NAME.yaml on the\n"
+      "measured path for simloop run, and DIR/NAME-fit.json for simloop compare.");
+  cal->add_option("measured", a->measured,
+                  "Measured CSVs (simloop's own, or docs/measured-data.md)")
+      ->required();
+  cal->add_option("--source", a->source,
+                  "Which rows and model: native (source=native rows) or kernel (all others)")
+      ->check(CLI::IsMember({"native", "kernel"}))
+      ->capture_default_str();
+  cal->add_option("--train", a->train,
+                  "KEY=V1,V2,...: a point trains the fit if its KEY is one of the values\n"
+                  "(repeat for several keys; all must hold). Every other point is held out.")
+      ->required();
+  cal->add_option("--stat", a->stat,
+                  "A point's value over its repeats, for every measured quantity alike: median,\n"
+                  "or min (interference on a shared machine only adds time); compare uses the same")
+      ->check(CLI::IsMember({"median", "min"}))
+      ->capture_default_str();
+  cal->add_flag("--strict", a->strict,
+                "Refuse (exit 2, nothing written) when a held-out point relies on a parameter the\n"
+                "training data do not determine");
+  cal->add_option("--bootstrap", a->bootstrap,
+                  "Refits on resamples of each point's repeats, for 90 % intervals (0: none)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  cal->add_option("--split-weight", a->split_weight,
+                  "native: weight of each function's self time against the packet's total")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  cal->add_flag("--no-split", a->no_split,
+                "native: fit the totals only, ignoring per-function times");
+  a->columns.add(cal);
+  cal->add_option("-o,--output-dir", a->dir, "Where to write the profile")->capture_default_str();
+  cal->add_option("--name", a->name, "Profile name (default: SOURCE-calibrated)");
+  commands.push_back({cal, [a] { return calibrate_cmd(*a); }});
+
+  auto c = std::make_shared<CompareArgs>();
+  auto* cmp = app.add_subcommand(
+      "compare",
+      "Predict measured points and print predicted against measured kpps with signed and\n"
+      "absolute error, beside a constant predictor (the mean of the training points), per point\n"
+      "and for the training and held-out (validation) points. With a NAME-fit.json from\n"
+      "simloop calibrate: its profile; with an EXPERIMENT.yaml: that experiment simulated at\n"
+      "each measured point's payload and path (nothing fitted).");
+  cmp->add_option("fit", c->fit, "A NAME-fit.json written by simloop calibrate, or an experiment")
+      ->required();
+  cmp->add_option("measured", c->measured, "Measured CSVs (default: those the fit was made from)");
+  cmp->add_option(
+      "--group", c->groups,
+      "KEY=V1,V2,...: also summarise the held-out points whose KEY is one of the values\n"
+      "(repeat for several groups)");
+  cmp->add_option("--summary", c->summary,
+                  "Write the summaries (training, held-out, each group) to this CSV");
+  cmp->add_option("--stat", c->stat, "With an experiment: the statistic over repeats")
+      ->check(CLI::IsMember({"median", "min"}))
+      ->capture_default_str();
+  c->columns.add(cmp);
+  cmp->add_option("-o,--output", c->out, "Write one row per point to this CSV");
+  commands.push_back({cmp, [c] { return compare_cmd(*c); }});
+}
+
+}  // namespace simloop::cli

@@ -1,0 +1,93 @@
+// Each subcommand registers its options on the CLI11 app and returns what to
+// run once parsing has succeeded and logging is set up.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/config/data_root.h"
+#include "sim/config/experiment.h"
+#include "sim/engine/simulation.h"
+#include "sim/tools/measure/native.h"
+
+#ifndef SIMLOOP_SOURCE_DIR
+#define SIMLOOP_SOURCE_DIR "."
+#endif
+
+namespace simloop::cli {
+
+// A shipped file (an experiment, a plotting script): from the working
+// directory if it is a checkout, else from simloop's data directory (the
+// installed share/simloop, or the tree simloop was built from).
+inline std::filesystem::path tree_file(const std::string& relative) {
+  if (std::filesystem::is_regular_file(relative)) return relative;
+  return config::data_root() / relative;
+}
+
+// The path through the stack as the command line names it (--dest, --align,
+// --copy), shared by every command that drives the native loop.
+struct PathNames {
+  std::string dest = "loopback", align = "none", copy = "m_copy";
+  // Adds the three options, each checked against its names.
+  void add(CLI::App* c);
+  // Sets them in `o`; call after parsing, when the names are known good.
+  void apply(measure::NativeOptions& o) const;
+};
+
+// The experiment simloop runs when none is named.
+inline constexpr const char* kDefaultRunExperiment = "experiments/seed-athlon.yaml";
+
+// Loads an experiment given on the command line (empty: the default);
+// bad input is a UserError with exit status 2.
+config::Experiment load_user_experiment(const std::string& file,
+                                        const std::vector<std::string>& sets);
+
+// What `simloop run` writes as <name>.json: versions, the result row, the
+// per-function detail and the resolved configuration.
+nlohmann::json run_document(const config::Experiment& x, const engine::SimResult& r);
+
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+// An error the user can fix: printed as is, exit status `status`.
+struct UserError : std::runtime_error {
+  UserError(const std::string& what, int exit_status = 2)
+      : std::runtime_error(what), status(exit_status) {}
+  int status;
+};
+
+void add_measure(CLI::App& app, std::vector<Command>& commands);
+void add_run(CLI::App& app, std::vector<Command>& commands);
+void add_explain(CLI::App& app, std::vector<Command>& commands);
+void add_speed(CLI::App& app, std::vector<Command>& commands);
+void add_plot(CLI::App& app, std::vector<Command>& commands);
+void add_sweep(CLI::App& app, std::vector<Command>& commands);
+void add_calibrate(CLI::App& app, std::vector<Command>& commands);
+void add_layout(CLI::App& app, std::vector<Command>& commands);
+void add_icache(CLI::App& app, std::vector<Command>& commands);
+// Under `simloop measure`: cachegrind and profile.
+void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands);
+
+// A file of "symbol owner" lines ('#' comments): what runs each function of a
+// binary, for models::layout_from_nm. Throws UserError naming file and line.
+std::multimap<std::string, std::string> read_owners(const std::string& file);
+
+// Reads a whole input file that must be UTF-8 text of at most `max_bytes`;
+// throws UserError (exit status 2) naming the file (and line and column of
+// a byte that is not text) and saying it expected `what`.
+std::string read_input_file(const std::string& path, const std::string& what, size_t max_bytes);
+// Refuses a file that is not a CSV of result rows: not text, no header, a
+// missing `required` column (with "did you mean"), a row of another width,
+// a non-number in a `numeric` column, no rows. Throws UserError naming the
+// file, line and column.
+void check_results_csv(const std::string& path, const std::vector<std::string>& required,
+                       const std::vector<std::string>& numeric);
+
+}  // namespace simloop::cli

@@ -1,0 +1,439 @@
+// simloop layout: predicted I-cache misses of a code layout, the sets that
+// thrash, and a link order and padding with fewer misses.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/config/experiment.h"
+#include "sim/report/table.h"
+#include "sim/stack/net/inet.h"
+#include "sim/tools/advise/layout_advice.h"
+#include "sim/tools/cli/commands.h"
+
+namespace simloop::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kDefaultExperiment = "experiments/seed/icache-baseline.yaml";
+
+struct LayoutArgs {
+  std::string file;
+  std::vector<std::string> sets;
+  std::string layout_file, nm_file, owners_file;
+  double hot_fraction = 1.0;
+  double budget_s = 10;
+  int max_evals = 20000;
+  uint64_t seed = 1;
+  uint64_t max_pad = 2048;
+  bool no_search = false;
+  int top = 10;
+  std::string json_out;
+};
+
+models::PathSpec path_spec(const config::Experiment& x) {
+  models::PathSpec s;
+  s.dest = x.workload.dest;
+  s.payload = x.workload.payload;
+  s.receive = x.workload.receive;
+  s.options = x.options;
+  s.machine = x.machine;
+  s.stack = x.stack;
+  s.interrupts = x.interrupts;
+  return s;
+}
+
+std::string conflict_table(const std::vector<models::SetConflict>& conflicts, int top, int assoc) {
+  if (conflicts.empty()) return "  no L1 set holds more hot lines than it has ways\n";
+  std::string out = fmt::format(
+      "  {:>6}  {:>10}  {}\n", "set", "misses/pkt",
+      fmt::format("hot lines (more than {} ways): address symbol (owner) misses/pkt", assoc));
+  int shown = 0;
+  for (const auto& sc : conflicts) {
+    if (shown++ == top) {
+      out += fmt::format("  ... {} more sets\n", conflicts.size() - static_cast<size_t>(top));
+      break;
+    }
+    bool first = true;
+    for (const auto& l : sc.lines) {
+      const std::string who =
+          fmt::format("{:#x} {} ({}) {:.2f}", l.addr, l.symbol, l.owner, l.misses_per_packet);
+      if (first)
+        out += fmt::format("  {:>6}  {:>10.2f}  {}\n", sc.set, sc.misses_per_packet, who);
+      else
+        out += fmt::format("  {:>6}  {:>10}  {}\n", "", "", who);
+      first = false;
+    }
+  }
+  return out;
+}
+
+nlohmann::json to_json(const models::Evaluation& e, double clock_hz, double cycles) {
+  using models::kpps;
+  nlohmann::json conflicts = nlohmann::json::array();
+  for (const auto& sc : e.conflicts) {
+    nlohmann::json lines = nlohmann::json::array();
+    for (const auto& l : sc.lines)
+      lines.push_back({{"address", fmt::format("{:#x}", l.addr)},
+                       {"symbol", l.symbol},
+                       {"owner", l.owner},
+                       {"misses_per_packet", l.misses_per_packet}});
+    conflicts.push_back(
+        {{"set", sc.set}, {"misses_per_packet", sc.misses_per_packet}, {"lines", lines}});
+  }
+  return {{"l1_misses_per_packet", e.l1_misses_per_packet},
+          {"l2_misses_per_packet", e.l2_misses_per_packet},
+          {"stall_cycles_per_packet", e.stall_cycles_per_packet},
+          {"cycles_per_packet", cycles + e.stall_cycles_per_packet},
+          {"kpps", kpps(clock_hz, cycles + e.stall_cycles_per_packet)},
+          {"conflicts", conflicts}};
+}
+
+// The experiment keys that make the experiment link the recommendation, if
+// it can say it with its layout.* keys: checked by loading the experiment
+// with them and comparing code maps. Empty if it cannot.
+std::vector<std::string> experiment_keys(const models::SearchResult& r,
+                                         const models::LinkedLayout& user,
+                                         const config::Experiment& x, const fs::path& file,
+                                         const LayoutArgs& a) {
+  std::vector<std::string> keys;
+  const auto& lo = x.layout;
+  const bool same_pad = r.padding.object == lo.pad_object && lo.pad_offset < 0;
+  if (!a.layout_file.empty() ||
+      !(r.padding.bytes == 0 || lo.pad_object.empty() || lo.pad_bytes == 0 || same_pad))
+    return keys;
+  keys.push_back(fmt::format("layout.order={}", fmt::join(r.order, ",")));
+  if (!lo.move_to_end.empty()) keys.push_back("layout.move_to_end=\"\"");
+  if (r.padding.bytes > 0) {
+    keys.push_back("layout.pad_object=" + r.padding.object);
+    keys.push_back(
+        fmt::format("layout.pad_bytes={}", r.padding.bytes + (same_pad ? lo.pad_bytes : 0)));
+  }
+  std::vector<std::string> all = a.sets;
+  all.insert(all.end(), keys.begin(), keys.end());
+  bool same = false;
+  try {
+    const config::Experiment y = config::load_experiment(file, all);
+    same = y.code && models::code_map(*y.code, *x.stack.fns) ==
+                         models::code_map(models::link_with(r.layout, user), *x.stack.fns);
+  } catch (const config::ConfigError& e) {
+    spdlog::debug("checking the recommended keys: {}", e.what());
+  }
+  if (!same) keys.clear();
+  return keys;
+}
+
+// Prints the advice (and writes it as JSON with -o).
+void print_advice(const models::Advice& adv, const config::Experiment& x, const fs::path& file,
+                  const std::string& source, const LayoutArgs& a,
+                  const models::LinkedLayout& user) {
+  using models::kpps;
+  const models::ICacheConfig& cache = x.icache;
+  const models::PathTrace& trace = adv.trace;
+  const models::Evaluation& before = adv.before;
+  const double hz = x.machine.clock_hz;
+  const double cpp = trace.cycles_per_packet;
+  const std::string includes =
+      trace.packets_per_interrupt > 0
+          ? fmt::format(
+                "stack, system call, user loop and interrupt cycles ({:.1f}/packet, one interrupt "
+                "per {} "
+                "packets) priced on the real path without stalls, plus the predicted stalls; the "
+                "sender "
+                "is assumed CPU-bound (no ENOBUFS sleeps, link not saturated)",
+                trace.interrupt_cycles_per_packet, trace.packets_per_interrupt)
+          : "stack, system call and user loop cycles priced on the real path without stalls, plus "
+            "the predicted "
+            "stalls; no interrupts on this path; the sender is assumed CPU-bound";
+
+  std::cout << fmt::format("layout: {}\n", source);
+  std::cout << fmt::format(
+      "cache: L1 {} B {}-way {} B lines ({} sets){}, L2 {}; {} cycles per L2 hit, {} per memory "
+      "access, {} more per L1 refill\n",
+      cache.l1.size_bytes, cache.l1.assoc, cache.l1.line_bytes,
+      cache.l1.size_bytes / cache.l1.assoc / cache.l1.line_bytes,
+      cache.next_line_prefetch ? ", next-line prefetch" : "",
+      cache.l2_enabled ? fmt::format("{} B {}-way {}", cache.l2.size_bytes, cache.l2.assoc,
+                                     cache.l2_exclusive ? "exclusive" : "inclusive")
+                       : std::string("off"),
+      cache.l2_hit_cycles, cache.memory_cycles, cache.l1_refill_cycles);
+  std::cout << fmt::format(
+      "path: {} B to {}, {} code pieces per {} packets, {:.1f} cycles/packet without stalls\n",
+      x.workload.payload, config::dest_name(x.workload.dest), trace.code.size(), trace.packets,
+      cpp);
+  if (x.variance.page_colouring)
+    std::cout << "note: page colouring is ignored (identity page map); it only moves L2 sets\n";
+  std::cout << fmt::format(
+      "\npredicted per packet (steady state): {:.2f} L1 misses, {:.3f} L2 misses, {:.1f} stall "
+      "cycles -> {:.1f} kpps\n",
+      before.l1_misses_per_packet, before.l2_misses_per_packet, before.stall_cycles_per_packet,
+      kpps(hz, cpp + before.stall_cycles_per_packet));
+  std::cout << "colliding L1 sets, most misses first:\n"
+            << conflict_table(before.conflicts, a.top, cache.l1.assoc);
+
+  nlohmann::json j = {{"layout", source},
+                      {"experiment", file.string()},
+                      {"cycles_per_packet_without_stalls", cpp},
+                      {"interrupt_cycles_per_packet", trace.interrupt_cycles_per_packet},
+                      {"packets_per_interrupt", trace.packets_per_interrupt},
+                      {"kpps_includes", includes},
+                      {"before", to_json(before, hz, cpp)}};
+
+  if (!adv.result) {
+    if (!a.nm_file.empty())
+      std::cout << "\nno search: nm output does not say which object a symbol is in\n";
+  } else {
+    const models::SearchResult& r = *adv.result;
+    const double k0 = kpps(hz, cpp + r.before.stall_cycles_per_packet);
+    const double k1 = kpps(hz, cpp + r.after.stall_cycles_per_packet);
+    std::cout << fmt::format(
+        "\nsearch: {} layouts evaluated (seed {}, {}){}\n", r.evaluations, a.seed,
+        r.stopped_by_time ? "stopped by the time budget: may differ on a faster machine"
+                          : "deterministic",
+        r.after.l1_misses_per_packet == 0 ? ", no misses left" : "");
+    const auto& moved = adv.moved;
+    if (!adv.changed) {
+      std::cout
+          << "recommendation: keep the layout (no order or padding found with fewer misses)\n";
+    } else {
+      if (!moved.empty())
+        std::cout << fmt::format("objects to move ({} of {}): {}\nrecommended link order:\n  {}\n",
+                                 moved.size(), r.order.size(), fmt::join(moved, " "),
+                                 fmt::join(r.order, " "));
+      if (r.padding.bytes > 0)
+        std::cout << fmt::format("recommended padding: {} bytes at the end of {}\n",
+                                 r.padding.bytes, r.padding.object);
+    }
+    std::cout << fmt::format(
+        "predicted per packet: L1 misses {:.2f} -> {:.2f}, stall cycles {:.1f} -> {:.1f}\n",
+        r.before.l1_misses_per_packet, r.after.l1_misses_per_packet,
+        r.before.stall_cycles_per_packet, r.after.stall_cycles_per_packet);
+    std::cout << fmt::format("predicted rate: {:.1f} -> {:.1f} kpps ({:+.1f} kpps, {:+.2f} %)\n",
+                             k0, k1, k1 - k0, k0 > 0 ? 100 * (k1 - k0) / k0 : 0);
+    std::cout << fmt::format("  kpps = clock / cycles per packet; includes {}\n", includes);
+    if (adv.changed && !r.after.conflicts.empty())
+      std::cout << "colliding L1 sets left:\n"
+                << conflict_table(r.after.conflicts, a.top, cache.l1.assoc);
+
+    const std::vector<std::string> keys =
+        adv.changed ? experiment_keys(r, user, x, file, a) : std::vector<std::string>{};
+    if (!keys.empty()) {
+      std::cout << fmt::format("to simulate it: simloop run {}", file.string());
+      for (const auto& k : keys) std::cout << fmt::format(" --set '{}'", k);
+      std::cout << "\n";
+    }
+    nlohmann::json rec = {{"order", r.order},       {"moved", moved},
+                          {"changed", adv.changed}, {"evaluations", r.evaluations},
+                          {"seed", a.seed},         {"stopped_by_time", r.stopped_by_time},
+                          {"experiment_keys", keys}};
+    rec["padding"] = r.padding.bytes > 0
+                         ? nlohmann::json{{"object", r.padding.object}, {"bytes", r.padding.bytes}}
+                         : nlohmann::json(nullptr);
+    j["recommendation"] = rec;
+    j["after"] = to_json(r.after, hz, cpp);
+    j["gain_kpps"] = k1 - k0;
+  }
+  if (!a.json_out.empty()) {
+    report::write_file_atomic(a.json_out, j.dump(2) + "\n");
+    std::cout << fmt::format("wrote {}\n", a.json_out);
+  }
+}
+
+// The layouts advised on: from nm (report only), a YAML file, or the
+// experiment; with the user layout linked beside.
+struct Layouts {
+  std::optional<models::Layout> kernel;  // none from nm
+  models::LinkedLayout user, input;
+  std::string source;  // what the report calls it
+};
+
+Layouts load_layouts(const config::Experiment& x, const fs::path& file, const LayoutArgs& a) {
+  Layouts l;
+  try {
+    if (!x.layout.user.empty())
+      l.user = models::link(models::load_layout_yaml(config::find_layout(x.source, x.layout.user)));
+    if (!a.nm_file.empty()) {
+      std::ifstream in(a.nm_file);
+      if (!in) throw UserError(fmt::format("{}: cannot read the file", a.nm_file));
+      l.input = models::layout_from_nm(in, read_owners(a.owners_file), a.hot_fraction);
+      l.source = fmt::format("nm output {} (owners {})", a.nm_file, a.owners_file);
+      return l;
+    }
+    if (!a.layout_file.empty()) {
+      l.kernel = models::load_layout_yaml(a.layout_file);
+      l.source = a.layout_file;
+    } else {
+      if (x.layout.kernel.empty())
+        throw UserError(
+            fmt::format("{}: no layout.kernel; give one, or --layout/--nm", file.string()));
+      l.kernel = config::transform_layout(
+          models::load_layout_yaml(config::find_layout(x.source, x.layout.kernel)), x.layout);
+      l.source = fmt::format("{} (layout.kernel {} with the experiment's layout.* keys)",
+                             file.string(), x.layout.kernel);
+    }
+    l.input = models::link_with(*l.kernel, l.user);
+    if (a.layout_file.empty() && x.code &&
+        models::code_map(*x.code, *x.stack.fns) != models::code_map(l.input, *x.stack.fns))
+      spdlog::warn(
+          "the experiment links its layout differently ({}); advising on the layout without it",
+          x.perturbation.empty() ? "unknown transform" : "link perturbation: " + x.perturbation);
+  } catch (const models::LayoutError& e) {
+    throw UserError(e.what(), 2);
+  } catch (const config::ConfigError& e) {
+    throw UserError(e.what(), 2);
+  }
+  return l;
+}
+
+int layout_cmd(const LayoutArgs& a) {
+  fs::path file = a.file;
+  if (file.empty()) file = tree_file(kDefaultExperiment);
+  config::Experiment x;
+  try {
+    x = config::load_experiment(file, a.sets);
+  } catch (const config::ConfigError& e) {
+    throw UserError(e.what(), 2);
+  }
+  if (!a.layout_file.empty() && !a.nm_file.empty())
+    throw UserError("give --layout or --nm, not both");
+  if (!a.nm_file.empty() && a.owners_file.empty()) throw UserError("--nm needs --owners");
+  Layouts l = load_layouts(x, file, a);
+
+  models::AdviceRequest req;
+  req.path = path_spec(x);
+  req.cache = x.icache;
+  req.fetch = x.fetch;
+  req.input = std::move(l.input);
+  req.kernel = std::move(l.kernel);
+  req.user = l.user;
+  req.search = !a.no_search;
+  req.search_options.budget_s = a.budget_s;
+  req.search_options.max_evaluations = a.max_evals;
+  req.search_options.seed = a.seed;
+  req.search_options.max_pad = a.max_pad;
+  print_advice(models::advise_layout(req), x, file, l.source, a, l.user);
+  return 0;
+}
+
+}  // namespace
+
+void add_layout(CLI::App& app, std::vector<Command>& commands) {
+  auto a = std::make_shared<LayoutArgs>();
+  auto* cmd = app.add_subcommand(
+      "layout",
+      "Predict a code layout's I-cache misses per packet, show which functions collide in which L1 "
+      "sets,\n"
+      "and search link orders and padding for a layout with fewer misses.\n\n"
+      "The experiment gives the cache geometry and penalties (machine.cache.*), the workload "
+      "(destination,\n"
+      "payload, receiver), the stack options, the interrupts and the layout (layout.* keys, "
+      "transforms\n"
+      "included). The real stack runs once for the workload and the code it executes per packet "
+      "is\n"
+      "recorded (the sender's loop, system call entry and exit, every stack function, the netisr "
+      "and\n"
+      "receiver, transmit-completion interrupts at their share); each candidate layout is then "
+      "evaluated\n"
+      "by replaying that sequence through the I-cache model: two warm-up passes, then one measured "
+      "pass of\n"
+      "at least 20 packets (whole interrupt periods). These are the misses `simloop run` reports "
+      "in steady\n"
+      "state (page colouring aside: the replay uses the identity page map).\n\n"
+      "Colliding sets are L1 sets that more distinct hot lines map to than the cache has ways; "
+      "each is\n"
+      "listed with its lines (address, symbol, owner) and the misses per packet they take.\n\n"
+      "The search is a local search over the kernel layout (the user layout stays as it is): move "
+      "one\n"
+      "object to another position, swap it with another hot object, or pad one object at its end "
+      "in\n"
+      "16-byte steps up to --max-pad, starting from the objects in the colliding sets; it takes "
+      "the first\n"
+      "candidate with fewer stall cycles (then fewer misses) and repeats until nothing improves, "
+      "no misses\n"
+      "are left, --max-evals layouts were tried or --budget seconds passed. It never recommends a "
+      "layout\n"
+      "worse than the input. Candidates are tried in an order shuffled by --seed, so the result "
+      "is\n"
+      "deterministic for a seed unless the time budget stops it (the report says so).\n\n"
+      "The predicted rate is kpps = clock / (cycles per packet without stalls + predicted stall "
+      "cycles);\n"
+      "the cycles without stalls come from pricing a few hundred packets of the real path with "
+      "the\n"
+      "experiment's cost tables (interrupt share included when the path has interrupts). When the\n"
+      "experiment's layout.* keys can express the recommendation, the report prints the `simloop "
+      "run`\n"
+      "command that simulates it (checked to link to the same code map).\n\n"
+      "Exit status: 0 success, 2 bad input, 4 -o could not be written.");
+  cmd->add_option("experiment", a->file,
+                  std::string("Experiment YAML file (default: ") + kDefaultExperiment + ")");
+  cmd->add_option("--set", a->sets, "Override an experiment key: path.to.key=value (repeatable)");
+  cmd->add_option("--layout", a->layout_file,
+                  "A kernel layout YAML (configs/layouts format) instead of the experiment's "
+                  "layout.kernel; the\n"
+                  "experiment's layout.* transforms are not applied to it, its layout.user is "
+                  "still linked beside");
+  cmd->add_option(
+      "--nm", a->nm_file,
+      "Output of `nm -S --defined-only -n` for a real binary instead of a YAML layout (needs "
+      "--owners;\n"
+      "report only: nm does not say which object a symbol is in, so there is nothing to reorder)");
+  cmd->add_option(
+      "--owners", a->owners_file,
+      "With --nm: a file of 'symbol owner' lines ('#' comments) naming what runs each symbol: a "
+      "stack\n"
+      "function (sendto, udp_output, ip_output, ...) or syscall_entry, syscall_exit, user_loop");
+  cmd->add_option("--hot-fraction", a->hot_fraction,
+                  "With --nm: the part of each symbol that is hot, from its start")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--budget", a->budget_s, "Seconds the search may take at most")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--max-evals", a->max_evals, "Candidate layouts the search evaluates at most")
+      ->check(CLI::Range(0, 100000000))
+      ->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the order in which candidates are tried")
+      ->capture_default_str();
+  cmd->add_option("--max-pad", a->max_pad,
+                  "Largest padding of one object the search tries, bytes (16-byte steps)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_flag("--no-search", a->no_search, "Only the report of the given layout");
+  cmd->add_option("--top", a->top, "Colliding sets to show")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", a->json_out,
+                  "Also write the report as JSON: misses before/after, collision tables, "
+                  "recommended order and padding");
+  commands.push_back({cmd, [a] { return layout_cmd(*a); }});
+}
+
+std::multimap<std::string, std::string> read_owners(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw UserError(fmt::format("{}: cannot read the file", file));
+  std::multimap<std::string, std::string> m;
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    std::istringstream ls(line);
+    std::string sym, owner, extra;
+    if (!(ls >> sym)) continue;
+    if (!(ls >> owner) || (ls >> extra))
+      throw UserError(fmt::format("{}:{}: expected 'symbol owner', got '{}'", file, n, line));
+    m.emplace(sym, owner);
+  }
+  return m;
+}
+
+}  // namespace simloop::cli

@@ -1,0 +1,100 @@
+// simloop: one program, one subcommand per job.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "sim/report/safe_file.h"
+#include "sim/support/yaml_input.h"
+#include "sim/tools/cli/commands.h"
+#include "version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "simloop: a discrete-event simulator of a host network stack.\n"
+      "It predicts small-packet transmit rates (kpps) around a real mbuf stack\n"
+      "and compares the predictions with measured runs."};
+  app.set_version_flag("--version", std::string(SIMLOOP_VERSION));
+  app.footer(
+      "Exit status: 0 success, 2 bad input (the message names the file, line, column and key,\n"
+      "or the option), 3 the run ended early (e.g. an alignment fault), 4 an output could not\n"
+      "be written (e.g. a full disk: the message names the file and the system's reason).");
+  app.require_subcommand(1);
+  app.fallthrough();
+  int verbosity = 0;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbosity, "More log output (-vv for trace)");
+  app.add_flag("-q,--quiet", quiet, "Only warnings and errors on the log");
+
+  std::vector<simloop::cli::Command> commands;
+  simloop::cli::add_run(app, commands);
+  simloop::cli::add_explain(app, commands);
+  simloop::cli::add_speed(app, commands);
+  simloop::cli::add_measure(app, commands);
+  simloop::cli::add_plot(app, commands);
+  simloop::cli::add_sweep(app, commands);
+  simloop::cli::add_calibrate(app, commands);
+  simloop::cli::add_layout(app, commands);
+  simloop::cli::add_icache(app, commands);
+
+  // A word where the subcommand goes that names none: say so, and which
+  // was meant (CLI11 would only say that a subcommand is required).
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (!arg.empty() && arg[0] == '-') continue;
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), arg) != names.end()) break;
+    std::string msg =
+        fmt::format("simloop: unknown subcommand '{}'", simloop::config::printable(arg));
+    if (const auto near = simloop::config::closest_word(arg, names); !near.empty())
+      msg += fmt::format("; did you mean '{}'?", near);
+    std::fprintf(stderr, "%s (subcommands: %s; see simloop --help)\n", msg.c_str(),
+                 fmt::format("{}", fmt::join(names, ", ")).c_str());
+    return 2;
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  // Logs go to stderr so that tables and CSV on stdout stay clean.
+  auto logger = spdlog::stderr_color_mt("simloop");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("[%^%l%$] %v");
+  spdlog::set_level(quiet            ? spdlog::level::warn
+                    : verbosity >= 2 ? spdlog::level::trace
+                    : verbosity == 1 ? spdlog::level::debug
+                                     : spdlog::level::info);
+
+  for (const auto& cmd : commands) {
+    if (!cmd.app->parsed()) continue;
+    try {
+      return cmd.run();
+    } catch (const simloop::cli::UserError& e) {
+      spdlog::error("{}", e.what());
+      return e.status;
+    } catch (const simloop::report::LinkError& e) {
+      spdlog::error("{}", e.what());
+      return 2;
+    } catch (const simloop::report::WriteError& e) {
+      spdlog::error("{}", e.what());
+      return simloop::report::kWriteFailedStatus;
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      return 1;
+    }
+  }
+  return 2;
+}

@@ -1,0 +1,388 @@
+// simloop measure native: the real stack, timed for real.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "sim/report/stats.h"
+#include "sim/tools/cli/commands.h"
+#include "sim/tools/measure/harness_run.h"
+#include "sim/tools/measure/kernel.h"
+#include "sim/tools/measure/native.h"
+#include "sim/tools/measure/stage_timer_overhead.h"
+
+namespace simloop::cli {
+
+namespace {
+
+struct NativeArgs {
+  measure::NativeOptions opt;
+  std::vector<std::string> paths;
+  std::vector<int> payloads = {18};
+  std::string harness;
+  PathNames path;
+  std::string out;
+  std::string format = "table";
+};
+
+// Mean and sd of kpps over the repeats of each payload.
+void print_repeat_summary(const std::vector<report::Row>& rows) {
+  std::map<int64_t, std::vector<double>> by_payload;
+  for (const auto& r : rows) {
+    const auto* p = r.find("payload");
+    const auto* k = r.find("kpps");
+    if (p == nullptr || k == nullptr || !std::holds_alternative<int64_t>(*p) ||
+        !std::holds_alternative<double>(*k))
+      continue;
+    by_payload[std::get<int64_t>(*p)].push_back(std::get<double>(*k));
+  }
+  for (const auto& [payload, v] : by_payload) {
+    if (v.size() < 2) continue;
+    std::cout << fmt::format("payload {}: mean {:.1f} kpps, sd {:.1f} over {} repeats\n", payload,
+                             report::mean(v), report::sd(v), v.size());
+  }
+}
+
+void print_rows(const std::vector<report::Row>& rows, const std::string& format,
+                const std::vector<std::string>& columns) {
+  if (format == "csv") {
+    std::cout << report::to_csv(rows);
+  } else if (format == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows) j.push_back(report::to_json(r));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << report::format_table(rows, columns);
+    print_repeat_summary(rows);
+  }
+}
+
+void write_rows(const std::string& out, const std::vector<report::Row>& rows) {
+  if (out.empty()) return;
+  report::write_rows(out, rows);
+  spdlog::info("wrote {}", out);
+}
+
+// The same measurement by a harness build (simloop-harness*), a program of
+// its own whose code layout is known: its symbol map is kept beside the rows.
+int run_harness_cmd(const NativeArgs& a) {
+  const net::StackOptions defaults;
+  if (a.opt.duration_s > 0 || a.opt.split || a.opt.stack.max_linkhdr != defaults.max_linkhdr ||
+      a.opt.stack.ether_mtu != defaults.ether_mtu)
+    throw UserError(
+        "--harness runs the harness program, which takes only --payload, --packets, --warmup, "
+        "--dest, --align, --copy and --repeats");
+  if (!std::filesystem::is_regular_file(a.harness))
+    throw UserError(
+        fmt::format("--harness {}: no such file (harness builds are "
+                    "build/simloop-harness*)",
+                    a.harness));
+  measure::HarnessSpec h;
+  h.path = a.harness;
+  h.opt = a.opt;
+  std::vector<report::Row> rows;
+  int faults = 0;
+  for (int rep = 0; rep < a.opt.repeats; ++rep)
+    for (int payload : a.payloads) {
+      h.opt.payload = payload;
+      spdlog::info("native run of {}: payload {} B, repeat {}/{}", a.harness, payload, rep + 1,
+                   a.opt.repeats);
+      std::vector<report::Row> got;
+      try {
+        got = measure::run_harness_native(h, a.opt.packets);
+      } catch (const std::runtime_error& e) {
+        throw UserError(e.what(), 3);
+      }
+      for (auto& r : got) {
+        r.set("repeat", int64_t{rep});
+        if (const auto* f = r.find("fault"); f != nullptr && !report::format_value(*f).empty())
+          ++faults;
+        rows.push_back(std::move(r));
+      }
+    }
+  print_rows(
+      rows, a.format,
+      {"layout", "repeat", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet"});
+  write_rows(a.out, rows);
+  if (!a.out.empty()) {
+    const std::string nm = fmt::format("{}.{}.nm", a.out, measure::harness_layout_name(a.harness));
+    report::write_file_atomic(nm, measure::nm_output(a.harness));
+    spdlog::info("wrote the harness's symbol map to {}", nm);
+  }
+  return faults > 0 ? 3 : 0;
+}
+
+int run_native_cmd(NativeArgs& a) {
+  // CLI11 has already checked these against the same names.
+  a.path.apply(a.opt);
+  if (!a.harness.empty()) {
+    if (!a.paths.empty()) throw UserError("--harness runs one path: use --dest/--align/--copy");
+    return run_harness_cmd(a);
+  }
+
+  // Every path (--path) with the options' own as the default.
+  std::vector<measure::NativeOptions> paths;
+  for (const auto& spec : a.paths) {
+    measure::NativeOptions o = a.opt;
+    std::vector<std::string> f;
+    for (size_t start = 0;;) {
+      const size_t slash = spec.find('/', start);
+      f.push_back(spec.substr(start, slash - start));
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    const auto dest = f.size() >= 3 ? measure::parse_dest(f[0]) : std::nullopt;
+    const auto align = f.size() >= 3 ? net::parse_align_policy(f[1]) : std::nullopt;
+    const auto copy = f.size() >= 3 ? net::parse_loop_copy(f[2]) : std::nullopt;
+    int misalign = 0;
+    const bool mis_ok = f.size() < 4 || (f[3].size() == 1 && f[3][0] >= '0' && f[3][0] <= '3');
+    if (f.size() >= 4 && mis_ok) misalign = f[3][0] - '0';
+    const bool service_ok = f.size() < 5 || f[4] == "full" || f[4] == "send-only";
+    const bool buf_ok = f.size() < 6 || (f[5].size() == 1 && f[5][0] >= '0' && f[5][0] <= '7');
+    if (!dest || !align || !copy || f.size() > 6 || !mis_ok || !service_ok || !buf_ok)
+      throw UserError(fmt::format(
+          "--path '{}': expected DEST/ALIGN/COPY[/MISALIGN[/SERVICE[/BUFFER]]] (loopback|broadcast|"
+          "wire|self, none|copy-down|strict|copy-down-unsafe, m_copy|m_dup, 0-3, full|send-only, "
+          "0-7)",
+          spec));
+    o.send_only = f.size() >= 5 && f[4] == "send-only";
+    o.buffer_misalign = f.size() == 6 ? f[5][0] - '0' : 0;
+    o.dest = *dest;
+    o.stack.align = *align;
+    o.stack.loop_copy = *copy;
+    o.stack.sockaddr_misalign = misalign;
+    paths.push_back(o);
+  }
+  if (paths.empty()) paths.push_back(a.opt);
+
+  // Paths and payloads inside repeats: a busy moment of a shared machine
+  // then spreads over every point instead of falling on one.
+  std::vector<measure::NativeResult> results;
+  std::vector<report::Row> rows;
+  for (int rep = 0; rep < a.opt.repeats; ++rep) {
+    // What the instrumented run's clock reads cost, measured in each repeat.
+    measure::SplitOverhead oh;
+    if (a.opt.split) oh = measure::measure_split_overhead(20000, 3);
+    for (const auto& path : paths)
+      for (int payload : a.payloads) {
+        measure::NativeOptions o = path;
+        o.payload = payload;
+        o.repeats = 1;
+        spdlog::info("native run: payload {} B, {} {}, dest {}, align {}, copy {}, repeat {}/{}",
+                     payload, o.duration_s > 0 ? o.duration_s : double(o.packets),
+                     o.duration_s > 0 ? "s" : "packets", measure::dest_name(o.dest),
+                     net::align_policy_name(o.stack.align), net::loop_copy_name(o.stack.loop_copy),
+                     rep + 1, a.opt.repeats);
+        auto r = measure::run_native(o).front();
+        r.repeat = rep;
+        auto row = measure::native_row(o, r);
+        row.set("misalign", int64_t{o.stack.sockaddr_misalign});
+        if (o.split)
+          row.set("split_overhead_self_ns", oh.self_ns)
+              .set("split_overhead_parent_ns", oh.parent_ns);
+        row.set("loadavg_1m", measure::loadavg_1m());
+        rows.push_back(std::move(row));
+        results.push_back(std::move(r));
+      }
+  }
+
+  print_rows(rows, a.format,
+             {"repeat", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet",
+              "delivered", "enobufs_retries"});
+  if (a.format == "table") {
+    for (const auto& r : results) {
+      for (size_t d = 0; d < net::kDropCount; ++d)
+        if (r.drops[d] != 0)
+          std::cout << fmt::format("repeat {}: {} packets dropped ({})\n", r.repeat, r.drops[d],
+                                   net::drop_name(static_cast<net::Drop>(d)));
+      if (!r.fault.empty()) std::cout << fmt::format("repeat {}: stopped: {}\n", r.repeat, r.fault);
+      if (!r.stage_ns.empty()) {
+        double total = 0;
+        for (const auto& [name, ns] : r.stage_ns) total += ns;
+        std::cout << fmt::format("repeat {}: per-stage self time (instrumented run):\n", r.repeat);
+        for (const auto& [name, ns] : r.stage_ns)
+          std::cout << fmt::format("  {:<20} {:8.1f} ns/packet {:5.1f} %\n", name, ns,
+                                   total > 0 ? 100 * ns / total : 0);
+      }
+    }
+  }
+  write_rows(a.out, rows);
+  for (const auto& r : results)
+    if (!r.fault.empty()) return 3;
+  return 0;
+}
+
+struct KernelArgs {
+  measure::KernelOptions opt;
+  std::string out;
+  std::string format = "table";
+};
+
+int run_kernel_cmd(const KernelArgs& a) {
+  const auto machine = measure::machine_info();
+  spdlog::info("kernel run on {} ({} cores, {}): payloads {}, {} packets, {} repeat(s)",
+               machine.cpu_model, machine.cores, machine.kernel, fmt::join(a.opt.payloads, ","),
+               a.opt.packets, a.opt.repeats);
+  const auto results = measure::run_kernel(a.opt);
+  std::vector<report::Row> rows;
+  for (const auto& r : results) rows.push_back(measure::kernel_row(r, machine));
+  if (a.format == "csv") {
+    std::cout << report::to_csv(rows);
+  } else if (a.format == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows) j.push_back(report::to_json(r));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << report::format_table(
+        rows, {"repeat", "payload", "packets", "kpps", "ns_per_packet", "null_syscall_ns",
+               "delivered", "empty_reads", "send_errors", "loadavg_1m"});
+  }
+  if (!a.out.empty()) {
+    report::write_file_atomic(a.out, report::to_csv(rows));
+    // The machine the numbers belong to, beside them.
+    auto desc = machine.to_json();
+    desc["command"] = "simloop measure kernel";
+    desc["drain"] =
+        "same thread, one non-blocking recv() per outstanding datagram after each sendto()";
+    desc["null_syscall"] = "syscall(SYS_getppid)";
+    report::write_file_atomic(a.out + ".machine.json", desc.dump(2) + "\n");
+    spdlog::info("wrote {} and {}.machine.json", a.out, a.out);
+  }
+  for (const auto& r : results)
+    if (!r.fault.empty()) return 3;
+  return 0;
+}
+
+}  // namespace
+
+void add_measure(CLI::App& app, std::vector<Command>& commands) {
+  auto* measure = app.add_subcommand("measure", "Measured runs that predictions are held against");
+  measure->require_subcommand(1);
+  auto* native = measure->add_subcommand(
+      "native",
+      "Run a ttcp-like sender through the real mbuf stack, without the simulator, and time it.\n"
+      "Each packet goes the whole way (send, output, loop or ring, input, receive, free)\n"
+      "before the next one is sent.");
+  auto a = std::make_shared<NativeArgs>();
+  native
+      ->add_option("-l,--payload", a->payloads,
+                   "UDP payload bytes per datagram, a comma-separated list")
+      ->delimiter(',')
+      ->check(CLI::Range(0, net::kMaxJumboPayload))
+      ->capture_default_str();
+  native->add_option("-n,--packets", a->opt.packets, "Timed datagrams per repeat")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  native
+      ->add_option("-d,--duration", a->opt.duration_s,
+                   "Run each repeat for this many seconds instead of --packets")
+      ->check(CLI::Range(0.0, 86400.0));
+  native->add_option("--warmup", a->opt.warmup, "Untimed datagrams before timing starts")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  a->path.add(native);
+  native
+      ->add_option("--max-linkhdr", a->opt.stack.max_linkhdr,
+                   "Link header space reserved in front of the data")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  native
+      ->add_option("--sockaddr-misalign", a->opt.stack.sockaddr_misalign,
+                   "Bytes past a 4-byte boundary of the sockaddr udp_input fills per datagram\n"
+                   "(misaligned header accesses on every received packet)")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
+  native->add_option("--ether-mtu", a->opt.stack.ether_mtu, "MTU of em0")
+      ->check(CLI::Range(68, net::kMaxEtherMtu))
+      ->capture_default_str();
+  native->add_option("-r,--repeats", a->opt.repeats, "Independent runs")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  native->add_option("--harness", a->harness,
+                     "Time a harness build (simloop-harness*, a program of its own with a known\n"
+                     "code layout) instead of this process; with -o its symbol map is written\n"
+                     "to OUTPUT.LAYOUT.nm");
+  native
+      ->add_option(
+          "--path", a->paths,
+          "DEST/ALIGN/COPY[/MISALIGN[/SERVICE[/BUFFER]]],...: measure each of these paths\n"
+          "(instead of --dest/--align/--copy/--sockaddr-misalign), interleaved within\n"
+          "each repeat. SERVICE: full (default: the netisr, the receiver and transmit\n"
+          "completion run after each sendto) or send-only (transmit completion only:\n"
+          "looped datagrams are dropped at the full netisr queue; the send side alone).\n"
+          "BUFFER: bytes past an 8-byte boundary of the sender's buffer, 0-7 (default 0:\n"
+          "the payload is copied in from a misaligned address)")
+      ->delimiter(',');
+  native->add_flag("--split", a->opt.split,
+                   "Also time each stack function (an extra, slower instrumented run)");
+  native->add_option("-o,--output", a->out, "Also write the rows to FILE (.csv or .json)");
+  native->add_option("--format", a->format, "What to print: table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  commands.push_back({native, [a] { return run_native_cmd(*a); }});
+
+  auto* kernel = measure->add_subcommand(
+      "kernel",
+      "A ttcp-like UDP sendto() loop to a socket bound on 127.0.0.1, through this machine's\n"
+      "own kernel. The receiver is drained in the same thread after each sendto() (one\n"
+      "non-blocking recv() per outstanding datagram), so a packet costs two system calls.\n"
+      "A null system call (getppid) is timed beside it, interleaved with the payloads in\n"
+      "every repeat.");
+  auto k = std::make_shared<KernelArgs>();
+  kernel->add_option("-l,--payload", k->opt.payloads, "UDP payload bytes, a comma-separated list")
+      ->delimiter(',')
+      ->check(CLI::Range(0, net::kMaxUdpPayload))
+      ->capture_default_str();
+  kernel->add_option("-n,--packets", k->opt.packets, "Timed datagrams per payload and repeat")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  kernel->add_option("--warmup", k->opt.warmup, "Untimed datagrams before timing starts")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  kernel->add_option("--null-syscalls", k->opt.null_syscalls, "getppid() calls timed per repeat")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  kernel
+      ->add_option("--rounds", k->opt.rounds,
+                   "Slices of each repeat: each slice times a share of the null system calls and\n"
+                   "of every payload's packets, in a rotating order")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  kernel->add_option("-r,--repeats", k->opt.repeats, "Independent runs (all payloads in each)")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  kernel->add_option("-o,--output", k->out,
+                     "Also write the rows to FILE (CSV) and the machine to FILE.machine.json");
+  kernel->add_option("--format", k->format, "What to print: table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  commands.push_back({kernel, [k] { return run_kernel_cmd(*k); }});
+  add_measure_valgrind(*measure, commands);
+}
+
+void PathNames::add(CLI::App* c) {
+  c->add_option("--dest", dest,
+                "loopback (127.0.0.1), broadcast (simplex loop copy + NIC ring),\n"
+                "wire (peer on the NIC ring), self (own address through em0)")
+      ->check(CLI::IsMember(workload::dest_names()))
+      ->capture_default_str();
+  c->add_option("--align", align, "Alignment policy: none, copy-down, strict, copy-down-unsafe")
+      ->check(CLI::IsMember(net::align_policy_names()))
+      ->capture_default_str();
+  c->add_option("--copy", copy, "Simplex loop copy: m_copy (shared) or m_dup (deep)")
+      ->check(CLI::IsMember(net::loop_copy_names()))
+      ->capture_default_str();
+}
+
+void PathNames::apply(measure::NativeOptions& o) const {
+  o.dest = *measure::parse_dest(dest);
+  o.stack.align = *net::parse_align_policy(align);
+  o.stack.loop_copy = *net::parse_loop_copy(copy);
+}
+
+}  // namespace simloop::cli

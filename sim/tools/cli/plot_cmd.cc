@@ -1,0 +1,135 @@
+// simloop plot: draws result files with the matplotlib scripts in plots/.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "sim/tools/cli/commands.h"
+
+namespace simloop::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Debian's interpreter: the one that has python3-matplotlib.
+constexpr const char* kPython = "/usr/bin/python3";
+
+fs::path plot_script() {
+  const fs::path p = tree_file("plots/simloop_plot.py");
+  if (!fs::is_regular_file(p))
+    throw UserError(
+        fmt::format("cannot find the plotting script {} (set SIMLOOP_DATA_DIR to the directory "
+                    "that holds plots/, or reinstall simloop)",
+                    p.string()),
+        1);
+  return p;
+}
+
+// The JSON of simloop explain -o or of simloop run --trace.
+bool plottable_json(const std::string& path) {
+  if (fs::path(path).extension() != ".json" || !fs::is_regular_file(path)) return false;
+  const auto j = nlohmann::json::parse(read_input_file(path, "a result file", size_t{1} << 30),
+                                       nullptr, false);
+  return j.is_object() && (j.contains("waterfall") || j.contains("traceEvents"));
+}
+
+int run_plot(const std::vector<std::string>& results, const std::string& kind, const std::string& x,
+             const std::string& output, const std::vector<std::string>& wheres,
+             const std::string& describe) {
+  // Refused here, with exit status 2, rather than by a Python traceback.
+  // An explanation (explain -o) or a trace (run --trace) is JSON the script
+  // draws; anything else must be a CSV of results.
+  for (const auto& r : results)
+    if (!plottable_json(r)) check_results_csv(r, {}, {"kpps", "payload"});
+  const std::string script = plot_script().string();
+  std::vector<std::string> args = {kPython, script};
+  args.insert(args.end(), results.begin(), results.end());
+  if (!kind.empty()) args.insert(args.end(), {"--kind", kind});
+  if (!x.empty()) args.insert(args.end(), {"--x", x});
+  if (!output.empty()) args.insert(args.end(), {"-o", output});
+  for (const auto& w : wheres) args.insert(args.end(), {"--where", w});
+  if (!describe.empty()) args.insert(args.end(), {"--describe", describe});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw UserError("cannot start the plotting script", 1);
+  if (pid == 0) {
+    execv(kPython, argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) == 127)
+    throw UserError(
+        std::string(kPython) + " with matplotlib is needed (apt-get install python3-matplotlib)",
+        1);
+  return WEXITSTATUS(status);
+}
+
+}  // namespace
+
+void add_plot(CLI::App& app, std::vector<Command>& commands) {
+  struct Args {
+    std::vector<std::string> results, wheres;
+    std::string kind, x, output, describe;
+  };
+  auto a = std::make_shared<Args>();
+  // The kinds plots/simloop_plot.py draws (its KINDS; a test keeps the two in step).
+  struct Kind {
+    const char* name;
+    const char* what;
+  };
+  static constexpr Kind kKinds[] = {
+      {"breakdown", "cycles per packet by stage, a stacked bar per run (per point of a sweep)"},
+      {"payload", "kpps against payload size, error bars over repeats"},
+      {"padding", "kpps against code padding (a column named like *pad*), or --x COLUMN"},
+      {"distribution", "run-to-run spread of kpps over the repeats of each point"},
+      {"scatter",
+       "predicted against measured kpps, y = x and a +-15 % band: give a sweep\n"
+       "                CSV and a `simloop measure native` CSV"},
+      {"crossover", "kpps against payload, one line per options.align"},
+      {"accuracy",
+       "predicted against measured kpps of a simloop compare CSV, held-out\n"
+       "                and training points apart, y = x and +-10 % / +-15 % bands"},
+      {"waterfall", "from A's kpps to B's, one bar per part: the JSON of simloop explain -o"},
+      {"timeline", "spans of simulated time per track: the JSON of simloop run --trace"},
+  };
+  std::string help =
+      "Draw result CSVs as PNG and SVG next to the first. Kinds (chosen from the columns\n"
+      "unless --kind says):\n";
+  std::vector<std::string> names;
+  for (const auto& k : kKinds) {
+    help += fmt::format("  {:<13} {}\n", k.name, k.what);
+    names.emplace_back(k.name);
+  }
+  help +=
+      "A plot never averages over a swept key it does not show: one such key gets a panel per\n"
+      "value, more are refused by name (pick values with --where). Faulted runs are marked.";
+  auto* plot = app.add_subcommand("plot", help);
+  plot->add_option("results", a->results,
+                   "CSVs written by simloop run, sweep, merge or measure; or the JSON of "
+                   "simloop explain -o (a waterfall) or of simloop run --trace (a timeline)")
+      ->required();
+  std::string kinds_help;
+  for (size_t i = 0; i < names.size(); ++i)
+    kinds_help += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  plot->add_option("--kind", a->kind, kinds_help)->check(CLI::IsMember(names));
+  plot->add_option("--x", a->x,
+                   "padding: the numeric column on the x axis (e.g. layout.pad_bytes)");
+  plot->add_option("-o,--output", a->output, "Output file stem (default: next to the results)");
+  plot->add_option("--where", a->wheres,
+                   "Only rows whose column KEY has VALUE: KEY=VALUE (repeatable), e.g. "
+                   "machine.clock_hz=2.4e9");
+  plot->add_option("--describe", a->describe,
+                   "Also write what was drawn (lines, bars, markers, legend) as JSON to this file");
+  commands.push_back(
+      {plot,
+       [a] { return run_plot(a->results, a->kind, a->x, a->output, a->wheres, a->describe); }});
+}
+
+}  // namespace simloop::cli

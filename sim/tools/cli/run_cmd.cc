@@ -1,0 +1,358 @@
+// simloop run / check / config-reference / output-reference: experiments from YAML.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "sim/config/experiment.h"
+#include "sim/engine/columns.h"
+#include "sim/engine/detail.h"
+#include "sim/engine/simulation.h"
+#include "sim/engine/trace.h"
+#include "sim/report/safe_file.h"
+#include "sim/support/yaml_input.h"
+#include "sim/tools/cli/commands.h"
+#include "sim/tools/measure/native.h"
+#include "sim/tools/sweep/runner.h"
+#include "version.h"
+
+namespace simloop::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "FROM:TO" of --trace-window; exit status 2 for anything else.
+engine::TraceWindow parse_window(const std::string& s);
+
+config::Experiment load(const std::string& file, const std::vector<std::string>& sets) {
+  return load_user_experiment(file, sets);
+}
+
+// An experiment's sweep section and every point's configuration, checked as
+// `simloop sweep` checks them (one validation for run, check and sweep):
+// the number of points, 0 without a sweep section. Bad input is a UserError
+// with exit status 2 and sweep's own located message.
+size_t check_sweep_section(const config::Experiment& x, const std::string& file,
+                           const std::vector<std::string>& sets) {
+  if (!x.has_sweep) return 0;
+  sweep::Options o;
+  o.experiment = file.empty() ? x.source : fs::path(file);
+  o.sets = sets;
+  try {
+    return sweep::make_plan(o).spec.points.size();
+  } catch (const config::ConfigError& e) {
+    throw UserError(e.what(), 2);
+  }
+}
+
+std::string breakdown(const engine::SimResult& r) {
+  const double per = r.packets > 0 ? 1.0 / static_cast<double>(r.packets) : 0;
+  const double cpp = r.cycles_per_packet();
+  std::string out = "cycles per packet by stage:\n";
+  for (size_t s = 0; s < models::kStageCount; ++s) {
+    const auto stage = static_cast<models::Stage>(s);
+    const double c = r.cycles[s] * per;
+    if (c == 0) continue;
+    const char* note = stage == models::Stage::sleep
+                           ? "  (CPU idle: the sender asleep after ENOBUFS)"
+                       : stage == models::Stage::idle ? "  (CPU idle: unexplained)"
+                                                      : "";
+    out += fmt::format("  {:<10} {:9.1f}  {:5.1f} %{}\n", models::stage_name(stage), c,
+                       cpp > 0 ? 100 * c / cpp : 0, note);
+  }
+  out += fmt::format("  {:<10} {:9.1f}\n", "total", cpp);
+  return out;
+}
+
+// One run of a sweep, alone: the configuration the sweep resolved for point
+// `point` and the seed of its repeat `repeat`, from the manifest beside
+// `csv`. The experiment file is loaded as the sweep loaded it; if it has
+// changed since, the stored configuration is run instead.
+config::Experiment from_sweep(const std::string& csv, size_t point, size_t repeat) {
+  const fs::path mpath = sweep::manifest_of(csv);
+  nlohmann::json m;
+  try {
+    m = sweep::parse_manifest(sweep::read_text(mpath), mpath.string());
+  } catch (const sweep::StoreError& e) {
+    throw UserError(e.what(), 2);
+  }
+  const auto& pts = m.value("points", nlohmann::json::array());
+  if (!pts.is_array() || point >= pts.size())
+    throw UserError(fmt::format("{}: --point {}: the sweep has points 0 to {}", mpath.string(),
+                                point, pts.is_array() && !pts.empty() ? pts.size() - 1 : 0),
+                    2);
+  const auto& pt = pts[point];
+  const auto seeds = pt.value("seeds", nlohmann::json::array());
+  if (!pt.contains("config") || !seeds.is_array() || repeat >= seeds.size() ||
+      !seeds[repeat].is_number_unsigned())
+    throw UserError(
+        fmt::format("{}: point {} has no stored configuration or no seed for repeat {} (repeats: "
+                    "{})",
+                    mpath.string(), point, repeat, seeds.is_array() ? seeds.size() : 0),
+        2);
+  const uint64_t seed = seeds[repeat].get<uint64_t>();
+  std::vector<std::string> sets;
+  for (const auto& s : m.value("sets", nlohmann::json::array()))
+    if (s.is_string()) sets.push_back(s.get<std::string>());
+  const nlohmann::json settings = pt.value("settings", nlohmann::json::object());
+  for (const auto& [k, v] : settings.items())
+    if (v.is_string()) sets.push_back(k + "=" + v.get<std::string>());
+  const std::string file = m.value("experiment_file", "");
+  std::vector<std::string> changed = {"the experiment file"};
+  config::Experiment x;
+  if (!file.empty() && fs::is_regular_file(file)) {
+    try {
+      x = config::load_experiment(file, sets);
+      changed = sweep::changed_keys(config::to_json(x), pt["config"], {});
+    } catch (const config::ConfigError& e) {
+      changed = {e.what()};
+    }
+  }
+  if (!changed.empty()) {
+    spdlog::warn("{} changed since the sweep ({}); running the configuration the sweep stored",
+                 file.empty() ? "the experiment" : file, fmt::join(changed, ", "));
+    // The stored configuration is a complete experiment (JSON is YAML).
+    const report::TempFile tmp(fs::temp_directory_path(), fmt::format("simloop-point-{}-", point),
+                               ".yaml", pt["config"].dump(2) + "\n");
+    try {
+      x = config::load_experiment(tmp.path());
+    } catch (const config::ConfigError& e) {
+      throw UserError(fmt::format("{}: point {}: the stored configuration does not load: {}",
+                                  mpath.string(), point, e.what()),
+                      2);
+    }
+  }
+  x.seed = seed;
+  spdlog::info("point {} repeat {} of {} (seed {})", point, repeat, csv, seed);
+  return x;
+}
+
+int run_cmd(const std::string& file, const std::vector<std::string>& sets,
+            const std::string& outdir, const std::string& sweep_csv, int64_t point, int64_t repeat,
+            bool long_csv, const std::string& trace_file, const std::string& trace_window) {
+  config::Experiment x;
+  if (!sweep_csv.empty()) {
+    if (!file.empty() || !sets.empty())
+      throw UserError(
+          "--from-sweep takes no experiment file and no --set: the sweep's manifest "
+          "says what ran",
+          2);
+    if (point < 0) throw UserError("--from-sweep needs --point N", 2);
+    x = from_sweep(sweep_csv, static_cast<size_t>(point), static_cast<size_t>(repeat));
+  } else {
+    if (point >= 0) throw UserError("--point needs --from-sweep CSV", 2);
+    x = load(file, sets);
+    // A file `check` and `sweep` refuse is refused here too; run simulates
+    // the base configuration.
+    check_sweep_section(x, file, sets);
+  }
+  if (!outdir.empty()) x.output.dir = outdir;
+  spdlog::info("experiment {} ({}): machine {}, stack {}, {} B to {}", x.name, x.source.string(),
+               x.machine_name, x.stack_name, x.workload.payload,
+               config::dest_name(x.workload.dest));
+  // An output that is a link is refused before the run, not after it.
+  const fs::path dir = x.output.dir;
+  for (const auto& [want, p] : {std::pair{x.output.csv, dir / (x.name + ".csv")},
+                                std::pair{x.output.json, dir / (x.name + ".json")},
+                                std::pair{!trace_file.empty(), fs::path(trace_file)},
+                                std::pair{long_csv, dir / (x.name + "-long.csv")}})
+    if (want) report::refuse_link(p);
+  engine::route_simgrid_log_to_spdlog();
+  std::optional<engine::Tracer> tracer;
+  engine::TraceWindow window;
+  if (!trace_window.empty()) {
+    if (trace_file.empty()) throw UserError("--trace-window needs --trace FILE.json", 2);
+    window = parse_window(trace_window);
+  }
+  if (!trace_file.empty()) {
+    // Stalls placed where their fetches happen, not where a replayed
+    // sequence settles: the same results, bit for bit (tests hold it).
+    x.engine.icache_replay = false;
+    tracer.emplace(window, x.machine.clock_hz, *x.stack.fns);
+  }
+  engine::SimResult r;
+  try {
+    r = engine::simulate(x, tracer ? &*tracer : nullptr);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what(), 2);  // a --cfg item SimGrid refused
+  }
+  const report::Row row = engine::result_row(x, r);
+
+  std::cout << report::format_table(
+      {row}, {"experiment", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet",
+              "cycles_per_packet", "interrupt_pct", "outcome"});
+  std::cout << breakdown(r);
+  for (size_t d = 0; d < net::kDropCount; ++d)
+    if (r.drops[d] != 0)
+      std::cout << fmt::format("dropped: {} ({})\n", r.drops[d],
+                               net::drop_name(static_cast<net::Drop>(d)));
+  if (r.enobufs != 0)
+    std::cout << fmt::format("ENOBUFS: {} times, {:.3f} s asleep\n", r.enobufs, r.sleep_s);
+  if (!r.detail.empty()) std::cout << fmt::format("run ended: {}\n", r.detail);
+  const double wall_pps = r.wall_s > 0 ? static_cast<double>(r.packets) / r.wall_s : 0;
+  spdlog::info("simulated {} packets in {:.3f} s of wall time ({:.0f} packets/s)", r.packets,
+               r.wall_s, wall_pps);
+
+  if (x.output.csv) {
+    const auto p = dir / (x.name + ".csv");
+    report::write_file_atomic(p, report::to_csv({row}));
+    std::cout << "wrote " << p.string() << "\n";
+  }
+  if (x.output.json) {
+    const auto p = dir / (x.name + ".json");
+    report::write_file_atomic(p, run_document(x, r).dump(2) + "\n");
+    std::cout << "wrote " << p.string() << "\n";
+  }
+  if (tracer) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string text = tracer->json(x.name);
+    report::write_file_atomic(trace_file, text);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "wrote " << trace_file << "\n";
+    spdlog::info("trace of packets {}:{}: {} events, {} bytes, written in {:.3f} s", window.from,
+                 window.to, tracer->events(), text.size(), took);
+  }
+  if (long_csv) {
+    const auto p = dir / (x.name + "-long.csv");
+    report::write_file_atomic(p, report::to_csv(engine::long_rows(x, r)));
+    std::cout << "wrote " << p.string() << "\n";
+  }
+  return r.outcome == "ok" ? 0 : 3;
+}
+
+engine::TraceWindow parse_window(const std::string& s) {
+  engine::TraceWindow w;
+  const auto colon = s.find(':');
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("no colon");
+    size_t used = 0;
+    w.from = std::stoll(s.substr(0, colon), &used);
+    if (used != colon) throw std::invalid_argument("from");
+    const std::string to = s.substr(colon + 1);
+    w.to = std::stoll(to, &used);
+    if (used != to.size()) throw std::invalid_argument("to");
+  } catch (const std::exception&) {
+    throw UserError(
+        fmt::format("--trace-window '{}': expected FROM:TO, packet indices (e.g. 0:1000)",
+                    config::printable(s, 80)),
+        2);
+  }
+  if (w.from < 0 || w.to <= w.from)
+    throw UserError(
+        fmt::format("--trace-window '{}': expected 0 <= FROM < TO", config::printable(s, 80)), 2);
+  return w;
+}
+
+}  // namespace
+
+nlohmann::json run_document(const config::Experiment& x, const engine::SimResult& r) {
+  nlohmann::json j;
+  j["simloop_version"] = SIMLOOP_VERSION;
+  j["git_revision"] = SIMLOOP_GIT_REV;
+  j["seed"] = x.seed;
+  j["result"] = report::to_json(engine::result_row(x, r));
+  const nlohmann::json detail = engine::detail_json(r);
+  j["functions"] = detail["functions"];
+  j["icache_sets"] = detail["icache_sets"];
+  j["config"] = config::to_json(x);
+  return j;
+}
+
+config::Experiment load_user_experiment(const std::string& file,
+                                        const std::vector<std::string>& sets) {
+  const fs::path p = file.empty() ? tree_file(kDefaultRunExperiment) : fs::path(file);
+  if (file.empty()) spdlog::debug("the default experiment: {}", p.string());
+  try {
+    return config::load_experiment(p, sets);
+  } catch (const config::ConfigError& e) {
+    throw UserError(e.what(), 2);
+  }
+}
+
+void add_run(CLI::App& app, std::vector<Command>& commands) {
+  struct Args {
+    std::string file;
+    std::vector<std::string> sets;
+    std::string outdir, sweep_csv;
+    int64_t point = -1, repeat = 0;
+    bool long_csv = false;
+    std::string trace_file, trace_window;
+    std::vector<std::string> simgrid_cfg;
+  };
+  auto a = std::make_shared<Args>();
+  auto* run = app.add_subcommand(
+      "run",
+      "Simulate an experiment and predict its kpps, with a cycle breakdown per stage.\n"
+      "Without EXPERIMENT, runs the default: the 2006 seed host (experiments/seed-athlon.yaml).\n"
+      "Exit status: 0 ok, 2 bad configuration, 3 the run ended early (e.g. an alignment fault),\n"
+      "4 a result could not be written (the message names the file and the system's reason).");
+  run->add_option("experiment", a->file, "Experiment YAML file");
+  run->add_option("--set", a->sets, "Override a key: path.to.key=value (repeatable)");
+  run->add_option("-o,--output-dir", a->outdir,
+                  "Directory for the CSV and JSON results (output.dir)");
+  run->add_option("--from-sweep", a->sweep_csv,
+                  "Rerun one run of a sweep alone: the results CSV (its manifest, .json, beside "
+                  "it, holds every point's resolved configuration and seeds)");
+  run->add_option("--point", a->point, "With --from-sweep: the point (the CSV's point column)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  run->add_option("--repeat", a->repeat, "With --from-sweep: the repeat (default 0)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000}));
+  run->add_flag("--long", a->long_csv,
+                "Also write <name>-long.csv: one row per function and metric (cycles per packet "
+                "by kind of cost, I-cache misses per packet); see docs/output-reference.md");
+  run->add_option("--trace", a->trace_file,
+                  "Write a timeline of simulated time for a window of packets: Chrome/Perfetto "
+                  "trace event JSON (open it in ui.perfetto.dev or chrome://tracing)");
+  run->add_option("--trace-window", a->trace_window,
+                  "With --trace: the packets FROM:TO (indices, TO excluded; default 0:1000)");
+  run->add_option("--cfg", a->simgrid_cfg,
+                  "A SimGrid configuration item, passed through: --cfg=tracing:yes "
+                  "--cfg=tracing/filename:run.trace --cfg=tracing/actor:yes (SimGrid's own "
+                  "Paje trace, for Vite or Viva); repeatable");
+  commands.push_back({run, [a] {
+                        engine::set_simgrid_config(a->simgrid_cfg);
+                        return run_cmd(a->file, a->sets, a->outdir, a->sweep_csv, a->point,
+                                       a->repeat, a->long_csv, a->trace_file, a->trace_window);
+                      }});
+
+  auto c = std::make_shared<Args>();
+  auto* check = app.add_subcommand(
+      "check", "Validate an experiment without running it; print the resolved configuration.");
+  check->add_option("experiment", c->file, "Experiment YAML file")->required();
+  check->add_option("--set", c->sets, "Override a key: path.to.key=value (repeatable)");
+  commands.push_back({check, [c] {
+                        const auto x = load(c->file, c->sets);
+                        // Whatever `sweep` would refuse, refused here too:
+                        // the section and every point's configuration.
+                        const size_t points = check_sweep_section(x, c->file, c->sets);
+                        std::cout << config::to_json(x).dump(2) << "\n";
+                        if (x.has_sweep)
+                          spdlog::info("{}: valid, with a sweep of {} points", c->file, points);
+                        else
+                          spdlog::info("{}: valid", c->file);
+                        return 0;
+                      }});
+
+  auto* oref = app.add_subcommand(
+      "output-reference",
+      "Print the reference of every output column: unit and meaning (Markdown).");
+  commands.push_back({oref, [] {
+                        std::cout << engine::output_reference_markdown();
+                        return 0;
+                      }});
+
+  auto* ref = app.add_subcommand("config-reference",
+                                 "Print the reference of every configuration key (Markdown).");
+  commands.push_back({ref, [] {
+                        std::cout << config::reference_markdown();
+                        return 0;
+                      }});
+}
+
+}  // namespace simloop::cli

@@ -1,0 +1,269 @@
+// simloop sweep / merge: parameter sweeps, one process per run.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "sim/config/experiment.h"
+#include "sim/report/stats.h"
+#include "sim/tools/cli/commands.h"
+#include "sim/tools/sweep/runner.h"
+#include "version.h"
+
+#ifndef SIMLOOP_GIT_DIRTY
+#define SIMLOOP_GIT_DIRTY 0
+#endif
+
+namespace simloop::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// After every sweep: each point by its settings, with its runs, how many
+// ended ok, and the mean kpps; with repeats also the spread of kpps across
+// runs (standard deviation, 95 % confidence interval of the mean) next to the
+// variation within a run (interval_kpps_cv). Returns whether repeats gave
+// the same kpps at every point.
+bool print_summary(const fs::path& csv, const sweep::Plan& plan, const sweep::Shard& shard) {
+  const sweep::Table t = sweep::read_csv(csv);
+  const int point = t.column("point"), kpps = t.column("kpps"), status = t.column("status"),
+            cv = t.column("interval_kpps_cv");
+  if (point < 0 || kpps < 0) return false;
+  struct Runs {
+    size_t all = 0;
+    std::vector<std::pair<double, double>> ok;  // kpps, within-run cv
+  };
+  std::map<size_t, Runs> by_point;
+  for (const auto& row : t.rows) {
+    Runs& r = by_point[std::stoul(row[static_cast<size_t>(point)])];
+    ++r.all;
+    if (status >= 0 && row[static_cast<size_t>(status)] != "ok") continue;
+    const double c = cv >= 0 && !row[static_cast<size_t>(cv)].empty()
+                         ? std::stod(row[static_cast<size_t>(cv)])
+                         : 0;
+    r.ok.emplace_back(std::stod(row[static_cast<size_t>(kpps)]), c);
+  }
+  const bool repeats = plan.spec.repeats > 1;
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> head;
+  for (const auto& k : plan.spec.keys) head.push_back(k);
+  head.insert(head.end(), {"runs", "ok", "kpps"});
+  if (repeats) head.insert(head.end(), {"sd kpps", "95% CI of mean"});
+  head.push_back("within-run cv");
+  bool all_same = repeats;
+  size_t compared = 0;
+  for (const auto& p : plan.spec.points) {
+    if (!shard.contains(p)) continue;
+    const auto it = by_point.find(p.index);
+    const Runs none;
+    const Runs& r = it == by_point.end() ? none : it->second;
+    std::vector<std::string> row;
+    for (const auto& s : p.settings) row.push_back(s.value);
+    row.push_back(std::to_string(r.all));
+    row.push_back(std::to_string(r.ok.size()));
+    const auto n = r.ok.size();
+    std::vector<double> rates, cvs;
+    for (const auto& [k, c] : r.ok) {
+      rates.push_back(k);
+      cvs.push_back(c);
+    }
+    const double mean = report::mean(rates), within = report::mean(cvs);
+    const double sd = report::sd(rates);
+    const double half = report::mean_ci_half_width(rates, 0.95);
+    if (n > 1) {
+      ++compared;
+      for (const auto& [k, c] : r.ok)
+        if (k != r.ok.front().first) all_same = false;
+    }
+    row.push_back(n > 0 ? fmt::format("{:.1f}", mean) : "-");
+    if (repeats) {
+      row.push_back(n > 1 ? fmt::format("{:.2f}", sd) : "-");
+      row.push_back(n > 1 ? fmt::format("[{:.1f}, {:.1f}]", mean - half, mean + half) : "-");
+    }
+    row.push_back(n > 0 ? fmt::format("{:.2f} %", 100 * within) : "-");
+    cells.push_back(std::move(row));
+  }
+  std::vector<size_t> width(head.size());
+  for (size_t i = 0; i < head.size(); ++i) {
+    width[i] = head[i].size();
+    for (const auto& r : cells) width[i] = std::max(width[i], r[i].size());
+  }
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string out;
+    for (size_t i = 0; i < r.size(); ++i)
+      out += fmt::format("{}{:>{}}", i == 0 ? "" : "  ", r[i], width[i]);
+    return out + "\n";
+  };
+  std::cout << line(head);
+  for (const auto& r : cells) std::cout << line(r);
+  return all_same && compared > 0;
+}
+
+// Whether anything in the experiment draws on the seed between runs.
+bool runs_can_differ(const config::Experiment& x) {
+  return x.variance.page_colouring || x.variance.link_perturbation_bytes > 0;
+}
+
+struct SweepArgs {
+  std::string file, output_dir, shard = "1/1";
+  std::vector<std::string> sets;
+  int jobs = 0;
+  bool resume = false, retry_crashed = false, list = false;
+};
+
+sweep::Options options_of(const SweepArgs& a) {
+  sweep::Options o;
+  o.experiment = a.file;
+  o.sets = a.sets;
+  o.output_dir = a.output_dir;
+  o.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  o.resume = a.resume;
+  o.retry_crashed = a.retry_crashed;
+  if (a.retry_crashed && !a.resume) throw UserError("--retry-crashed needs --resume", 2);
+  try {
+    o.shard = sweep::parse_shard(a.shard);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what(), 2);
+  }
+  // The progress line is for people watching a terminal, not for logs.
+  o.progress = ::isatty(STDERR_FILENO) != 0 && spdlog::get_level() <= spdlog::level::info;
+  o.provenance = {SIMLOOP_VERSION, SIMLOOP_GIT_REV, SIMLOOP_GIT_DIRTY != 0};
+  return o;
+}
+
+int sweep_cmd(const SweepArgs& a) {
+  const sweep::Options o = options_of(a);
+  sweep::Plan plan;
+  try {
+    plan = sweep::make_plan(o);
+  } catch (const config::ConfigError& e) {
+    throw UserError(e.what(), 2);
+  }
+  if (a.list) {
+    std::cout << fmt::format("# experiment hash {}, {} points x {} repeats\n", plan.hash,
+                             plan.spec.points.size(), plan.spec.repeats);
+    std::cout << "point,repeat,seed,point_hash";
+    for (const auto& k : plan.spec.keys) std::cout << "," << k;
+    std::cout << "\n";
+    for (const auto& p : plan.spec.points) {
+      if (!o.shard.contains(p)) continue;
+      for (int r = 0; r < plan.spec.repeats; ++r) {
+        std::cout << fmt::format("{},{},{},{}", p.index, r, sweep::run_seed(plan.base.seed, p, r),
+                                 p.hash);
+        for (const auto& s : p.settings) std::cout << "," << sweep::csv_field(s.value);
+        std::cout << "\n";
+      }
+    }
+    return 0;
+  }
+  bool varying = false;
+  for (const auto& c : plan.point_configs) {
+    const auto& v = c["variance"];
+    if (v.value("page_colouring", false) || v.value("link_perturbation_bytes", 0) > 0)
+      varying = true;
+  }
+  if (plan.spec.repeats > 1 && !varying && !runs_can_differ(plan.base))
+    spdlog::warn(
+        "repeats: {}, but nothing in this experiment differs between runs "
+        "(variance.page_colouring is off and variance.link_perturbation_bytes is 0): every repeat "
+        "of a point will give the same result",
+        plan.spec.repeats);
+  sweep::Summary s;
+  try {
+    s = sweep::run_sweep(o, plan);
+  } catch (const sweep::StoreError& e) {
+    throw UserError(e.what(), 2);
+  }
+  const size_t recorded = s.skipped + s.finished;
+  if (s.interrupted) {
+    spdlog::error("interrupted after {:.1f} s: {} of {} runs recorded in {}; finish with --resume",
+                  s.wall_s, recorded, s.runs, plan.csv.string());
+    return 130;
+  }
+  spdlog::info("{} runs in {:.1f} s ({} failed); results in {}, manifest {}", s.finished, s.wall_s,
+               s.failed, plan.csv.string(), plan.manifest.string());
+  if (print_summary(plan.csv, plan, o.shard))
+    spdlog::warn(
+        "every repeat of every point gave the same kpps: these runs are deterministic, "
+        "so repeats add nothing (see variance.* in docs/config-reference.md)");
+  return s.failed > 0 ? 3 : 0;
+}
+
+int merge_cmd(const std::string& out, const std::vector<std::string>& shards) {
+  std::vector<fs::path> paths(shards.begin(), shards.end());
+  sweep::MergeSummary m;
+  try {
+    m = sweep::merge(out, paths);
+  } catch (const sweep::StoreError& e) {
+    throw UserError(e.what(), 2);
+  }
+  if (m.duplicates > 0)
+    spdlog::warn("{} runs appeared in more than one shard; kept the first", m.duplicates);
+  if (m.missing > 0) spdlog::warn("{} runs of the sweep are in no shard", m.missing);
+  spdlog::info("merged {} runs from {} files into {} (manifest {})", m.rows, shards.size(), out,
+               sweep::manifest_of(out).string());
+  return 0;
+}
+
+}  // namespace
+
+void add_sweep(CLI::App& app, std::vector<Command>& commands) {
+  auto a = std::make_shared<SweepArgs>();
+  auto* sw = app.add_subcommand(
+      "sweep",
+      "Run every point of an experiment's sweep: section, each run in its own process.\n"
+      "Results: <dir>/<name>-sweep.csv, one row per run (point, repeat, point_hash, each swept "
+      "key,\n"
+      "every metric, status ok|fault|error|crashed, error, process_s), written as each run ends,\n"
+      "and <dir>/<name>-sweep.json, the manifest (resolved configuration and its hash, every\n"
+      "point's resolved configuration and seeds, version, git revision, times; rerun a row with\n"
+      "simloop run --from-sweep CSV --point N). <dir>/<name>-sweep.lock keeps a second sweep\n"
+      "out while this one runs (and is removed when it ends). See the Sweeps section of\n"
+      "docs/config-reference.md.\n"
+      "Ctrl-C starts no more runs and waits for running ones (again: stops them); finish later\n"
+      "with --resume. Exit status: 0 all ok, 2 bad input, 3 some runs failed (recorded),\n"
+      "4 the results could not be written (e.g. a full disk; rows already written stay),\n"
+      "130 interrupted.");
+  sw->add_option("experiment", a->file, "Experiment YAML file with a sweep: section")->required();
+  sw->add_option("-j,--jobs", a->jobs, "Runs at a time (default: the number of cores)")
+      ->check(CLI::Range(1, 4096));
+  sw->add_flag("--resume", a->resume,
+               "Complete existing results: keep the rows of points the sweep still has (a point "
+               "is its resolved configuration), run the missing ones, set aside rows of points it "
+               "no longer has (in <name>-sweep-dropped.csv). Refused if the base configuration "
+               "changed");
+  sw->add_flag("--retry-crashed", a->retry_crashed,
+               "With --resume: run again the runs recorded as crashed");
+  sw->add_option(
+      "--shard", a->shard,
+      "K/N: run only points whose index is K-1 modulo N, into <name>-sweep-shard-K-of-N.csv");
+  sw->add_option("--set", a->sets,
+                 "Override a key of the base experiment: path.to.key=value (repeatable)");
+  sw->add_option("-o,--output-dir", a->output_dir,
+                 "Directory for the results (default: output.dir)");
+  sw->add_flag("--list", a->list, "Print the runs (point, repeat, seed, settings) as CSV and exit");
+  commands.push_back({sw, [a] { return sweep_cmd(*a); }});
+
+  struct MergeArgs {
+    std::string out;
+    std::vector<std::string> shards;
+  };
+  auto m = std::make_shared<MergeArgs>();
+  auto* mg = app.add_subcommand("merge",
+                                "Combine the results of sweep shards (--shard K/N) into one CSV "
+                                "ordered by point and repeat,\n"
+                                "with a manifest next to it. Each shard's manifest (its .json) "
+                                "must be beside its CSV; shards\n"
+                                "of different experiment hashes are refused (exit status 2).");
+  mg->add_option("out", m->out, "The merged CSV to write")->required();
+  mg->add_option("shards", m->shards, "Shard CSVs written by simloop sweep --shard")->required();
+  commands.push_back({mg, [m] { return merge_cmd(m->out, m->shards); }});
+}
+
+}  // namespace simloop::cli

@@ -1,0 +1,329 @@
+#include "sim/tools/measure/code_walk.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "sim/support/text.h"
+
+namespace simloop::measure {
+
+namespace {
+
+using support::parse_u64;
+using support::words;
+
+}  // namespace
+
+CallgrindFlow parse_callgrind_flow(std::istream& in, const std::string& what) {
+  CallgrindFlow out;
+  enum class Pending { none, call, jump };
+  Pending pending = Pending::none;
+  uint64_t pending_count = 0, pending_target = 0;
+  bool positions_instr = false;
+  int lineno = 0;
+  auto bad = [&](const std::string& line, const char* expected) {
+    throw std::runtime_error(
+        fmt::format("{}:{}: expected {}, got '{}'", what, lineno, expected, line));
+  };
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    if (line.starts_with("positions:")) {
+      if (words(line.substr(10)) != std::vector<std::string>{"instr"})
+        throw std::runtime_error(
+            fmt::format("{}:{}: positions '{}': run callgrind with --dump-instr=yes --dump-line=no",
+                        what, lineno, line.substr(10)));
+      positions_instr = true;
+      continue;
+    }
+    if (line.starts_with("calls=") || line.starts_with("jump=") || line.starts_with("jcnd=")) {
+      // "calls=COUNT TARGET", "jump=COUNT TARGET", "jcnd=TAKEN/EXECUTED TARGET"; the
+      // next line is the source position (with a call's inclusive cost).
+      const auto eq = line.find('=');
+      const auto w = words(line.substr(eq + 1));
+      std::string count = w.empty() ? std::string() : w[0];
+      if (line[0] == 'j' && line[1] == 'c') count = count.substr(0, count.find('/'));
+      if (w.size() < 2 || !parse_u64(count, &pending_count) ||
+          !parse_u64(w[1], &pending_target, 16))
+        bad(line, "'calls=COUNT TARGET' or a jump (written with --compress-pos=no)");
+      pending = line[0] == 'c' ? Pending::call : Pending::jump;
+      continue;
+    }
+    if (!line.starts_with("0x")) continue;
+    const auto w = words(line);
+    uint64_t addr = 0;
+    if (w.empty() || !parse_u64(w[0], &addr, 16)) bad(line, "'ADDRESS COUNT'");
+    if (pending != Pending::none) {
+      if (pending == Pending::call)
+        out.calls[{addr, pending_target}] += pending_count;
+      else
+        out.jumps[{addr, pending_target}] += pending_count;
+      pending = Pending::none;
+      continue;
+    }
+    uint64_t ir = 0;
+    if (w.size() < 2 || !parse_u64(w[1], &ir))
+      bad(line, "'ADDRESS COUNT' (written with --compress-pos=no)");
+    out.instr[addr] += ir;
+  }
+  if (!positions_instr)
+    throw std::runtime_error(fmt::format("{}: no 'positions: instr' line", what));
+  return out;
+}
+
+std::vector<uint64_t> parse_objdump_starts(std::istream& objdump_output) {
+  std::vector<uint64_t> starts;
+  for (std::string line; std::getline(objdump_output, line);) {
+    // "  4721a0:\tjmp ..." (an instruction) as against "00000000004721a0 <sym>:".
+    const auto first = line.find_first_not_of(' ');
+    if (first == std::string::npos || first == 0) continue;
+    const auto colon = line.find(':', first);
+    if (colon == std::string::npos || colon + 1 >= line.size() || line[colon + 1] != '\t') continue;
+    uint64_t a = 0;
+    if (parse_u64(std::string_view(line).substr(first, colon - first), &a, 16)) starts.push_back(a);
+  }
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  return starts;
+}
+
+namespace {
+
+using Edge = std::pair<uint64_t, uint64_t>;
+struct EdgeHash {
+  size_t operator()(const Edge& e) const { return std::hash<uint64_t>()(e.first * 31 + e.second); }
+};
+
+// Per-packet figures: (hi - lo) / packets, only where positive (an address
+// that ran less in the longer run took an address-dependent path).
+template <class K, class M>
+std::map<K, double> per_packet(const M& lo, const M& hi, double packets) {
+  std::map<K, double> out;
+  for (const auto& [k, v] : hi) {
+    const auto l = lo.find(k);
+    const double d =
+        (static_cast<double>(v) - (l == lo.end() ? 0.0 : static_cast<double>(l->second))) / packets;
+    if (d > 0) out[k] = d;
+  }
+  return out;
+}
+
+class WalkBuilder {
+ public:
+  WalkBuilder(const CallgrindFlow& lo, const CallgrindFlow& hi, int64_t packets,
+              const std::vector<models::NmSymbol>& symbols, const std::vector<uint64_t>& starts,
+              double min_per_packet)
+      : starts_(starts), min_(min_per_packet) {
+    const double n = static_cast<double>(std::max<int64_t>(packets, 1));
+    instr_ = per_packet<uint64_t>(lo.instr, hi.instr, n);
+    for (const auto& [e, v] : per_packet<Edge>(lo.jumps, hi.jumps, n)) {
+      jumps_from_[e.first].emplace_back(e.second, v);
+      jumps_into_[e.second] += v;
+    }
+    for (const auto& [e, v] : per_packet<Edge>(lo.calls, hi.calls, n)) {
+      calls_from_[e.first].emplace_back(e.second, v);
+      entries_[e.second] += v;
+    }
+    for (const auto& s : symbols)
+      if (s.text && s.size > 0) text_.push_back(&s);  // in address order
+  }
+
+  models::WalkProfile build() {
+    models::WalkProfile out;
+    // Executed instructions by symbol.
+    std::map<const models::NmSymbol*, std::vector<uint64_t>> by_symbol;
+    for (const auto& [a, c] : instr_)
+      if (const auto* s = symbol_of(a)) by_symbol[s].push_back(a);
+    for (const auto& [sym, addrs] : by_symbol) {
+      std::vector<std::pair<uint64_t, double>> entries;
+      for (auto it = entries_.lower_bound(sym->addr);
+           it != entries_.end() && it->first < sym->addr + sym->size; ++it)
+        if (it->second >= 0.01) entries.push_back(*it);
+      // Hot instructions off the walk belong to it only if it is the
+      // symbol's one routine (a PLT section has one per entry).
+      const bool one = entries.size() == 1;
+      for (const auto& [t, e] : entries)
+        out[{sym->name, t - sym->addr}] = walk(*sym, t, e, one ? addrs : std::vector<uint64_t>());
+      const bool any_entry = !entries.empty();
+      if (!any_entry) {
+        models::Walk w = resident(*sym, addrs);
+        if (!w.items.empty()) out[{sym->name, 0}] = std::move(w);
+      }
+    }
+    return out;
+  }
+
+ private:
+  static constexpr int64_t kMaxInstructions = 200000;  // per walk
+
+  const models::NmSymbol* symbol_of(uint64_t a) const {
+    auto it = std::upper_bound(text_.begin(), text_.end(), a,
+                               [](uint64_t x, const auto* s) { return x < s->addr; });
+    if (it == text_.begin()) return nullptr;
+    const models::NmSymbol* s = *(it - 1);
+    return a < s->addr + s->size ? s : nullptr;
+  }
+  uint64_t length(uint64_t a) const {
+    const auto it = std::upper_bound(starts_.begin(), starts_.end(), a);
+    if (it == starts_.end() || it == starts_.begin() || *(it - 1) != a) return 1;
+    return *it - a;
+  }
+  double get(const std::map<uint64_t, double>& m, uint64_t a) const {
+    const auto it = m.find(a);
+    return it == m.end() ? 0 : it->second;
+  }
+  // Runs of the fall-through into `next`: what reaches it that no jump or
+  // call does.
+  double fall_into(uint64_t next) const {
+    return std::max(0.0, get(instr_, next) - get(jumps_into_, next) - get(entries_, next));
+  }
+
+  void add_run(models::Walk& w, const models::NmSymbol& s, uint64_t a) const {
+    const uint64_t off = a - s.addr;
+    const uint64_t len = std::min(length(a), s.size - off);
+    if (!w.items.empty() && w.items.back().target.empty() &&
+        w.items.back().offset + w.items.back().bytes == off) {
+      w.items.back().bytes += len;
+      return;
+    }
+    w.items.push_back({off, len, {}, 0});
+  }
+  void add_call(models::Walk& w, const models::NmSymbol& s, uint64_t site, uint64_t target) const {
+    const models::NmSymbol* t = symbol_of(target);
+    if (t == nullptr) return;
+    w.items.push_back({site - s.addr, 0, t->name, target - t->addr});
+  }
+
+  models::Walk walk(const models::NmSymbol& s, uint64_t entry, double calls,
+                    const std::vector<uint64_t>& addrs) const {
+    models::Walk w;
+    w.calls_per_packet = calls;
+    const auto in_s = [&](uint64_t a) { return a >= s.addr && a < s.addr + s.size; };
+    // What is left of each edge, in calls' worth.
+    std::unordered_map<Edge, double, EdgeHash> jump_left, call_left;
+    std::unordered_map<uint64_t, double> fall_left;
+    std::set<uint64_t> visited;
+    uint64_t a = entry;
+    for (int64_t n = 0; n < kMaxInstructions; ++n) {
+      add_run(w, s, a);
+      visited.insert(a);
+      if (const auto c = calls_from_.find(a); c != calls_from_.end()) {
+        // The callee with the most calls left from here.
+        double best = -1;
+        uint64_t target = 0;
+        for (const auto& [t, v] : c->second) {
+          auto [it, fresh] = call_left.try_emplace({a, t}, v / calls);
+          if (it->second > best) {
+            best = it->second;
+            target = t;
+          }
+        }
+        call_left[{a, target}] -= 1;
+        add_call(w, s, a, target);
+      }
+      // The successor with the most left: a jump or the fall-through. Of
+      // two with as much left, the one already run: a loop goes round again
+      // before it is left (leaving forfeits what its body has left).
+      double best = 0.499;  // half a call's worth, at least
+      uint64_t next = 0;
+      bool found = false, out_of_s = false, best_seen = false;
+      auto consider = [&](uint64_t t, double left) {
+        const bool seen = visited.count(t) != 0;
+        if (left > best + 1e-6 || (left > best - 1e-6 && seen && !best_seen)) {
+          best = std::max(best, left);
+          best_seen = seen;
+          next = t;
+          found = true;
+          out_of_s = !in_s(t);
+        }
+      };
+      const uint64_t fall = a + length(a);
+      if (in_s(fall) && instr_.count(fall) != 0)
+        consider(fall, fall_left.try_emplace(fall, fall_into(fall) / calls).first->second);
+      if (const auto j = jumps_from_.find(a); j != jumps_from_.end())
+        for (const auto& [t, v] : j->second)
+          consider(t, jump_left.try_emplace({a, t}, v / calls).first->second);
+      if (!found) break;
+      if (next == fall && !jump_left.count({a, next}))
+        fall_left[fall] -= 1;
+      else
+        jump_left[{a, next}] -= 1;
+      if (out_of_s) {
+        add_call(w, s, a, next);  // a jump to another function: a tail call
+        break;
+      }
+      a = next;
+    }
+    // Hot instructions the walk did not reach (other calls take other paths).
+    for (uint64_t x : addrs)
+      if (!visited.count(x) && get(instr_, x) >= min_) {
+        add_run(w, s, x);
+        add_hot_calls(w, s, x);
+      }
+    return w;
+  }
+
+  // A call site on no walk: its most frequent callee, once for each time it
+  // runs per packet.
+  void add_hot_calls(models::Walk& w, const models::NmSymbol& s, uint64_t a) const {
+    const auto c = calls_from_.find(a);
+    if (c == calls_from_.end()) return;
+    double best = 0;
+    uint64_t target = 0;
+    for (const auto& [t, v] : c->second)
+      if (v > best) {
+        best = v;
+        target = t;
+      }
+    if (best < min_) return;
+    for (long k = 0; k < std::max(1L, std::lround(best)) && k < 64; ++k) add_call(w, s, a, target);
+  }
+
+  // A routine that runs throughout: its hot instructions in address order.
+  models::Walk resident(const models::NmSymbol& s, const std::vector<uint64_t>& addrs) const {
+    models::Walk w;
+    for (uint64_t a : addrs)
+      if (get(instr_, a) >= min_) {
+        add_run(w, s, a);
+        add_hot_calls(w, s, a);
+      }
+    return w;
+  }
+
+  const std::vector<uint64_t>& starts_;
+  double min_;
+  std::map<uint64_t, double> instr_, jumps_into_, entries_;
+  std::map<uint64_t, std::vector<std::pair<uint64_t, double>>> jumps_from_, calls_from_;
+  std::vector<const models::NmSymbol*> text_;
+};
+
+}  // namespace
+
+models::WalkProfile walk_profile(const CallgrindFlow& lo, const CallgrindFlow& hi, int64_t packets,
+                                 const std::vector<models::NmSymbol>& symbols,
+                                 const std::vector<uint64_t>& instruction_starts,
+                                 double min_per_packet) {
+  return WalkBuilder(lo, hi, packets, symbols, instruction_starts, min_per_packet).build();
+}
+
+std::string format_walks(const models::WalkProfile& walks) {
+  std::string out;
+  for (const auto& [key, w] : walks) {
+    out += fmt::format("walk {} {:#x} {:.4g}\n", key.first, key.second, w.calls_per_packet);
+    for (const auto& item : w.items) {
+      if (item.target.empty())
+        out += fmt::format("run {:#x} {}\n", item.offset, item.bytes);
+      else
+        out += fmt::format("call {:#x} {} {:#x}\n", item.offset, item.target, item.target_offset);
+    }
+  }
+  return out;
+}
+
+}  // namespace simloop::measure

@@ -1,0 +1,480 @@
+#include "sim/tools/measure/harness_run.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#include "sim/support/text.h"
+
+namespace simloop::measure {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using support::parse_u64;
+using support::words;
+
+// A scratch directory, removed with everything in it.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "simloop-valgrind-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr)
+      throw std::runtime_error(
+          fmt::format("cannot make a temporary directory: {}", std::strerror(errno)));
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+std::string last_lines(const fs::path& file, int n) {
+  std::ifstream in(file);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::string out;
+  for (size_t i = lines.size() > static_cast<size_t>(n) ? lines.size() - n : 0; i < lines.size();
+       ++i)
+    out += "\n  " + lines[i];
+  return out;
+}
+
+// Runs argv with stdout to `out` (discarded if empty) and stderr to `err`;
+// throws unless it exits with status 0.
+void run_program(const std::vector<std::string>& argv, const fs::path& err,
+                 const fs::path& out = {}) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    // In a directory of our own (TempDir); never through a link all the same.
+    const int o = out.empty() ? open("/dev/null", O_WRONLY)
+                              : open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+    if (o >= 0) dup2(o, STDOUT_FILENO);
+    if (e >= 0) dup2(e, STDERR_FILENO);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+  std::string what = WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
+                                       : fmt::format("signal {}", WTERMSIG(status));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    what += fmt::format(" (is {} installed? scripts/install-deps.sh installs it)", argv[0]);
+  throw std::runtime_error(
+      fmt::format("{} failed ({}):{}", fmt::join(argv, " "), what, last_lines(err, 8)));
+}
+
+std::string read_all(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> harness_argv(const HarnessSpec& h, int64_t packets) {
+  return {h.path,
+          "-l",
+          std::to_string(h.opt.payload),
+          "-n",
+          std::to_string(packets),
+          "--warmup",
+          std::to_string(h.opt.warmup),
+          "--dest",
+          std::string(dest_name(h.opt.dest)),
+          "--align",
+          std::string(net::align_policy_name(h.opt.stack.align)),
+          "--copy",
+          std::string(net::loop_copy_name(h.opt.stack.loop_copy))};
+}
+
+void check_spec(const HarnessSpec& h) {
+  if (!fs::is_regular_file(h.path))
+    throw std::runtime_error(
+        fmt::format("{}: no such harness (it is built as simloop-harness*)", h.path));
+  if (h.packets_lo < 0 || h.packets_hi <= h.packets_lo)
+    throw std::runtime_error(fmt::format("packet counts {} and {}: the second must be larger",
+                                         h.packets_lo, h.packets_hi));
+}
+
+// Runs the harness under valgrind `tool` twice, with packets_lo and then
+// packets_hi packets, each writing its output to the file that `out_option`
+// names; returns both outputs as `parse` reads them.
+template <class Parse>
+auto valgrind_twice(const HarnessSpec& h, const std::vector<std::string>& tool,
+                    const std::string& out_option, Parse parse) {
+  check_spec(h);
+  TempDir tmp;
+  using T = decltype(parse(std::declval<std::istream&>(), std::string()));
+  std::array<T, 2> got;
+  const std::array<int64_t, 2> packets = {h.packets_lo, h.packets_hi};
+  for (size_t k = 0; k < 2; ++k) {
+    const fs::path out = tmp.path / fmt::format("valgrind.{}", k);
+    std::vector<std::string> argv = {"valgrind"};
+    argv.insert(argv.end(), tool.begin(), tool.end());
+    argv.push_back(out_option + "=" + out.string());
+    for (auto& a : harness_argv(h, packets[k])) argv.push_back(std::move(a));
+    run_program(argv, tmp.path / "stderr");
+    std::ifstream in(out);
+    got[k] = parse(in, out.string());
+  }
+  return got;
+}
+
+}  // namespace
+
+models::CacheGeometry parse_geometry(const std::string& spec) {
+  std::vector<uint64_t> v;
+  std::string part;
+  std::istringstream in(spec);
+  while (std::getline(in, part, ',')) {
+    uint64_t x = 0;
+    if (!parse_u64(part, &x))
+      throw std::invalid_argument(
+          fmt::format("cache geometry '{}': expected SIZE,ASSOC,LINE in bytes", spec));
+    v.push_back(x);
+  }
+  if (v.size() != 3)
+    throw std::invalid_argument(
+        fmt::format("cache geometry '{}': expected SIZE,ASSOC,LINE in bytes", spec));
+  const models::CacheGeometry g{static_cast<int64_t>(v[0]), static_cast<int>(v[1]),
+                                static_cast<int>(v[2])};
+  if (v[1] == 0 || v[2] == 0 || v[0] % (v[1] * v[2]) != 0)
+    throw std::invalid_argument(fmt::format(
+        "cache geometry '{}': the size must be a whole number of ASSOC x LINE sets", spec));
+  // The model's own checks (powers of two) apply as well.
+  models::ICacheConfig c;
+  c.l1 = g;
+  c.l2_enabled = false;
+  try {
+    models::ICache check(c);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("cache geometry '{}': {}", spec, e.what()));
+  }
+  return g;
+}
+
+std::string geometry_spec(const models::CacheGeometry& g) {
+  return fmt::format("{},{},{}", g.size_bytes, g.assoc, g.line_bytes);
+}
+
+std::map<std::string, uint64_t> parse_cachegrind(std::istream& in, const std::string& what) {
+  std::vector<std::string> events, summary;
+  int events_line = 0, lineno = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    if (line.starts_with("events:")) {
+      events = words(line.substr(7));
+      events_line = lineno;
+    } else if (line.starts_with("summary:")) {
+      summary = words(line.substr(8));
+      if (summary.size() != events.size())
+        throw std::runtime_error(fmt::format("{}:{}: summary has {} counts for {} events (line {})",
+                                             what, lineno, summary.size(), events.size(),
+                                             events_line));
+    }
+  }
+  if (events.empty()) throw std::runtime_error(fmt::format("{}: no 'events:' line", what));
+  if (summary.empty()) throw std::runtime_error(fmt::format("{}: no 'summary:' line", what));
+  std::map<std::string, uint64_t> out;
+  for (size_t i = 0; i < events.size(); ++i) {
+    uint64_t v = 0;
+    if (!parse_u64(summary[i], &v))
+      throw std::runtime_error(
+          fmt::format("{}: summary count '{}' of {} is not a number", what, summary[i], events[i]));
+    out[events[i]] = v;
+  }
+  return out;
+}
+
+std::map<uint64_t, uint64_t> parse_callgrind_instr(std::istream& in, const std::string& what) {
+  return parse_callgrind_flow(in, what).instr;
+}
+
+models::HotProfile hot_profile(const std::map<uint64_t, uint64_t>& lo,
+                               const std::map<uint64_t, uint64_t>& hi, int64_t packets,
+                               const std::vector<models::NmSymbol>& symbols, double min_per_packet,
+                               const std::vector<uint64_t>* instruction_starts) {
+  // Where the instruction at `a` ends.
+  auto end_of = [&](uint64_t a) {
+    if (instruction_starts == nullptr) return a + 1;
+    const auto& st = *instruction_starts;
+    const auto it = std::upper_bound(st.begin(), st.end(), a);
+    if (it == st.end() || it == st.begin() || *(it - 1) != a) return a + 1;
+    return *it;
+  };
+  std::vector<const models::NmSymbol*> text;
+  for (const auto& s : symbols)
+    if (s.text && s.size > 0) text.push_back(&s);  // already in address order
+  models::HotProfile out;
+  const models::NmSymbol* cur = nullptr;
+  uint64_t start = 0, last = 0;
+  auto flush = [&] {
+    if (cur != nullptr)
+      out[cur->name].emplace_back(start - cur->addr,
+                                  std::min(end_of(last), cur->addr + cur->size) - start);
+    cur = nullptr;
+  };
+  for (const auto& [addr, count] : hi) {
+    const auto l = lo.find(addr);
+    // Signed: an address-dependent path may run less in the longer run.
+    const double per =
+        (static_cast<double>(count) - (l == lo.end() ? 0.0 : static_cast<double>(l->second))) /
+        static_cast<double>(std::max<int64_t>(packets, 1));
+    if (per < min_per_packet) continue;
+    // The symbol holding addr: the last one starting at or before it.
+    auto it = std::upper_bound(text.begin(), text.end(), addr,
+                               [](uint64_t a, const models::NmSymbol* s) { return a < s->addr; });
+    if (it == text.begin()) continue;
+    const models::NmSymbol* sym = *(it - 1);
+    if (addr >= sym->addr + sym->size) continue;
+    if (sym == cur && addr - last < 16) {
+      last = addr;
+      continue;
+    }
+    flush();
+    cur = sym;
+    start = last = addr;
+  }
+  flush();
+  return out;
+}
+
+std::string format_hot_profile(const models::HotProfile& p, const std::string& header) {
+  std::string out;
+  std::istringstream h(header);
+  for (std::string l; std::getline(h, l);) out += "# " + l + "\n";
+  out += "# offset bytes symbol: the bytes of each function that run per packet\n";
+  for (const auto& [sym, ranges] : p)
+    for (const auto& [off, bytes] : ranges) out += fmt::format("{:#x} {} {}\n", off, bytes, sym);
+  return out;
+}
+
+std::string format_profile(const CodeProfile& p, const std::string& header) {
+  std::string out = format_hot_profile(p.hot, header);
+  if (p.walks.empty()) return out;
+  out +=
+      "# walk SYMBOL ENTRY CALLS_PER_PACKET: what one call of the routine at SYMBOL + ENTRY runs,\n"
+      "# in order: 'run OFFSET BYTES' and 'call OFFSET TARGET TARGET_OFFSET' (calls per packet 0:\n"
+      "# it runs throughout, and this is its per-packet part in address order)\n";
+  return out + format_walks(p.walks);
+}
+
+CodeProfile load_profile(std::istream& in, const std::string& what) {
+  CodeProfile p;
+  models::Walk* walk = nullptr;
+  int lineno = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    const auto w = words(line);
+    if (w.empty()) continue;
+    auto fail = [&](const char* expected) {
+      throw std::runtime_error(
+          fmt::format("{}:{}: expected {}, got '{}'", what, lineno, expected, line));
+    };
+    uint64_t off = 0, bytes = 0;
+    if (w[0] == "walk") {
+      double calls = 0;
+      if (w.size() != 4 || !parse_u64(w[2], &off, 16)) fail("'walk SYMBOL ENTRY CALLS_PER_PACKET'");
+      try {
+        size_t used = 0;
+        calls = std::stod(w[3], &used);
+        if (used != w[3].size() || !(calls >= 0) || !std::isfinite(calls)) throw std::exception();
+      } catch (const std::exception&) {
+        fail("'walk SYMBOL ENTRY CALLS_PER_PACKET' (calls a number >= 0)");
+      }
+      walk = &p.walks[{w[1], off}];
+      if (!walk->items.empty()) fail("one walk per routine (this one came before)");
+      walk->calls_per_packet = calls;
+    } else if (w[0] == "run") {
+      if (walk == nullptr) fail("a 'walk' line before 'run'");
+      if (w.size() != 3 || !parse_u64(w[1], &off, 16) || !parse_u64(w[2], &bytes) || bytes == 0)
+        fail("'run OFFSET BYTES' (hex offset, bytes > 0)");
+      walk->items.push_back({off, bytes, {}, 0});
+    } else if (w[0] == "call") {
+      uint64_t target_off = 0;
+      if (walk == nullptr) fail("a 'walk' line before 'call'");
+      if (w.size() != 4 || !parse_u64(w[1], &off, 16) || !parse_u64(w[3], &target_off, 16))
+        fail("'call OFFSET TARGET TARGET_OFFSET' (hex offsets)");
+      walk->items.push_back({off, 0, w[2], target_off});
+    } else {
+      if (w.size() != 3 || !parse_u64(w[0], &off, 16) || !parse_u64(w[1], &bytes) || bytes == 0)
+        fail("'OFFSET BYTES SYMBOL' (hex offset, bytes > 0)");
+      p.hot[w[2]].emplace_back(off, bytes);
+    }
+  }
+  if (p.hot.empty()) throw std::runtime_error(fmt::format("{}: no ranges", what));
+  for (auto& [sym, ranges] : p.hot) std::sort(ranges.begin(), ranges.end());
+  return p;
+}
+
+models::HotProfile load_hot_profile(std::istream& in, const std::string& what) {
+  return load_profile(in, what).hot;
+}
+
+std::string harness_layout_name(const std::string& path) {
+  const std::string f = fs::path(path).filename().string();
+  if (f == "simloop-harness") return "base";
+  if (f.starts_with("simloop-harness-")) return f.substr(16);
+  return f;
+}
+
+std::string nm_output(const std::string& binary) {
+  TempDir tmp;
+  run_program({"nm", "-S", "--defined-only", "-n", binary}, tmp.path / "err", tmp.path / "out");
+  std::string out = read_all(tmp.path / "out");
+  // PLT sections: "IDX NAME SIZE VMA LMA OFFSET ALIGN FLAGS" lines of objdump -h -w.
+  run_program({"objdump", "-h", "-w", binary}, tmp.path / "err", tmp.path / "sections");
+  std::istringstream in(read_all(tmp.path / "sections"));
+  for (std::string line; std::getline(in, line);) {
+    const auto w = words(line);
+    uint64_t idx = 0, size = 0, vma = 0;
+    if (w.size() < 4 || !parse_u64(w[0], &idx) || !parse_u64(w[2], &size, 16) ||
+        !parse_u64(w[3], &vma, 16) || size == 0)
+      continue;
+    if (w[1].starts_with(".plt") || w[1].starts_with(".iplt"))
+      out += fmt::format("{:016x} {:016x} t {}\n", vma, size, w[1]);
+  }
+  return out;
+}
+
+std::vector<uint64_t> instruction_starts(const std::string& binary) {
+  TempDir tmp;
+  run_program({"objdump", "-d", "--no-show-raw-insn", "-w", binary}, tmp.path / "err",
+              tmp.path / "out");
+  std::ifstream in(tmp.path / "out");
+  return parse_objdump_starts(in);
+}
+
+std::vector<report::Row> run_harness_native(const HarnessSpec& h, int64_t packets) {
+  if (!fs::is_regular_file(h.path))
+    throw std::runtime_error(
+        fmt::format("{}: no such harness (it is built as simloop-harness*)", h.path));
+  TempDir tmp;
+  run_program(harness_argv(h, packets), tmp.path / "err", tmp.path / "out");
+  std::istringstream in(read_all(tmp.path / "out"));
+  std::string line;
+  if (!std::getline(in, line)) throw std::runtime_error(fmt::format("{}: printed nothing", h.path));
+  const auto header = report::split_csv_line(line);
+  std::vector<report::Row> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto f = report::split_csv_line(line);
+    if (f.size() != header.size())
+      throw std::runtime_error(fmt::format("{}: a row of {} fields under a header of {}", h.path,
+                                           f.size(), header.size()));
+    report::Row row;
+    for (size_t i = 0; i < f.size(); ++i) {
+      // Numbers stay numbers, as in rows made in this process.
+      int64_t iv = 0;
+      double dv = 0;
+      const char* b = f[i].data();
+      const char* e = b + f[i].size();
+      if (auto r = std::from_chars(b, e, iv); !f[i].empty() && r.ec == std::errc() && r.ptr == e)
+        row.set(header[i], iv);
+      else if (auto r2 = std::from_chars(b, e, dv);
+               !f[i].empty() && r2.ec == std::errc() && r2.ptr == e)
+        row.set(header[i], dv);
+      else
+        row.set(header[i], f[i]);
+    }
+    row.set("layout", harness_layout_name(h.path)).set("harness", h.path);
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) throw std::runtime_error(fmt::format("{}: printed no result row", h.path));
+  return rows;
+}
+
+CachegrindResult run_cachegrind(const HarnessSpec& h, const models::CacheGeometry& i1,
+                                const models::CacheGeometry& d1, const models::CacheGeometry& ll) {
+  const auto totals =
+      valgrind_twice(h,
+                     {"--tool=cachegrind", "--cache-sim=yes", "--I1=" + geometry_spec(i1),
+                      "--D1=" + geometry_spec(d1), "--LL=" + geometry_spec(ll)},
+                     "--cachegrind-out-file", parse_cachegrind);
+  const double n = static_cast<double>(h.packets_hi - h.packets_lo);
+  auto per = [&](std::initializer_list<const char*> events) {
+    double d = 0;
+    for (const char* e : events) {
+      const auto a = totals[0].find(e), b = totals[1].find(e);
+      if (a == totals[0].end() || b == totals[1].end())
+        throw std::runtime_error(fmt::format("cachegrind output has no {} event", e));
+      d += static_cast<double>(b->second) - static_cast<double>(a->second);
+    }
+    return d / n;
+  };
+  CachegrindResult r{i1, d1, ll};
+  r.instructions = per({"Ir"});
+  r.i1_misses = per({"I1mr"});
+  r.d1_misses = per({"D1mr", "D1mw"});
+  r.ll_misses = per({"ILmr", "DLmr", "DLmw"});
+  r.ll_i_misses = per({"ILmr"});
+  return r;
+}
+
+report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r) {
+  report::Row row;
+  row.set("source", std::string("cachegrind")).set("layout", harness_layout_name(h.path));
+  set_path_columns(row, h.opt)
+      .set("i1", geometry_spec(r.i1))
+      .set("i1_size", r.i1.size_bytes)
+      .set("i1_assoc", int64_t{r.i1.assoc})
+      .set("i1_line", int64_t{r.i1.line_bytes})
+      .set("d1", geometry_spec(r.d1))
+      .set("ll", geometry_spec(r.ll))
+      .set("packets_lo", h.packets_lo)
+      .set("packets_hi", h.packets_hi)
+      .set("instructions_per_packet", r.instructions)
+      .set("i1_misses_per_packet", r.i1_misses)
+      .set("d1_misses_per_packet", r.d1_misses)
+      .set("ll_misses_per_packet", r.ll_misses)
+      .set("ll_i_misses_per_packet", r.ll_i_misses)
+      .set("harness", h.path);
+  return row;
+}
+
+CodeProfile run_profile(const HarnessSpec& h, double min_per_packet) {
+  // PLT stubs as functions of their own (--skip-plt=no): calls through them
+  // fetch their lines too.
+  const auto flows =
+      valgrind_twice(h,
+                     {"--tool=callgrind", "--dump-instr=yes", "--dump-line=no", "--compress-pos=no",
+                      "--compress-strings=no", "--collect-jumps=yes", "--skip-plt=no"},
+                     "--callgrind-out-file", parse_callgrind_flow);
+  std::istringstream nm(nm_output(h.path));
+  const auto symbols = models::parse_nm(nm);
+  const auto starts = instruction_starts(h.path);
+  const int64_t n = h.packets_hi - h.packets_lo;
+  CodeProfile p;
+  p.hot = hot_profile(flows[0].instr, flows[1].instr, n, symbols, min_per_packet, &starts);
+  p.walks = walk_profile(flows[0], flows[1], n, symbols, starts, min_per_packet);
+  return p;
+}
+
+}  // namespace simloop::measure

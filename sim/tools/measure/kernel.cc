@@ -1,0 +1,231 @@
+#include "sim/tools/measure/kernel.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+namespace simloop::measure {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Closes the socket when the run ends, whichever way.
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+};
+
+std::runtime_error sys_error(const std::string& what) {
+  return std::runtime_error(fmt::format("{}: {}", what, std::strerror(errno)));
+}
+
+// One payload's sender and receiver sockets, timed slice by slice.
+class Channel {
+ public:
+  Channel(int payload, int repeat)
+      : rx_(socket(AF_INET, SOCK_DGRAM, 0)), tx_(socket(AF_INET, SOCK_DGRAM, 0)) {
+    if (rx_.fd < 0 || tx_.fd < 0) throw sys_error("socket(AF_INET, SOCK_DGRAM)");
+    addr_.sin_family = AF_INET;
+    addr_.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr_.sin_port = 0;  // an ephemeral port
+    if (bind(rx_.fd, reinterpret_cast<sockaddr*>(&addr_), sizeof addr_) != 0)
+      throw sys_error("bind 127.0.0.1");
+    socklen_t len = sizeof addr_;
+    if (getsockname(rx_.fd, reinterpret_cast<sockaddr*>(&addr_), &len) != 0)
+      throw sys_error("getsockname");
+    buf_.resize(static_cast<size_t>(std::max(payload, 1)));
+    for (size_t i = 0; i < buf_.size(); ++i) buf_[i] = static_cast<uint8_t>(i * 7 + 1);
+    rbuf_.resize(65536);
+    r_.repeat = repeat;
+    r_.payload = payload;
+  }
+
+  // Untimed packets; the counters start over afterwards.
+  void warm(int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+      if (fatal(step())) break;
+    r_.delivered = r_.delivered_bytes = r_.empty_reads = r_.send_errors = 0;
+  }
+
+  // `n` more timed packets (fewer if sendto() fails for good).
+  void run(int64_t n, int64_t budget) {
+    if (!r_.fault.empty()) return;
+    const auto t0 = Clock::now();
+    int64_t done = 0;
+    while (done < n) {
+      const int err = step();
+      if (err == 0) {
+        ++done;
+      } else if (fatal(err) || r_.send_errors > budget) {
+        r_.fault = fmt::format("sendto failed: {}", std::strerror(err));
+        break;
+      }
+    }
+    r_.elapsed_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    r_.packets += done;
+  }
+
+  KernelResult& result() { return r_; }
+
+ private:
+  static bool fatal(int err) { return err != 0 && err != ENOBUFS && err != EAGAIN; }
+
+  // 0 when the datagram went, else sendto()'s errno.
+  int step() {
+    const ssize_t n = sendto(tx_.fd, buf_.data(), static_cast<size_t>(r_.payload), 0,
+                             reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_);
+    const int err = n < 0 ? errno : 0;
+    if (err != 0)
+      ++r_.send_errors;
+    else
+      ++outstanding_;
+    // Loopback delivery normally completes inside sendto(), so this is one
+    // successful recv() per packet; a datagram not there yet waits for the
+    // next round instead of costing a failing call every time.
+    while (outstanding_ > 0) {
+      const ssize_t got = recv(rx_.fd, rbuf_.data(), rbuf_.size(), MSG_DONTWAIT);
+      if (got < 0) {
+        ++r_.empty_reads;
+        break;
+      }
+      --outstanding_;
+      ++r_.delivered;
+      r_.delivered_bytes += got;
+    }
+    return err;
+  }
+
+  Fd rx_, tx_;
+  sockaddr_in addr_{};
+  std::vector<uint8_t> buf_, rbuf_;
+  int64_t outstanding_ = 0;
+  KernelResult r_;
+};
+
+std::string cpuinfo_field(const std::string& key) {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind(key, 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    auto v = line.substr(colon + 1);
+    v.erase(0, v.find_first_not_of(" \t"));
+    return v;
+  }
+  return "";
+}
+
+}  // namespace
+
+nlohmann::json MachineInfo::to_json() const {
+  return {{"cpu_model", cpu_model}, {"cores", cores}, {"cpu_mhz", cpu_mhz}, {"kernel", kernel}};
+}
+
+MachineInfo machine_info() {
+  MachineInfo m;
+  m.cpu_model = cpuinfo_field("model name");
+  if (m.cpu_model.empty()) m.cpu_model = "unknown";
+  try {
+    m.cpu_mhz = std::stod(cpuinfo_field("cpu MHz"));
+  } catch (const std::exception&) {
+    m.cpu_mhz = 0;
+  }
+  m.cores = static_cast<int>(std::thread::hardware_concurrency());
+  utsname u{};
+  if (uname(&u) == 0) m.kernel = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
+  return m;
+}
+
+double null_syscall_ns(int64_t calls) {
+  if (calls <= 0) return 0;
+  // syscall() itself, not getppid(): the C library must not answer from a cache.
+  for (int i = 0; i < 1000; ++i) syscall(SYS_getppid);
+  const auto t0 = Clock::now();
+  for (int64_t i = 0; i < calls; ++i) syscall(SYS_getppid);
+  const auto t1 = Clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(calls);
+}
+
+double loadavg_1m() {
+  std::ifstream f("/proc/loadavg");
+  double v = -1;
+  if (!(f >> v)) return -1;
+  return v;
+}
+
+std::vector<KernelResult> run_kernel(const KernelOptions& opt) {
+  std::vector<KernelResult> out;
+  const int rounds =
+      static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(opt.rounds, opt.packets)));
+  // A share of `total` for slice k of `rounds`, the shares summing to total.
+  auto share = [&](int64_t total, int k) { return total * (k + 1) / rounds - total * k / rounds; };
+  for (int rep = 0; rep < opt.repeats; ++rep) {
+    std::vector<std::unique_ptr<Channel>> ch;
+    for (int payload : opt.payloads) {
+      ch.push_back(std::make_unique<Channel>(payload, rep));
+      ch.back()->warm(opt.warmup);
+    }
+    double null_ns = 0;
+    int64_t null_calls = 0;
+    const size_t n = ch.size();
+    for (int k = 0; k < rounds; ++k) {
+      const int64_t calls = share(opt.null_syscalls, k);
+      null_ns += null_syscall_ns(calls) * static_cast<double>(calls);
+      null_calls += calls;
+      for (size_t i = 0; i < n; ++i)
+        ch[(i + static_cast<size_t>(k)) % n]->run(share(opt.packets, k), opt.packets);
+    }
+    const double load = loadavg_1m();
+    for (auto& c : ch) {
+      KernelResult r = c->result();
+      r.null_syscall_ns = null_calls > 0 ? null_ns / static_cast<double>(null_calls) : 0;
+      r.loadavg_1m = load;
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+report::Row kernel_row(const KernelResult& r, const MachineInfo& m) {
+  report::Row row;
+  row.set("source", std::string("kernel"))
+      .set("repeat", int64_t{r.repeat})
+      .set("payload", int64_t{r.payload})
+      .set("dest", std::string("loopback"))
+      .set("packets", r.packets)
+      .set("elapsed_s", r.elapsed_s)
+      .set("kpps", r.kpps())
+      .set("ns_per_packet", r.ns_per_packet())
+      .set("delivered", r.delivered)
+      .set("delivered_bytes", r.delivered_bytes)
+      .set("send_errors", r.send_errors)
+      .set("empty_reads", r.empty_reads)
+      .set("null_syscall_ns", r.null_syscall_ns)
+      .set("loadavg_1m", r.loadavg_1m)
+      .set("fault", r.fault)
+      .set("cpu_model", m.cpu_model)
+      .set("cores", int64_t{m.cores})
+      .set("kernel", m.kernel);
+  return row;
+}
+
+}  // namespace simloop::measure

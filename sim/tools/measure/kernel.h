@@ -1,0 +1,67 @@
+// The kernel measured run: a ttcp-like UDP sendto() loop over this machine's
+// own loopback, with the cost of a null system call measured beside it.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/report/table.h"
+
+namespace simloop::measure {
+
+struct KernelOptions {
+  std::vector<int> payloads = {18};
+  int64_t packets = 200000;  // timed sendto() calls per payload and repeat
+  int64_t warmup = 5000;
+  int repeats = 1;
+  int64_t null_syscalls = 200000;  // getppid() calls timed per repeat
+  int rounds = 10;  // a repeat's packets and null calls, in this many interleaved slices
+};
+
+struct KernelResult {
+  int repeat = 0;
+  int payload = 0;
+  int64_t packets = 0;  // timed sendto() calls that succeeded
+  double elapsed_s = 0;
+  int64_t delivered = 0, delivered_bytes = 0;  // read back by the receiver during the timed loop
+  int64_t send_errors = 0;                     // sendto() failures (ENOBUFS and the like)
+  int64_t empty_reads = 0;                     // recv() found nothing yet
+  double null_syscall_ns = 0;                  // measured in the same repeat, interleaved
+  double loadavg_1m = 0;                       // the machine's load when the repeat ended
+  std::string fault;
+  double kpps() const { return elapsed_s > 0 ? static_cast<double>(packets) / elapsed_s / 1e3 : 0; }
+  double ns_per_packet() const {
+    return packets > 0 ? elapsed_s * 1e9 / static_cast<double>(packets) : 0;
+  }
+};
+
+// What this machine is: CPU model, core count, kernel version.
+struct MachineInfo {
+  std::string cpu_model, kernel;
+  int cores = 0;
+  double cpu_mhz = 0;
+  nlohmann::json to_json() const;
+};
+MachineInfo machine_info();
+
+// The 1-minute load average (/proc/loadavg), or -1 if it cannot be read.
+double loadavg_1m();
+
+// ns per getppid() system call, over `calls` calls.
+double null_syscall_ns(int64_t calls);
+
+// Each repeat is cut into `rounds` slices; every slice times a share of the
+// null system calls and a share of every payload's packets, the payloads in
+// an order that rotates from slice to slice. A slow moment of a shared
+// machine thus falls on all sizes and on the null syscall alike, and each
+// repeat's figures (the null syscall's too) are measured over the same
+// stretch of time. The receiver is drained in the same thread right after
+// each sendto(): one non-blocking recv() per datagram still outstanding.
+std::vector<KernelResult> run_kernel(const KernelOptions& opt);
+
+// One tidy row per result, the columns of `measure native` plus the machine.
+report::Row kernel_row(const KernelResult& r, const MachineInfo& m);
+
+}  // namespace simloop::measure

@@ -1,0 +1,67 @@
+// The native measured run: a ttcp-like sender driving the real stack with
+// no simulator, timed with the machine's clock.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/report/table.h"
+#include "sim/stack/bsd/stack.h"
+#include "sim/stack/net/probe.h"
+#include "sim/stack/workload/dest.h"
+
+namespace simloop::measure {
+
+using workload::Dest;
+using workload::dest_addr;
+using workload::dest_name;
+using workload::parse_dest;
+
+struct NativeOptions {
+  int payload = 18;
+  int64_t packets = 1000000;
+  double duration_s = 0;   // > 0: run for this long instead of `packets`
+  int64_t warmup = 10000;  // untimed packets first
+  Dest dest = Dest::loopback;
+  net::StackOptions stack;
+  int repeats = 1;
+  // Nothing serves the host after sendto() but transmit completion (no
+  // netisr, no receiver): the send side alone (workload::Service::send_only).
+  bool send_only = false;
+  // Bytes past an 8-byte boundary of the sender's buffer (0-7): sendto()
+  // then copies the payload in from a misaligned address.
+  int buffer_misalign = 0;
+  bool split = false;  // also measure a per-stage time split (slower run)
+};
+
+struct NativeResult {
+  int repeat = 0;
+  int64_t packets = 0;     // timed sendto() calls that succeeded
+  int64_t total_sent = 0;  // all datagrams sent, with warm-up and sentinels
+  double elapsed_s = 0;
+  int64_t delivered = 0, delivered_bytes = 0;  // received by the socket / sent on the ring
+  int64_t enobufs_retries = 0;
+  std::array<uint64_t, net::kDropCount> drops{};
+  std::string fault;  // empty, or what stopped the run
+  // Per-stage self time in ns per packet (only with `split`).
+  std::vector<std::pair<std::string, double>> stage_ns;
+  // The instrumented run's own ns per packet (only with `split`): what the
+  // clock reads cost in place, and the time outside every function.
+  double split_ns_per_packet = 0;
+  double kpps() const { return elapsed_s > 0 ? packets / elapsed_s / 1e3 : 0; }
+  double ns_per_packet() const { return packets > 0 ? elapsed_s * 1e9 / packets : 0; }
+};
+
+// Runs `opt.repeats` independent runs (a fresh pool and stack each).
+std::vector<NativeResult> run_native(const NativeOptions& opt);
+
+// The columns that name a point's path: payload, dest, align, copy.
+report::Row& set_path_columns(report::Row& row, const NativeOptions& opt);
+
+// One tidy row per result, with the options that produced it.
+report::Row native_row(const NativeOptions& opt, const NativeResult& r);
+
+}  // namespace simloop::measure

@@ -1,0 +1,685 @@
+#include "sim/tools/sweep/runner.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+
+#include "sim/engine/simulation.h"
+#include "sim/report/table.h"
+#include "sim/support/process_pool.h"
+
+namespace simloop::sweep {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string hms(double s) {
+  const auto t = static_cast<long>(s + 0.5);
+  if (t >= 3600) return fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60);
+  return fmt::format("{}:{:02}", t / 60, t % 60);
+}
+
+json read_json(const fs::path& p) {
+  return parse_manifest(read_text(p), p.string());
+}
+
+// A configuration as dot paths and values.
+void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+    return;
+  }
+  out[prefix] = j;
+}
+
+// What identifies a configuration's results: all of it but where results go
+// and the free-text description.
+json identity_of(json config) {
+  config.erase("output");
+  config.erase("description");
+  return config;
+}
+
+// The child: one simulation, its row sent back as one JSON line.
+int child_main(const Options& o, const Point& p, uint64_t seed, int fd) {
+  if (spdlog::get_level() > spdlog::level::debug) spdlog::set_level(spdlog::level::warn);
+  json msg;
+  int rc = 0;
+  try {
+    std::vector<std::string> sets = o.sets;
+    for (auto& s : p.as_sets()) sets.push_back(std::move(s));
+    sets.push_back(fmt::format("seed={}", seed));
+    const config::Experiment x = config::load_experiment(o.experiment, sets);
+    engine::route_simgrid_log_to_spdlog();
+    const engine::SimResult r = engine::simulate(x);
+    msg["row"] = report::to_json(engine::result_row(x, r));
+  } catch (const std::exception& e) {
+    msg["error"] = e.what();
+    rc = 1;
+  }
+  proc::write_all(fd, msg.dump() + "\n");
+  return rc;
+}
+
+std::string json_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return fmt::format("{}", v.get<int64_t>());
+  if (v.is_number_float()) return report::format_value(v.get<double>());
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+json manifest_json(const Options& o, const Plan& plan, const std::string& started) {
+  json m;
+  m["experiment"] = plan.base.name;
+  m["experiment_file"] = fs::absolute(o.experiment).string();
+  m["experiment_hash"] = plan.hash;
+  m["simloop_version"] = o.provenance.version;
+  m["git_revision"] = o.provenance.git_rev;
+  m["git_dirty"] = o.provenance.git_dirty;
+  m["sets"] = o.sets;
+  m["config"] = plan.config;
+  m["sweep"] = plan.spec.definition;
+  m["keys"] = plan.spec.keys;
+  m["repeats"] = plan.spec.repeats;
+  m["seed_rule"] =
+      "fnv1a64(\"SEED|key=value;...|REPEAT\"), one splitmix64 step, mod 2^52; SEED is config.seed";
+  json pts = json::array();
+  for (const auto& p : plan.spec.points) {
+    json settings = json::object();
+    for (const auto& s : p.settings) settings[s.key] = s.value;
+    json seeds = json::array();
+    for (int r = 0; r < plan.spec.repeats; ++r) seeds.push_back(run_seed(plan.base.seed, p, r));
+    pts.push_back({{"index", p.index},
+                   {"hash", p.hash},
+                   {"settings", settings},
+                   {"seeds", seeds},
+                   {"config", plan.point_configs.at(p.index)}});
+  }
+  m["point_hash_rule"] = "fnv1a64 of the point's resolved configuration without output.*";
+  m["points"] = pts;
+  m["shard"] = {{"k", o.shard.k}, {"n", o.shard.n}};
+  m["results"] = plan.csv.filename().string();
+  m["started_at"] = started;
+  m["finished_at"] = nullptr;
+  m["status"] = "running";
+  m["pid"] = ::getpid();
+  return m;
+}
+
+}  // namespace
+
+fs::path manifest_of(const fs::path& csv) {
+  fs::path m = csv;
+  m.replace_extension(".json");
+  return m;
+}
+
+fs::path lock_of(const fs::path& csv) {
+  fs::path m = csv;
+  m.replace_extension(".lock");
+  return m;
+}
+
+std::vector<std::string> header_of(const Plan& p) {
+  std::vector<std::string> h = {"point", "repeat", "point_hash"};
+  for (const auto& k : p.spec.keys) h.push_back(k);
+  // A metric that only repeats a swept key's value (align for options.align)
+  // is left out: the swept key's column says it. Metrics that can differ
+  // from the setting (packets: those sent before a fault) stay.
+  static const std::map<std::string, std::string> kRepeats = {{"workload.payload", "payload"},
+                                                              {"workload.dest", "dest"},
+                                                              {"options.align", "align"},
+                                                              {"options.copy", "copy"}};
+  std::set<std::string> said;
+  for (const auto& k : p.spec.keys)
+    if (const auto it = kRepeats.find(k); it != kRepeats.end()) said.insert(it->second);
+  const report::Row metrics = engine::result_row(p.base, engine::SimResult{});
+  for (const auto& [k, v] : metrics.cells())
+    if (std::find(h.begin(), h.end(), k) == h.end() && said.count(k) == 0) h.push_back(k);
+  for (const char* k : {"status", "error", "process_s"}) h.push_back(k);
+  return h;
+}
+
+std::vector<std::string> changed_keys(const json& a, const json& b,
+                                      const std::set<std::string>& ignore) {
+  std::map<std::string, json> fa, fb;
+  flatten(identity_of(a), "", fa);
+  flatten(identity_of(b), "", fb);
+  std::vector<std::string> out;
+  for (const auto& [k, v] : fa) {
+    if (ignore.count(k) != 0) continue;
+    const auto it = fb.find(k);
+    if (it == fb.end() || it->second != v) out.push_back(k);
+  }
+  for (const auto& [k, v] : fb)
+    if (ignore.count(k) == 0 && fa.count(k) == 0) out.push_back(k);
+  return out;
+}
+
+std::string effective_status(const json& m, const fs::path& csv) {
+  const auto st = m.find("status");
+  const std::string s = st != m.end() && st->is_string() ? st->get<std::string>() : "";
+  if (s == "running" && !StoreLock::held(lock_of(csv))) return "stopped";
+  return s;
+}
+
+Plan make_plan(const Options& o) {
+  Plan p;
+  p.base = config::load_experiment(o.experiment, o.sets);
+  p.spec = load_spec(o.experiment);
+  for (const auto& k : p.spec.keys)
+    if (k == "seed")
+      throw config::ConfigError(
+          fmt::format("{}: sweep: seed cannot be swept: use repeats, which derive a seed per run",
+                      o.experiment.string()));
+  p.config = config::to_json(p.base);
+  // Every point's configuration is checked now, not halfway through, and
+  // identifies the point: its hash is of the whole resolved configuration.
+  for (auto& pt : p.spec.points) {
+    std::vector<std::string> sets = o.sets;
+    for (auto& s : pt.as_sets()) sets.push_back(std::move(s));
+    try {
+      p.point_configs.push_back(config::to_json(config::load_experiment(o.experiment, sets)));
+    } catch (const config::ConfigError& e) {
+      throw config::ConfigError(fmt::format("{}: sweep point {} ({}): {}", o.experiment.string(),
+                                            pt.index, fmt::join(pt.as_sets(), " "), e.what()));
+    }
+    pt.hash = hex64(fnv1a(identity_of(p.point_configs.back()).dump()));
+  }
+  std::string text = identity_of(p.config).dump() + "\n" + std::to_string(p.spec.repeats) + "\n";
+  for (const auto& pt : p.spec.points) {
+    text += pt.hash + ":";
+    for (const auto& s : pt.as_sets()) text += s + ";";
+    text += "\n";
+  }
+  p.hash = hex64(fnv1a(text));
+  const fs::path dir = o.output_dir.empty() ? fs::path(p.base.output.dir) : fs::path(o.output_dir);
+  std::string stem = p.base.name + "-sweep";
+  if (o.shard.n > 1) stem += fmt::format("-shard-{}-of-{}", o.shard.k, o.shard.n);
+  p.csv = dir / (stem + ".csv");
+  p.manifest = manifest_of(p.csv);
+  p.lock = lock_of(p.csv);
+  p.dropped = dir / (stem + "-dropped.csv");
+  return p;
+}
+
+namespace {
+
+// Rows of the results file in (point, repeat) order.
+std::string sorted_text(const std::vector<std::string>& header, Table t) {
+  const int pc = t.column("point"), rc = t.column("repeat");
+  std::vector<size_t> order(t.rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto key = [&](size_t i) {
+    return std::make_pair(std::stoull(t.rows[i][static_cast<size_t>(pc)]),
+                          std::stoi(t.rows[i][static_cast<size_t>(rc)]));
+  };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+  std::string text = csv_line(header);
+  for (size_t i : order) text += csv_line(t.rows[i]);
+  return text;
+}
+
+// Appends rows to a CSV of their own (created with `header`), so that rows a
+// resumed sweep no longer has are kept, not lost.
+void keep_aside(const fs::path& path, const std::vector<std::string>& header,
+                const std::vector<std::vector<std::string>>& rows) {
+  std::string text;
+  if (!fs::exists(path)) text = csv_line(header);
+  for (const auto& r : rows) text += csv_line(r);
+  std::string old = fs::exists(path) ? read_text(path) : "";
+  if (!old.empty() && parse_csv(old, path.string()).header != header)
+    throw StoreError(
+        fmt::format("{}: its columns differ; cannot keep the dropped rows there", path.string()));
+  write_file_atomic(path, old + text);
+}
+
+// What a sweep finds in its output place and keeps: the rows of finished
+// runs it does not run again, after checking they are this sweep's.
+struct Existing {
+  ResumePlan rp;
+  bool have_rows = false;
+};
+
+// Reads what is there, refuses results of another sweep, and leaves the
+// output place ready to append to: the manifest written first (results are
+// never without one), rows of points no longer in the sweep kept aside, and
+// the results file holding the header and the kept rows.
+Existing prepare_results(const Options& o, const Plan& plan, const std::vector<std::string>& header,
+                         json& manifest, const std::string& started) {
+  Existing ex;
+  bool cut_short = false;
+  Table old;
+  if (fs::exists(plan.csv)) {
+    const std::string text = read_text(plan.csv);
+    // A file cut short before its header or first row holds no result.
+    if (text.find('\n') != std::string::npos) {
+      old = parse_csv(text, plan.csv.string());
+      ex.have_rows = !old.rows.empty();
+      cut_short = text.back() != '\n';  // a partial last row: written anew without it
+    }
+  }
+  const bool have_manifest = fs::exists(plan.manifest);
+  if (have_manifest) {
+    // We hold the lock, so a manifest that says running is stale: its sweep
+    // ended without saying so. Only said, not relied on: a manifest that
+    // cannot be read is dealt with below, where it matters.
+    try {
+      if (read_json(plan.manifest).value("status", json()) == json("running"))
+        spdlog::warn(
+            "{}: the sweep that wrote it ended without finishing (killed, or its disk "
+            "filled)",
+            plan.csv.string());
+    } catch (const StoreError&) {
+    }
+  }
+  if (ex.have_rows && !o.resume)
+    throw MismatchError(fmt::format("{}: already exists; use --resume to complete it, or remove it",
+                                    plan.csv.string()));
+
+  ResumePlan& rp = ex.rp;
+  if (ex.have_rows) {
+    std::vector<std::string> hashes;
+    std::vector<std::map<std::string, std::string>> settings;
+    for (const auto& pt : plan.spec.points) {
+      hashes.push_back(pt.hash);
+      std::map<std::string, std::string> st;
+      for (const auto& kv : pt.settings) st[kv.key] = kv.value;
+      settings.push_back(std::move(st));
+    }
+    const auto ids = row_ids(old, plan.csv.string());
+    if (have_manifest) {
+      const json prev = read_json(plan.manifest);
+      if (!prev.contains("point_hash_rule"))
+        throw MismatchError(fmt::format(
+            "{}: written by an older simloop whose point hashes do not cover the resolved "
+            "configuration; not resuming into it (use another -o)",
+            plan.manifest.string()));
+      // Rows must be of points the manifest lists.
+      check_known(ids, known_points(prev, plan.manifest.string()), plan.csv.string());
+      std::set<std::string> swept(plan.spec.keys.begin(), plan.spec.keys.end());
+      if (prev.contains("keys") && prev["keys"].is_array())
+        for (const auto& k : prev["keys"])
+          if (k.is_string()) swept.insert(k.get<std::string>());
+      const auto changed = changed_keys(prev.value("config", json::object()), plan.config, swept);
+      if (!changed.empty())
+        throw MismatchError(fmt::format(
+            "{}: results of a sweep whose base configuration differs in {}; not resuming into "
+            "them (use another -o, or remove them)",
+            plan.manifest.string(), fmt::join(changed, ", ")));
+      manifest["started_at"] = prev.value("started_at", started);
+      manifest["resumed_at"] = prev.value("resumed_at", json::array());
+      if (!manifest["resumed_at"].is_array()) manifest["resumed_at"] = json::array();
+      manifest["resumed_at"].push_back(started);
+    } else {
+      // No manifest (its write never happened): the rows' point hashes say
+      // which configuration each ran, so rows of points this sweep has are
+      // kept, and rows of no point of it are refused.
+      KnownPoints known;
+      known.repeats = plan.spec.repeats;
+      std::map<std::string, size_t> at;
+      for (size_t i = 0; i < hashes.size(); ++i) at.emplace(hashes[i], i);
+      std::vector<RowId> ids_here = ids;
+      for (auto& id : ids_here) {
+        const auto it = at.find(id.hash);
+        if (it != at.end()) id.point = it->second;
+      }
+      known.hashes = hashes;
+      check_known(ids_here, known, plan.csv.string());
+      spdlog::warn("{}: no manifest beside it; keeping its rows by their point hashes",
+                   plan.csv.string());
+    }
+    rp = plan_resume(old, plan.csv.string(), hashes, plan.spec.repeats, header, settings,
+                     o.retry_crashed);
+    rp.rewrite = rp.rewrite || cut_short;
+  } else if (fs::exists(plan.csv)) {
+    spdlog::info("{}: holds no finished run; starting afresh", plan.csv.string());
+  }
+
+  // The manifest first: results are never without one.
+  write_file_atomic(plan.manifest, manifest.dump(2) + "\n");
+  if (!rp.dropped.empty()) {
+    const size_t moved = rp.dropped.size() - rp.retried;
+    if (moved > 0) {
+      std::vector<std::vector<std::string>> aside;
+      const int sc = old.column("status");
+      for (const auto& r : rp.dropped)
+        if (!(o.retry_crashed && sc >= 0 && r[static_cast<size_t>(sc)] == "crashed"))
+          aside.push_back(r);
+      keep_aside(plan.dropped, old.header, aside);
+    }
+  }
+  if (!ex.have_rows || rp.rewrite) {
+    std::string text = csv_line(header);
+    for (const auto& r : rp.kept) text += csv_line(r);
+    write_file_atomic(plan.csv, text);
+  }
+  return ex;
+}
+
+// One run still to do.
+struct Todo {
+  const Point* point;
+  int repeat;
+  uint64_t seed;
+};
+
+// A finished run's row in the results file, and how it ended.
+struct Recorded {
+  std::vector<std::string> fields;
+  std::string state, error;
+};
+
+// The row of a run from what its child sent back (one JSON line: its result
+// row, or the error that stopped it) and how the child ended.
+Recorded row_of(const Plan& plan, const std::vector<std::string>& header, const Todo& t,
+                const proc::Outcome& out) {
+  const Point& p = *t.point;
+  const double process_s = std::chrono::duration<double>(Clock::now() - out.started).count();
+  json msg;
+  const auto nl = out.output.find('\n');
+  if (nl != std::string::npos) {
+    try {
+      msg = json::parse(out.output.substr(0, nl));
+    } catch (const json::exception&) {
+    }
+  }
+  Recorded rec;
+  if (out.signaled()) {
+    rec.state = "crashed";
+    rec.error = fmt::format("killed by signal {} ({})", out.signal(), strsignal(out.signal()));
+  } else if (msg.contains("row")) {
+    const std::string outcome = msg["row"].value("outcome", "");
+    rec.state = outcome == "ok" ? "ok" : "fault";
+    if (rec.state != "ok") rec.error = msg["row"].value("detail", outcome);
+  } else {
+    rec.state = "error";
+    rec.error = msg.contains("error")
+                    ? msg["error"].get<std::string>()
+                    : fmt::format("exited with status {} and no result", out.exit_code());
+  }
+  for (const auto& col : header) {
+    if (col == "point") {
+      rec.fields.push_back(std::to_string(p.index));
+    } else if (col == "repeat") {
+      rec.fields.push_back(std::to_string(t.repeat));
+    } else if (col == "point_hash") {
+      rec.fields.push_back(p.hash);
+    } else if (col == "status") {
+      rec.fields.push_back(rec.state);
+    } else if (col == "error") {
+      rec.fields.push_back(rec.error);
+    } else if (col == "process_s") {
+      rec.fields.push_back(fmt::format("{:.6f}", process_s));
+    } else if (std::find(plan.spec.keys.begin(), plan.spec.keys.end(), col) !=
+               plan.spec.keys.end()) {
+      rec.fields.push_back(p.value_of(col));
+    } else if (msg.contains("row") && msg["row"].contains(col)) {
+      rec.fields.push_back(json_text(msg["row"][col]));
+    } else if (col == "seed") {
+      rec.fields.push_back(std::to_string(t.seed));
+    } else if (col == "experiment") {
+      rec.fields.push_back(plan.base.name);
+    } else {
+      rec.fields.push_back("");
+    }
+  }
+  return rec;
+}
+
+// The progress line: redrawn in place on a terminal, else a log line at
+// each tenth of the runs.
+class Progress {
+ public:
+  Progress(const Summary& sum, const proc::ProcessPool& pool, Clock::time_point t0, bool tty)
+      : sum_(sum), pool_(pool), t0_(t0), tty_(tty) {}
+
+  void show(bool final_line) {
+    const double el = std::chrono::duration<double>(Clock::now() - t0_).count();
+    const size_t done = sum_.skipped + sum_.finished;
+    std::string eta = "-";
+    if (sum_.finished > 0 && done < sum_.runs)
+      eta = hms(el / static_cast<double>(sum_.finished) * static_cast<double>(sum_.runs - done));
+    const std::string line =
+        fmt::format("{}/{} done, {} failed, {} running, elapsed {}, ETA {}", done, sum_.runs,
+                    sum_.failed, pool_.running(), hms(el), eta);
+    if (tty_) {
+      std::fprintf(stderr, "\r\x1b[K%s%s", line.c_str(), final_line ? "\n" : "");
+      std::fflush(stderr);
+    } else if (!final_line && sum_.runs > 0) {
+      const size_t decile = done * 10 / sum_.runs;
+      if (decile > last_logged_decile_) {
+        last_logged_decile_ = decile;
+        spdlog::info("{}", line);
+      }
+    }
+  }
+
+  // Clears the line before a log message, on a terminal.
+  void clear() const {
+    if (tty_) std::fprintf(stderr, "\r\x1b[K");
+  }
+
+ private:
+  const Summary& sum_;
+  const proc::ProcessPool& pool_;
+  Clock::time_point t0_;
+  bool tty_;
+  size_t last_logged_decile_ = 0;
+};
+
+}  // namespace
+
+Summary run_sweep(const Options& o, const Plan& plan) {
+  const auto t0 = Clock::now();
+  const std::string started = utc_now();
+  // Held until we return: no other sweep writes here meanwhile, and the
+  // check of what exists and the creation below are one step for others.
+  const StoreLock lock(plan.lock, plan.csv.string());
+  // Refused before anything is written, not halfway through.
+  for (const auto& p : {plan.csv, plan.manifest, plan.dropped}) report::refuse_link(p);
+  const auto header = header_of(plan);
+  json manifest = manifest_json(o, plan, started);
+  const Existing ex = prepare_results(o, plan, header, manifest, started);
+  const ResumePlan& rp = ex.rp;
+  ResultStore store(plan.csv, header);
+
+  std::vector<Todo> todo;
+  Summary sum;
+  sum.dropped = rp.dropped.size() - rp.retried;
+  for (const auto& p : plan.spec.points) {
+    if (!o.shard.contains(p)) continue;
+    for (int r = 0; r < plan.spec.repeats; ++r) {
+      ++sum.runs;
+      if (rp.done.count({p.index, r}) != 0) {
+        ++sum.skipped;
+        continue;
+      }
+      todo.push_back({&p, r, run_seed(plan.base.seed, p, r)});
+    }
+  }
+  if (ex.have_rows)
+    spdlog::info("resuming: kept {} rows, {} runs to add, dropped {} rows{}{}", sum.skipped,
+                 todo.size(), sum.dropped,
+                 sum.dropped > 0 ? fmt::format(" of points no longer in the sweep (kept in {})",
+                                               plan.dropped.string())
+                                 : "",
+                 rp.retried > 0 ? fmt::format("; {} crashed runs to run again", rp.retried) : "");
+  spdlog::info("sweep {}: {} points x {} repeats{}, {} runs to do, {} at a time -> {}",
+               plan.base.name, plan.spec.points.size(), plan.spec.repeats,
+               o.shard.n > 1 ? fmt::format(" (shard {}/{})", o.shard.k, o.shard.n) : "",
+               todo.size(), o.jobs, plan.csv.string());
+
+  proc::PoolOptions po;
+  po.jobs = o.jobs;
+  po.handle_interrupts = true;
+  po.close_in_child = {lock.fd(), store.fd()};  // children keep neither open
+  proc::ProcessPool pool(po);
+  Progress progress(sum, pool, t0, o.progress);
+  auto record = [&](const proc::Outcome& out) {
+    if (out.stopped) return;  // we stopped it: not a result, --resume runs it again
+    const Todo& t = todo[out.job];
+    const Recorded rec = row_of(plan, header, t, out);
+    store.append(rec.fields);
+    ++sum.finished;
+    // After the row is on disk: what a watcher of the log can wait for.
+    spdlog::debug("recorded point {} repeat {}: {} ({} of {} runs recorded)", t.point->index,
+                  t.repeat, rec.state, sum.skipped + sum.finished, sum.runs);
+    if (rec.state != "ok") {
+      ++sum.failed;
+      progress.clear();
+      spdlog::warn("point {} repeat {} ({}): {}: {}", t.point->index, t.repeat,
+                   fmt::join(t.point->as_sets(), " "), rec.state, rec.error);
+    }
+  };
+  proc::ProcessPool::Callbacks cb;
+  cb.on_done = record;
+  cb.on_tick = [&] { progress.show(false); };
+  cb.on_interrupt = [&](size_t running) {
+    progress.clear();
+    spdlog::warn(
+        "interrupted: starting no more runs; waiting for {} running (Ctrl-C again to stop them)",
+        running);
+  };
+  proc::ProcessPool::Summary ran;
+  try {
+    ran = pool.run(
+        todo.size(),
+        [&](size_t i, int fd) { return child_main(o, *todo[i].point, todo[i].seed, fd); }, cb);
+  } catch (const std::exception& e) {
+    // A failure to record (a full disk) stops the sweep: no more runs start,
+    // the running ones are stopped (by the pool), and the manifest says why.
+    progress.clear();
+    manifest["finished_at"] = utc_now();
+    manifest["status"] = "failed";
+    manifest["error"] = e.what();
+    try {
+      write_file_atomic(plan.manifest, manifest.dump(2) + "\n");
+    } catch (const std::exception& m) {
+      // The manifest still says running, and no one holds the lock: readers
+      // take it as stopped (effective_status).
+      spdlog::error("{}", m.what());
+    }
+    throw;
+  }
+  progress.show(true);
+
+  // Rows were appended as runs finished; the file keeps them in point order.
+  try {
+    write_file_atomic(plan.csv, sorted_text(header, read_csv(plan.csv)));
+  } catch (const std::exception& e) {
+    spdlog::warn("{} (its rows stay in the order the runs finished)", e.what());
+  }
+
+  sum.interrupted = ran.interrupts > 0 && sum.skipped + sum.finished < sum.runs;
+  sum.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  manifest["finished_at"] = utc_now();
+  manifest["status"] = sum.interrupted ? "interrupted" : "complete";
+  manifest["runs"] = sum.runs;
+  manifest["runs_recorded"] = sum.skipped + sum.finished;
+  manifest["failed_this_session"] = sum.failed;
+  manifest["wall_s_this_session"] = sum.wall_s;
+  write_file_atomic(plan.manifest, manifest.dump(2) + "\n");
+  return sum;
+}
+
+MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
+  if (shards.empty()) throw MismatchError("merge: no shard results given");
+  // Never write over an input: compare the files themselves, not names.
+  auto same_file = [](const fs::path& a, const fs::path& b) {
+    std::error_code ec;
+    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+  };
+  for (const auto& s : shards)
+    if (same_file(out, s) || same_file(manifest_of(out), manifest_of(s)))
+      throw StoreError(fmt::format(
+          "{}: this is also one of the merge's inputs; write the merged results to a new file",
+          out.string()));
+  // Refuse shards without manifests before touching the output's place.
+  for (const auto& s : shards)
+    if (!fs::exists(manifest_of(s)))
+      throw MismatchError(fmt::format("{}: no manifest ({}); cannot tell which sweep it holds",
+                                      s.string(), manifest_of(s).string()));
+  for (const auto& p : {out, manifest_of(out)}) report::refuse_link(p);
+  const StoreLock lock(lock_of(out), out.string());
+  json first;
+  Table all;
+  std::map<std::pair<size_t, int>, std::vector<std::string>> rows;
+  MergeSummary sum;
+  json from = json::array();
+  for (const auto& s : shards) {
+    const fs::path mp = manifest_of(s);
+    if (!fs::exists(mp))
+      throw MismatchError(fmt::format("{}: no manifest ({}); cannot tell which sweep it holds",
+                                      s.string(), mp.string()));
+    const json m = read_json(mp);
+    if (first.is_null()) {
+      first = m;
+    } else if (m.value("experiment_hash", json()) != first.value("experiment_hash", json())) {
+      throw MismatchError(fmt::format(
+          "{}: experiment hash {} differs from {}'s {}: these are results of different sweeps; "
+          "not merging",
+          s.string(), m.value("experiment_hash", json("?")).dump(), shards.front().string(),
+          first.value("experiment_hash", json("?")).dump()));
+    }
+    const Table t = read_csv(s);
+    if (all.header.empty()) {
+      all.header = t.header;
+    } else if (t.header != all.header) {
+      throw MismatchError(
+          fmt::format("{}: its columns differ from {}'s", s.string(), shards.front().string()));
+    }
+    const auto ids = row_ids(t, s.string());
+    check_known(ids, known_points(m, mp.string()), s.string());
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (!rows.emplace(std::make_pair(ids[i].point, ids[i].repeat), t.rows[i]).second)
+        ++sum.duplicates;
+    const std::string status = effective_status(m, s);
+    if (status == "running")
+      spdlog::warn("{}: its sweep is still running; merging the rows it has so far", s.string());
+    from.push_back({{"results", fs::absolute(s).string()},
+                    {"shard", m.value("shard", json())},
+                    {"status", status}});
+  }
+  std::string text = csv_line(all.header);
+  for (const auto& [k, r] : rows) text += csv_line(r);
+  sum.rows = rows.size();
+  const auto known = known_points(first, manifest_of(shards.front()).string());
+  const size_t expected = known.hashes.size() * static_cast<size_t>(known.repeats);
+  sum.missing = expected > sum.rows ? expected - sum.rows : 0;
+  json m = first;
+  m["shard"] = nullptr;
+  m["merged_from"] = from;
+  m["merged_at"] = utc_now();
+  m["results"] = out.filename().string();
+  m["runs"] = expected;
+  m["runs_recorded"] = sum.rows;
+  m["status"] = sum.missing == 0 ? "complete" : "incomplete";
+  m.erase("pid");
+  write_file_atomic(manifest_of(out), m.dump(2) + "\n");
+  write_file_atomic(out, text);
+  return sum;
+}
+
+}  // namespace simloop::sweep

@@ -1,0 +1,105 @@
+// Running a sweep: one process per run (SimGrid keeps global state, so one
+// simulation per process), N at a time, each finished run appended to the
+// results CSV at once; and merging the results of shards.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/config/experiment.h"
+#include "sim/tools/sweep/sweep.h"
+
+namespace simloop::sweep {
+
+// What produced a result, for the manifest.
+struct Provenance {
+  std::string version, git_rev;
+  bool git_dirty = false;
+};
+
+struct Options {
+  std::filesystem::path experiment;
+  std::vector<std::string> sets;  // overrides of the base experiment
+  std::string output_dir;         // empty: the experiment's output.dir
+  int jobs = 1;
+  bool resume = false;
+  bool retry_crashed = false;  // with resume: run crashed rows again
+  Shard shard;
+  bool progress = false;  // a progress line on stderr
+  Provenance provenance;
+};
+
+// A sweep before it runs: the base experiment, its points, and the hash that
+// identifies the sweep (its resolved configuration without output.*, its
+// points and repeats).
+struct Plan {
+  config::Experiment base;
+  nlohmann::json config;                      // resolved, as in the manifest
+  Spec spec;                                  // each point's hash: of its resolved configuration
+  std::vector<nlohmann::json> point_configs;  // each point's resolved configuration
+  std::string hash;
+  std::filesystem::path csv, manifest;
+  std::filesystem::path lock;     // held for the whole sweep (<stem>.lock)
+  std::filesystem::path dropped;  // rows of points a resumed sweep no longer has
+};
+
+// Loads and checks everything, including every point's configuration.
+// Throws config::ConfigError on bad input.
+Plan make_plan(const Options& o);
+
+// Result files refuse to be mixed with another sweep's: exit status 2.
+struct MismatchError : StoreError {
+  using StoreError::StoreError;
+};
+
+// The keys (dot paths) whose values differ between two resolved
+// configurations, leaving out `ignore` (swept keys) and what does not change
+// a result (output.*, description).
+std::vector<std::string> changed_keys(const nlohmann::json& a, const nlohmann::json& b,
+                                      const std::set<std::string>& ignore);
+
+// A manifest's status as it stands: "running" only while a process holds
+// the sweep's lock; a running manifest whose lock is free belongs to a
+// sweep that ended without saying so ("stopped").
+std::string effective_status(const nlohmann::json& manifest, const std::filesystem::path& csv);
+
+struct Summary {
+  size_t runs = 0;                  // runs in this shard
+  size_t skipped = 0;               // already in the results (--resume)
+  size_t dropped = 0;               // rows of points no longer in the sweep (--resume)
+  size_t finished = 0, failed = 0;  // this session; failed: fault, error or crash
+  bool interrupted = false;
+  double wall_s = 0;
+};
+
+// Runs the plan; the parent never runs SimGrid itself. SIGINT stops
+// launching and lets running children finish (a second one, or SIGTERM,
+// kills them); completed rows are kept either way.
+Summary run_sweep(const Options& o, const Plan& plan);
+
+// Combines shard results into `out` (CSV, with its manifest next to it),
+// ordered by point and repeat. Throws MismatchError if the shards come from
+// different sweeps, StoreError if `out` is one of them or a row's point is
+// not in its shard's manifest.
+struct MergeSummary {
+  size_t rows = 0, duplicates = 0, missing = 0;
+};
+MergeSummary merge(const std::filesystem::path& out,
+                   const std::vector<std::filesystem::path>& shards);
+
+// The manifest that goes with a results CSV: same name, .json; its lock:
+// same name, .lock.
+std::filesystem::path manifest_of(const std::filesystem::path& csv);
+std::filesystem::path lock_of(const std::filesystem::path& csv);
+
+// The columns of a sweep's results: point, repeat, point_hash, the swept
+// keys, the metrics of a run (but those that repeat a swept key, such as
+// align for options.align) and how the run ended.
+std::vector<std::string> header_of(const Plan& p);
+
+}  // namespace simloop::sweep

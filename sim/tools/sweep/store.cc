@@ -1,0 +1,367 @@
+// The result store of a sweep: its CSV and manifest read back with every
+// fault named by file and line, the plan of a resume, an exclusive lock on
+// the output, and rows appended whole.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "sim/report/safe_file.h"
+#include "sim/tools/sweep/sweep.h"
+
+namespace simloop::sweep {
+
+namespace fs = std::filesystem;
+
+int Table::column(const std::string& name) const {
+  const auto it = std::find(header.begin(), header.end(), name);
+  return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+}
+
+Table parse_csv(std::string_view text, const std::string& name) {
+  Table t;
+  size_t pos = 0, line_no = 0;
+  bool first = true;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) break;  // cut short: not a row
+    std::string line(text.substr(pos, nl - pos));
+    pos = nl + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find('\0') != std::string::npos)
+      throw StoreError(fmt::format("{}:{}: not CSV text (a NUL byte)", name, line_no));
+    if (first) {
+      t.header = split_csv_line(line);
+      first = false;
+      std::set<std::string> seen;
+      for (const auto& h : t.header)
+        if (!seen.insert(h).second)
+          throw StoreError(fmt::format("{}:1: column '{}' appears twice", name, h));
+      continue;
+    }
+    if (line.empty()) continue;
+    auto fields = split_csv_line(line);
+    if (fields.size() != t.header.size())
+      throw StoreError(fmt::format("{}:{}: the row has {} fields, the header {}", name, line_no,
+                                   fields.size(), t.header.size()));
+    t.rows.push_back(std::move(fields));
+    t.lines.push_back(line_no);
+  }
+  if (first) throw StoreError(fmt::format("{}: no header line", name));
+  return t;
+}
+
+std::string read_text(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw StoreError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw StoreError(fmt::format("{}: not a regular file", path.string()));
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      throw StoreError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(e)));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+Table read_csv(const fs::path& path) {
+  return parse_csv(read_text(path), path.string());
+}
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i != 0) line += ',';
+    line += csv_field(fields[i]);
+  }
+  line += '\n';
+  return line;
+}
+
+nlohmann::json parse_manifest(std::string_view text, const std::string& name) {
+  try {
+    auto j = nlohmann::json::parse(text);
+    if (!j.is_object())
+      throw StoreError(fmt::format("{}: not a manifest (not a JSON object)", name));
+    return j;
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is where the parser stopped: give it as a line and column.
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    throw StoreError(
+        fmt::format("{}:{}:{}: not a manifest: the JSON is malformed", name, line, col));
+  } catch (const nlohmann::json::exception& e) {
+    // Well-formed but unusable, e.g. a number out of range (1e6473).
+    throw StoreError(fmt::format("{}: not a manifest: {}", name, e.what()));
+  }
+}
+
+KnownPoints known_points(const nlohmann::json& m, const std::string& name) {
+  KnownPoints k;
+  const auto pts = m.find("points");
+  if (pts == m.end() || !pts->is_array())
+    throw StoreError(fmt::format("{}: points: missing or not a list; not a sweep manifest", name));
+  for (size_t i = 0; i < pts->size(); ++i) {
+    const auto& p = (*pts)[i];
+    const auto h = p.is_object() ? p.find("hash") : p.end();
+    const auto ix = p.is_object() ? p.find("index") : p.end();
+    if (h == p.end() || !h->is_string() || ix == p.end() || !ix->is_number_unsigned() ||
+        ix->get<uint64_t>() != i)
+      throw StoreError(
+          fmt::format("{}: points[{}]: expected {{\"index\": {}, \"hash\": ...}}", name, i, i));
+    k.hashes.push_back(h->get<std::string>());
+  }
+  const auto r = m.find("repeats");
+  if (r == m.end() || !r->is_number_unsigned() || r->get<uint64_t>() < 1 ||
+      r->get<uint64_t>() > 1000000)
+    throw StoreError(fmt::format("{}: repeats: missing or not an integer in [1, 1000000]", name));
+  k.repeats = static_cast<int>(r->get<uint64_t>());
+  return k;
+}
+
+namespace {
+std::optional<uint64_t> parse_index(const std::string& s, uint64_t max) {
+  if (s.empty() || s.size() > 18 ||
+      !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  const uint64_t v = std::stoull(s);
+  if (v > max) return std::nullopt;
+  return v;
+}
+}  // namespace
+
+std::vector<RowId> row_ids(const Table& t, const std::string& name) {
+  const int pc = t.column("point"), rc = t.column("repeat"), hc = t.column("point_hash");
+  if (pc < 0 || rc < 0 || hc < 0)
+    throw StoreError(
+        fmt::format("{}: not sweep results: the header lacks point, repeat or point_hash", name));
+  std::vector<RowId> out;
+  out.reserve(t.rows.size());
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    const auto& r = t.rows[i];
+    const size_t line = i < t.lines.size() ? t.lines[i] : i + 2;
+    const auto p = parse_index(r[static_cast<size_t>(pc)], kMaxPoints);
+    if (!p)
+      throw StoreError(fmt::format("{}:{}: point: expected an index in [0, {}], got '{}'", name,
+                                   line, kMaxPoints, r[static_cast<size_t>(pc)]));
+    const auto rep = parse_index(r[static_cast<size_t>(rc)], 1000000);
+    if (!rep)
+      throw StoreError(fmt::format("{}:{}: repeat: expected an integer in [0, 1000000], got '{}'",
+                                   name, line, r[static_cast<size_t>(rc)]));
+    out.push_back(
+        {static_cast<size_t>(*p), static_cast<int>(*rep), r[static_cast<size_t>(hc)], line});
+  }
+  return out;
+}
+
+void check_known(const std::vector<RowId>& ids, const KnownPoints& known, const std::string& name) {
+  std::vector<std::string> bad;
+  size_t count = 0;
+  for (const auto& id : ids) {
+    const bool ok = id.point < known.hashes.size() && known.hashes[id.point] == id.hash &&
+                    id.repeat < known.repeats;
+    if (ok) continue;
+    if (++count <= 8)
+      bad.push_back(
+          id.point >= known.hashes.size() ? fmt::format("line {} (point {}: the sweep has {})",
+                                                        id.line, id.point, known.hashes.size())
+          : id.repeat >= known.repeats    ? fmt::format("line {} (repeat {}: the sweep has {})",
+                                                        id.line, id.repeat, known.repeats)
+                                       : fmt::format("line {} (point {} hash {}, not {})", id.line,
+                                                     id.point, id.hash, known.hashes[id.point]));
+  }
+  if (count > 0)
+    throw StoreError(fmt::format("{}: {} row{} of points its manifest does not list: {}{}", name,
+                                 count, count == 1 ? "" : "s", fmt::join(bad, ", "),
+                                 count > bad.size() ? ", ..." : ""));
+}
+
+ResumePlan plan_resume(const Table& old, const std::string& name,
+                       const std::vector<std::string>& hashes, int repeats,
+                       const std::vector<std::string>& header,
+                       const std::vector<std::map<std::string, std::string>>& settings,
+                       bool retry_crashed) {
+  // Columns: the same but for swept keys, which may come and go.
+  std::set<std::string> swept;
+  for (const auto& s : settings)
+    for (const auto& [k, v] : s) swept.insert(k);
+  auto is_key = [&](const std::string& c) {
+    return swept.count(c) != 0 || c.find('.') != std::string::npos;
+  };
+  std::vector<std::string> a, b;
+  for (const auto& c : old.header)
+    if (!is_key(c)) a.push_back(c);
+  for (const auto& c : header)
+    if (!is_key(c)) b.push_back(c);
+  if (a != b)
+    throw StoreError(fmt::format(
+        "{}: its columns differ from this sweep's (not only in swept keys); not resuming into it",
+        name));
+  std::map<std::string, size_t> index_of;
+  for (size_t i = 0; i < hashes.size(); ++i) index_of.emplace(hashes[i], i);
+  const auto ids = row_ids(old, name);
+  const int sc = old.column("status");
+  ResumePlan plan;
+  plan.rewrite = old.header != header;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const auto& id = ids[i];
+    const auto& row = old.rows[i];
+    const auto at = index_of.find(id.hash);
+    if (at == index_of.end() || id.repeat >= repeats) {
+      plan.dropped.push_back(row);
+      plan.rewrite = true;
+      continue;
+    }
+    if (retry_crashed && sc >= 0 && row[static_cast<size_t>(sc)] == "crashed") {
+      plan.dropped.push_back(row);
+      ++plan.retried;
+      plan.rewrite = true;
+      continue;
+    }
+    if (!plan.done.insert({at->second, id.repeat}).second)
+      throw StoreError(fmt::format("{}:{}: point {} repeat {} is recorded twice", name, id.line,
+                                   id.point, id.repeat));
+    if (at->second != id.point) plan.rewrite = true;
+    std::vector<std::string> out;
+    out.reserve(header.size());
+    for (const auto& c : header) {
+      if (c == "point") {
+        out.push_back(std::to_string(at->second));
+        continue;
+      }
+      const int oc = old.column(c);
+      if (oc >= 0) {
+        out.push_back(row[static_cast<size_t>(oc)]);
+      } else {
+        const auto& st = settings[at->second];
+        const auto v = st.find(c);
+        out.push_back(v == st.end() ? "" : v->second);
+      }
+    }
+    plan.kept.push_back(std::move(out));
+  }
+  return plan;
+}
+
+using report::errno_text;
+using report::write_fully;
+
+StoreLock::StoreLock(const fs::path& lock_file, const std::string& what)
+    : path_(lock_file), owner_(::getpid()) {
+  if (std::error_code ec;
+      lock_file.has_parent_path() && !fs::create_directories(lock_file.parent_path(), ec) && ec)
+    throw report::WriteError(fmt::format("{}: cannot create the directory: {}",
+                                         lock_file.parent_path().string(), errno_text(ec.value())));
+  for (;;) {
+    fd_ = report::open_no_follow(lock_file, O_RDWR | O_CREAT, 0644);
+    if (fd_ < 0)
+      throw report::WriteError(
+          fmt::format("{}: cannot open the lock: {}", lock_file.string(), errno_text(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int e = errno;
+      std::string holder = read_text(lock_file);
+      holder.erase(
+          std::remove_if(holder.begin(), holder.end(), [](char c) { return c < '0' || c > '9'; }),
+          holder.end());
+      ::close(fd_);
+      fd_ = -1;
+      if (e == EWOULDBLOCK)
+        throw StoreError(fmt::format(
+            "{}: another simloop (pid {}) is writing these results ({} is locked); wait for it "
+            "to finish or stop it",
+            what, holder.empty() ? "unknown" : holder.substr(0, 10), lock_file.string()));
+      throw report::WriteError(
+          fmt::format("{}: cannot lock: {}", lock_file.string(), errno_text(e)));
+    }
+    // The holder before us removes the file as it ends. If it did so
+    // between our open and our flock, we hold a file no one else will
+    // find: take the one now there instead.
+    struct stat held {
+    }, named{};
+    if (::fstat(fd_, &held) == 0 && ::lstat(lock_file.c_str(), &named) == 0 &&
+        held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+      break;
+    ::close(fd_);
+    fd_ = -1;
+  }
+  const std::string pid = fmt::format("{}\n", ::getpid());
+  if (::ftruncate(fd_, 0) != 0 || write_fully(fd_, pid) != 0) {
+    // The lock is held all the same; only the pid for others' messages is missing.
+  }
+}
+
+StoreLock::~StoreLock() {
+  if (fd_ < 0) return;
+  // Removed while still held, so no one takes it in between; never by a
+  // forked child that did not take it.
+  if (::getpid() == owner_) ::unlink(path_.c_str());
+  ::close(fd_);  // closing releases the lock
+}
+
+bool StoreLock::held(const fs::path& lock_file) {
+  const int fd = ::open(lock_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool free = ::flock(fd, LOCK_SH | LOCK_NB) == 0;
+  ::close(fd);
+  return !free;
+}
+
+ResultStore::ResultStore(const fs::path& path, const std::vector<std::string>& header)
+    : path_(path), columns_(header.size()) {
+  fd_ = report::open_no_follow(path, O_RDWR | O_APPEND);
+  if (fd_ < 0)
+    throw report::WriteError(fmt::format("{}: cannot open: {}", path.string(), errno_text(errno)));
+}
+
+ResultStore::~ResultStore() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ResultStore::append(const std::vector<std::string>& fields) {
+  if (fields.size() != columns_)
+    throw std::logic_error(
+        fmt::format("a row of {} fields for {} columns", fields.size(), columns_));
+  const std::string line = csv_line(fields);
+  struct stat st {};
+  const off_t before = ::fstat(fd_, &st) == 0 ? st.st_size : -1;
+  // One row per write() with O_APPEND: a crash leaves at most one partial
+  // last line, which readers drop.
+  int e = write_fully(fd_, line);
+  if (e == 0 && ::fsync(fd_) != 0) e = errno;
+  if (e != 0) {
+    if (before >= 0 && ::ftruncate(fd_, before) != 0) {
+      // Readers drop a partial last line anyway.
+    }
+    throw report::WriteError(
+        fmt::format("{}: cannot record a finished run: {}", path_.string(), errno_text(e)));
+  }
+}
+
+}  // namespace simloop::sweep

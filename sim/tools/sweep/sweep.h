@@ -1,0 +1,204 @@
+// Parameter sweeps: the `sweep:` section of an experiment expanded into
+// points, and the result store that keeps one CSV row per finished run.
+//
+// A point is a list of settings applied as --set overrides; each point runs
+// `repeats` times, each run with a seed derived from the point. Points are
+// identified by a hash of their resolved configuration (so a row keeps its
+// meaning when the sweep grows), and a sweep by a hash of its resolved
+// configuration and points, so that results of different sweeps are never
+// mixed.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/report/table.h"
+
+namespace simloop::sweep {
+
+// The most points a sweep may have. Planning keeps every point's resolved
+// configuration (about 13 KB and 1.3 ms each to build and check), so this
+// bounds what `check` and `sweep` spend before the first run: about 1.3 GB
+// and two minutes at the limit.
+inline constexpr size_t kMaxPoints = 100000;
+
+struct Setting {
+  std::string key;    // a schema path, e.g. workload.payload
+  std::string value;  // canonical text, as given to --set
+};
+
+struct Point {
+  size_t index = 0;
+  std::vector<Setting> settings;  // in the order of Spec::keys
+  // 16 hex digits: of the settings after load_spec, of the point's whole
+  // resolved configuration once a sweep is planned (runner.h).
+  std::string hash;
+
+  std::string value_of(const std::string& key) const;
+  std::vector<std::string> as_sets() const;  // "key=value" overrides
+};
+
+struct Spec {
+  std::vector<std::string> keys;  // swept keys: grid keys, then zip keys
+  std::vector<Point> points;      // after the filter, indexed 0..n-1
+  int repeats = 1;
+  nlohmann::json definition;  // the section as written, for the manifest
+};
+
+// Reads the `sweep:` section of an experiment file. Throws
+// config::ConfigError naming file:line:col and the key on bad input,
+// including a file without a sweep section.
+Spec load_spec(const std::filesystem::path& experiment_file);
+
+// 64-bit FNV-1a, and as 16 hex digits.
+uint64_t fnv1a(std::string_view text);
+std::string hex64(uint64_t v);
+
+// The seed of one run: FNV-1a of "SEED|key=value;...|REPEAT", one splitmix64
+// step, modulo 2^52 (the schema's seed range). Depends on the settings, not
+// on the index, so a point keeps its seeds when the sweep grows.
+uint64_t run_seed(uint64_t base_seed, const Point& p, int repeat);
+
+// A deterministic 1/N slice: the points whose index is K-1 modulo N.
+struct Shard {
+  int k = 1, n = 1;
+  bool contains(const Point& p) const { return static_cast<int>(p.index % n) == k - 1; }
+};
+// Parses "K/N" with 1 <= K <= N; throws std::invalid_argument.
+Shard parse_shard(const std::string& text);
+
+// CSV: one line split into fields (RFC 4180 quoting), and a field quoted
+// when it needs to be.
+using report::csv_field;
+using report::split_csv_line;
+
+// Stored results that cannot be used as they are (a corrupt or foreign CSV
+// or manifest, rows of unknown points, a lock held by another sweep): a
+// message naming the file and line, exit status 2.
+struct StoreError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A results CSV: its header and rows, as text, with the line number of each
+// row (1 is the header).
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<size_t> lines;
+  int column(const std::string& name) const;  // -1 if absent
+};
+// Parses CSV text; a last line without its newline (a write cut short) is
+// dropped. Throws StoreError naming `name` and the line.
+Table parse_csv(std::string_view text, const std::string& name);
+// Reads a CSV file (as parse_csv). Throws StoreError naming the file.
+Table read_csv(const std::filesystem::path& path);
+// The file's text and its length up to the last complete line.
+std::string read_text(const std::filesystem::path& path);
+// One CSV line with its newline.
+std::string csv_line(const std::vector<std::string>& fields);
+
+// A manifest (JSON) from text; throws StoreError naming `name`.
+nlohmann::json parse_manifest(std::string_view text, const std::string& name);
+
+// The points a manifest lists: their hashes by index, and the repeats.
+struct KnownPoints {
+  std::vector<std::string> hashes;
+  int repeats = 1;
+};
+// Throws StoreError naming `name` and the key when the manifest lacks them.
+KnownPoints known_points(const nlohmann::json& manifest, const std::string& name);
+
+// What identifies a row: its point, repeat and point hash, and its line.
+struct RowId {
+  size_t point = 0;
+  int repeat = 0;
+  std::string hash;
+  size_t line = 0;
+};
+// The identity of every row; throws StoreError naming the file, line and
+// column of a row whose point or repeat is not a number in range.
+std::vector<RowId> row_ids(const Table& t, const std::string& name);
+// Throws StoreError listing the lines of rows whose point is not one of
+// `known` (index out of range, another hash, or a repeat past repeats).
+void check_known(const std::vector<RowId>& ids, const KnownPoints& known, const std::string& name);
+
+// Resuming into existing results. Each point is identified by the hash of
+// its resolved configuration, so a grown or shrunk sweep keeps the rows of
+// the points it still has (re-indexed to their new place), drops the rows
+// of points it no longer has, and runs the rest.
+struct ResumePlan {
+  std::vector<std::vector<std::string>> kept;     // in the new header's columns
+  std::vector<std::vector<std::string>> dropped;  // as they were, old header
+  std::set<std::pair<size_t, int>> done;          // (new point, repeat) of kept rows
+  size_t retried = 0;                             // crashed rows dropped to run again
+  bool rewrite = false;                           // kept rows differ from the file's
+};
+// `old` is the existing CSV, `hashes` the new sweep's point hashes by index,
+// `header` its columns and `settings` each point's swept values (by key).
+// Swept-key columns may come and go; any other difference of columns is a
+// StoreError. With `retry_crashed`, rows whose status is crashed are not
+// kept, so they run again.
+ResumePlan plan_resume(const Table& old, const std::string& name,
+                       const std::vector<std::string>& hashes, int repeats,
+                       const std::vector<std::string>& header,
+                       const std::vector<std::map<std::string, std::string>>& settings,
+                       bool retry_crashed);
+
+// A file written whole or not at all: report::write_file_atomic.
+using report::write_file_atomic;
+
+// An exclusive lock (flock) on a sweep's output, held for the life of this
+// object by this process; the lock file holds the holder's pid and is
+// removed when the holder lets go. Taking it while another process holds it
+// throws StoreError naming that pid; a lock file that is a symbolic link
+// throws report::LinkError.
+class StoreLock {
+ public:
+  explicit StoreLock(const std::filesystem::path& lock_file, const std::string& what);
+  ~StoreLock();
+  StoreLock(const StoreLock&) = delete;
+  StoreLock& operator=(const StoreLock&) = delete;
+  // Whether some process holds the lock on `lock_file` now.
+  static bool held(const std::filesystem::path& lock_file);
+  // The lock's file descriptor: a forked child closes it, so that the lock
+  // is not held on by processes that outlive this one.
+  int fd() const { return fd_; }
+
+ private:
+  std::filesystem::path path_;
+  long owner_ = 0;  // the pid that took it
+  int fd_ = -1;
+};
+
+// The append-only results file of a sweep. Each finished run is one line
+// written to a file opened O_APPEND and fsync'ed, so rows already written
+// survive a crash or an interrupt of the sweep.
+class ResultStore {
+ public:
+  // Opens `path` for appending rows of `header`; it must exist with that
+  // header (write it with write_file_atomic first).
+  ResultStore(const std::filesystem::path& path, const std::vector<std::string>& header);
+  ~ResultStore();
+  ResultStore(const ResultStore&) = delete;
+  ResultStore& operator=(const ResultStore&) = delete;
+
+  // Appends one row (fields in header order). A short or failed write or
+  // fsync throws report::WriteError with its cause (e.g. No space left on
+  // device) and cuts the file back to its last whole row.
+  void append(const std::vector<std::string>& fields);
+  int fd() const { return fd_; }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+  size_t columns_ = 0;
+};
+
+}  // namespace simloop::sweep
