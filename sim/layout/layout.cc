@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <bit>
-#include <charconv>
 #include <cmath>
 #include <set>
 #include <sstream>
 
 #include "models/code.h"
 #include "sim/stack/fn_tables.h"
+#include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 
 namespace simloop::models {
@@ -40,16 +40,9 @@ uint64_t parse_u64(const YAML::Node& n, const Loc& loc, const std::string& key) 
   const std::string expected = "expected a non-negative integer (decimal or 0x hex), got ";
   if (!n.IsScalar()) fail(loc, key, expected + shown(n));
   const std::string& s = n.Scalar();
-  int base = 10;
-  size_t skip = 0;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    skip = 2;
-  }
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
   uint64_t v = 0;
-  const char* end = s.data() + s.size();
-  const auto r = std::from_chars(s.data() + skip, end, v, base);
-  if (s.size() == skip || r.ec != std::errc() || r.ptr != end) fail(loc, key, expected + shown(n));
+  if (!support::parse_u64(s, &v, hex ? 16 : 10)) fail(loc, key, expected + shown(n));
   return v;
 }
 
@@ -491,10 +484,7 @@ Layout reorder(const Layout& layout, const std::vector<std::string>& order) {
 }
 
 std::vector<NmSymbol> parse_nm(std::istream& nm_output) {
-  auto hex = [](const std::string& s, uint64_t* v) {
-    const auto r = std::from_chars(s.data(), s.data() + s.size(), *v, 16);
-    return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
-  };
+  auto hex = [](const std::string& s, uint64_t* v) { return support::parse_u64(s, v, 16); };
   std::vector<NmSymbol> syms;
   std::vector<bool> sized;
   std::string line;

@@ -51,24 +51,6 @@ size_t text_char(std::string_view s, size_t i) {
   return n;
 }
 
-struct Pos {
-  int line = 1, col = 1;
-};
-
-// Line and column (1-based, in bytes) of offset `at`.
-Pos position(std::string_view text, size_t at) {
-  Pos p;
-  for (size_t i = 0; i < at && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++p.line;
-      p.col = 1;
-    } else {
-      ++p.col;
-    }
-  }
-  return p;
-}
-
 [[noreturn]] void fail_at(const std::string& name, int line, int col, const std::string& msg) {
   throw ConfigError(fmt::format("{}:{}:{}: {}", name, line, col, msg));
 }
@@ -177,16 +159,11 @@ std::string printable(std::string_view text, size_t max_chars) {
   return out;
 }
 
-std::string closest_word(const std::string& word, const std::vector<std::string>& candidates,
-                         size_t max_distance) {
-  return support::closest(word, candidates, max_distance);
-}
-
 void check_text(std::string_view text, const std::string& name, const std::string& expected) {
   for (size_t i = 0; i < text.size();) {
     const size_t n = text_char(text, i);
     if (n == 0) {
-      const Pos p = position(text, i);
+      const auto p = support::text_position(text, i);
       fail_at(name, p.line, p.col,
               fmt::format("byte 0x{:02x} is not UTF-8 text: expected {}",
                           static_cast<unsigned char>(text[i]), expected));
@@ -255,7 +232,7 @@ YAML::Node read_yaml_file(const fs::path& file, const YamlLimits& limits) {
     text.append(buf, static_cast<size_t>(in.gcount()));
   if (in.bad()) throw ConfigError(fmt::format("{}: cannot read the file", name));
   if (text.size() > limits.max_bytes) {
-    const Pos p = position(text, limits.max_bytes);
+    const auto p = support::text_position(text, limits.max_bytes);
     fail_at(name, p.line, p.col,
             fmt::format("the file goes on past {} bytes, the most an input file may have",
                         limits.max_bytes));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/report/table.h"
+#include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"
 
@@ -76,7 +77,7 @@ void check_results_csv(const std::string& path, const std::vector<std::string>& 
   for (const auto& r : required)
     if (std::find(header.begin(), header.end(), r) == header.end()) {
       std::string msg = fmt::format("{}:1: no column '{}'", name, r);
-      if (const auto near = config::closest_word(r, header); !near.empty())
+      if (const auto near = support::closest(r, header, 2); !near.empty())
         msg += fmt::format(" (is '{}' it?)", near);
       throw UserError(msg + fmt::format("; columns: {}", fmt::join(header, ", ")));
     }

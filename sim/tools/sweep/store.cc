@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "sim/report/safe_file.h"
+#include "sim/support/text.h"
 #include "sim/tools/sweep/sweep.h"
 
 namespace simloop::sweep {
@@ -106,17 +107,9 @@ nlohmann::json parse_manifest(std::string_view text, const std::string& name) {
     return j;
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is where the parser stopped: give it as a line and column.
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
+    const auto at = support::json_error_position(text, e.byte);
     throw StoreError(
-        fmt::format("{}:{}:{}: not a manifest: the JSON is malformed", name, line, col));
+        fmt::format("{}:{}:{}: not a manifest: the JSON is malformed", name, at.line, at.col));
   } catch (const nlohmann::json::exception& e) {
     // Well-formed but unusable, e.g. a number out of range (1e6473).
     throw StoreError(fmt::format("{}: not a manifest: {}", name, e.what()));
