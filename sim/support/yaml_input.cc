@@ -5,12 +5,11 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
-#include <system_error>
 #include <unordered_map>
 #include <vector>
 
+#include "sim/support/input_file.h"
 #include "sim/support/text.h"
 
 namespace simloop::config {
@@ -214,23 +213,12 @@ YAML::Node parse_yaml_text(std::string_view text, const std::string& name,
 
 YAML::Node read_yaml_file(const fs::path& file, const YamlLimits& limits) {
   const std::string name = shown_path(file.string());
-  std::error_code ec;
-  const auto st = fs::status(file, ec);
-  if (ec || !fs::exists(st))
-    throw ConfigError(
-        fmt::format("{}: cannot read the file: {}", name, ec ? ec.message() : "no such file"));
-  if (fs::is_directory(st))
-    throw ConfigError(fmt::format("{}: is a directory; expected a YAML file", name));
-  if (!fs::is_regular_file(st))
-    throw ConfigError(fmt::format("{}: is not a regular file; expected a YAML file", name));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot read the file", name));
-  // At most one byte past the limit, whatever the file claims its size is.
   std::string text;
-  char buf[65536];
-  while (text.size() <= limits.max_bytes && in.read(buf, sizeof buf).gcount() > 0)
-    text.append(buf, static_cast<size_t>(in.gcount()));
-  if (in.bad()) throw ConfigError(fmt::format("{}: cannot read the file", name));
+  try {
+    text = support::read_input_file(file, name, "a YAML file", limits.max_bytes);
+  } catch (const support::InputFileError& e) {
+    throw ConfigError(e.what());
+  }
   if (text.size() > limits.max_bytes) {
     const auto p = support::text_position(text, limits.max_bytes);
     fail_at(name, p.line, p.col,

@@ -6,38 +6,25 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "sim/report/table.h"
+#include "sim/support/input_file.h"
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"
 
 namespace simloop::cli {
 
-namespace fs = std::filesystem;
-
 std::string read_input_file(const std::string& path, const std::string& what, size_t max_bytes) {
   const std::string name = config::printable(path, 200);
-  std::error_code ec;
-  const auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st))
-    throw UserError(
-        fmt::format("{}: cannot read the file: {}", name, ec ? ec.message() : "no such file"));
-  if (fs::is_directory(st))
-    throw UserError(fmt::format("{}: is a directory; expected {}", name, what));
-  if (!fs::is_regular_file(st))
-    throw UserError(fmt::format("{}: is not a regular file; expected {}", name, what));
-  std::ifstream in(path, std::ios::binary);
   std::string text;
-  char buf[65536];
-  while (text.size() <= max_bytes && in.read(buf, sizeof buf).gcount() > 0)
-    text.append(buf, static_cast<size_t>(in.gcount()));
-  if (in.bad()) throw UserError(fmt::format("{}: cannot read the file", name));
+  try {
+    text = support::read_input_file(path, name, what, max_bytes);
+  } catch (const support::InputFileError& e) {
+    throw UserError(e.what());
+  }
   if (text.size() > max_bytes)
     throw UserError(fmt::format("{}: more than {} bytes; expected {}", name, max_bytes, what));
   try {
