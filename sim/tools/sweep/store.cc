@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 
+#include "sim/report/csv_table.h"
 #include "sim/report/safe_file.h"
 #include "sim/support/text.h"
 #include "sim/tools/sweep/sweep.h"
@@ -20,43 +21,12 @@ namespace simloop::sweep {
 
 namespace fs = std::filesystem;
 
-int Table::column(const std::string& name) const {
-  const auto it = std::find(header.begin(), header.end(), name);
-  return it == header.end() ? -1 : static_cast<int>(it - header.begin());
-}
-
 Table parse_csv(std::string_view text, const std::string& name) {
-  Table t;
-  size_t pos = 0, line_no = 0;
-  bool first = true;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) break;  // cut short: not a row
-    std::string line(text.substr(pos, nl - pos));
-    pos = nl + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find('\0') != std::string::npos)
-      throw StoreError(fmt::format("{}:{}: not CSV text (a NUL byte)", name, line_no));
-    if (first) {
-      t.header = split_csv_line(line);
-      first = false;
-      std::set<std::string> seen;
-      for (const auto& h : t.header)
-        if (!seen.insert(h).second)
-          throw StoreError(fmt::format("{}:1: column '{}' appears twice", name, h));
-      continue;
-    }
-    if (line.empty()) continue;
-    auto fields = split_csv_line(line);
-    if (fields.size() != t.header.size())
-      throw StoreError(fmt::format("{}:{}: the row has {} fields, the header {}", name, line_no,
-                                   fields.size(), t.header.size()));
-    t.rows.push_back(std::move(fields));
-    t.lines.push_back(line_no);
+  try {
+    return report::read_csv_table(text, name, {.whole_lines = true});
+  } catch (const report::CsvError& e) {
+    throw StoreError(e.what());
   }
-  if (first) throw StoreError(fmt::format("{}: no header line", name));
-  return t;
 }
 
 std::string read_text(const fs::path& path) {
