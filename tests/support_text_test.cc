@@ -1,4 +1,5 @@
-// The shared text helpers: edit distance, "did you mean", numbers and words.
+// The shared text helpers: edit distance, "did you mean", numbers, words and
+// positions in a text.
 #include <gtest/gtest.h>
 
 #include "sim/support/text.h"
@@ -30,6 +31,8 @@ TEST(ParseU64, TakesTheWholeNumberOrNothing) {
   EXPECT_EQ(v, 1234u);
   EXPECT_TRUE(parse_u64("0x1f", &v, 16));
   EXPECT_EQ(v, 31u);
+  EXPECT_TRUE(parse_u64("0X1F", &v, 16));
+  EXPECT_EQ(v, 31u);
   EXPECT_TRUE(parse_u64("ff", &v, 16));
   EXPECT_EQ(v, 255u);
   EXPECT_FALSE(parse_u64("", &v));
@@ -43,6 +46,22 @@ TEST(Words, SplitsOnAnyWhitespace) {
   EXPECT_EQ(words("  a\tbb \n c  "), (std::vector<std::string>{"a", "bb", "c"}));
   EXPECT_TRUE(words("").empty());
   EXPECT_TRUE(words(" \t\n").empty());
+}
+
+TEST(TextPosition, CountsLinesAndBytes) {
+  const std::string_view t = "ab\ncd\n\nx";
+  EXPECT_EQ(text_position(t, 0).line, 1);
+  EXPECT_EQ(text_position(t, 0).col, 1);
+  EXPECT_EQ(text_position(t, 2).col, 3);  // the '\n' itself is on line 1
+  EXPECT_EQ(text_position(t, 3).line, 2);
+  EXPECT_EQ(text_position(t, 3).col, 1);
+  EXPECT_EQ(text_position(t, 8).line, 4);
+  EXPECT_EQ(text_position(t, 100).line, 4);  // past the end: where the text ends
+  // A JSON parser's count of bytes read names the last one it read.
+  EXPECT_EQ(json_error_position(t, 0).line, 1);
+  EXPECT_EQ(json_error_position(t, 1).col, 1);
+  EXPECT_EQ(json_error_position(t, 5).line, 2);
+  EXPECT_EQ(json_error_position(t, 5).col, 2);
 }
 
 }  // namespace

@@ -323,8 +323,7 @@ TEST_F(SweepTest, CorruptResultsNameTheirLine) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(error("point,repeat,point_hash\n0,0,a\n1,x\n"),
-            "r.csv:3: the row has 2 fields, the header 3");
+  EXPECT_EQ(error("point,repeat,point_hash\n0,0,a\n1,x\n"), "r.csv:3: 2 fields, the header has 3");
   EXPECT_EQ(error("point,repeat,point_hash\n0,0,a\n-1,0,b\n"),
             "r.csv:3: point: expected an index in [0, 100000], got '-1'");
   EXPECT_EQ(error("point,repeat,point_hash\n99999999999999999999,0,a\n"),
@@ -334,7 +333,7 @@ TEST_F(SweepTest, CorruptResultsNameTheirLine) {
   EXPECT_EQ(error("point,point\n"), "r.csv:1: column 'point' appears twice");
   EXPECT_EQ(error("point,repeat\n0,0\n"),
             "r.csv: not sweep results: the header lacks point, repeat or point_hash");
-  EXPECT_EQ(error(""), "r.csv: no header line");
+  EXPECT_EQ(error(""), "r.csv:1:1: no header line");
   EXPECT_EQ(error(std::string("point,repeat,point_hash\n0,0,") + '\0' + "\n"),
             "r.csv:2: not CSV text (a NUL byte)");
 

@@ -34,7 +34,7 @@ std::string closest(std::string_view word, const std::vector<std::string>& candi
 }
 
 bool parse_u64(std::string_view s, uint64_t* v, int base) {
-  if (base == 16 && s.starts_with("0x")) s.remove_prefix(2);
+  if (base == 16 && (s.starts_with("0x") || s.starts_with("0X"))) s.remove_prefix(2);
   const auto r = std::from_chars(s.data(), s.data() + s.size(), *v, base);
   return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
@@ -53,6 +53,23 @@ std::vector<std::string> words(std::string_view s) {
     if (i > start) w.emplace_back(s.substr(start, i - start));
   }
   return w;
+}
+
+TextPos text_position(std::string_view text, size_t at) {
+  TextPos p;
+  for (size_t i = 0; i < at && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++p.line;
+      p.col = 1;
+    } else {
+      ++p.col;
+    }
+  }
+  return p;
+}
+
+TextPos json_error_position(std::string_view text, size_t bytes_read) {
+  return text_position(text, bytes_read > 0 ? bytes_read - 1 : 0);
 }
 
 }  // namespace simloop::support

@@ -19,10 +19,20 @@ std::string closest(std::string_view word, const std::vector<std::string>& candi
                     size_t max_distance);
 
 // The whole of `s` as an unsigned number in `base` (16 takes an optional
-// 0x); false for anything else, empty included.
+// 0x or 0X); false for anything else, empty included.
 bool parse_u64(std::string_view s, uint64_t* v, int base = 10);
 
 // The whitespace-separated words of `s`.
 std::vector<std::string> words(std::string_view s);
+
+// A place in a text: line and column, 1-based, counted in bytes.
+struct TextPos {
+  int line = 1, col = 1;
+};
+// Where the byte at offset `at` of `text` is.
+TextPos text_position(std::string_view text, size_t at);
+// Where a JSON parser stopped, from the 1-based count of the bytes it read
+// (nlohmann::json::parse_error::byte): the last byte it read.
+TextPos json_error_position(std::string_view text, size_t bytes_read);
 
 }  // namespace simloop::support

@@ -5,12 +5,11 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
-#include <system_error>
 #include <unordered_map>
 #include <vector>
 
+#include "sim/support/input_file.h"
 #include "sim/support/text.h"
 
 namespace simloop::config {
@@ -49,24 +48,6 @@ size_t text_char(std::string_view s, size_t i) {
   if (cp < kMin[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return 0;
   if (cp >= 0x80 && cp < 0xa0 && cp != 0x85) return 0;
   return n;
-}
-
-struct Pos {
-  int line = 1, col = 1;
-};
-
-// Line and column (1-based, in bytes) of offset `at`.
-Pos position(std::string_view text, size_t at) {
-  Pos p;
-  for (size_t i = 0; i < at && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++p.line;
-      p.col = 1;
-    } else {
-      ++p.col;
-    }
-  }
-  return p;
 }
 
 [[noreturn]] void fail_at(const std::string& name, int line, int col, const std::string& msg) {
@@ -177,16 +158,11 @@ std::string printable(std::string_view text, size_t max_chars) {
   return out;
 }
 
-std::string closest_word(const std::string& word, const std::vector<std::string>& candidates,
-                         size_t max_distance) {
-  return support::closest(word, candidates, max_distance);
-}
-
 void check_text(std::string_view text, const std::string& name, const std::string& expected) {
   for (size_t i = 0; i < text.size();) {
     const size_t n = text_char(text, i);
     if (n == 0) {
-      const Pos p = position(text, i);
+      const auto p = support::text_position(text, i);
       fail_at(name, p.line, p.col,
               fmt::format("byte 0x{:02x} is not UTF-8 text: expected {}",
                           static_cast<unsigned char>(text[i]), expected));
@@ -237,25 +213,14 @@ YAML::Node parse_yaml_text(std::string_view text, const std::string& name,
 
 YAML::Node read_yaml_file(const fs::path& file, const YamlLimits& limits) {
   const std::string name = shown_path(file.string());
-  std::error_code ec;
-  const auto st = fs::status(file, ec);
-  if (ec || !fs::exists(st))
-    throw ConfigError(
-        fmt::format("{}: cannot read the file: {}", name, ec ? ec.message() : "no such file"));
-  if (fs::is_directory(st))
-    throw ConfigError(fmt::format("{}: is a directory; expected a YAML file", name));
-  if (!fs::is_regular_file(st))
-    throw ConfigError(fmt::format("{}: is not a regular file; expected a YAML file", name));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot read the file", name));
-  // At most one byte past the limit, whatever the file claims its size is.
   std::string text;
-  char buf[65536];
-  while (text.size() <= limits.max_bytes && in.read(buf, sizeof buf).gcount() > 0)
-    text.append(buf, static_cast<size_t>(in.gcount()));
-  if (in.bad()) throw ConfigError(fmt::format("{}: cannot read the file", name));
+  try {
+    text = support::read_input_file(file, name, "a YAML file", limits.max_bytes);
+  } catch (const support::InputFileError& e) {
+    throw ConfigError(e.what());
+  }
   if (text.size() > limits.max_bytes) {
-    const Pos p = position(text, limits.max_bytes);
+    const auto p = support::text_position(text, limits.max_bytes);
     fail_at(name, p.line, p.col,
             fmt::format("the file goes on past {} bytes, the most an input file may have",
                         limits.max_bytes));

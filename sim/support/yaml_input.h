@@ -67,9 +67,4 @@ std::string located(const YamlLoc& loc, const std::string& key, const std::strin
 // A node as a message shows what was found: 'text', a map, a list, nothing.
 std::string yaml_shape(const YAML::Node& n);
 
-// The candidate nearest to `word` by edit distance, if within
-// `max_distance` edits (else ""): for "did you mean".
-std::string closest_word(const std::string& word, const std::vector<std::string>& candidates,
-                         size_t max_distance = 2);
-
 }  // namespace simloop::config

@@ -12,6 +12,7 @@
 
 #include "sim/config/experiment.h"
 #include "sim/engine/simulation.h"
+#include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/calibrate/calibrate.h"
 #include "sim/tools/cli/child.h"
@@ -67,7 +68,7 @@ void check_train_keys(const measure::Split& split, const std::vector<measure::Po
     if (std::find(have.begin(), have.end(), key) != have.end()) continue;
     std::string msg = fmt::format("--train {}: no such column in {}", config::printable(key),
                                   fmt::join(files, ", "));
-    if (const auto near = config::closest_word(key, have); !near.empty())
+    if (const auto near = support::closest(key, have, 2); !near.empty())
       msg += fmt::format("; did you mean '{}'?", near);
     throw UserError(msg + fmt::format(" (keys: {})", fmt::join(have, ", ")));
   }
@@ -333,17 +334,9 @@ std::pair<nlohmann::json, measure::Fit> read_fit(const std::string& path) {
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    int line = 1, col = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
+    const auto at = support::json_error_position(text, e.byte);
     throw UserError(fmt::format("{}:{}:{}: not JSON: expected a fit written by simloop calibrate",
-                                name, line, col));
+                                name, at.line, at.col));
   }
   try {
     auto fit = measure::Fit::from_json(j);

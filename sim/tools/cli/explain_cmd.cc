@@ -13,6 +13,7 @@
 
 #include "sim/engine/explain.h"
 #include "sim/report/table.h"
+#include "sim/support/text.h"
 #include "sim/tools/cli/child.h"
 #include "sim/tools/cli/commands.h"
 
@@ -40,19 +41,11 @@ json read_result(const std::string& file) {
                       file));
     return j;
   } catch (const json::parse_error& e) {
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
+    const auto at = support::json_error_position(text, e.byte);
     throw UserError(
         fmt::format("{}:{}:{}: not valid JSON (expected a result JSON written by "
                     "simloop run)",
-                    file, line, col));
+                    file, at.line, at.col));
   }
 }
 

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/report/csv_table.h"
 #include "sim/report/table.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/measure/compare.h"
@@ -207,51 +208,42 @@ struct Measured {
 // Cachegrind rows for the same path, by layout and geometry.
 std::map<Key, Measured> read_measured(const std::string& file, const measure::NativeOptions& o,
                                       const std::string& ll) {
-  std::ifstream in(file);
-  if (!in) throw UserError(fmt::format("{}: cannot read the file", file));
-  std::string line;
-  if (!std::getline(in, line)) throw UserError(fmt::format("{}: empty", file));
-  const auto header = report::split_csv_line(line);
-  auto col = [&](const std::string& name) {
-    const auto it = std::find(header.begin(), header.end(), name);
-    if (it == header.end())
-      throw UserError(
-          fmt::format("{}: no column '{}' (written by simloop measure cachegrind?)", file, name));
-    return static_cast<size_t>(it - header.begin());
-  };
-  const size_t src = col("source"), lay = col("layout"), i1 = col("i1"), pay = col("payload"),
-               dst = col("dest"), al = col("align"), cp = col("copy"),
-               val = col("i1_misses_per_packet");
-  const size_t ll_col = ll.empty() ? 0 : col("ll"),
-               ll_val = ll.empty() ? 0 : col("ll_i_misses_per_packet");
-  std::map<Key, Measured> m;
-  int n = 1;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.empty()) continue;
-    const auto f = report::split_csv_line(line);
-    if (f.size() != header.size())
-      throw UserError(
-          fmt::format("{}:{}: {} fields, the header has {}", file, n, f.size(), header.size()));
-    if (f[src] != "cachegrind" || f[pay] != std::to_string(o.payload) ||
-        f[dst] != measure::dest_name(o.dest) || f[al] != net::align_policy_name(o.stack.align) ||
-        f[cp] != net::loop_copy_name(o.stack.loop_copy))
-      continue;
-    auto number = [&](size_t c, const char* name) {
-      try {
-        size_t used = 0;
-        const double v = std::stod(f[c], &used);
-        if (used != f[c].size() || !std::isfinite(v)) throw std::exception();
-        return v;
-      } catch (const std::exception&) {
-        throw UserError(fmt::format("{}:{}: {} '{}' is not a number", file, n, name, f[c]));
-      }
+  try {
+    const std::string text = report::read_csv_file(file, file, "a CSV of cachegrind rows");
+    report::CsvReader csv(text, file);
+    auto col = [&](const std::string& name) {
+      const auto c = csv.column(name);
+      if (!c)
+        throw UserError(
+            fmt::format("{}: no column '{}' (written by simloop measure cachegrind?)", file, name));
+      return *c;
     };
-    Measured& x = m[{f[lay], f[i1]}];
-    x.i1 = number(val, "i1_misses_per_packet");
-    if (!ll.empty() && f[ll_col] == ll) x.ll_i = number(ll_val, "ll_i_misses_per_packet");
+    const size_t src = col("source"), lay = col("layout"), i1 = col("i1"), pay = col("payload"),
+                 dst = col("dest"), al = col("align"), cp = col("copy"),
+                 val = col("i1_misses_per_packet");
+    const size_t ll_col = ll.empty() ? 0 : col("ll"),
+                 ll_val = ll.empty() ? 0 : col("ll_i_misses_per_packet");
+    std::map<Key, Measured> m;
+    while (csv.next()) {
+      const auto& f = csv.cells();
+      if (f[src] != "cachegrind" || f[pay] != std::to_string(o.payload) ||
+          f[dst] != measure::dest_name(o.dest) || f[al] != net::align_policy_name(o.stack.align) ||
+          f[cp] != net::loop_copy_name(o.stack.loop_copy))
+        continue;
+      auto number = [&](size_t c, const char* name) {
+        double v = 0;
+        if (!report::parse_number(f[c], &v))
+          throw UserError(fmt::format("{}: {} '{}' is not a number", csv.where(), name, f[c]));
+        return v;
+      };
+      Measured& x = m[{f[lay], f[i1]}];
+      x.i1 = number(val, "i1_misses_per_packet");
+      if (!ll.empty() && f[ll_col] == ll) x.ll_i = number(ll_val, "ll_i_misses_per_packet");
+    }
+    return m;
+  } catch (const report::CsvError& e) {
+    throw UserError(e.what());
   }
-  return m;
 }
 
 int run_icache_cmd(const ICacheArgs& a) {

@@ -5,38 +5,25 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <system_error>
 #include <vector>
 
-#include "sim/report/table.h"
+#include "sim/report/csv_table.h"
+#include "sim/support/input_file.h"
+#include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"
 
 namespace simloop::cli {
 
-namespace fs = std::filesystem;
-
 std::string read_input_file(const std::string& path, const std::string& what, size_t max_bytes) {
   const std::string name = config::printable(path, 200);
-  std::error_code ec;
-  const auto st = fs::status(path, ec);
-  if (ec || !fs::exists(st))
-    throw UserError(
-        fmt::format("{}: cannot read the file: {}", name, ec ? ec.message() : "no such file"));
-  if (fs::is_directory(st))
-    throw UserError(fmt::format("{}: is a directory; expected {}", name, what));
-  if (!fs::is_regular_file(st))
-    throw UserError(fmt::format("{}: is not a regular file; expected {}", name, what));
-  std::ifstream in(path, std::ios::binary);
   std::string text;
-  char buf[65536];
-  while (text.size() <= max_bytes && in.read(buf, sizeof buf).gcount() > 0)
-    text.append(buf, static_cast<size_t>(in.gcount()));
-  if (in.bad()) throw UserError(fmt::format("{}: cannot read the file", name));
+  try {
+    text = support::read_input_file(path, name, what, max_bytes);
+  } catch (const support::InputFileError& e) {
+    throw UserError(e.what());
+  }
   if (text.size() > max_bytes)
     throw UserError(fmt::format("{}: more than {} bytes; expected {}", name, max_bytes, what));
   try {
@@ -50,65 +37,43 @@ std::string read_input_file(const std::string& path, const std::string& what, si
 void check_results_csv(const std::string& path, const std::vector<std::string>& required,
                        const std::vector<std::string>& numeric) {
   const std::string what = "a CSV of results";
-  const std::string text = read_input_file(path, what, size_t{256} << 20);
+  const std::string text = read_input_file(path, what, report::kMaxCsvBytes);
   const std::string name = config::printable(path, 200);
-  size_t at = 0;
-  int lineno = 0;
-  auto next_line = [&](std::string& line) {
-    if (at >= text.size()) return false;
-    const size_t nl = text.find('\n', at);
-    line = text.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    at = nl == std::string::npos ? text.size() : nl + 1;
-    ++lineno;
-    return true;
-  };
-  std::string line;
-  if (!next_line(line) || line.empty())
-    throw UserError(fmt::format("{}:1:1: no header line; expected {}", name, what));
-  if (line[0] == '{' || line[0] == '[')
+  if (!text.empty() && (text[0] == '{' || text[0] == '['))
     throw UserError(
         fmt::format("{}:1:1: this looks like JSON; expected {} (the .csv beside it?)", name, what));
-  const auto header = report::split_csv_line(line);
-  if (header.size() < 2)
-    throw UserError(fmt::format("{}:1:1: the header '{}' has one column; expected {}", name,
-                                config::printable(line), what));
-  for (const auto& r : required)
-    if (std::find(header.begin(), header.end(), r) == header.end()) {
-      std::string msg = fmt::format("{}:1: no column '{}'", name, r);
-      if (const auto near = config::closest_word(r, header); !near.empty())
-        msg += fmt::format(" (is '{}' it?)", near);
-      throw UserError(msg + fmt::format("; columns: {}", fmt::join(header, ", ")));
-    }
-  std::vector<std::pair<size_t, std::string>> numbers;
-  for (const auto& n : numeric)
-    if (auto it = std::find(header.begin(), header.end(), n); it != header.end())
-      numbers.emplace_back(static_cast<size_t>(it - header.begin()), n);
-  int rows = 0;
-  while (next_line(line)) {
-    if (line.empty()) continue;
-    const auto cells = report::split_csv_line(line);
-    if (cells.size() != header.size())
-      throw UserError(fmt::format("{}:{}: {} fields, the header has {}", name, lineno, cells.size(),
-                                  header.size()));
-    for (const auto& [c, col] : numbers) {
-      const std::string& v = cells[c];
-      if (v.empty()) continue;
-      size_t used = 0;
-      double d = 0;
-      try {
-        d = std::stod(v, &used);
-      } catch (const std::exception&) {
-        used = 0;
+  try {
+    report::CsvReader csv(text, name, {.expected = what});
+    const auto& header = csv.header();
+    if (header.size() < 2)
+      throw UserError(fmt::format("{}:1:1: the header '{}' has one column; expected {}", name,
+                                  config::printable(csv.header_line()), what));
+    for (const auto& r : required)
+      if (!csv.column(r)) {
+        std::string msg = fmt::format("{}:1: no column '{}'", name, r);
+        if (const auto near = support::closest(r, header, 2); !near.empty())
+          msg += fmt::format(" (is '{}' it?)", near);
+        throw UserError(msg + fmt::format("; columns: {}", fmt::join(header, ", ")));
       }
-      if (used != v.size() || !std::isfinite(d))
-        throw UserError(fmt::format("{}:{}: column {}: expected a number, got '{}'", name, lineno,
-                                    col, config::printable(v)));
+    std::vector<std::pair<size_t, std::string>> numbers;
+    for (const auto& n : numeric)
+      if (const auto c = csv.column(n)) numbers.emplace_back(*c, n);
+    int rows = 0;
+    while (csv.next()) {
+      for (const auto& [c, col] : numbers) {
+        const std::string& v = csv.cell(c);
+        double d = 0;
+        if (!v.empty() && !report::parse_number(v, &d))
+          throw UserError(fmt::format("{}: column {}: expected a number, got '{}'", csv.where(),
+                                      col, config::printable(v)));
+      }
+      ++rows;
     }
-    ++rows;
+    if (rows == 0)
+      throw UserError(fmt::format("{}:{}: no result rows after the header", name, csv.line() + 1));
+  } catch (const report::CsvError& e) {
+    throw UserError(e.what());
   }
-  if (rows == 0)
-    throw UserError(fmt::format("{}:{}: no result rows after the header", name, lineno + 1));
 }
 
 }  // namespace simloop::cli

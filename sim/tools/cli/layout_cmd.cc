@@ -10,11 +10,11 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "sim/config/experiment.h"
 #include "sim/report/table.h"
 #include "sim/stack/net/inet.h"
+#include "sim/support/text.h"
 #include "sim/tools/advise/layout_advice.h"
 #include "sim/tools/cli/commands.h"
 
@@ -426,12 +426,11 @@ std::multimap<std::string, std::string> read_owners(const std::string& file) {
   while (std::getline(in, line)) {
     ++n;
     if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    std::istringstream ls(line);
-    std::string sym, owner, extra;
-    if (!(ls >> sym)) continue;
-    if (!(ls >> owner) || (ls >> extra))
+    const auto w = support::words(line);
+    if (w.empty()) continue;
+    if (w.size() != 2)
       throw UserError(fmt::format("{}:{}: expected 'symbol owner', got '{}'", file, n, line));
-    m.emplace(sym, owner);
+    m.emplace(w[0], w[1]);
   }
   return m;
 }

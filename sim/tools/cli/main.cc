@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/report/safe_file.h"
+#include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"
 #include "version.h"
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
     if (std::find(names.begin(), names.end(), arg) != names.end()) break;
     std::string msg =
         fmt::format("simloop: unknown subcommand '{}'", simloop::config::printable(arg));
-    if (const auto near = simloop::config::closest_word(arg, names); !near.empty())
+    if (const auto near = simloop::support::closest(arg, names, 2); !near.empty())
       msg += fmt::format("; did you mean '{}'?", near);
     std::fprintf(stderr, "%s (subcommands: %s; see simloop --help)\n", msg.c_str(),
                  fmt::format("{}", fmt::join(names, ", ")).c_str());

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "sim/report/csv_table.h"
 #include "sim/support/text.h"
 
 namespace simloop::measure {
@@ -378,34 +379,34 @@ std::vector<report::Row> run_harness_native(const HarnessSpec& h, int64_t packet
         fmt::format("{}: no such harness (it is built as simloop-harness*)", h.path));
   TempDir tmp;
   run_program(harness_argv(h, packets), tmp.path / "err", tmp.path / "out");
-  std::istringstream in(read_all(tmp.path / "out"));
-  std::string line;
-  if (!std::getline(in, line)) throw std::runtime_error(fmt::format("{}: printed nothing", h.path));
-  const auto header = report::split_csv_line(line);
+  const std::string out = read_all(tmp.path / "out");
+  if (out.empty()) throw std::runtime_error(fmt::format("{}: printed nothing", h.path));
   std::vector<report::Row> rows;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const auto f = report::split_csv_line(line);
-    if (f.size() != header.size())
-      throw std::runtime_error(fmt::format("{}: a row of {} fields under a header of {}", h.path,
-                                           f.size(), header.size()));
-    report::Row row;
-    for (size_t i = 0; i < f.size(); ++i) {
-      // Numbers stay numbers, as in rows made in this process.
-      int64_t iv = 0;
-      double dv = 0;
-      const char* b = f[i].data();
-      const char* e = b + f[i].size();
-      if (auto r = std::from_chars(b, e, iv); !f[i].empty() && r.ec == std::errc() && r.ptr == e)
-        row.set(header[i], iv);
-      else if (auto r2 = std::from_chars(b, e, dv);
-               !f[i].empty() && r2.ec == std::errc() && r2.ptr == e)
-        row.set(header[i], dv);
-      else
-        row.set(header[i], f[i]);
+  try {
+    report::CsvReader csv(out, h.path);
+    const auto& header = csv.header();
+    while (csv.next()) {
+      const auto& f = csv.cells();
+      report::Row row;
+      for (size_t i = 0; i < f.size(); ++i) {
+        // Numbers stay numbers, as in rows made in this process.
+        int64_t iv = 0;
+        double dv = 0;
+        const char* b = f[i].data();
+        const char* e = b + f[i].size();
+        if (auto r = std::from_chars(b, e, iv); !f[i].empty() && r.ec == std::errc() && r.ptr == e)
+          row.set(header[i], iv);
+        else if (auto r2 = std::from_chars(b, e, dv);
+                 !f[i].empty() && r2.ec == std::errc() && r2.ptr == e)
+          row.set(header[i], dv);
+        else
+          row.set(header[i], f[i]);
+      }
+      row.set("layout", harness_layout_name(h.path)).set("harness", h.path);
+      rows.push_back(std::move(row));
     }
-    row.set("layout", harness_layout_name(h.path)).set("harness", h.path);
-    rows.push_back(std::move(row));
+  } catch (const report::CsvError& e) {
+    throw std::runtime_error(e.what());
   }
   if (rows.empty()) throw std::runtime_error(fmt::format("{}: printed no result row", h.path));
   return rows;

@@ -12,50 +12,21 @@
 #include <cstring>
 #include <optional>
 
+#include "sim/report/csv_table.h"
 #include "sim/report/safe_file.h"
+#include "sim/support/text.h"
 #include "sim/tools/sweep/sweep.h"
 
 namespace simloop::sweep {
 
 namespace fs = std::filesystem;
 
-int Table::column(const std::string& name) const {
-  const auto it = std::find(header.begin(), header.end(), name);
-  return it == header.end() ? -1 : static_cast<int>(it - header.begin());
-}
-
 Table parse_csv(std::string_view text, const std::string& name) {
-  Table t;
-  size_t pos = 0, line_no = 0;
-  bool first = true;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) break;  // cut short: not a row
-    std::string line(text.substr(pos, nl - pos));
-    pos = nl + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find('\0') != std::string::npos)
-      throw StoreError(fmt::format("{}:{}: not CSV text (a NUL byte)", name, line_no));
-    if (first) {
-      t.header = split_csv_line(line);
-      first = false;
-      std::set<std::string> seen;
-      for (const auto& h : t.header)
-        if (!seen.insert(h).second)
-          throw StoreError(fmt::format("{}:1: column '{}' appears twice", name, h));
-      continue;
-    }
-    if (line.empty()) continue;
-    auto fields = split_csv_line(line);
-    if (fields.size() != t.header.size())
-      throw StoreError(fmt::format("{}:{}: the row has {} fields, the header {}", name, line_no,
-                                   fields.size(), t.header.size()));
-    t.rows.push_back(std::move(fields));
-    t.lines.push_back(line_no);
+  try {
+    return report::read_csv_table(text, name, {.whole_lines = true});
+  } catch (const report::CsvError& e) {
+    throw StoreError(e.what());
   }
-  if (first) throw StoreError(fmt::format("{}: no header line", name));
-  return t;
 }
 
 std::string read_text(const fs::path& path) {
@@ -106,17 +77,9 @@ nlohmann::json parse_manifest(std::string_view text, const std::string& name) {
     return j;
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is where the parser stopped: give it as a line and column.
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
+    const auto at = support::json_error_position(text, e.byte);
     throw StoreError(
-        fmt::format("{}:{}:{}: not a manifest: the JSON is malformed", name, line, col));
+        fmt::format("{}:{}:{}: not a manifest: the JSON is malformed", name, at.line, at.col));
   } catch (const nlohmann::json::exception& e) {
     // Well-formed but unusable, e.g. a number out of range (1e6473).
     throw StoreError(fmt::format("{}: not a manifest: {}", name, e.what()));

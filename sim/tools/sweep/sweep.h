@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/report/csv_table.h"
 #include "sim/report/table.h"
 
 namespace simloop::sweep {
@@ -88,14 +89,9 @@ struct StoreError : std::runtime_error {
 
 // A results CSV: its header and rows, as text, with the line number of each
 // row (1 is the header).
-struct Table {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<size_t> lines;
-  int column(const std::string& name) const;  // -1 if absent
-};
-// Parses CSV text; a last line without its newline (a write cut short) is
-// dropped. Throws StoreError naming `name` and the line.
+using Table = report::CsvTable;
+// Parses CSV text (report::CsvReader); a last line without its newline (a
+// write cut short) is dropped. Throws StoreError naming `name` and the line.
 Table parse_csv(std::string_view text, const std::string& name);
 // Reads a CSV file (as parse_csv). Throws StoreError naming the file.
 Table read_csv(const std::filesystem::path& path);

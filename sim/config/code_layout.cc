@@ -1,0 +1,85 @@
+// The code layout an experiment runs on: its layout.* files found, the
+// transforms applied, the link perturbation drawn from the seed, linked.
+#include <fmt/format.h>
+
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include "sim/config/loader_detail.h"
+
+namespace simloop::config {
+
+namespace fs = std::filesystem;
+
+models::Layout transform_layout(models::Layout k, const LayoutOptions& lo) {
+  if (!lo.order.empty()) {
+    std::vector<std::string> order;
+    std::string item;
+    for (std::istringstream in(lo.order); std::getline(in, item, ',');) {
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      if (!item.empty()) order.push_back(item);
+    }
+    k = models::reorder(k, order);
+  }
+  if (!lo.pad_object.empty() && lo.pad_bytes > 0) {
+    std::optional<uint64_t> at;
+    if (lo.pad_offset >= 0) at = static_cast<uint64_t>(lo.pad_offset);
+    k = models::pad_object(k, lo.pad_object, static_cast<uint64_t>(lo.pad_bytes), at);
+  }
+  if (!lo.move_to_end.empty()) k = models::move_to_end(k, lo.move_to_end);
+  if (lo.function_align > 0)
+    k = models::align_functions(k, static_cast<uint64_t>(lo.function_align));
+  return k;
+}
+
+fs::path find_layout(const fs::path& experiment_file, const std::string& ref) {
+  return detail::resolve_ref(experiment_file, "layouts", ref,
+                             detail::Loc{experiment_file.string(), 1, 1}, "layout");
+}
+
+namespace detail {
+
+void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
+  auto loc = [&](const std::string& key) {
+    auto it = where.find(key);
+    return it != where.end() ? it->second : Loc{x.source.string(), 1, 1};
+  };
+  if (x.layout.kernel.empty()) {
+    if (x.cache_enabled)
+      fail(loc("machine.cache.enabled"), "machine.cache.enabled",
+           "the cache model needs layout.kernel");
+    return;
+  }
+  auto load = [&](const std::string& key, const std::string& ref) {
+    const fs::path p = resolve_ref(x.source, "layouts", ref, loc(key), key);
+    try {
+      return models::load_layout_yaml(p);
+    } catch (const models::LayoutError& e) {
+      throw ConfigError(e.what());
+    }
+  };
+  try {
+    models::Layout k = transform_layout(load("layout.kernel", x.layout.kernel), x.layout);
+    if (x.variance.link_perturbation_bytes > 0 && !k.objects.empty()) {
+      // Fixed by the seed: the same run twice is the same binary.
+      std::mt19937_64 rng(x.seed ^ 0x9e3779b97f4a7c15ULL);
+      const std::string obj = k.objects[rng() % k.objects.size()].name;  // k is replaced below
+      const auto bytes =
+          16 * (rng() % (static_cast<uint64_t>(x.variance.link_perturbation_bytes) / 16 + 1));
+      if (bytes > 0) k = models::pad_object(k, obj, bytes);
+      x.perturbation = fmt::format("{} bytes in {}", bytes, obj);
+    }
+    models::LinkedLayout linked = models::link(k);
+    if (!x.layout.user.empty())
+      linked = models::merge(linked, models::link(load("layout.user", x.layout.user)));
+    x.code = std::make_shared<const models::LinkedLayout>(std::move(linked));
+  } catch (const models::LayoutError& e) {
+    fail(loc("layout.kernel"), "layout", e.what());
+  }
+}
+
+}  // namespace detail
+
+}  // namespace simloop::config

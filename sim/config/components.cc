@@ -1,0 +1,84 @@
+// Machines and stacks: found by name in the config roots or by path, loaded
+// as the experiment's machine.* and stack.* keys.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <system_error>
+
+#include "sim/config/data_root.h"
+#include "sim/config/loader_detail.h"
+
+namespace simloop::config {
+
+namespace fs = std::filesystem;
+
+namespace detail {
+
+fs::path resolve_ref(const fs::path& experiment, const std::string& kind, const std::string& ref,
+                     const Loc& loc, const std::string& key) {
+  const fs::path base = experiment.has_parent_path() ? experiment.parent_path() : fs::path(".");
+  const bool is_path = ref.find('/') != std::string::npos || fs::path(ref).extension() == ".yaml";
+  std::vector<fs::path> tried;
+  if (is_path) {
+    tried.push_back(fs::path(ref).is_absolute() ? fs::path(ref) : base / ref);
+  } else {
+    for (const auto& root : config_roots(experiment))
+      tried.push_back(root / kind / (ref + ".yaml"));
+  }
+  const std::string what = kind.substr(0, kind.size() - 1);
+  if (ref.empty()) fail(loc, key, fmt::format("expected the name or path of a {}", what));
+  for (const auto& p : tried) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p;
+    if (fs::is_directory(p, ec))
+      fail(loc, key, fmt::format("'{}' is a directory; expected a {} file", printable(ref), what));
+  }
+  std::vector<std::string> names;
+  for (const auto& p : tried) names.push_back(printable(p.string(), 120));
+  fail(loc, key,
+       fmt::format("no {} named '{}' (looked for {})", what, printable(ref),
+                   fmt::join(names, ", ")));
+}
+
+void apply_component(Experiment& x, const YAML::Node& node, const std::string& key,
+                     const fs::path& file, bool from_set) {
+  const std::string kind = key == "machine" ? "machines" : "stacks";
+  auto where = [&](const YAML::Node& n) { return from_set ? Loc{} : loc_of(file.string(), n); };
+  const Loc loc = where(node);
+  auto load_ref = [&](const YAML::Node& ref) {
+    if (!ref.IsScalar())
+      fail(where(ref), key, "expected a name or a path, got " + scalar_text(ref));
+    const fs::path p = resolve_ref(file, kind, ref.Scalar(), where(ref), key);
+    const YAML::Node doc = read_yaml_file(p);
+    apply_map(x, doc, key + ".", p.string());
+    std::string& name = key == "machine" ? x.machine_name : x.stack_name;
+    if (name.empty()) name = ref.Scalar();
+  };
+  if (node.IsScalar()) {
+    load_ref(node);
+  } else if (node.IsMap() && !from_set) {
+    if (node["use"]) load_ref(node["use"]);
+    apply_map(x, node, key + ".", file.string(), {"use"});
+  } else {
+    fail(loc, key,
+         fmt::format("expected a name, a path{}, got {}", from_set ? "" : ", or a map of fields",
+                     scalar_text(node)));
+  }
+}
+
+}  // namespace detail
+
+std::vector<fs::path> config_roots(const fs::path& experiment_file) {
+  const fs::path base =
+      experiment_file.has_parent_path() ? experiment_file.parent_path() : fs::path(".");
+  std::vector<fs::path> roots;
+  for (fs::path p :
+       {base / ".." / "configs", base / "configs", fs::path("configs"), data_root() / "configs"}) {
+    p = p.lexically_normal();
+    if (std::find(roots.begin(), roots.end(), p) == roots.end()) roots.push_back(p);
+  }
+  return roots;
+}
+
+}  // namespace simloop::config

@@ -1,0 +1,203 @@
+// Loading an experiment: its file and --set overrides read against the
+// schema, machine and stack first, then the experiment's own keys, the
+// checks across keys, and the code layout.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <type_traits>
+#include <variant>
+
+#include "sim/config/loader_detail.h"
+#include "sim/support/text.h"
+
+namespace simloop::config {
+
+namespace fs = std::filesystem;
+
+namespace detail {
+
+void apply_map(Experiment& x, const YAML::Node& map, const std::string& prefix,
+               const std::string& file, const std::vector<std::string>& skip) {
+  const Schema& s = schema();
+  const std::string section =
+      prefix.empty() ? "the top level" : prefix.substr(0, prefix.size() - 1);
+  if (!map.IsMap())
+    fail(loc_of(file, map), section, "expected a map of keys, got " + scalar_text(map));
+  for (const auto& kv : map) {
+    const Loc kloc = loc_of(file, kv.first);
+    if (!kv.first.IsScalar()) fail(kloc, section, "keys must be plain names");
+    const std::string key = kv.first.Scalar();
+    if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
+    const std::string path = prefix + key;
+    if (const Field* f = s.field(path)) {
+      f->set(x, kv.second, loc_of(file, kv.second));
+    } else if (s.is_section(path)) {
+      apply_map(x, kv.second, path + ".", file);
+    } else {
+      const auto allowed = s.children(prefix);
+      std::string msg = fmt::format("unknown key '{}' in {}", printable(key), section);
+      const std::string best = support::closest(key, allowed, 2);
+      if (!best.empty()) msg += fmt::format("; did you mean '{}'?", best);
+      msg += fmt::format(" (allowed: {})", fmt::join(allowed, ", "));
+      fail(kloc, path, msg);
+    }
+  }
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+namespace {
+
+// A --set value, parsed as YAML (as in a file).
+YAML::Node set_value(const std::string& key, const std::string& value) {
+  try {
+    return YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("--set {}: cannot parse the value: {}", printable(key, 120),
+                                  printable(e.msg, 200)));
+  }
+}
+
+// "did you mean" for a --set path that names no key.
+[[noreturn]] void unknown_set_key(const std::string& key) {
+  const Schema& s = schema();
+  if (s.is_section(key)) {
+    const auto kids = s.children(key + ".");
+    throw ConfigError(
+        fmt::format("--set {}: is a section; set one of its keys ({}.{})", key, key,
+                    kids.empty() ? "..." : fmt::format("{{{}}}", fmt::join(kids, ","))));
+  }
+  std::string msg = fmt::format("--set {}: no such key", printable(key, 120));
+  if (const std::string near = closest_key(key); !near.empty())
+    msg += fmt::format("; did you mean '{}'?", near);
+  throw ConfigError(msg + " (see docs/config-reference.md)");
+}
+
+void check_consistency(const Experiment& x, const std::map<std::string, Loc>& where) {
+  auto loc = [&](const std::string& key) {
+    auto it = where.find(key);
+    return it != where.end() ? it->second : Loc{x.source.string(), 1, 1};
+  };
+  const auto& w = x.workload;
+  if (w.payload > x.options.so_sndbuf)
+    fail(loc("workload.payload"), "workload.payload",
+         fmt::format("{} bytes exceed options.so_sndbuf ({})", w.payload, x.options.so_sndbuf));
+  if (w.dest != Dest::loopback && w.payload + net::kUdpIpHdrLen > x.options.ether_mtu)
+    fail(loc("workload.payload"), "workload.payload",
+         fmt::format("{} bytes + 28 bytes of headers exceed options.ether_mtu ({}); there is no IP "
+                     "fragmentation",
+                     w.payload, x.options.ether_mtu));
+  if (x.interrupts.enabled && x.interrupts.moderation_interval_s == 0 &&
+      x.interrupts.moderation_packets > x.options.nic_ring)
+    fail(loc("interrupts.moderation.packets"), "interrupts.moderation.packets",
+         fmt::format("{} is more than options.nic_ring ({}): the ring would fill before the first "
+                     "interrupt",
+                     x.interrupts.moderation_packets, x.options.nic_ring));
+  if (x.options.max_linkhdr + x.options.max_protohdr >= net::kMHLen)
+    fail(loc("options.max_linkhdr"), "options.max_linkhdr", "too large for a header mbuf");
+  models::for_each_model([&]<class M>(std::type_identity<M>) {
+    const auto& c = std::get<typename M::Config>(x.models);
+    for (const auto& k : M::kKeys) {
+      if (!k.power_of_two) continue;
+      const int64_t v = std::visit(
+          [&c](auto f) -> int64_t {
+            if constexpr (std::is_integral_v<std::remove_cvref_t<decltype(c.*f)>>)
+              return static_cast<int64_t>(c.*f);
+            return 1;
+          },
+          k.field);
+      if (v < 1 || !std::has_single_bit(static_cast<uint64_t>(v))) {
+        const std::string key = fmt::format("{}.{}", M::kSection, k.name);
+        fail(loc(key), key, fmt::format("expected a power of two, got {}", v));
+      }
+    }
+  });
+  if (x.cache_enabled) {
+    // What the engine's cache model would refuse, refused here so that a
+    // file `check` passes is a file `run` accepts.
+    try {
+      models::check_config(x.icache);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      const std::string field = "machine.cache." + what.substr(0, what.find(' '));
+      const std::string key = schema().field(field) != nullptr ? field : "machine.cache";
+      fail(loc(key), key, what);
+    }
+  }
+}
+
+// Records where each leaf of a document was set, for cross-field errors.
+void record_locations(const YAML::Node& n, const std::string& prefix, const std::string& file,
+                      std::map<std::string, Loc>& where) {
+  if (!n.IsMap()) return;
+  for (const auto& kv : n) {
+    if (!kv.first.IsScalar()) continue;
+    const std::string path = prefix + kv.first.Scalar();
+    if (schema().field(path) != nullptr) {
+      where[path] = loc_of(file, kv.first);
+    } else if (schema().is_section(path)) {
+      where[path] = loc_of(file, kv.first);
+      record_locations(kv.second, path + ".", file, where);
+    }
+  }
+}
+
+}  // namespace
+
+Experiment load_experiment(const fs::path& file, const std::vector<std::string>& sets) {
+  Experiment x;
+  x.source = file;
+  // Every --set is checked before the files are read, so a misspelt path
+  // is named even if a file is wrong too.
+  std::vector<std::pair<std::string, std::string>> overrides;
+  std::map<std::string, YAML::Node> components;  // --set machine=NAME, --set stack=NAME
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError(fmt::format("--set {}: expected path.to.key=value", printable(s, 120)));
+    const std::string key = s.substr(0, eq);
+    if (key == "machine" || key == "stack") {
+      components[key] = set_value(key, s.substr(eq + 1));
+      continue;
+    }
+    if (schema().field(key) == nullptr) unknown_set_key(key);
+    overrides.emplace_back(key, s.substr(eq + 1));
+  }
+  const YAML::Node doc = read_yaml_file(file);
+  const std::string f = file.string();
+  if (!doc.IsMap())
+    fail(loc_of(f, doc), "experiment",
+         "expected a map of keys at the top level, got " + scalar_text(doc));
+  for (const char* required : {"machine", "stack"})
+    if (!doc[required] && components.count(required) == 0)
+      fail(loc_of(f, doc), required,
+           fmt::format("missing required key '{}' (a name from configs/{}s, a path, or a map)",
+                       required, required));
+  // Machine and stack first, so that the experiment's own keys override them.
+  for (const std::string key : {"machine", "stack"}) {
+    if (const auto it = components.find(key); it != components.end())
+      apply_component(x, it->second, key, file, true);
+    else
+      apply_component(x, doc[key], key, file);
+  }
+  // The sweep section is read by the sweep runner (sim/tools/sweep), not here.
+  apply_map(x, doc, "", f, {"machine", "stack", "sweep"});
+  x.has_sweep = static_cast<bool>(doc["sweep"]);
+
+  std::map<std::string, Loc> where;
+  record_locations(doc, "", f, where);
+  for (const auto& [key, value] : overrides) {
+    schema().field(key)->set(x, set_value(key, value), Loc{});
+    where[key] = Loc{};
+  }
+  check_consistency(x, where);
+  build_code_layout(x, where);
+  return x;
+}
+
+}  // namespace simloop::config

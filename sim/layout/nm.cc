@@ -1,0 +1,271 @@
+// Layouts of real binaries: the symbols `nm` prints, owned by stack
+// functions through an owners file, with hot ranges and walks from an
+// execution profile.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "sim/layout/layout.h"
+#include "sim/support/text.h"
+
+namespace simloop::models {
+
+std::vector<NmSymbol> parse_nm(std::istream& nm_output) {
+  auto hex = [](const std::string& s, uint64_t* v) { return support::parse_u64(s, v, 16); };
+  std::vector<NmSymbol> syms;
+  std::vector<bool> sized;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(nm_output, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    // "ADDR SIZE TYPE NAME" or "ADDR TYPE NAME"; NAME may hold spaces (nm -C).
+    // nm pads a size to the address's width, which tells the two apart even
+    // when a type letter is also a hex digit ('b', 'd').
+    std::istringstream in(line);
+    std::string a, b, c;
+    in >> a >> b >> c;
+    NmSymbol s;
+    bool has_size = false;
+    char type = 0;
+    if (hex(a, &s.addr) && b.size() == a.size() && hex(b, &s.size) && c.size() == 1) {
+      has_size = true;
+      type = c[0];
+      in >> std::ws;
+    } else if (hex(a, &s.addr) && b.size() == 1 && !c.empty()) {
+      type = b[0];
+      s.name = c;
+    } else {
+      throw LayoutError(fmt::format(
+          "nm output line {}: expected 'address [size] type name', got '{}'", lineno, line));
+    }
+    std::string rest;
+    std::getline(in, rest);
+    s.name += rest;
+    if (s.name.empty())
+      throw LayoutError(fmt::format("nm output line {}: no symbol name in '{}'", lineno, line));
+    s.text = type == 'T' || type == 't' || type == 'W' || type == 'w' || type == 'i';
+    syms.push_back(std::move(s));
+    sized.push_back(has_size);
+  }
+  std::vector<size_t> order(syms.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return syms[x].addr < syms[y].addr; });
+  std::vector<NmSymbol> out;
+  out.reserve(syms.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    NmSymbol s = std::move(syms[order[k]]);
+    if (!sized[order[k]] || s.size == 0) {
+      // No size: up to the next symbol at a higher address.
+      s.size = 0;
+      for (size_t j = k + 1; j < order.size() && s.size == 0; ++j)
+        if (syms[order[j]].addr > s.addr) s.size = syms[order[j]].addr - s.addr;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+namespace {
+
+// Expands walks into routines for layout_from_nm.
+class WalkExpander {
+ public:
+  WalkExpander(const std::vector<NmSymbol>& syms,
+               const std::multimap<std::string, std::string>& owners, const WalkProfile& walks,
+               const HotProfile* profile, LinkedLayout& out)
+      : owners_(owners), walks_(walks), profile_(profile), out_(out) {
+    for (const auto& s : syms)
+      if (s.text && s.size > 0) addr_.emplace(s.name, &s);  // the first of a repeated name
+  }
+
+  // The routine run for `owner`'s event at a call of (symbol, offset).
+  int routine(const std::pair<std::string, uint64_t>& key, const std::string& owner) {
+    const auto memo = memo_.find({key, owner});
+    if (memo != memo_.end()) return memo->second;
+    const int index = static_cast<int>(out_.routines.size());
+    memo_[{key, owner}] = index;
+    out_.routines.push_back({owner, key.first, {}, true});
+    std::set<std::pair<std::string, uint64_t>> path = {key};
+    std::vector<CodeStep> steps;
+    expand(key, owner, 0, path, steps);
+    out_.routines[static_cast<size_t>(index)].steps = std::move(steps);
+    return index;
+  }
+
+  bool has_walk(const std::string& symbol) const {
+    return addr_.count(symbol) != 0 && walks_.count({symbol, 0}) != 0;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 24;
+
+  // The stack function (an owner that is a stack's function) that runs `symbol`, unless `caller`
+  // is one of its owners; -1 if none.
+  int fn_owner(const std::string& symbol, const std::string& caller) const {
+    const auto [first, last] = owners_.equal_range(symbol);
+    int fn = -1;
+    for (auto it = first; it != last; ++it) {
+      if (it->second == caller) return -1;
+      const auto& all = layout_owners();
+      const auto at =
+          static_cast<size_t>(std::find(all.begin(), all.end(), it->second) - all.begin());
+      if (is_stack_fn_owner(at) && fn < 0) fn = static_cast<int>(at);
+    }
+    return fn;
+  }
+
+  void expand(const std::pair<std::string, uint64_t>& key, const std::string& owner, int depth,
+              std::set<std::pair<std::string, uint64_t>>& path, std::vector<CodeStep>& steps) {
+    const auto sym = addr_.find(key.first);
+    if (sym == addr_.end()) return;  // not in this build
+    const NmSymbol& s = *sym->second;
+    const auto w = walks_.find(key);
+    if (w == walks_.end()) {
+      // No walk: the symbol's hot ranges, if the profile has them.
+      if (profile_ == nullptr || key.second != 0) return;
+      const auto p = profile_->find(key.first);
+      if (p == profile_->end()) return;
+      for (const auto& [off, bytes] : p->second) add_run(s, off, bytes, steps);
+      return;
+    }
+    for (const WalkItem& item : w->second.items) {
+      if (item.target.empty()) {
+        add_run(s, item.offset, item.bytes, steps);
+        continue;
+      }
+      const std::pair<std::string, uint64_t> callee{item.target, item.target_offset};
+      if (depth >= kMaxDepth || path.count(callee) != 0) continue;  // recursion
+      const int fn = fn_owner(item.target, owner);
+      if (fn >= 0) {
+        CodeStep call;
+        call.call = fn;
+        call.callee = routine(callee, layout_owners()[static_cast<size_t>(fn)]);
+        steps.push_back(call);
+        continue;
+      }
+      path.insert(callee);
+      expand(callee, owner, depth + 1, path, steps);
+      path.erase(callee);
+    }
+  }
+
+  static void add_run(const NmSymbol& s, uint64_t off, uint64_t bytes,
+                      std::vector<CodeStep>& steps) {
+    if (bytes == 0) return;
+    if (off + bytes > s.size)
+      throw LayoutError(fmt::format(
+          "profile: {} has a walk range [{:#x}, {:#x}) beyond its size {:#x}: is the profile "
+          "from a build of other objects?",
+          s.name, off, off + bytes, s.size));
+    const uint64_t start = s.addr + off;
+    if (!steps.empty() && steps.back().call < 0 &&
+        steps.back().start + steps.back().bytes == start) {
+      steps.back().bytes += bytes;  // contiguous
+      return;
+    }
+    steps.push_back({start, bytes});
+  }
+
+  const std::multimap<std::string, std::string>& owners_;
+  const WalkProfile& walks_;
+  const HotProfile* profile_;
+  LinkedLayout& out_;
+  std::map<std::string, const NmSymbol*> addr_;
+  std::map<std::pair<std::pair<std::string, uint64_t>, std::string>, int> memo_;
+};
+
+}  // namespace
+
+LinkedLayout layout_from_nm(std::istream& nm_output,
+                            const std::multimap<std::string, std::string>& owners,
+                            double hot_fraction, const HotProfile* profile,
+                            const WalkProfile* walks) {
+  if (!(hot_fraction > 0 && hot_fraction <= 1))
+    throw LayoutError(fmt::format("hot_fraction must be in (0, 1], got {}", hot_fraction));
+  for (const auto& [sym, owner] : owners)
+    if (!is_layout_owner(owner))
+      throw LayoutError(fmt::format("symbol {}: unknown owner '{}' (valid: {})", sym, owner,
+                                    fmt::join(layout_owners(), ", ")));
+  LinkedLayout out;
+  const std::vector<NmSymbol> syms = parse_nm(nm_output);
+  for (const NmSymbol& s : syms) {
+    if (!s.text || s.size == 0) continue;
+    const auto [first, last] = owners.equal_range(s.name);
+    if (first == last) continue;
+    // The symbol's hot ranges, the same under each of its owners.
+    std::vector<HotRange> hot;
+    if (profile != nullptr) {
+      const auto p = profile->find(s.name);
+      if (p == profile->end()) continue;  // it never ran
+      for (const auto& [off, bytes] : p->second) {
+        if (off + bytes > s.size)
+          throw LayoutError(fmt::format(
+              "profile: {} has a hot range [{:#x}, {:#x}) beyond its size {:#x}: is the profile "
+              "from a build of other objects?",
+              s.name, off, off + bytes, s.size));
+        hot.push_back({s.addr + off, bytes, s.name});
+      }
+    } else {
+      hot.push_back({s.addr,
+                     std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(
+                                               static_cast<double>(s.size) * hot_fraction))),
+                     s.name});
+    }
+    for (auto it = first; it != last; ++it) {
+      auto& ranges = out.by_owner[it->second];
+      ranges.insert(ranges.end(), hot.begin(), hot.end());
+    }
+  }
+  if (walks == nullptr || walks->empty()) return out;
+
+  // Entry routines: for each owner, its symbols with walks that no walk of
+  // another of its symbols calls (in address order; several are run one
+  // after the other).
+  WalkExpander expander(syms, owners, *walks, profile, out);
+  std::map<std::string, std::vector<std::string>> owned;  // owner -> symbols with walks
+  std::multimap<std::string, std::string> owners_of;      // symbol -> owners
+  for (const NmSymbol& s : syms) {
+    if (!s.text || s.size == 0 || !expander.has_walk(s.name)) continue;
+    const auto [first, last] = owners.equal_range(s.name);
+    for (auto it = first; it != last; ++it) {
+      auto& v = owned[it->second];
+      if (std::find(v.begin(), v.end(), s.name) == v.end()) v.push_back(s.name);
+    }
+  }
+  for (const auto& [owner, symbols] : owned) {
+    std::vector<std::string> roots;
+    for (const auto& sym : symbols) {
+      bool called = false;
+      for (const auto& caller : symbols) {
+        const auto w = walks->find({caller, 0});
+        if (caller == sym || w == walks->end()) continue;
+        for (const auto& item : w->second.items)
+          if (item.target == sym && item.target_offset == 0) called = true;
+      }
+      if (!called) roots.push_back(sym);
+    }
+    if (roots.empty()) roots.push_back(symbols.front());
+    if (roots.size() == 1) {
+      out.entry[owner] = expander.routine({roots.front(), 0}, owner);
+      continue;
+    }
+    Routine r{owner, roots.front(), {}, true};
+    for (const auto& sym : roots) {
+      const int i = expander.routine({sym, 0}, owner);
+      const auto& steps = out.routines[static_cast<size_t>(i)].steps;
+      r.steps.insert(r.steps.end(), steps.begin(), steps.end());
+    }
+    out.entry[owner] = static_cast<int>(out.routines.size());
+    out.routines.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace simloop::models

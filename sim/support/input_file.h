@@ -1,0 +1,27 @@
+// Reading an input file of bounded size: the one way simloop takes in a
+// whole file it was given (experiments and the YAML they name, result and
+// fit files, measured CSVs).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+namespace simloop::support {
+
+// A file that cannot be read as input; the message names it.
+struct InputFileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Reads the file at `path`, named `name` in messages, up to one byte past
+// `max_bytes`, whatever the file claims its size is: a text longer than
+// `max_bytes` means the file goes on past the limit, which the caller
+// words. Throws InputFileError "NAME: cannot read the file[: REASON]",
+// "NAME: is a directory; expected WHAT" or "NAME: is not a regular file;
+// expected WHAT".
+std::string read_input_file(const std::filesystem::path& path, const std::string& name,
+                            const std::string& what, size_t max_bytes);
+
+}  // namespace simloop::support
