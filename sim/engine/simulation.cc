@@ -94,8 +94,7 @@ struct World {
         optional(make_optional(ex, acct)),
         probe(std::apply([&](auto&... m) { return Probe(icache.get(), acct, m.get()...); },
                          optional)),
-        loop(probe, {ex.workload.dest, workload::Service::simulated, ex.workload.receive},
-             ex.options),
+        loop(probe, {config::path_of(ex), ex.workload.receive}, ex.options),
         stack(loop.stack()),
         wire(ex.workload.link_bandwidth_bps),
         moderator(ex.interrupts.moderation_packets, ex.interrupts.moderation_interval_s) {

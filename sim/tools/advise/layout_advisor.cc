@@ -50,11 +50,10 @@ PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_pac
   StackCosts stack_costs = spec.stack;
   stack_costs.fns = &workload::TtcpLoop<Recorder::Probe>::Stack::fn_table();
   Recorder rec(spec.machine, stack_costs);
-  workload::TtcpLoop<Recorder::Probe> loop(
-      rec.probe, {spec.dest, workload::Service::simulated, spec.receive}, spec.options);
+  workload::TtcpLoop<Recorder::Probe> loop(rec.probe, {spec.path, spec.receive}, spec.options);
   auto& stack = loop.stack();
   SenderCosts<Recorder::Probe> costs(rec.probe, spec.machine);
-  const bool uses_ring = workload::uses_ring(spec.dest);
+  const bool uses_ring = workload::uses_ring(spec.path.dest);
   std::vector<uint8_t> payload(static_cast<size_t>(spec.payload), 0x5a);
   PathRun out;
   const int all = price_packets + trace_packets;
@@ -126,9 +125,11 @@ void replay_event(CodeFetcher& f, uint8_t ev, F& fetch) {
 }  // namespace
 
 PathTrace record_path(const PathSpec& spec) {
-  const bool uses_ring = workload::uses_ring(spec.dest);
+  const bool uses_ring = workload::uses_ring(spec.path.dest);
   const bool irqs = uses_ring && spec.interrupts.enabled;
   PathTrace t;
+  t.path = spec.path;
+  t.payload = spec.payload;
   t.fns = &workload::TtcpLoop<Recorder::Probe>::Stack::fn_table();
   int ppi = 0;
   if (irqs) {

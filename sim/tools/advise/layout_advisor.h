@@ -21,16 +21,16 @@
 #include "models/icache.h"
 #include "sim/layout/layout.h"
 #include "sim/stack/bsd/stack.h"
-#include "sim/stack/workload/dest.h"
+#include "sim/stack/workload/path.h"
 
 namespace simloop::models {
 
 // What the sender does, as the simulator's sender_main does it.
 struct PathSpec {
-  workload::Dest dest = workload::Dest::wire;
+  workload::Path path{.dest = workload::Dest::wire, .service = workload::Service::simulated};
   int payload = 18;
-  bool receive = true;  // a receiver drains looped datagrams
-  net::StackOptions options;
+  bool receive = true;        // a receiver drains looped datagrams
+  net::StackOptions options;  // the rest of the stack's options (the path sets its own)
   MachineCosts machine;
   StackCosts stack;
   InterruptCosts interrupts;
@@ -50,6 +50,9 @@ inline constexpr uint8_t kLeave = 0x80;
 static_assert(kCodeCount < kLeave);
 
 struct PathTrace {
+  // The path recorded, and its payload.
+  workload::Path path;
+  int payload = 0;
   // The stack whose owner slots the events are.
   const net::FnTable* fns = &kNoFns;
   // Code run, in order: events as above.

@@ -585,26 +585,21 @@ class Attributing : public net::NullProbe {
   double last_ = 0;
 };
 
-struct PathOf {
-  Dest dest;
-  net::StackOptions so;
-  workload::Service service = workload::Service::drained;
-  int buffer_misalign = 0;
-};
-
-PathOf path_of(const Point& p) {
-  const auto dest = parse_dest(p.key("dest", "loopback"));
-  const auto align = net::parse_align_policy(p.key("align", "none"));
-  const auto copy = net::parse_loop_copy(p.key("copy", "m_copy"));
-  if (!dest || !align || !copy) throw InputError("unknown dest, align or copy in " + p.label());
-  PathOf r{*dest, {}};
-  r.so.align = *align;
-  r.so.loop_copy = *copy;
-  r.so.sockaddr_misalign = std::stoi(p.key("misalign", key_default("misalign")));
-  if (p.key("service", key_default("service")) == "send-only")
-    r.service = workload::Service::send_only;
-  r.buffer_misalign = std::stoi(p.key("buffer_misalign", key_default("buffer_misalign")));
-  return r;
+// A point's path: its columns, each at the path's default where it has none.
+workload::Path path_of(const Point& p) {
+  // The path's fields by the columns that hold them.
+  static constexpr std::pair<const char*, std::string_view> kColumns[] = {
+      {"dest", "dest"},       {"align", "align"},
+      {"copy", "copy"},       {"misalign", "sockaddr_misalign"},
+      {"service", "service"}, {"buffer_misalign", "buffer_misalign"}};
+  workload::Path path;
+  try {
+    for (const auto& [column, field] : kColumns)
+      if (const auto it = p.keys.find(column); it != p.keys.end()) path.set(field, it->second);
+  } catch (const workload::PathError& e) {
+    throw InputError(fmt::format("{}: {}", p.label(), e.what()));
+  }
+  return path;
 }
 
 // Charges the sender's own loop, outside every function, before each send.
@@ -617,9 +612,10 @@ struct OutsideLoop : workload::NoHooks {
 // Runs `packets` packets of `p`'s configuration, driven exactly as
 // `measure native` drives them (the same ttcp loop), under the given costs.
 void drive(const Point& p, double loop_cycles, int packets, Attributing& probe) {
-  const PathOf path = path_of(p);
-  auto loop = std::make_unique<workload::TtcpLoop<Attributing>>(
-      probe, workload::TtcpOptions{path.dest, path.service}, path.so);
+  const workload::Path path = path_of(p);
+  const net::StackOptions so;
+  auto loop =
+      std::make_unique<workload::TtcpLoop<Attributing>>(probe, workload::TtcpOptions{path}, so);
   const auto& st = loop->stack();
   // Sent from `buffer_misalign` bytes past an 8-byte boundary, as measured.
   const auto skip = static_cast<size_t>(path.buffer_misalign);
@@ -628,8 +624,7 @@ void drive(const Point& p, double loop_cycles, int packets, Attributing& probe) 
   auto send = [&] { return loop->send(buf.data() + skip, p.payload(), hooks).err; };
   // Zones and queues in their steady state (with nothing serving the
   // netisr, its queue full).
-  const int warmup =
-      64 + (path.service == workload::Service::send_only ? path.so.netisr_maxlen : 0);
+  const int warmup = 64 + (path.service == workload::Service::send_only ? so.netisr_maxlen : 0);
   for (int i = 0; i < warmup; ++i) send();
   probe.reset();
   for (int i = 0; i < packets && !st.fault(); ++i)
@@ -1074,12 +1069,10 @@ namespace {
 // with a receiver where there is one: the slope between two payloads.
 double copied_bytes_per_payload_byte(const std::string& dest) {
   auto copied = [&](int payload) {
-    Point p;
-    p.keys = {{"payload", std::to_string(payload)}, {"dest", dest}};
-    const PathOf path = path_of(p);
+    workload::Path path;
+    path.set("dest", dest);
     net::CountingProbe probe;
-    workload::TtcpLoop<net::CountingProbe> loop(probe, {path.dest, workload::Service::drained},
-                                                path.so);
+    workload::TtcpLoop<net::CountingProbe> loop(probe, {path}, {});
     std::vector<uint8_t> buf(static_cast<size_t>(payload));
     if (loop.send(buf.data(), payload).err != 0)
       throw std::runtime_error("counting copies: sendto failed");
@@ -1234,7 +1227,10 @@ void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::p
   e << YAML::Key << "machine" << YAML::Value << name + "-machine.yaml";
   e << YAML::Key << "stack" << YAML::Value << name + "-stack.yaml";
   e << YAML::Key << "workload" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "payload" << YAML::Value << std::min(first->payload(), net::kMaxJumboPayload);
+  const workload::Path path = path_of(*first);
+  // The profile's experiment sends what its path carries.
+  e << YAML::Key << "payload" << YAML::Value
+    << std::min(first->payload(), path.max_payload(net::StackOptions{}));
   e << YAML::Key << "packets" << YAML::Value << 20000;
   e << YAML::Key << "dest" << YAML::Value << fit.dest;
   e << YAML::Key << "receive" << YAML::Value << rx;
@@ -1244,10 +1240,9 @@ void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::p
   e << YAML::Key << "interrupts" << YAML::Value << YAML::BeginMap << YAML::Key << "enabled"
     << YAML::Value << false << YAML::EndMap;
   e << YAML::Key << "options" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "align" << YAML::Value << first->key("align", "none");
-  e << YAML::Key << "copy" << YAML::Value << first->key("copy", "m_copy");
-  e << YAML::Key << "sockaddr_misalign" << YAML::Value
-    << std::stoi(first->key("misalign", key_default("misalign")));
+  e << YAML::Key << "align" << YAML::Value << path.get("align");
+  e << YAML::Key << "copy" << YAML::Value << path.get("copy");
+  e << YAML::Key << "sockaddr_misalign" << YAML::Value << path.sockaddr_misalign;
   e << YAML::EndMap;
   e << YAML::Key << "seed" << YAML::Value << 1;
   e << YAML::EndMap;

@@ -42,7 +42,7 @@ struct LayoutArgs {
 
 models::PathSpec path_spec(const config::Experiment& x) {
   models::PathSpec s;
-  s.dest = x.workload.dest;
+  s.path = config::path_of(x);
   s.payload = x.workload.payload;
   s.receive = x.workload.receive;
   s.options = x.options;

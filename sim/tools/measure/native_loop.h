@@ -26,14 +26,12 @@ constexpr int kSentinelLen = 4;  // ttcp's start/end marker datagrams
 template <class P>
 NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
   using namespace native_detail;
-  workload::TtcpLoop<P> loop(
-      probe, {opt.dest, opt.send_only ? workload::Service::send_only : workload::Service::drained},
-      opt.stack);
+  workload::TtcpLoop<P> loop(probe, {opt.path}, opt.stack);
   auto& st = loop.stack();
 
   // The storage starts a page: the payload starts `buffer_misalign` bytes
   // past an 8-byte boundary.
-  const auto skip = static_cast<size_t>(opt.buffer_misalign);
+  const auto skip = static_cast<size_t>(opt.path.buffer_misalign);
   workload::PageBytes storage(skip + static_cast<size_t>(std::max(opt.payload, kSentinelLen)));
   uint8_t* const buf = storage.data() + skip;
   for (size_t i = 0; i + skip < storage.size(); ++i) buf[i] = static_cast<uint8_t>(i * 7 + 1);
@@ -70,7 +68,7 @@ NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
   r.packets = n;
   r.elapsed_s = std::chrono::duration<double>(t1 - t0).count();
   const auto& after = st.counters();
-  if (opt.dest == Dest::wire) {
+  if (opt.path.dest == Dest::wire) {
     r.delivered = static_cast<int64_t>(st.ether_if().opackets - ring_before);
     r.delivered_bytes = static_cast<int64_t>(st.ether_if().obytes - ring_bytes_before);
   } else {
