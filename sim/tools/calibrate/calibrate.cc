@@ -521,68 +521,90 @@ std::vector<std::string> native_params() {
 
 namespace {
 
-// The timing model's price of what the stack did, attributed to the stack
-// function running when it was charged (the innermost one; kOutside for
-// the sender's own loop), with the calls and child calls of each function.
+// The timing model's price of what the stack did under several sets of
+// costs at once (an account each), attributed to the stack function running
+// when it was charged (the innermost one; kOutside for the sender's own
+// loop), with the calls and child calls of each function. Nothing is priced
+// or counted while `pricing` is off.
 class Attributing : public net::NullProbe {
  public:
-  Attributing(const models::MachineCosts& m, const models::StackCosts& s) : acc_(m, s) {}
+  // One account per experiment's costs; `xs` must outlive the probe.
+  explicit Attributing(const std::vector<config::Experiment>& xs)
+      : by_fn(xs.size()), last_(xs.size(), 0.0) {
+    acc_.reserve(xs.size());
+    for (const auto& x : xs) {
+      acc_.emplace_back(x.machine, x.stack);
+      loop_cycles_.push_back(x.machine.user_loop_cycles);
+    }
+  }
   static constexpr size_t kOutside = net::kMaxFns;
   void enter(net::FnId fn) {
+    if (!pricing) return;
     if (depth_ > 0) ++child_calls[static_cast<size_t>(top())];
     if (depth_ < stack_.size()) stack_[depth_] = fn;
     ++depth_;
     ++calls[static_cast<size_t>(fn)];
-    acc_.enter(fn);
+    for (auto& a : acc_) a.enter(fn);
     settle();
   }
   void leave(net::FnId fn) {
-    acc_.leave(fn);
+    if (!pricing) return;
+    for (auto& a : acc_) a.leave(fn);
     if (depth_ > 0) --depth_;
   }
   void copy(net::CopyKind k, const void* s, const void* d, size_t len) {
-    acc_.copy(k, s, d, len);
-    settle();
+    each([&](models::CycleAccount& a) { a.copy(k, s, d, len); });
   }
-  void cksum(const void* a, size_t len) {
-    acc_.cksum(a, len);
-    settle();
+  void cksum(const void* p, size_t len) {
+    each([&](models::CycleAccount& a) { a.cksum(p, len); });
   }
-  void alloc(net::Obj o, const void* a) {
-    acc_.alloc(o, a);
-    settle();
+  void alloc(net::Obj o, const void* p) {
+    each([&](models::CycleAccount& a) { a.alloc(o, p); });
   }
-  void free(net::Obj o, const void* a) {
-    acc_.free(o, a);
-    settle();
+  void free(net::Obj o, const void* p) {
+    each([&](models::CycleAccount& a) { a.free(o, p); });
   }
-  void header(net::FnId fn, const void* a, unsigned size, bool w) {
-    acc_.header(fn, a, size, w);
-    settle();
+  void header(net::FnId fn, const void* p, unsigned size, bool w) {
+    each([&](models::CycleAccount& a) { a.header(fn, p, size, w); });
   }
-  // Charged by the sender's loop itself (outside every function).
-  void outside(double cycles) { by_fn[kOutside] += cycles; }
+  // The sender's loop itself (outside every function), before each send.
+  void outside() {
+    if (!pricing) return;
+    for (size_t j = 0; j < acc_.size(); ++j) by_fn[j][kOutside] += loop_cycles_[j];
+  }
+  // Starts the count over.
   void reset() {
-    by_fn = {};
+    for (auto& b : by_fn) b = {};
     calls = {};
     child_calls = {};
-    last_ = models::total(acc_.pending());
+    for (size_t j = 0; j < acc_.size(); ++j) last_[j] = models::total(acc_[j].pending());
   }
 
-  std::array<double, net::kMaxFns + 1> by_fn{};
+  bool pricing = true;
+  std::vector<std::array<double, net::kMaxFns + 1>> by_fn;  // per account
   std::array<double, net::kMaxFns> calls{}, child_calls{};
 
  private:
   net::FnId top() const { return stack_[std::min(depth_, stack_.size()) - 1]; }
-  void settle() {
-    const double t = models::total(acc_.pending());
-    by_fn[depth_ > 0 ? static_cast<size_t>(top()) : kOutside] += t - last_;
-    last_ = t;
+  template <class F>
+  void each(F&& event) {
+    if (!pricing) return;
+    for (auto& a : acc_) event(a);
+    settle();
   }
-  models::CycleAccount acc_;
+  void settle() {
+    const size_t at = depth_ > 0 ? static_cast<size_t>(top()) : kOutside;
+    for (size_t j = 0; j < acc_.size(); ++j) {
+      const double t = models::total(acc_[j].pending());
+      by_fn[j][at] += t - last_[j];
+      last_[j] = t;
+    }
+  }
+  std::vector<models::CycleAccount> acc_;
+  std::vector<double> loop_cycles_;
   std::array<net::FnId, 32> stack_{};
   size_t depth_ = 0;
-  double last_ = 0;
+  std::vector<double> last_;
 };
 
 // A point's path: its columns, each at the path's default where it has none.
@@ -605,13 +627,12 @@ workload::Path path_of(const Point& p) {
 // Charges the sender's own loop, outside every function, before each send.
 struct OutsideLoop : workload::NoHooks {
   Attributing& probe;
-  double cycles;
-  void user_loop() { probe.outside(cycles); }
+  void user_loop() { probe.outside(); }
 };
 
-// Runs `packets` packets of `p`'s configuration, driven exactly as
+// Prices `packets` packets of `p`'s configuration, driven exactly as
 // `measure native` drives them (the same ttcp loop), under the given costs.
-void drive(const Point& p, double loop_cycles, int packets, Attributing& probe) {
+void drive(const Point& p, int packets, Attributing& probe) {
   const workload::Path path = path_of(p);
   const net::StackOptions so;
   auto loop =
@@ -620,12 +641,14 @@ void drive(const Point& p, double loop_cycles, int packets, Attributing& probe) 
   // Sent from `buffer_misalign` bytes past an 8-byte boundary, as measured.
   const auto skip = static_cast<size_t>(path.buffer_misalign);
   workload::PageBytes buf(skip + static_cast<size_t>(std::max(p.payload(), 1)), 0x5a);
-  OutsideLoop hooks{{}, probe, loop_cycles};
+  OutsideLoop hooks{{}, probe};
   auto send = [&] { return loop->send(buf.data() + skip, p.payload(), hooks).err; };
   // Zones and queues in their steady state (with nothing serving the
-  // netisr, its queue full).
+  // netisr, its queue full), unpriced.
   const int warmup = 64 + (path.service == workload::Service::send_only ? so.netisr_maxlen : 0);
+  probe.pricing = false;
   for (int i = 0; i < warmup; ++i) send();
+  probe.pricing = true;
   probe.reset();
   for (int i = 0; i < packets && !st.fault(); ++i)
     if (int err = send(); err != 0)
@@ -634,10 +657,8 @@ void drive(const Point& p, double loop_cycles, int packets, Attributing& probe) 
   if (st.fault()) throw InputError(p.label() + ": the stack faulted: " + st.fault()->describe());
   // The stack's teardown frees what its queues still hold (a full netisr
   // queue when nothing serves it): no packet's cost.
-  const auto by_fn = probe.by_fn;
-  const auto calls = probe.calls, child_calls = probe.child_calls;
+  probe.pricing = false;
   loop.reset();
-  probe.by_fn = by_fn, probe.calls = calls, probe.child_calls = child_calls;
 }
 
 }  // namespace
@@ -647,17 +668,20 @@ Features native_features(const Point& p, int packets) {
   Features f;
   f.total.assign(params.size(), 0);
   const double per = 1.0 / packets;
+  // One set of costs per parameter: it 1, every other 0; all priced in one run.
+  std::vector<config::Experiment> xs(params.size());
   for (size_t j = 0; j < params.size(); ++j) {
-    config::Experiment x;
-    for (const auto& k : params) config::set_number(x, k, 0);
-    config::set_number(x, params[j], 1);
-    Attributing probe(x.machine, x.stack);
-    drive(p, x.machine.user_loop_cycles, packets, probe);
+    for (const auto& k : params) config::set_number(xs[j], k, 0);
+    config::set_number(xs[j], params[j], 1);
+  }
+  Attributing probe(xs);
+  drive(p, packets, probe);
+  for (size_t j = 0; j < params.size(); ++j) {
     // The stack's functions in table order, then the loop outside them.
-    const net::FnTable& fns = *x.stack.fns;
+    const net::FnTable& fns = *xs[j].stack.fns;
     for (size_t i = 0; i <= fns.size(); ++i) {
       const size_t fn = i < fns.size() ? i : Attributing::kOutside;
-      const double v = probe.by_fn[fn] * per;
+      const double v = probe.by_fn[j][fn] * per;
       f.total[j] += v;
       if (fn == Attributing::kOutside) continue;
       const std::string name(fns.name(net::fn_at(fn)));
