@@ -1,13 +1,14 @@
-// The one Path through the stack: names, parsing, limits, the stack options
-// it sets.
+// The one Path through the stack (names, parsing, limits, the stack options
+// it sets) and the one Driver of the ttcp loop (buffer, sentinels, warm-up,
+// outcomes).
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
 
 #include "sim/stack/net/probe.h"
+#include "sim/stack/workload/driver.h"
 #include "sim/stack/workload/path.h"
-#include "sim/stack/workload/ttcp.h"
 
 namespace simloop::workload {
 namespace {
@@ -96,12 +97,55 @@ TEST(Path, MaxPayloadIsTheStacksOwnLimit) {
     EXPECT_NE(path.payload_problem(max + 1, so), "");
     for (const int payload : {max, max + 1}) {
       net::NullProbe probe;
-      TtcpLoop<net::NullProbe> loop(probe, {path}, so);
-      const PageBytes buf(static_cast<size_t>(payload));
-      EXPECT_EQ(loop.send(buf.data(), payload).err, payload == max ? 0 : EMSGSIZE);
+      Driver<net::NullProbe> d(probe, {.path = path, .payload = payload}, so);
+      const Step s = d.send();
+      EXPECT_EQ(s.ok(), payload == max);
+      if (payload > max) {
+        EXPECT_EQ(s.outcome, Outcome::error);
+        EXPECT_EQ(s.sent.err, EMSGSIZE);
+        EXPECT_NE(d.why(s).find("sendto failed"), std::string::npos);
+      }
     }
   }
   EXPECT_NE(Path{}.payload_problem(Path::kMaxPayload + 1, {}), "");
+}
+
+TEST(Driver, SendsTheSentinelsAroundTheWarmUpAndTheRun) {
+  net::NullProbe probe;
+  Driver<net::NullProbe> d(probe, {.path = {}, .payload = 18, .warmup = 25, .sentinels = true}, {});
+  EXPECT_EQ(d.start(), "");
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(d.send().ok());
+  d.finish();
+  EXPECT_EQ(d.stack().counters().sent, 1u + 25 + 100 + 1);
+  EXPECT_EQ(d.stack().counters().delivered, 1u + 25 + 100 + 1);
+}
+
+TEST(Driver, PlacesThePayloadPastAPageStart) {
+  for (int skip = 0; skip <= Path::kMaxBufferMisalign; ++skip) {
+    net::NullProbe probe;
+    Driver<net::NullProbe> d(probe, {.path = {.buffer_misalign = skip}, .payload = 1}, {});
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(d.payload().data()) % 4096, static_cast<uintptr_t>(skip));
+    EXPECT_EQ(d.payload().size(), 1u);
+  }
+  net::NullProbe probe;
+  EXPECT_THROW((Driver<net::NullProbe>(probe, {.path = {.buffer_misalign = 8}, .payload = 1}, {})),
+               std::invalid_argument);
+}
+
+// A strict-alignment CPU faults on the deep copy's misaligned IP header: the
+// run stops, says why, and sends no end sentinel.
+TEST(Driver, AFaultStopsTheRun) {
+  net::NullProbe probe;
+  const Path path{
+      .dest = Dest::broadcast, .align = net::AlignPolicy::strict, .copy = net::LoopCopy::m_dup};
+  Driver<net::NullProbe> d(probe, {.path = path, .payload = 18, .sentinels = true}, {});
+  EXPECT_EQ(d.start(), "");  // sendto() returns before the looped copy's input faults
+  const Step s = d.send();
+  EXPECT_EQ(s.outcome, Outcome::fault);
+  EXPECT_NE(d.why(s).find("alignment fault"), std::string::npos) << d.why(s);
+  const uint64_t sent = d.stack().counters().sent;
+  d.finish();
+  EXPECT_EQ(d.stack().counters().sent, sent);
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 // The ttcp workload: a sender that sends one datagram per loop iteration on
 // a path (path.h), and the receiver that drains what loops back. One copy of
-// it serves the simulator's sender (engine/simulation.cc), the layout
-// advisor's recorded path (tools/advise/layout_advisor.cc), the native harness
-// (tools/measure/native_loop.h) and calibration (tools/calibrate/calibrate.cc).
+// it serves the simulator's sender, the layout advisor's recorded path, the
+// native harness and calibration, each through the driver (driver.h).
 //
 // The loop runs the real stack; what a caller adds around it (cycles, a
 // trace of the code that runs, clock reads) comes through hooks at the

@@ -64,7 +64,8 @@ struct PathTrace {
   double interrupt_cycles_per_packet = 0;  // part of cycles_per_packet
 };
 
-// Runs the real stack. Throws std::runtime_error if sendto fails.
+// Runs the real stack. Throws std::runtime_error if a send stops (sendto
+// fails or the stack faults).
 PathTrace record_path(const PathSpec& spec);
 
 // A probe that notes the code that runs: each function entered and left,

@@ -21,7 +21,7 @@
 #include "sim/report/stats.h"
 #include "sim/report/table.h"
 #include "sim/stack/bsd/stack.h"
-#include "sim/stack/workload/ttcp.h"
+#include "sim/stack/workload/driver.h"
 #include "sim/tools/measure/native.h"
 
 namespace simloop::measure {
@@ -624,6 +624,14 @@ workload::Path path_of(const Point& p) {
   return path;
 }
 
+// A point as `measure native` measured it (its default warm-up).
+NativeOptions native_options(const Point& p) {
+  NativeOptions o;
+  o.path = path_of(p);
+  o.payload = p.payload();
+  return o;
+}
+
 // Charges the sender's own loop, outside every function, before each send.
 struct OutsideLoop : workload::NoHooks {
   Attributing& probe;
@@ -631,34 +639,25 @@ struct OutsideLoop : workload::NoHooks {
 };
 
 // Prices `packets` packets of `p`'s configuration, driven exactly as
-// `measure native` drives them (the same ttcp loop), under the given costs.
+// `measure native` drives them (drive_options: the same buffer, sentinels and
+// warm-up, which leaves zones and queues in their steady state, with nothing
+// serving the netisr its queue full). Only those packets are priced: not the
+// warm-up, nor the end sentinel and the stack's teardown, which frees what its
+// queues still hold (a full netisr queue when nothing serves it).
 void drive(const Point& p, int packets, Attributing& probe) {
-  const workload::Path path = path_of(p);
-  const net::StackOptions so;
-  auto loop =
-      std::make_unique<workload::TtcpLoop<Attributing>>(probe, workload::TtcpOptions{path}, so);
-  const auto& st = loop->stack();
-  // Sent from `buffer_misalign` bytes past an 8-byte boundary, as measured.
-  const auto skip = static_cast<size_t>(path.buffer_misalign);
-  workload::PageBytes buf(skip + static_cast<size_t>(std::max(p.payload(), 1)), 0x5a);
+  const NativeOptions o = native_options(p);
+  workload::Driver<Attributing> drv(probe, drive_options(o), o.stack);
   OutsideLoop hooks{{}, probe};
-  auto send = [&] { return loop->send(buf.data() + skip, p.payload(), hooks).err; };
-  // Zones and queues in their steady state (with nothing serving the
-  // netisr, its queue full), unpriced.
-  const int warmup = 64 + (path.service == workload::Service::send_only ? so.netisr_maxlen : 0);
   probe.pricing = false;
-  for (int i = 0; i < warmup; ++i) send();
+  if (auto why = drv.start(hooks); !why.empty())
+    throw InputError(fmt::format("{}: {}", p.label(), why));
   probe.pricing = true;
   probe.reset();
-  for (int i = 0; i < packets && !st.fault(); ++i)
-    if (int err = send(); err != 0)
-      throw InputError(
-          fmt::format("{}: sendto fails in the stack: {}", p.label(), std::strerror(err)));
-  if (st.fault()) throw InputError(p.label() + ": the stack faulted: " + st.fault()->describe());
-  // The stack's teardown frees what its queues still hold (a full netisr
-  // queue when nothing serves it): no packet's cost.
+  for (int i = 0; i < packets; ++i)
+    if (const workload::Step s = drv.send(hooks); !s.ok())
+      throw InputError(fmt::format("{}: the stack stops: {}", p.label(), drv.why(s)));
   probe.pricing = false;
-  loop.reset();
+  drv.finish(hooks);
 }
 
 }  // namespace
@@ -1096,10 +1095,9 @@ double copied_bytes_per_payload_byte(const std::string& dest) {
     workload::Path path;
     path.set("dest", dest);
     net::CountingProbe probe;
-    workload::TtcpLoop<net::CountingProbe> loop(probe, {path}, {});
-    std::vector<uint8_t> buf(static_cast<size_t>(payload));
-    if (loop.send(buf.data(), payload).err != 0)
-      throw std::runtime_error("counting copies: sendto failed");
+    workload::Driver<net::CountingProbe> drv(probe, {.path = path, .payload = payload}, {});
+    if (const workload::Step s = drv.send(); !s.ok())
+      throw std::runtime_error("counting copies: " + drv.why(s));
     uint64_t n = 0;
     for (uint64_t b : probe.copied_bytes) n += b;
     return static_cast<double>(n);

@@ -11,6 +11,7 @@
 #include "sim/report/table.h"
 #include "sim/stack/bsd/stack.h"
 #include "sim/stack/net/probe.h"
+#include "sim/stack/workload/driver.h"
 #include "sim/stack/workload/path.h"
 
 namespace simloop::measure {
@@ -31,6 +32,9 @@ struct NativeOptions {
   bool split = false;  // also measure a per-stage time split (slower run)
 };
 
+// How a native run drives the stack: ttcp's sentinels around the warm-up
+// and the timed packets. Calibration drives its points so too.
+workload::DriveOptions drive_options(const NativeOptions& opt);
 
 struct NativeResult {
   int repeat = 0;
