@@ -66,7 +66,7 @@ PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_pac
     // Without interrupts the driver reaps as it queues (thread context).
     if (uses_ring && ppi == 0 && stack.nic_pending() > 0) drv.loop().reap();
     if (const workload::Step s = drv.send(costs); !s.ok())
-      throw std::runtime_error("recording the path: " + drv.why(s));
+      throw PathStopped("recording the path: " + drv.why(s));
     if (uses_ring && ppi > 0 && (n + 1) % ppi == 0) {
       rec.acct.set_context(Context::interrupt);
       const int k = drv.loop().reap();

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -64,8 +65,13 @@ struct PathTrace {
   double interrupt_cycles_per_packet = 0;  // part of cycles_per_packet
 };
 
-// Runs the real stack. Throws std::runtime_error if a send stops (sendto
-// fails or the stack faults).
+// The path cannot be recorded: a send stopped (sendto failed or the stack
+// faulted), so the run it stands for would end early.
+struct PathStopped : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Runs the real stack. Throws PathStopped if a send stops.
 PathTrace record_path(const PathSpec& spec);
 
 // A probe that notes the code that runs: each function entered and left,
