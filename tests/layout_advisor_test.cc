@@ -15,7 +15,7 @@ const std::filesystem::path kSrc = SIMLOOP_SOURCE_DIR;
 // The ttcp wire path without interrupts: the driver reaps as it queues.
 PathTrace wire_trace(int packets_per_interrupt = 0) {
   PathSpec spec;
-  spec.dest = workload::Dest::wire;
+  spec.path.dest = workload::Dest::wire;
   spec.payload = 18;
   spec.machine.clock_hz = 2e9;
   spec.interrupts.enabled = packets_per_interrupt > 0;

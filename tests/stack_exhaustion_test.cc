@@ -314,7 +314,7 @@ TEST(StackExhaustion, RunNativeDrainsTinyQueuesEachSend) {
     opt.payload = 18;
     opt.packets = 2000;
     opt.warmup = 10;
-    opt.dest = dest;
+    opt.path.dest = dest;
     opt.stack.netisr_maxlen = 1;
     opt.stack.nic_ring = 1;
     const auto results = measure::run_native(opt);

@@ -23,7 +23,7 @@
 #include "sim/config/error.h"
 #include "sim/layout/layout.h"
 #include "sim/stack/bsd/stack.h"
-#include "sim/stack/workload/dest.h"
+#include "sim/stack/workload/path.h"
 
 namespace simloop::config {
 
@@ -149,5 +149,15 @@ nlohmann::json get_value(const Experiment& x, const std::string& path);
 // Sets a number key as the loader would (range checked). Throws ConfigError
 // naming the key.
 void set_number(Experiment& x, const std::string& path, double value);
+
+// The path the experiment's sender takes: its destination and stack
+// options, served as the simulated host serves it.
+inline workload::Path path_of(const Experiment& x) {
+  return {.dest = x.workload.dest,
+          .align = x.options.align,
+          .copy = x.options.loop_copy,
+          .service = workload::Service::simulated,
+          .sockaddr_misalign = x.options.sockaddr_misalign};
+}
 
 }  // namespace simloop::config

@@ -25,7 +25,7 @@
 #include "sim/engine/trace.h"
 #include "sim/report/safe_file.h"
 #include "sim/stack/net/inet.h"
-#include "sim/stack/workload/ttcp.h"
+#include "sim/stack/workload/driver.h"
 
 namespace simloop::engine {
 
@@ -94,16 +94,15 @@ struct World {
         optional(make_optional(ex, acct)),
         probe(std::apply([&](auto&... m) { return Probe(icache.get(), acct, m.get()...); },
                          optional)),
-        loop(probe, {ex.workload.dest, workload::Service::simulated, ex.workload.receive},
-             ex.options),
-        stack(loop.stack()),
+        driver(probe, {config::path_of(ex), ex.workload.payload, ex.workload.receive}, ex.options),
+        loop(driver.loop()),
+        stack(driver.stack()),
         wire(ex.workload.link_bandwidth_bps),
         moderator(ex.interrupts.moderation_packets, ex.interrupts.moderation_interval_s) {
     // The account prices the functions of the stack that runs.
-    if (ex.stack.fns != &workload::TtcpLoop<Probe>::Stack::fn_table())
+    if (ex.stack.fns != &Driver::Stack::fn_table())
       throw std::logic_error(fmt::format("stack costs are for stack '{}', the run is of '{}'",
-                                         ex.stack.fns->stack(),
-                                         workload::TtcpLoop<Probe>::Stack::fn_table().stack()));
+                                         ex.stack.fns->stack(), Driver::Stack::fn_table().stack()));
   }
 
   const config::Experiment& x;
@@ -114,8 +113,10 @@ struct World {
   std::unique_ptr<models::ICacheProbe> icache;
   OptionalParts optional;  // the optional models that are on
   Probe probe;
-  workload::TtcpLoop<Probe> loop;  // the sender and receiver on the real stack
-  workload::TtcpLoop<Probe>::Stack& stack;
+  using Driver = workload::Driver<Probe>;
+  Driver driver;  // the sender and receiver on the real stack, and the sender's buffer
+  Driver::Loop& loop;
+  Driver::Stack& stack;
   models::WireSerializer wire;
   models::IrqModerator moderator;
   std::deque<Frame> ring;        // frames on the NIC ring, oldest first
@@ -261,8 +262,7 @@ void sender_main(World& w) {
   const int frame_len = x.workload.payload + net::kUdpIpHdrLen + net::kEtherHdrLen;
 
   std::mt19937_64 rng(x.seed);
-  workload::PageBytes payload(static_cast<size_t>(x.workload.payload));
-  for (auto& b : payload) b = static_cast<uint8_t>(rng());
+  for (auto& b : w.driver.payload()) b = static_cast<uint8_t>(rng());
   const bool loops_back = workload::loops_back(x.workload.dest);
   EngineHooks hooks(w, w.tracer);
 
@@ -290,36 +290,30 @@ void sender_main(World& w) {
       // seldom cannot wedge the sender.
       if (tr != nullptr) tr->packet(sent);
       if (uses_ring && !x.interrupts.enabled) w.reap(w.frames_done_by(t));
-      const workload::Sent sent_one = w.loop.send(payload.data(), x.workload.payload, hooks);
-      const int err = sent_one.err;
+      const workload::Step step = w.driver.send(hooks);
+      const int err = step.sent.err;
       if (tr != nullptr && loops_back) hooks.counters();
       const double c = models::total(w.pending()) - batch;
       batch += c;
       t += c / hz;
       if (tr != nullptr) {
         tr->drops(w.stack.counters().drops);
-        if (w.stack.fault()) tr->instant("alignment fault");
+        if (step.outcome == workload::Outcome::fault) tr->instant("alignment fault");
         if (err == ENOBUFS) tr->instant("ENOBUFS");
       }
-      if (w.stack.fault()) {
-        w.r.outcome = "alignment-fault";
-        w.r.detail = w.stack.fault()->describe();
-        stop = true;
-        break;
-      }
-      if (err == ENOBUFS) {
+      if (step.outcome == workload::Outcome::enobufs) {
         ++w.r.enobufs;
         enobufs = true;
         break;
       }
-      if (err != 0) {
-        w.r.outcome = "error";
-        w.r.detail = fmt::format("sendto failed: {}", std::strerror(err));
+      if (!step.ok()) {
+        w.r.outcome = step.outcome == workload::Outcome::fault ? "alignment-fault" : "error";
+        w.r.detail = w.driver.why(step);
         stop = true;
         break;
       }
       ++sent;
-      if (sent_one.frame) {
+      if (step.sent.frame) {
         const double depart = w.wire.depart(t, frame_len);
         w.ring.push_back({depart, models::ether_wire_bytes(frame_len)});
         w.in_flight.push_back(depart);

@@ -1,6 +1,5 @@
 // Where the ttcp sender sends, and what each destination means for the
-// path: the one list of destinations for the simulator, the layout advisor,
-// the native harness and calibration.
+// path: the one list of destinations, a field of every path (path.h).
 #pragma once
 
 #include <array>
@@ -79,13 +78,6 @@ constexpr bool loops_back(Dest d) {
 // interrupts) follow. To self em0 loops the frame back itself.
 constexpr bool uses_ring(Dest d) {
   return d == Dest::broadcast || d == Dest::wire;
-}
-
-// The stack's options for a destination: only a host without the lo0 route
-// for its own address sends to itself through em0.
-constexpr net::StackOptions stack_options_for(Dest d, net::StackOptions so) {
-  so.useloopback = d != Dest::self;
-  return so;
 }
 
 }  // namespace simloop::workload

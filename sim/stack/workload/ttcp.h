@@ -1,8 +1,7 @@
-// The ttcp workload: a sender that sends one datagram per loop iteration to
-// a destination, and the receiver that drains what loops back. One copy of
-// it serves the simulator's sender (engine/simulation.cc), the layout
-// advisor's recorded path (sim/tools/advise/layout_advisor.cc), the native harness
-// (measure/native_loop.h) and calibration (measure/calibrate.cc).
+// The ttcp workload: a sender that sends one datagram per loop iteration on
+// a path (path.h), and the receiver that drains what loops back. One copy of
+// it serves the simulator's sender, the layout advisor's recorded path, the
+// native harness and calibration, each through the driver (driver.h).
 //
 // The loop runs the real stack; what a caller adds around it (cycles, a
 // trace of the code that runs, clock reads) comes through hooks at the
@@ -18,7 +17,7 @@
 #include <vector>
 
 #include "sim/stack/bsd/stack.h"
-#include "sim/stack/workload/dest.h"
+#include "sim/stack/workload/path.h"
 
 namespace simloop::workload {
 
@@ -49,30 +48,8 @@ struct NoHooks {
   void retry() {}          // sendto() said ENOBUFS and is tried again (Service::drained)
 };
 
-// How the host around the sender serves a datagram after sendto().
-enum class Service : uint8_t {
-  // The simulated host. Where the datagram loops back, the netisr's
-  // software interrupt runs at once (it preempts the sender on a
-  // uniprocessor), and the receiver, blocked in recvfrom(), only makes the
-  // calls that return a datagram (none with `receive` off). The ring is
-  // left alone: the caller's driver model reclaims frames (reap) when its
-  // clock says they are done.
-  simulated,
-  // The native harness: the whole path of a packet runs before the next
-  // send, whatever the destination: the netisr, recvfrom() until it says
-  // EWOULDBLOCK, transmit completion. On ENOBUFS the same runs and the send
-  // is tried again, up to 1000 times, as ttcp sleeps and retries.
-  drained,
-  // As drained, but nothing serves the host after sendto() except transmit
-  // completion: no netisr, no receiver. Datagrams that loop back wait in the
-  // netisr queue until it is full, then are dropped there. A path without
-  // the receive side, for calibrating the send side on its own.
-  send_only,
-};
-
 struct TtcpOptions {
-  Dest dest = Dest::wire;
-  Service service = Service::simulated;
+  Path path;
   bool receive = true;  // Service::simulated: a receiver drains looped datagrams
 };
 
@@ -98,7 +75,7 @@ class TtcpLoop {
   using Stack = S;
 
   TtcpLoop(P& probe, const TtcpOptions& opt, const typename S::Options& so)
-      : opt_(opt), stack_(probe, stack_options_for(opt.dest, so)) {
+      : opt_(opt), stack_(probe, stack_options_for(opt.path, so)) {
     rx_ = stack_.socket();
     tx_ = stack_.socket();
     stack_.bind(rx_, 0, kTtcpPort);
@@ -107,8 +84,8 @@ class TtcpLoop {
   // One datagram of `len` bytes from `data`.
   template <class H>
   Sent send(const void* data, int len, H& h) {
-    return opt_.service == Service::simulated ? send_simulated(data, len, h)
-                                              : send_drained(data, len, h);
+    return opt_.path.service == Service::simulated ? send_simulated(data, len, h)
+                                                   : send_drained(data, len, h);
   }
   Sent send(const void* data, int len) {
     NoHooks h;
@@ -125,7 +102,7 @@ class TtcpLoop {
 
  private:
   int sendto(const void* data, int len) {
-    return stack_.sendto(tx_, data, len, dest_addr(opt_.dest), kTtcpPort);
+    return stack_.sendto(tx_, data, len, dest_addr(opt_.path.dest), kTtcpPort);
   }
   template <class H>
   int syscall(const void* data, int len, H& h) {
@@ -149,7 +126,7 @@ class TtcpLoop {
     const int ring_before = stack_.nic_pending();
     Sent s;
     s.err = syscall(data, len, h);
-    if (loops_back(opt_.dest)) {
+    if (loops_back(opt_.path.dest)) {
       stack_.netisr_run(INT_MAX);
       while (opt_.receive && stack_.rcv_queued(rx_) > 0) receive_one(h);
     }
@@ -159,7 +136,7 @@ class TtcpLoop {
 
   template <class H>
   void service(H& h) {
-    if (opt_.service == Service::drained) {
+    if (opt_.path.service == Service::drained) {
       stack_.netisr_run(INT_MAX);
       while (receive_one(h) == 0) {
       }

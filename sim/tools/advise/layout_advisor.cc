@@ -1,7 +1,5 @@
 #include "sim/tools/advise/layout_advisor.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -17,7 +15,7 @@
 #include "models/tee.h"
 #include "sim/stack/bsd/stack.h"
 #include "sim/stack/net/inet.h"
-#include "sim/stack/workload/ttcp.h"
+#include "sim/stack/workload/driver.h"
 
 namespace simloop::net {
 template class Stack<models::CodeTracer>;
@@ -42,20 +40,19 @@ struct PathRun {
   int trace_packets = 0;
 };
 
-// The ttcp loop as the simulator's sender runs it (workload::TtcpLoop with
+// The ttcp loop as the simulator's sender drives it (workload::Driver with
 // the same SenderCosts), interrupts included every `ppi` packets (0: none;
 // the driver reaps as it queues).
 PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_packets) {
+  using Driver = workload::Driver<Recorder::Probe>;
   // Priced as the functions of the stack that runs.
   StackCosts stack_costs = spec.stack;
-  stack_costs.fns = &workload::TtcpLoop<Recorder::Probe>::Stack::fn_table();
+  stack_costs.fns = &Driver::Stack::fn_table();
   Recorder rec(spec.machine, stack_costs);
-  workload::TtcpLoop<Recorder::Probe> loop(
-      rec.probe, {spec.dest, workload::Service::simulated, spec.receive}, spec.options);
-  auto& stack = loop.stack();
+  Driver drv(rec.probe, {spec.path, spec.payload, spec.receive}, spec.options);
+  auto& stack = drv.stack();
   SenderCosts<Recorder::Probe> costs(rec.probe, spec.machine);
-  const bool uses_ring = workload::uses_ring(spec.dest);
-  std::vector<uint8_t> payload(static_cast<size_t>(spec.payload), 0x5a);
+  const bool uses_ring = workload::uses_ring(spec.path.dest);
   PathRun out;
   const int all = price_packets + trace_packets;
   auto priced = [&] {
@@ -67,13 +64,12 @@ PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_pac
   for (int n = 0; n < all; ++n) {
     if (n == price_packets) priced();
     // Without interrupts the driver reaps as it queues (thread context).
-    if (uses_ring && ppi == 0 && stack.nic_pending() > 0) loop.reap();
-    const int err = loop.send(payload.data(), spec.payload, costs).err;
-    if (err != 0)
-      throw std::runtime_error(fmt::format("recording the path: sendto failed ({})", err));
+    if (uses_ring && ppi == 0 && stack.nic_pending() > 0) drv.loop().reap();
+    if (const workload::Step s = drv.send(costs); !s.ok())
+      throw PathStopped("recording the path: " + drv.why(s));
     if (uses_ring && ppi > 0 && (n + 1) % ppi == 0) {
       rec.acct.set_context(Context::interrupt);
-      const int k = loop.reap();
+      const int k = drv.loop().reap();
       rec.acct.add(Stage::interrupt,
                    spec.interrupts.handler_cycles + spec.interrupts.per_packet_cycles * k);
       rec.acct.set_context(Context::thread);
@@ -126,10 +122,12 @@ void replay_event(CodeFetcher& f, uint8_t ev, F& fetch) {
 }  // namespace
 
 PathTrace record_path(const PathSpec& spec) {
-  const bool uses_ring = workload::uses_ring(spec.dest);
+  const bool uses_ring = workload::uses_ring(spec.path.dest);
   const bool irqs = uses_ring && spec.interrupts.enabled;
   PathTrace t;
-  t.fns = &workload::TtcpLoop<Recorder::Probe>::Stack::fn_table();
+  t.path = spec.path;
+  t.payload = spec.payload;
+  t.fns = &workload::Driver<Recorder::Probe>::Stack::fn_table();
   int ppi = 0;
   if (irqs) {
     ppi = spec.packets_per_interrupt;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,16 +22,16 @@
 #include "models/icache.h"
 #include "sim/layout/layout.h"
 #include "sim/stack/bsd/stack.h"
-#include "sim/stack/workload/dest.h"
+#include "sim/stack/workload/path.h"
 
 namespace simloop::models {
 
 // What the sender does, as the simulator's sender_main does it.
 struct PathSpec {
-  workload::Dest dest = workload::Dest::wire;
+  workload::Path path{.dest = workload::Dest::wire, .service = workload::Service::simulated};
   int payload = 18;
-  bool receive = true;  // a receiver drains looped datagrams
-  net::StackOptions options;
+  bool receive = true;        // a receiver drains looped datagrams
+  net::StackOptions options;  // the rest of the stack's options (the path sets its own)
   MachineCosts machine;
   StackCosts stack;
   InterruptCosts interrupts;
@@ -50,6 +51,9 @@ inline constexpr uint8_t kLeave = 0x80;
 static_assert(kCodeCount < kLeave);
 
 struct PathTrace {
+  // The path recorded, and its payload.
+  workload::Path path;
+  int payload = 0;
   // The stack whose owner slots the events are.
   const net::FnTable* fns = &kNoFns;
   // Code run, in order: events as above.
@@ -61,7 +65,13 @@ struct PathTrace {
   double interrupt_cycles_per_packet = 0;  // part of cycles_per_packet
 };
 
-// Runs the real stack. Throws std::runtime_error if sendto fails.
+// The path cannot be recorded: a send stopped (sendto failed or the stack
+// faulted), so the run it stands for would end early.
+struct PathStopped : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Runs the real stack. Throws PathStopped if a send stops.
 PathTrace record_path(const PathSpec& spec);
 
 // A probe that notes the code that runs: each function entered and left,

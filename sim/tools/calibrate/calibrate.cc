@@ -11,7 +11,7 @@
 #include "models/cycle_account.h"
 #include "sim/config/experiment.h"
 #include "sim/stack/bsd/stack.h"
-#include "sim/stack/workload/ttcp.h"
+#include "sim/stack/workload/driver.h"
 #include "sim/tools/calibrate/calibrate_detail.h"
 #include "sim/tools/measure/native.h"
 
@@ -20,6 +20,7 @@
 namespace simloop::measure {
 
 using detail::key_default;
+using detail::path_of;
 
 // ---------------------------------------------------------------- native features
 
@@ -29,128 +30,126 @@ std::vector<std::string> native_params() {
 
 namespace {
 
-// The timing model's price of what the stack did, attributed to the stack
-// function running when it was charged (the innermost one; kOutside for
-// the sender's own loop), with the calls and child calls of each function.
+// The timing model's price of what the stack did under several sets of
+// costs at once (an account each), attributed to the stack function running
+// when it was charged (the innermost one; kOutside for the sender's own
+// loop), with the calls and child calls of each function. Nothing is priced
+// or counted while `pricing` is off.
 class Attributing : public net::NullProbe {
  public:
-  Attributing(const models::MachineCosts& m, const models::StackCosts& s) : acc_(m, s) {}
+  // One account per experiment's costs; `xs` must outlive the probe.
+  explicit Attributing(const std::vector<config::Experiment>& xs)
+      : by_fn(xs.size()), last_(xs.size(), 0.0) {
+    acc_.reserve(xs.size());
+    for (const auto& x : xs) {
+      acc_.emplace_back(x.machine, x.stack);
+      loop_cycles_.push_back(x.machine.user_loop_cycles);
+    }
+  }
   static constexpr size_t kOutside = net::kMaxFns;
   void enter(net::FnId fn) {
+    if (!pricing) return;
     if (depth_ > 0) ++child_calls[static_cast<size_t>(top())];
     if (depth_ < stack_.size()) stack_[depth_] = fn;
     ++depth_;
     ++calls[static_cast<size_t>(fn)];
-    acc_.enter(fn);
+    for (auto& a : acc_) a.enter(fn);
     settle();
   }
   void leave(net::FnId fn) {
-    acc_.leave(fn);
+    if (!pricing) return;
+    for (auto& a : acc_) a.leave(fn);
     if (depth_ > 0) --depth_;
   }
   void copy(net::CopyKind k, const void* s, const void* d, size_t len) {
-    acc_.copy(k, s, d, len);
-    settle();
+    each([&](models::CycleAccount& a) { a.copy(k, s, d, len); });
   }
-  void cksum(const void* a, size_t len) {
-    acc_.cksum(a, len);
-    settle();
+  void cksum(const void* p, size_t len) {
+    each([&](models::CycleAccount& a) { a.cksum(p, len); });
   }
-  void alloc(net::Obj o, const void* a) {
-    acc_.alloc(o, a);
-    settle();
+  void alloc(net::Obj o, const void* p) {
+    each([&](models::CycleAccount& a) { a.alloc(o, p); });
   }
-  void free(net::Obj o, const void* a) {
-    acc_.free(o, a);
-    settle();
+  void free(net::Obj o, const void* p) {
+    each([&](models::CycleAccount& a) { a.free(o, p); });
   }
-  void header(net::FnId fn, const void* a, unsigned size, bool w) {
-    acc_.header(fn, a, size, w);
-    settle();
+  void header(net::FnId fn, const void* p, unsigned size, bool w) {
+    each([&](models::CycleAccount& a) { a.header(fn, p, size, w); });
   }
-  // Charged by the sender's loop itself (outside every function).
-  void outside(double cycles) { by_fn[kOutside] += cycles; }
+  // The sender's loop itself (outside every function), before each send.
+  void outside() {
+    if (!pricing) return;
+    for (size_t j = 0; j < acc_.size(); ++j) by_fn[j][kOutside] += loop_cycles_[j];
+  }
+  // Starts the count over.
   void reset() {
-    by_fn = {};
+    for (auto& b : by_fn) b = {};
     calls = {};
     child_calls = {};
-    last_ = models::total(acc_.pending());
+    for (size_t j = 0; j < acc_.size(); ++j) last_[j] = models::total(acc_[j].pending());
   }
 
-  std::array<double, net::kMaxFns + 1> by_fn{};
+  bool pricing = true;
+  std::vector<std::array<double, net::kMaxFns + 1>> by_fn;  // per account
   std::array<double, net::kMaxFns> calls{}, child_calls{};
 
  private:
   net::FnId top() const { return stack_[std::min(depth_, stack_.size()) - 1]; }
-  void settle() {
-    const double t = models::total(acc_.pending());
-    by_fn[depth_ > 0 ? static_cast<size_t>(top()) : kOutside] += t - last_;
-    last_ = t;
+  template <class F>
+  void each(F&& event) {
+    if (!pricing) return;
+    for (auto& a : acc_) event(a);
+    settle();
   }
-  models::CycleAccount acc_;
+  void settle() {
+    const size_t at = depth_ > 0 ? static_cast<size_t>(top()) : kOutside;
+    for (size_t j = 0; j < acc_.size(); ++j) {
+      const double t = models::total(acc_[j].pending());
+      by_fn[j][at] += t - last_[j];
+      last_[j] = t;
+    }
+  }
+  std::vector<models::CycleAccount> acc_;
+  std::vector<double> loop_cycles_;
   std::array<net::FnId, 32> stack_{};
   size_t depth_ = 0;
-  double last_ = 0;
+  std::vector<double> last_;
 };
 
-struct PathOf {
-  Dest dest;
-  net::StackOptions so;
-  workload::Service service = workload::Service::drained;
-  int buffer_misalign = 0;
-};
-
-PathOf path_of(const Point& p) {
-  const auto dest = parse_dest(p.key("dest", "loopback"));
-  const auto align = net::parse_align_policy(p.key("align", "none"));
-  const auto copy = net::parse_loop_copy(p.key("copy", "m_copy"));
-  if (!dest || !align || !copy) throw InputError("unknown dest, align or copy in " + p.label());
-  PathOf r{*dest, {}};
-  r.so.align = *align;
-  r.so.loop_copy = *copy;
-  r.so.sockaddr_misalign = std::stoi(p.key("misalign", key_default("misalign")));
-  if (p.key("service", key_default("service")) == "send-only")
-    r.service = workload::Service::send_only;
-  r.buffer_misalign = std::stoi(p.key("buffer_misalign", key_default("buffer_misalign")));
-  return r;
+// A point as `measure native` measured it (its default warm-up).
+NativeOptions native_options(const Point& p) {
+  NativeOptions o;
+  o.path = path_of(p);
+  o.payload = p.payload();
+  return o;
 }
 
 // Charges the sender's own loop, outside every function, before each send.
 struct OutsideLoop : workload::NoHooks {
   Attributing& probe;
-  double cycles;
-  void user_loop() { probe.outside(cycles); }
+  void user_loop() { probe.outside(); }
 };
 
-// Runs `packets` packets of `p`'s configuration, driven exactly as
-// `measure native` drives them (the same ttcp loop), under the given costs.
-void drive(const Point& p, double loop_cycles, int packets, Attributing& probe) {
-  const PathOf path = path_of(p);
-  auto loop = std::make_unique<workload::TtcpLoop<Attributing>>(
-      probe, workload::TtcpOptions{path.dest, path.service}, path.so);
-  const auto& st = loop->stack();
-  // Sent from `buffer_misalign` bytes past an 8-byte boundary, as measured.
-  const auto skip = static_cast<size_t>(path.buffer_misalign);
-  workload::PageBytes buf(skip + static_cast<size_t>(std::max(p.payload(), 1)), 0x5a);
-  OutsideLoop hooks{{}, probe, loop_cycles};
-  auto send = [&] { return loop->send(buf.data() + skip, p.payload(), hooks).err; };
-  // Zones and queues in their steady state (with nothing serving the
-  // netisr, its queue full).
-  const int warmup =
-      64 + (path.service == workload::Service::send_only ? path.so.netisr_maxlen : 0);
-  for (int i = 0; i < warmup; ++i) send();
+// Prices `packets` packets of `p`'s configuration, driven exactly as
+// `measure native` drives them (drive_options: the same buffer, sentinels and
+// warm-up, which leaves zones and queues in their steady state, with nothing
+// serving the netisr its queue full). Only those packets are priced: not the
+// warm-up, nor the end sentinel and the stack's teardown, which frees what its
+// queues still hold (a full netisr queue when nothing serves it).
+void drive(const Point& p, int packets, Attributing& probe) {
+  const NativeOptions o = native_options(p);
+  workload::Driver<Attributing> drv(probe, drive_options(o), o.stack);
+  OutsideLoop hooks{{}, probe};
+  probe.pricing = false;
+  if (auto why = drv.start(hooks); !why.empty())
+    throw InputError(fmt::format("{}: {}", p.label(), why));
+  probe.pricing = true;
   probe.reset();
-  for (int i = 0; i < packets && !st.fault(); ++i)
-    if (int err = send(); err != 0)
-      throw InputError(
-          fmt::format("{}: sendto fails in the stack: {}", p.label(), std::strerror(err)));
-  if (st.fault()) throw InputError(p.label() + ": the stack faulted: " + st.fault()->describe());
-  // The stack's teardown frees what its queues still hold (a full netisr
-  // queue when nothing serves it): no packet's cost.
-  const auto by_fn = probe.by_fn;
-  const auto calls = probe.calls, child_calls = probe.child_calls;
-  loop.reset();
-  probe.by_fn = by_fn, probe.calls = calls, probe.child_calls = child_calls;
+  for (int i = 0; i < packets; ++i)
+    if (const workload::Step s = drv.send(hooks); !s.ok())
+      throw InputError(fmt::format("{}: the stack stops: {}", p.label(), drv.why(s)));
+  probe.pricing = false;
+  drv.finish(hooks);
 }
 
 }  // namespace
@@ -160,17 +159,20 @@ Features native_features(const Point& p, int packets) {
   Features f;
   f.total.assign(params.size(), 0);
   const double per = 1.0 / packets;
+  // One set of costs per parameter: it 1, every other 0; all priced in one run.
+  std::vector<config::Experiment> xs(params.size());
   for (size_t j = 0; j < params.size(); ++j) {
-    config::Experiment x;
-    for (const auto& k : params) config::set_number(x, k, 0);
-    config::set_number(x, params[j], 1);
-    Attributing probe(x.machine, x.stack);
-    drive(p, x.machine.user_loop_cycles, packets, probe);
+    for (const auto& k : params) config::set_number(xs[j], k, 0);
+    config::set_number(xs[j], params[j], 1);
+  }
+  Attributing probe(xs);
+  drive(p, packets, probe);
+  for (size_t j = 0; j < params.size(); ++j) {
     // The stack's functions in table order, then the loop outside them.
-    const net::FnTable& fns = *x.stack.fns;
+    const net::FnTable& fns = *xs[j].stack.fns;
     for (size_t i = 0; i <= fns.size(); ++i) {
       const size_t fn = i < fns.size() ? i : Attributing::kOutside;
-      const double v = probe.by_fn[fn] * per;
+      const double v = probe.by_fn[j][fn] * per;
       f.total[j] += v;
       if (fn == Attributing::kOutside) continue;
       const std::string name(fns.name(net::fn_at(fn)));
@@ -191,19 +193,34 @@ Features native_features(const Point& p, int packets) {
 
 namespace detail {
 
+// A point's path: its columns, each at the path's default where it has none.
+workload::Path path_of(const Point& p) {
+  // The path's fields by the columns that hold them.
+  static constexpr std::pair<const char*, std::string_view> kColumns[] = {
+      {"dest", "dest"},       {"align", "align"},
+      {"copy", "copy"},       {"misalign", "sockaddr_misalign"},
+      {"service", "service"}, {"buffer_misalign", "buffer_misalign"}};
+  workload::Path path;
+  try {
+    for (const auto& [column, field] : kColumns)
+      if (const auto it = p.keys.find(column); it != p.keys.end()) path.set(field, it->second);
+  } catch (const workload::PathError& e) {
+    throw InputError(fmt::format("{}: {}", p.label(), e.what()));
+  }
+  return path;
+}
+
+
 // Bytes the simulated stack copies per byte of payload on `dest`'s path
 // with a receiver where there is one: the slope between two payloads.
 double copied_bytes_per_payload_byte(const std::string& dest) {
   auto copied = [&](int payload) {
-    Point p;
-    p.keys = {{"payload", std::to_string(payload)}, {"dest", dest}};
-    const PathOf path = path_of(p);
+    workload::Path path;
+    path.set("dest", dest);
     net::CountingProbe probe;
-    workload::TtcpLoop<net::CountingProbe> loop(probe, {path.dest, workload::Service::drained},
-                                                path.so);
-    std::vector<uint8_t> buf(static_cast<size_t>(payload));
-    if (loop.send(buf.data(), payload).err != 0)
-      throw std::runtime_error("counting copies: sendto failed");
+    workload::Driver<net::CountingProbe> drv(probe, {.path = path, .payload = payload}, {});
+    if (const workload::Step s = drv.send(); !s.ok())
+      throw std::runtime_error("counting copies: " + drv.why(s));
     uint64_t n = 0;
     for (uint64_t b : probe.copied_bytes) n += b;
     return static_cast<double>(n);

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "sim/stack/workload/path.h"
+
 #include "sim/tools/calibrate/points.h"
 
 namespace simloop::measure::detail {
@@ -19,6 +21,9 @@ bool of_model(const Point& p, const std::string& source);
 // The kernel loop's receiver runs on the sender's CPU unless the datagram
 // leaves on the wire.
 bool has_receiver(const Point& p);
+
+// A point's path: its columns, each at the path's default where it has none.
+workload::Path path_of(const Point& p);
 
 // Bytes the simulated stack copies per byte of payload on `dest`'s path
 // with a receiver where there is one: the slope between two payloads.

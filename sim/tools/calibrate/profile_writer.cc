@@ -18,7 +18,6 @@ namespace fs = std::filesystem;
 
 using detail::copied_bytes_per_payload_byte;
 using detail::has_receiver;
-using detail::key_default;
 using detail::of_model;
 
 namespace {
@@ -167,7 +166,10 @@ void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::p
   e << YAML::Key << "machine" << YAML::Value << name + "-machine.yaml";
   e << YAML::Key << "stack" << YAML::Value << name + "-stack.yaml";
   e << YAML::Key << "workload" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "payload" << YAML::Value << std::min(first->payload(), net::kMaxJumboPayload);
+  const workload::Path path = detail::path_of(*first);
+  // The profile's experiment sends what its path carries.
+  e << YAML::Key << "payload" << YAML::Value
+    << std::min(first->payload(), path.max_payload(net::StackOptions{}));
   e << YAML::Key << "packets" << YAML::Value << 20000;
   e << YAML::Key << "dest" << YAML::Value << fit.dest;
   e << YAML::Key << "receive" << YAML::Value << rx;
@@ -177,10 +179,9 @@ void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::p
   e << YAML::Key << "interrupts" << YAML::Value << YAML::BeginMap << YAML::Key << "enabled"
     << YAML::Value << false << YAML::EndMap;
   e << YAML::Key << "options" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "align" << YAML::Value << first->key("align", "none");
-  e << YAML::Key << "copy" << YAML::Value << first->key("copy", "m_copy");
-  e << YAML::Key << "sockaddr_misalign" << YAML::Value
-    << std::stoi(first->key("misalign", key_default("misalign")));
+  e << YAML::Key << "align" << YAML::Value << path.get("align");
+  e << YAML::Key << "copy" << YAML::Value << path.get("copy");
+  e << YAML::Key << "sockaddr_misalign" << YAML::Value << path.sockaddr_misalign;
   e << YAML::EndMap;
   e << YAML::Key << "seed" << YAML::Value << 1;
   e << YAML::EndMap;

@@ -29,16 +29,6 @@ inline std::filesystem::path tree_file(const std::string& relative) {
   return config::data_root() / relative;
 }
 
-// The path through the stack as the command line names it (--dest, --align,
-// --copy), shared by every command that drives the native loop.
-struct PathNames {
-  std::string dest = "loopback", align = "none", copy = "m_copy";
-  // Adds the three options, each checked against its names.
-  void add(CLI::App* c);
-  // Sets them in `o`; call after parsing, when the names are known good.
-  void apply(measure::NativeOptions& o) const;
-};
-
 // The experiment simloop runs when none is named.
 inline constexpr const char* kDefaultRunExperiment = "experiments/seed-athlon.yaml";
 

@@ -20,6 +20,7 @@
 #include "sim/report/csv_table.h"
 #include "sim/report/table.h"
 #include "sim/tools/cli/commands.h"
+#include "sim/tools/cli/path_options.h"
 #include "sim/tools/measure/compare.h"
 #include "sim/tools/measure/harness_run.h"
 #include "sim/tools/measure/icache_check.h"
@@ -34,21 +35,21 @@ namespace {
 // What every harness command takes: the payload and the path through the stack.
 struct PathArgs {
   measure::NativeOptions opt;
-  PathNames names;
   PathArgs() { opt.warmup = 1000; }
   void add(CLI::App* c) {
     c->add_option("-l,--payload", opt.payload, "UDP payload bytes")
-        ->check(CLI::Range(0, net::kMaxJumboPayload))
+        ->check(CLI::Range(0, workload::Path::kMaxPayload))
         ->capture_default_str();
     c->add_option("--warmup", opt.warmup, "Untimed datagrams first, in every run")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
         ->capture_default_str();
-    names.add(c);
+    add_path_options(c, opt.path);
   }
+  // The options, once the payload is known to fit the path.
   measure::NativeOptions resolved() const {
-    measure::NativeOptions o = opt;
-    names.apply(o);
-    return o;
+    if (auto why = opt.path.payload_problem(opt.payload, opt.stack); !why.empty())
+      throw UserError(fmt::format("--payload {}: {}", opt.payload, why));
+    return opt;
   }
 };
 
@@ -174,8 +175,8 @@ int run_profile_cmd(const ProfileArgs& a) {
   const std::string header = fmt::format(
       "Hot profile of {} (callgrind instruction counts, {} minus {} packets;\n"
       "payload {}, dest {}, align {}, copy {}; instructions run at least {} times a packet)",
-      harness, a.packets[1], a.packets[0], h.opt.payload, a.path.names.dest, a.path.names.align,
-      a.path.names.copy, a.min_per_packet);
+      harness, a.packets[1], a.packets[0], h.opt.payload, h.opt.path.get("dest"),
+      h.opt.path.get("align"), h.opt.path.get("copy"), a.min_per_packet);
   fs::create_directories(fs::path(a.out).parent_path().empty() ? fs::path(".")
                                                                : fs::path(a.out).parent_path());
   report::write_file_atomic(a.out, measure::format_profile(p, header));
@@ -227,8 +228,7 @@ std::map<Key, Measured> read_measured(const std::string& file, const measure::Na
     while (csv.next()) {
       const auto& f = csv.cells();
       if (f[src] != "cachegrind" || f[pay] != std::to_string(o.payload) ||
-          f[dst] != measure::dest_name(o.dest) || f[al] != net::align_policy_name(o.stack.align) ||
-          f[cp] != net::loop_copy_name(o.stack.loop_copy))
+          f[dst] != o.path.get("dest") || f[al] != o.path.get("align") || f[cp] != o.path.get("copy"))
         continue;
       auto number = [&](size_t c, const char* name) {
         double v = 0;
@@ -370,7 +370,7 @@ int run_icache_cmd(const ICacheArgs& a) {
       "I1 misses per packet: {} on the harness's path (payload {} B, {}), fetch {}\n",
       profile ? "hot ranges and walks from " + a.profile
               : fmt::format("{:.0f} % of each symbol", 100 * a.hot_fraction),
-      opt.payload, a.path.names.dest, a.fetch);
+      opt.payload, opt.path.get("dest"), a.fetch);
   std::vector<std::string> columns = {"layout", "i1", "hot_bytes",
                                       "predicted_i1_misses_per_packet"};
   if (!by_geometry.empty())

@@ -42,7 +42,7 @@ struct LayoutArgs {
 
 models::PathSpec path_spec(const config::Experiment& x) {
   models::PathSpec s;
-  s.dest = x.workload.dest;
+  s.path = config::path_of(x);
   s.payload = x.workload.payload;
   s.receive = x.workload.receive;
   s.options = x.options;
@@ -320,7 +320,13 @@ int layout_cmd(const LayoutArgs& a) {
   req.search_options.max_evaluations = a.max_evals;
   req.search_options.seed = a.seed;
   req.search_options.max_pad = a.max_pad;
-  print_advice(models::advise_layout(req), x, file, l.source, a, l.user);
+  models::Advice advice;
+  try {
+    advice = models::advise_layout(req);
+  } catch (const models::PathStopped& e) {
+    throw UserError(e.what(), 3);  // as `simloop run` ends early on the same path
+  }
+  print_advice(advice, x, file, l.source, a, l.user);
   return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "sim/report/stats.h"
 #include "sim/tools/cli/commands.h"
+#include "sim/tools/cli/path_options.h"
 #include "sim/tools/measure/harness_run.h"
 #include "sim/tools/measure/kernel.h"
 #include "sim/tools/measure/native.h"
@@ -25,7 +26,6 @@ struct NativeArgs {
   std::vector<std::string> paths;
   std::vector<int> payloads = {18};
   std::string harness;
-  PathNames path;
   std::string out;
   std::string format = "table";
 };
@@ -76,7 +76,8 @@ int run_harness_cmd(const NativeArgs& a) {
       a.opt.stack.ether_mtu != defaults.ether_mtu)
     throw UserError(
         "--harness runs the harness program, which takes only --payload, --packets, --warmup, "
-        "--dest, --align, --copy and --repeats");
+        "--repeats and the path's options (--dest, --align, --copy, --sockaddr-misalign, "
+        "--service, --buffer-misalign)");
   if (!std::filesystem::is_regular_file(a.harness))
     throw UserError(
         fmt::format("--harness {}: no such file (harness builds are "
@@ -118,47 +119,28 @@ int run_harness_cmd(const NativeArgs& a) {
 }
 
 int run_native_cmd(NativeArgs& a) {
-  // CLI11 has already checked these against the same names.
-  a.path.apply(a.opt);
-  if (!a.harness.empty()) {
-    if (!a.paths.empty()) throw UserError("--harness runs one path: use --dest/--align/--copy");
-    return run_harness_cmd(a);
-  }
-
-  // Every path (--path) with the options' own as the default.
+  // Every path (--path; the fields it leaves out at their defaults), or the
+  // path the options name.
   std::vector<measure::NativeOptions> paths;
   for (const auto& spec : a.paths) {
     measure::NativeOptions o = a.opt;
-    std::vector<std::string> f;
-    for (size_t start = 0;;) {
-      const size_t slash = spec.find('/', start);
-      f.push_back(spec.substr(start, slash - start));
-      if (slash == std::string::npos) break;
-      start = slash + 1;
+    try {
+      o.path = workload::Path::parse(spec);
+    } catch (const workload::PathError& e) {
+      throw UserError(fmt::format("--path '{}': {}", spec, e.what()));
     }
-    const auto dest = f.size() >= 3 ? measure::parse_dest(f[0]) : std::nullopt;
-    const auto align = f.size() >= 3 ? net::parse_align_policy(f[1]) : std::nullopt;
-    const auto copy = f.size() >= 3 ? net::parse_loop_copy(f[2]) : std::nullopt;
-    int misalign = 0;
-    const bool mis_ok = f.size() < 4 || (f[3].size() == 1 && f[3][0] >= '0' && f[3][0] <= '3');
-    if (f.size() >= 4 && mis_ok) misalign = f[3][0] - '0';
-    const bool service_ok = f.size() < 5 || f[4] == "full" || f[4] == "send-only";
-    const bool buf_ok = f.size() < 6 || (f[5].size() == 1 && f[5][0] >= '0' && f[5][0] <= '7');
-    if (!dest || !align || !copy || f.size() > 6 || !mis_ok || !service_ok || !buf_ok)
-      throw UserError(fmt::format(
-          "--path '{}': expected DEST/ALIGN/COPY[/MISALIGN[/SERVICE[/BUFFER]]] (loopback|broadcast|"
-          "wire|self, none|copy-down|strict|copy-down-unsafe, m_copy|m_dup, 0-3, full|send-only, "
-          "0-7)",
-          spec));
-    o.send_only = f.size() >= 5 && f[4] == "send-only";
-    o.buffer_misalign = f.size() == 6 ? f[5][0] - '0' : 0;
-    o.dest = *dest;
-    o.stack.align = *align;
-    o.stack.loop_copy = *copy;
-    o.stack.sockaddr_misalign = misalign;
     paths.push_back(o);
   }
   if (paths.empty()) paths.push_back(a.opt);
+  for (const auto& o : paths)
+    for (int payload : a.payloads)
+      if (auto why = o.path.payload_problem(payload, o.stack); !why.empty())
+        throw UserError(fmt::format("--payload {}: {}", payload, why));
+  if (!a.harness.empty()) {
+    if (!a.paths.empty())
+      throw UserError("--harness runs one path: use the path's options (--dest, --align, ...)");
+    return run_harness_cmd(a);
+  }
 
   // Paths and payloads inside repeats: a busy moment of a shared machine
   // then spreads over every point instead of falling on one.
@@ -173,15 +155,13 @@ int run_native_cmd(NativeArgs& a) {
         measure::NativeOptions o = path;
         o.payload = payload;
         o.repeats = 1;
-        spdlog::info("native run: payload {} B, {} {}, dest {}, align {}, copy {}, repeat {}/{}",
-                     payload, o.duration_s > 0 ? o.duration_s : double(o.packets),
-                     o.duration_s > 0 ? "s" : "packets", measure::dest_name(o.dest),
-                     net::align_policy_name(o.stack.align), net::loop_copy_name(o.stack.loop_copy),
-                     rep + 1, a.opt.repeats);
+        spdlog::info("native run: payload {} B, {} {}, path {}, repeat {}/{}", payload,
+                     o.duration_s > 0 ? o.duration_s : double(o.packets),
+                     o.duration_s > 0 ? "s" : "packets", o.path.spec(), rep + 1, a.opt.repeats);
         auto r = measure::run_native(o).front();
         r.repeat = rep;
         auto row = measure::native_row(o, r);
-        row.set("misalign", int64_t{o.stack.sockaddr_misalign});
+        row.set("misalign", int64_t{o.path.sockaddr_misalign});
         if (o.split)
           row.set("split_overhead_self_ns", oh.self_ns)
               .set("split_overhead_parent_ns", oh.parent_ns);
@@ -273,7 +253,7 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
       ->add_option("-l,--payload", a->payloads,
                    "UDP payload bytes per datagram, a comma-separated list")
       ->delimiter(',')
-      ->check(CLI::Range(0, net::kMaxJumboPayload))
+      ->check(CLI::Range(0, workload::Path::kMaxPayload))
       ->capture_default_str();
   native->add_option("-n,--packets", a->opt.packets, "Timed datagrams per repeat")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
@@ -285,17 +265,11 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
   native->add_option("--warmup", a->opt.warmup, "Untimed datagrams before timing starts")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  a->path.add(native);
+  add_path_options(native, a->opt.path);
   native
       ->add_option("--max-linkhdr", a->opt.stack.max_linkhdr,
                    "Link header space reserved in front of the data")
       ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  native
-      ->add_option("--sockaddr-misalign", a->opt.stack.sockaddr_misalign,
-                   "Bytes past a 4-byte boundary of the sockaddr udp_input fills per datagram\n"
-                   "(misaligned header accesses on every received packet)")
-      ->check(CLI::Range(0, 3))
       ->capture_default_str();
   native->add_option("--ether-mtu", a->opt.stack.ether_mtu, "MTU of em0")
       ->check(CLI::Range(68, net::kMaxEtherMtu))
@@ -311,12 +285,9 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
       ->add_option(
           "--path", a->paths,
           "DEST/ALIGN/COPY[/MISALIGN[/SERVICE[/BUFFER]]],...: measure each of these paths\n"
-          "(instead of --dest/--align/--copy/--sockaddr-misalign), interleaved within\n"
-          "each repeat. SERVICE: full (default: the netisr, the receiver and transmit\n"
-          "completion run after each sendto) or send-only (transmit completion only:\n"
-          "looped datagrams are dropped at the full netisr queue; the send side alone).\n"
-          "BUFFER: bytes past an 8-byte boundary of the sender's buffer, 0-7 (default 0:\n"
-          "the payload is copied in from a misaligned address)")
+          "(instead of the path's options: --dest, --align, --copy, --sockaddr-misalign,\n"
+          "--service, --buffer-misalign; a field left out is at its default), interleaved\n"
+          "within each repeat")
       ->delimiter(',');
   native->add_flag("--split", a->opt.split,
                    "Also time each stack function (an extra, slower instrumented run)");
@@ -363,26 +334,6 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
       ->capture_default_str();
   commands.push_back({kernel, [k] { return run_kernel_cmd(*k); }});
   add_measure_valgrind(*measure, commands);
-}
-
-void PathNames::add(CLI::App* c) {
-  c->add_option("--dest", dest,
-                "loopback (127.0.0.1), broadcast (simplex loop copy + NIC ring),\n"
-                "wire (peer on the NIC ring), self (own address through em0)")
-      ->check(CLI::IsMember(workload::dest_names()))
-      ->capture_default_str();
-  c->add_option("--align", align, "Alignment policy: none, copy-down, strict, copy-down-unsafe")
-      ->check(CLI::IsMember(net::align_policy_names()))
-      ->capture_default_str();
-  c->add_option("--copy", copy, "Simplex loop copy: m_copy (shared) or m_dup (deep)")
-      ->check(CLI::IsMember(net::loop_copy_names()))
-      ->capture_default_str();
-}
-
-void PathNames::apply(measure::NativeOptions& o) const {
-  o.dest = *measure::parse_dest(dest);
-  o.stack.align = *net::parse_align_policy(align);
-  o.stack.loop_copy = *net::parse_loop_copy(copy);
 }
 
 }  // namespace simloop::cli

@@ -36,7 +36,8 @@ int native_vs_simulated(const std::string& file, const std::vector<std::string>&
   measure::NativeOptions n;
   n.payload = x.workload.payload;
   n.packets = x.workload.packets;
-  n.dest = x.workload.dest;
+  n.path = config::path_of(x);
+  n.path.service = workload::Service::drained;  // each packet's whole path, natively
   n.stack = x.options;
   const auto native = measure::run_native(n).front();
   engine::route_simgrid_log_to_spdlog();
@@ -117,10 +118,11 @@ std::vector<Case> shipped_experiments() {
 
 std::vector<Case> minimal_matrix(const fs::path& minimal) {
   std::vector<Case> out;
-  for (const std::string& dest : workload::dest_names())
+  using workload::Path;
+  for (const std::string& dest : Path::names("dest"))
     for (const bool irq : {false, true})
-      for (const std::string& align : net::align_policy_names())
-        for (const std::string& copy : net::loop_copy_names()) {
+      for (const std::string& align : Path::names("align"))
+        for (const std::string& copy : Path::names("copy")) {
           Case c{fmt::format("minimal {} irq={} {} {}", dest, irq ? "on" : "off", align, copy),
                  minimal,
                  {fmt::format("workload.dest={}", dest), fmt::format("interrupts.enabled={}", irq),

@@ -99,19 +99,19 @@ std::string read_all(const fs::path& file) {
 }
 
 std::vector<std::string> harness_argv(const HarnessSpec& h, int64_t packets) {
-  return {h.path,
-          "-l",
-          std::to_string(h.opt.payload),
-          "-n",
-          std::to_string(packets),
-          "--warmup",
-          std::to_string(h.opt.warmup),
-          "--dest",
-          std::string(dest_name(h.opt.dest)),
-          "--align",
-          std::string(net::align_policy_name(h.opt.stack.align)),
-          "--copy",
-          std::string(net::loop_copy_name(h.opt.stack.loop_copy))};
+  std::vector<std::string> argv = {h.path,
+                                   "-l",
+                                   std::to_string(h.opt.payload),
+                                   "-n",
+                                   std::to_string(packets),
+                                   "--warmup",
+                                   std::to_string(h.opt.warmup)};
+  // The path, as the harness's options (cli/path_options.h) name it.
+  for (auto field : workload::Path::kFields) {
+    argv.push_back(workload::Path::option(field));
+    argv.push_back(h.opt.path.get(field));
+  }
+  return argv;
 }
 
 void check_spec(const HarnessSpec& h) {

@@ -69,7 +69,7 @@ models::HotProfile load_hot_profile(std::istream& in, const std::string& what);
 
 struct HarnessSpec {
   std::string path;   // a simloop-harness build
-  NativeOptions opt;  // payload, dest, align, copy (packets and warm-up are set per run)
+  NativeOptions opt;  // payload and path (packets and warm-up are set per run)
   int64_t packets_lo = 2000, packets_hi = 12000;
 };
 // The harness's layout name: "base" for simloop-harness, NAME for

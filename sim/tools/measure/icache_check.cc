@@ -39,6 +39,8 @@ models::PathTrace harness_trace(const NativeOptions& opt, int packets) {
   o.packets = packets;
   o.duration_s = 0;
   models::PathTrace t;
+  t.path = o.path;
+  t.payload = o.payload;
   t.fns = &net::bsd::fn_table();
   WindowTracer tracer;
   tracer.out = &t.code;

@@ -26,11 +26,15 @@ std::vector<NativeResult> run_native(const NativeOptions& opt) {
   return out;
 }
 
+workload::DriveOptions drive_options(const NativeOptions& opt) {
+  return {.path = opt.path, .payload = opt.payload, .warmup = opt.warmup, .sentinels = true};
+}
+
 report::Row& set_path_columns(report::Row& row, const NativeOptions& opt) {
   return row.set("payload", int64_t{opt.payload})
-      .set("dest", std::string(dest_name(opt.dest)))
-      .set("align", std::string(net::align_policy_name(opt.stack.align)))
-      .set("copy", std::string(net::loop_copy_name(opt.stack.loop_copy)));
+      .set("dest", opt.path.get("dest"))
+      .set("align", opt.path.get("align"))
+      .set("copy", opt.path.get("copy"));
 }
 
 report::Row native_row(const NativeOptions& opt, const NativeResult& r) {
@@ -48,8 +52,8 @@ report::Row native_row(const NativeOptions& opt, const NativeResult& r) {
     row.set(fmt::format("drop_{}", net::drop_name(static_cast<net::Drop>(d))),
             static_cast<int64_t>(r.drops[d]));
   row.set("fault", r.fault);
-  row.set("service", std::string(opt.send_only ? "send-only" : "full"));
-  row.set("buffer_misalign", int64_t{opt.buffer_misalign});
+  row.set("service", opt.path.get("service"));
+  row.set("buffer_misalign", int64_t{opt.path.buffer_misalign});
   for (const auto& [name, ns] : r.stage_ns) row.set("stage_" + name + "_ns", ns);
   if (!r.stage_ns.empty()) row.set("split_ns_per_packet", r.split_ns_per_packet);
   return row;

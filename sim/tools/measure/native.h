@@ -11,7 +11,8 @@
 #include "sim/report/table.h"
 #include "sim/stack/bsd/stack.h"
 #include "sim/stack/net/probe.h"
-#include "sim/stack/workload/dest.h"
+#include "sim/stack/workload/driver.h"
+#include "sim/stack/workload/path.h"
 
 namespace simloop::measure {
 
@@ -23,19 +24,17 @@ using workload::parse_dest;
 struct NativeOptions {
   int payload = 18;
   int64_t packets = 1000000;
-  double duration_s = 0;   // > 0: run for this long instead of `packets`
-  int64_t warmup = 10000;  // untimed packets first
-  Dest dest = Dest::loopback;
-  net::StackOptions stack;
+  double duration_s = 0;    // > 0: run for this long instead of `packets`
+  int64_t warmup = 10000;   // untimed packets first
+  workload::Path path;      // its service: full (drained) or send-only
+  net::StackOptions stack;  // the rest of the stack's options (the path sets its own)
   int repeats = 1;
-  // Nothing serves the host after sendto() but transmit completion (no
-  // netisr, no receiver): the send side alone (workload::Service::send_only).
-  bool send_only = false;
-  // Bytes past an 8-byte boundary of the sender's buffer (0-7): sendto()
-  // then copies the payload in from a misaligned address.
-  int buffer_misalign = 0;
   bool split = false;  // also measure a per-stage time split (slower run)
 };
+
+// How a native run drives the stack: ttcp's sentinels around the warm-up
+// and the timed packets. Calibration drives its points so too.
+workload::DriveOptions drive_options(const NativeOptions& opt);
 
 struct NativeResult {
   int repeat = 0;

@@ -3,40 +3,21 @@
 // tracer when the model is checked against the harness binary.
 #pragma once
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <vector>
 
-#include "sim/stack/workload/ttcp.h"
+#include "sim/stack/workload/driver.h"
 #include "sim/tools/measure/native.h"
 
 namespace simloop::measure {
 
-namespace native_detail {
-using Clock = std::chrono::steady_clock;
-constexpr int kSentinelLen = 4;  // ttcp's start/end marker datagrams
-}  // namespace native_detail
-
-// One run: a fresh pool and stack, a start sentinel, warm-up, the timed
-// packets, an end sentinel.
+// One run: a fresh pool and stack, driven as every native run is
+// (drive_options: a start sentinel, warm-up, the timed packets, an end
+// sentinel).
 template <class P>
 NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
-  using namespace native_detail;
-  workload::TtcpLoop<P> loop(
-      probe, {opt.dest, opt.send_only ? workload::Service::send_only : workload::Service::drained},
-      opt.stack);
-  auto& st = loop.stack();
-
-  // The storage starts a page: the payload starts `buffer_misalign` bytes
-  // past an 8-byte boundary.
-  const auto skip = static_cast<size_t>(opt.buffer_misalign);
-  workload::PageBytes storage(skip + static_cast<size_t>(std::max(opt.payload, kSentinelLen)));
-  uint8_t* const buf = storage.data() + skip;
-  for (size_t i = 0; i + skip < storage.size(); ++i) buf[i] = static_cast<uint8_t>(i * 7 + 1);
+  using Clock = std::chrono::steady_clock;
+  workload::Driver<P> drv(probe, drive_options(opt), opt.stack);
+  auto& st = drv.stack();
 
   NativeResult r;
   r.repeat = repeat;
@@ -45,13 +26,8 @@ NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
     int64_t* n;
     void retry() { ++*n; }
   } retries{{}, &r.enobufs_retries};
-  auto send = [&](int len) { return loop.send(buf, len, retries).err; };
 
-  if (int err = send(kSentinelLen); err != 0) {
-    r.fault = fmt::format("start sentinel failed: {}", std::strerror(err));
-    return r;
-  }
-  for (int64_t i = 0; i < opt.warmup && !st.fault(); ++i) send(opt.payload);
+  if (r.fault = drv.start(retries); !r.fault.empty()) return r;
   const auto before = st.counters();
   const uint64_t ring_before = st.ether_if().opackets, ring_bytes_before = st.ether_if().obytes;
   const bool timed_by_duration = opt.duration_s > 0;
@@ -59,10 +35,10 @@ NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
   auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(
                            std::chrono::duration<double>(opt.duration_s));
   int64_t n = 0;
-  int err = 0;
+  workload::Step last;
   while (timed_by_duration ? true : n < opt.packets) {
-    err = send(opt.payload);
-    if (err != 0 || st.fault()) break;
+    last = drv.send(retries);
+    if (!last.ok()) break;
     ++n;
     if (timed_by_duration && (n & 1023) == 0 && Clock::now() >= deadline) break;
   }
@@ -70,7 +46,7 @@ NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
   r.packets = n;
   r.elapsed_s = std::chrono::duration<double>(t1 - t0).count();
   const auto& after = st.counters();
-  if (opt.dest == Dest::wire) {
+  if (opt.path.dest == Dest::wire) {
     r.delivered = static_cast<int64_t>(st.ether_if().opackets - ring_before);
     r.delivered_bytes = static_cast<int64_t>(st.ether_if().obytes - ring_bytes_before);
   } else {
@@ -78,12 +54,8 @@ NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
     r.delivered_bytes = static_cast<int64_t>(after.delivered_bytes - before.delivered_bytes);
   }
   for (size_t d = 0; d < net::kDropCount; ++d) r.drops[d] = after.drops[d] - before.drops[d];
-  if (st.fault())
-    r.fault = st.fault()->describe();
-  else if (err != 0)
-    r.fault = fmt::format("sendto failed: {}", std::strerror(err));
-  else
-    send(kSentinelLen);  // end sentinel
+  r.fault = drv.why(last);
+  drv.finish(retries);  // the end sentinel, unless the run stopped
   r.total_sent = static_cast<int64_t>(st.counters().sent);
   return r;
 }

@@ -1,0 +1,139 @@
+// The one way the stack is driven: the ttcp loop (ttcp.h) on a path, with
+// the sender's buffer, ttcp's start and end sentinels, the warm-up, and what
+// each send's outcome means. The simulator's sender (engine/simulation.cc),
+// the layout advisor's recorded path (tools/advise/layout_advisor.cc), the
+// native harness (tools/measure/native_loop.h) and calibration
+// (tools/calibrate/calibrate.cc) all drive the stack through it, so a
+// calibrated price is of the packets `measure native` times.
+//
+// A run: start() (the start sentinel, then the warm-up), send() for each
+// packet that counts, finish() (the end sentinel, if no send stopped).
+#pragma once
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "sim/stack/workload/path.h"
+#include "sim/stack/workload/ttcp.h"
+
+namespace simloop::workload {
+
+inline constexpr int kSentinelLen = 4;  // ttcp's start/end marker datagrams
+
+struct DriveOptions {
+  Path path;
+  int payload = 18;        // UDP payload bytes per datagram
+  bool receive = true;     // Service::simulated: a receiver drains looped datagrams
+  int64_t warmup = 0;      // untimed datagrams after the start sentinel
+  bool sentinels = false;  // ttcp's start and end marker datagrams around the run
+};
+
+// What one send means for the run, in the order it is decided: a fault (a
+// strict-alignment CPU's) ends the run whatever sendto() said; ENOBUFS is
+// ttcp's to sleep on and retry (the simulator) or, after the loop's own
+// retries (Service::drained), the end of the run; any other error ends it.
+enum class Outcome : uint8_t { sent, enobufs, fault, error };
+
+struct Step {
+  Sent sent;
+  Outcome outcome = Outcome::sent;
+  bool ok() const { return outcome == Outcome::sent; }
+};
+
+template <class P, net::UdpStack S = net::Stack<P>>
+class Driver {
+ public:
+  using Loop = TtcpLoop<P, S>;
+  using Stack = S;
+
+  Driver(P& probe, const DriveOptions& opt, const typename S::Options& so)
+      : opt_(opt), loop_(probe, {opt.path, opt.receive}, so), storage_(storage_bytes(opt)) {
+    // The storage starts a page: the payload starts `buffer_misalign`
+    // bytes past it, so past an 8-byte boundary.
+    for (size_t i = 0; i + skip() < storage_.size(); ++i)
+      buf()[i] = static_cast<uint8_t>(i * 7 + 1);
+  }
+
+  // The payload's bytes, for a caller that fills them otherwise.
+  std::span<uint8_t> payload() { return {buf(), static_cast<size_t>(opt_.payload)}; }
+
+  // The start sentinel, then the warm-up (its errors ignored, as ttcp's
+  // are; a fault stops it): "" or why the run cannot start.
+  template <class H>
+  std::string start(H& h) {
+    if (opt_.sentinels)
+      if (const int err = loop_.send(buf(), kSentinelLen, h).err; err != 0)
+        return std::string("start sentinel failed: ") + std::strerror(err);
+    for (int64_t i = 0; i < opt_.warmup && !loop_.stack().fault(); ++i)
+      loop_.send(buf(), opt_.payload, h);
+    return {};
+  }
+  std::string start() {
+    NoHooks h;
+    return start(h);
+  }
+
+  // One datagram of the run, and what it means.
+  template <class H>
+  Step send(H& h) {
+    Step s{loop_.send(buf(), opt_.payload, h)};
+    if (loop_.stack().fault())
+      s.outcome = Outcome::fault;
+    else if (s.sent.err == ENOBUFS)
+      s.outcome = Outcome::enobufs;
+    else if (s.sent.err != 0)
+      s.outcome = Outcome::error;
+    stopped_ = stopped_ || !s.ok();
+    return s;
+  }
+  Step send() {
+    NoHooks h;
+    return send(h);
+  }
+
+  // What stopped a send: the fault, or sendto()'s error ("" if it was sent).
+  std::string why(const Step& s) const {
+    if (s.outcome == Outcome::fault) return loop_.stack().fault()->describe();
+    if (s.sent.err != 0) return std::string("sendto failed: ") + std::strerror(s.sent.err);
+    return {};
+  }
+
+  // The end sentinel, unless a send stopped the run.
+  template <class H>
+  void finish(H& h) {
+    if (opt_.sentinels && !stopped_) loop_.send(buf(), kSentinelLen, h);
+  }
+  void finish() {
+    NoHooks h;
+    finish(h);
+  }
+
+  Loop& loop() { return loop_; }
+  S& stack() { return loop_.stack(); }
+  const S& stack() const { return loop_.stack(); }
+  const DriveOptions& options() const { return opt_; }
+
+ private:
+  static size_t storage_bytes(const DriveOptions& o) {
+    if (o.path.buffer_misalign < 0 || o.path.buffer_misalign > Path::kMaxBufferMisalign)
+      throw std::invalid_argument("driver: buffer_misalign must be 0..7");
+    if (o.payload < 0) throw std::invalid_argument("driver: negative payload");
+    return static_cast<size_t>(o.path.buffer_misalign) +
+           static_cast<size_t>(std::max(o.payload, kSentinelLen));
+  }
+  size_t skip() const { return static_cast<size_t>(opt_.path.buffer_misalign); }
+  uint8_t* buf() { return storage_.data() + skip(); }
+
+  DriveOptions opt_;
+  Loop loop_;
+  PageBytes storage_;
+  bool stopped_ = false;
+};
+
+}  // namespace simloop::workload
