@@ -354,13 +354,16 @@ Mbuf* Stack<P>::align_fixup(Mbuf* m) {
 
 // ---- input -----------------------------------------------------------------
 
+// The netisr's run over its input queue. It is entered on every call, an
+// empty queue included (the harness calls it after every send, whatever the
+// destination): its code runs then too.
 template <class P>
 int Stack<P>::netisr_run(int max) {
+  FnScope<P> scope(probe_, Fn::netisr_dispatch);
   int done = 0;
   while (done < max) {
     Mbuf* m = netisr_.pop();
     if (m == nullptr) break;
-    FnScope<P> scope(probe_, Fn::netisr_dispatch);
     ++counters_.netisr_processed;
     ip_input(m);
     ++done;
