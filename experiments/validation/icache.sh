@@ -194,5 +194,10 @@ table_entry=$(python3 "$py" report --order "$required $more" $entry_summaries)
   echo '```'
   echo
   echo "Per path: \`results/icache-PATH.txt\` (every point), \`results/icache-PATH-summary.csv\`."
+  # The wire path's own layouts at the associative geometries (icache_wire_assoc.sh).
+  if [ -f "$here/icache-wire-assoc.md" ]; then
+    echo
+    cat "$here/icache-wire-assoc.md"
+  fi
 } >"$here/icache.md"
 echo "wrote $here/icache.md"

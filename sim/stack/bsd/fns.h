@@ -21,7 +21,7 @@ enum class Fn : uint8_t {
   ether_output_frame,  // hand-off to the NIC ring
   looutput,
   if_simloop,
-  netisr_dispatch,  // the netisr thread taking one packet
+  netisr_dispatch,  // the netisr's run over its input queue (netisr_run), empty or not
   ip_input,
   udp_input,
   sbappend,  // sbappendaddr: the socket receive buffer

@@ -196,6 +196,7 @@ class Stack {
  private:
   static constexpr int kMaxSockets = 16;
 
+  int sosend_dgram(Socket& so, const void* buf, int len, uint32_t dst, uint16_t dport);
   int udp_output(Socket& so, Mbuf* m, uint32_t dst, uint16_t dport);
   int ip_output(Mbuf* m, Ifnet* ifp, uint32_t src, uint32_t dst, bool bcast);
   int looutput(Ifnet* ifp, Mbuf* m);

@@ -84,32 +84,33 @@ template <class P>
 int Stack<P>::sendto(int s, const void* buf, int len, uint32_t dst, uint16_t dport) {
   FnScope<P> scope(probe_, Fn::sendto);
   if (s < 0 || s >= kMaxSockets || !sockets_[s].open) return EBADF;
-  Socket& so = sockets_[s];
-  int error;
-  {
-    FnScope<P> sosend(probe_, Fn::sosend_dgram);
-    if (len < 0 || len > opt_.so_sndbuf) {
-      ++counters_.send_errors;
-      return EMSGSIZE;
-    }
-    Mbuf* m;
-    {
-      FnScope<P> uio(probe_, Fn::m_uiotombuf);
-      m = mb_.uiotombuf(buf, len, max_hdr());
-    }
-    if (m == nullptr) {
-      SIMLOOP_PROBE(drop(Drop::no_buffers));
-      ++counters_.drops[static_cast<size_t>(Drop::no_buffers)];
-      ++counters_.send_errors;
-      return ENOBUFS;
-    }
-    error = udp_output(so, m, dst, dport);
-  }
+  const int error = sosend_dgram(sockets_[s], buf, len, dst, dport);
   if (error == 0)
     ++counters_.sent;
   else
     ++counters_.send_errors;
   return error;
+}
+
+// sosend_dgram(): a function of its own, as in the kernel, so that its scope
+// is entered exactly when it is called.
+template <class P>
+int Stack<P>::sosend_dgram(Socket& so, const void* buf, int len, uint32_t dst, uint16_t dport) {
+  FnScope<P> scope(probe_, Fn::sosend_dgram);
+  if (len < 0 || len > opt_.so_sndbuf) return EMSGSIZE;
+  Mbuf* m;
+  {
+    // Mbufs::uiotombuf's scope, around its one call: the mbuf layer names no
+    // stack's functions.
+    FnScope<P> uio(probe_, Fn::m_uiotombuf);
+    m = mb_.uiotombuf(buf, len, max_hdr());
+  }
+  if (m == nullptr) {
+    SIMLOOP_PROBE(drop(Drop::no_buffers));
+    ++counters_.drops[static_cast<size_t>(Drop::no_buffers)];
+    return ENOBUFS;
+  }
+  return udp_output(so, m, dst, dport);
 }
 
 template <class P>
@@ -354,13 +355,16 @@ Mbuf* Stack<P>::align_fixup(Mbuf* m) {
 
 // ---- input -----------------------------------------------------------------
 
+// The netisr's run over its input queue. It is entered on every call, an
+// empty queue included (the harness calls it after every send, whatever the
+// destination): its code runs then too.
 template <class P>
 int Stack<P>::netisr_run(int max) {
+  FnScope<P> scope(probe_, Fn::netisr_dispatch);
   int done = 0;
   while (done < max) {
     Mbuf* m = netisr_.pop();
     if (m == nullptr) break;
-    FnScope<P> scope(probe_, Fn::netisr_dispatch);
     ++counters_.netisr_processed;
     ip_input(m);
     ++done;

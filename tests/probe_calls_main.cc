@@ -1,0 +1,62 @@
+// simloop-probe-calls: the native harness's loop (measure::run_native_loop)
+// with a counting probe, for tests/probe_calls_test.py, which runs it under
+// callgrind and holds the probe's entries of each stack function to the
+// calls callgrind counts in the same run.
+//
+// It is built with no inlining (tests/CMakeLists.txt), so that every
+// function of the stack is a function of the binary and each call of it is
+// a call callgrind sees; the release harness inlines some of them
+// (sosend_dgram and m_uiotombuf into sendto, looutput into ip_output).
+//
+// Prints one line per function of the stack's table, "fn NAME ENTERED", and
+// the helpers' probe events, "alloc N" and "free N" (mbufs and clusters).
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "measure/native_loop.h"
+
+int main(int argc, char** argv) {
+  using namespace simloop;
+  measure::NativeOptions opt;
+  opt.packets = 300;
+  opt.warmup = 10;
+  std::string dest = "loopback", align = "none", copy = "m_copy", service = "full";
+  CLI::App app{"The native harness's loop with a counting probe: per-function entries."};
+  app.add_option("-l,--payload", opt.payload, "UDP payload bytes")
+      ->check(CLI::Range(0, net::kMaxUdpPayload))
+      ->capture_default_str();
+  app.add_option("-n,--packets", opt.packets, "Timed packets")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--warmup", opt.warmup, "Untimed packets first")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--dest", dest)
+      ->check(CLI::IsMember(workload::dest_names()))
+      ->capture_default_str();
+  app.add_option("--align", align)
+      ->check(CLI::IsMember(net::align_policy_names()))
+      ->capture_default_str();
+  app.add_option("--copy", copy)
+      ->check(CLI::IsMember(net::loop_copy_names()))
+      ->capture_default_str();
+  app.add_option("--service", service, "full (netisr, receiver, txeof) or send-only")
+      ->check(CLI::IsMember({"full", "send-only"}))
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  opt.dest = *measure::parse_dest(dest);
+  opt.stack.align = *net::parse_align_policy(align);
+  opt.stack.loop_copy = *net::parse_loop_copy(copy);
+  opt.send_only = service == "send-only";
+
+  net::CountingProbe probe;
+  const measure::NativeResult r = measure::run_native_loop(opt, probe, 0);
+  const auto& fns = net::Stack<net::CountingProbe>::fn_table();
+  for (size_t i = 0; i < fns.size(); ++i)
+    std::cout << "fn " << fns.name(net::fn_at(i)) << " " << probe.entered[i] << "\n";
+  std::cout << "alloc " << probe.mbuf_allocs + probe.cluster_allocs << "\n";
+  std::cout << "free " << probe.mbuf_frees + probe.cluster_frees << "\n";
+  std::cout << "packets " << r.packets << "\n";
+  std::cout << "fault " << (r.fault.empty() ? "-" : r.fault) << "\n";
+  return 0;
+}
