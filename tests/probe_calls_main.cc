@@ -13,17 +13,17 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "measure/native_loop.h"
+#include "sim/tools/cli/path_options.h"
+#include "sim/tools/measure/native_loop.h"
 
 int main(int argc, char** argv) {
   using namespace simloop;
   measure::NativeOptions opt;
   opt.packets = 300;
   opt.warmup = 10;
-  std::string dest = "loopback", align = "none", copy = "m_copy", service = "full";
   CLI::App app{"The native harness's loop with a counting probe: per-function entries."};
   app.add_option("-l,--payload", opt.payload, "UDP payload bytes")
-      ->check(CLI::Range(0, net::kMaxUdpPayload))
+      ->check(CLI::Range(0, workload::Path::kMaxPayload))
       ->capture_default_str();
   app.add_option("-n,--packets", opt.packets, "Timed packets")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
@@ -31,23 +31,8 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", opt.warmup, "Untimed packets first")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
-  app.add_option("--dest", dest)
-      ->check(CLI::IsMember(workload::dest_names()))
-      ->capture_default_str();
-  app.add_option("--align", align)
-      ->check(CLI::IsMember(net::align_policy_names()))
-      ->capture_default_str();
-  app.add_option("--copy", copy)
-      ->check(CLI::IsMember(net::loop_copy_names()))
-      ->capture_default_str();
-  app.add_option("--service", service, "full (netisr, receiver, txeof) or send-only")
-      ->check(CLI::IsMember({"full", "send-only"}))
-      ->capture_default_str();
+  cli::add_path_options(&app, opt.path);
   CLI11_PARSE(app, argc, argv);
-  opt.dest = *measure::parse_dest(dest);
-  opt.stack.align = *net::parse_align_policy(align);
-  opt.stack.loop_copy = *net::parse_loop_copy(copy);
-  opt.send_only = service == "send-only";
 
   net::CountingProbe probe;
   const measure::NativeResult r = measure::run_native_loop(opt, probe, 0);

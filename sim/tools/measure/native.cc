@@ -26,10 +26,6 @@ std::vector<NativeResult> run_native(const NativeOptions& opt) {
   return out;
 }
 
-workload::DriveOptions drive_options(const NativeOptions& opt) {
-  return {.path = opt.path, .payload = opt.payload, .warmup = opt.warmup, .sentinels = true};
-}
-
 report::Row& set_path_columns(report::Row& row, const NativeOptions& opt) {
   return row.set("payload", int64_t{opt.payload})
       .set("dest", opt.path.get("dest"))

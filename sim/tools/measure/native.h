@@ -34,7 +34,10 @@ struct NativeOptions {
 
 // How a native run drives the stack: ttcp's sentinels around the warm-up
 // and the timed packets. Calibration drives its points so too.
-workload::DriveOptions drive_options(const NativeOptions& opt);
+// (Inline: the loop's header is compiled alone into test programs.)
+inline workload::DriveOptions drive_options(const NativeOptions& opt) {
+  return {.path = opt.path, .payload = opt.payload, .warmup = opt.warmup, .sentinels = true};
+}
 
 struct NativeResult {
   int repeat = 0;
