@@ -210,7 +210,6 @@ workload::Path path_of(const Point& p) {
   return path;
 }
 
-
 // Bytes the simulated stack copies per byte of payload on `dest`'s path
 // with a receiver where there is one: the slope between two payloads.
 double copied_bytes_per_payload_byte(const std::string& dest) {

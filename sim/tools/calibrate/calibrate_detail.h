@@ -5,7 +5,6 @@
 #include <string>
 
 #include "sim/stack/workload/path.h"
-
 #include "sim/tools/calibrate/points.h"
 
 namespace simloop::measure::detail {

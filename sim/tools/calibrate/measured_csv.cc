@@ -35,6 +35,9 @@ const std::vector<std::pair<std::string, std::string>>& canonical_columns() {
        "transmit completion; the default) or send-only (transmit completion only)"},
       {"buffer_misalign",
        "bytes past an 8-byte boundary of the sender's buffer (native rows), 0-7; default 0"},
+      {"path",
+       "how a kernel loop addressed its datagrams (measure kernel rows): unconnected (sendto() "
+       "with the address; the default) or connected (send() on a connected socket)"},
       {"repeat", "which repeat the row is (rows of one configuration are its repeats)"},
       {"fault", "non-empty: the run failed and the row is left out"},
   };
@@ -49,7 +52,8 @@ struct Enumerated {
   std::set<std::string> allowed;
   const char* expected;
 };
-const std::array<Enumerated, 3> kEnumerated = {{
+const std::array<Enumerated, 4> kEnumerated = {{
+    {"path", {"unconnected", "connected"}, "unconnected or connected"},
     {"misalign", {"0", "1", "2", "3"}, "0..3"},
     {"service", {"full", "send-only"}, "full or send-only"},
     {"buffer_misalign", {"0", "1", "2", "3", "4", "5", "6", "7"}, "0..7"},
@@ -226,7 +230,7 @@ void read_file(const fs::path& path, const ColumnMap& columns, std::vector<Point
                       "self, got '{}'",
                       where, shown("dest"), dest));
     p.keys["dest"] = dest;
-    for (const char* k : {"align", "copy", "misalign", "service", "buffer_misalign"}) {
+    for (const char* k : {"align", "copy", "misalign", "service", "buffer_misalign", "path"}) {
       if (!col.count(k)) continue;
       const std::string v = cell(k);
       if (v.empty()) throw InputError(fmt::format("{}: column '{}' is empty", where, shown(k)));
@@ -246,7 +250,7 @@ void read_file(const fs::path& path, const ColumnMap& columns, std::vector<Point
       if (p.keys.count(k) && !allowed.count(p.keys[k]))
         throw InputError(fmt::format("{}: column '{}': expected {}, got '{}'", where, shown(k),
                                      expected, p.keys[k]));
-    for (const char* k : {"misalign", "service", "buffer_misalign"})
+    for (const char* k : {"misalign", "service", "buffer_misalign", "path"})
       if (p.keys.count(k) && p.keys[k] == key_default(k)) p.keys.erase(k);
 
     Repeat r;

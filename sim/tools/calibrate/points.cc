@@ -29,6 +29,7 @@ namespace detail {
 std::string key_default(const std::string& k) {
   if (k == "misalign" || k == "buffer_misalign") return "0";
   if (k == "service") return "full";
+  if (k == "path") return "unconnected";
   return "";
 }
 
@@ -37,8 +38,8 @@ std::string key_default(const std::string& k) {
 namespace {
 
 // The keys that name a configuration, in this order.
-constexpr std::array<const char*, 7> kConfigKeys = {"payload",  "dest",    "align",          "copy",
-                                                    "misalign", "service", "buffer_misalign"};
+constexpr std::array<const char*, 8> kConfigKeys = {
+    "payload", "dest", "align", "copy", "misalign", "service", "buffer_misalign", "path"};
 
 }  // namespace
 

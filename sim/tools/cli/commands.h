@@ -64,6 +64,7 @@ void add_layout(CLI::App& app, std::vector<Command>& commands);
 void add_icache(CLI::App& app, std::vector<Command>& commands);
 // Under `simloop measure`: cachegrind and profile.
 void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands);
+void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands);
 
 // A file of "symbol owner" lines ('#' comments): what runs each function of a
 // binary, for models::layout_from_nm. Throws UserError naming file and line.

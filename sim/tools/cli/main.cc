@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/config/error.h"
 #include "sim/report/safe_file.h"
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
@@ -86,6 +87,9 @@ int main(int argc, char** argv) {
     } catch (const simloop::cli::UserError& e) {
       spdlog::error("{}", e.what());
       return e.status;
+    } catch (const simloop::config::ConfigError& e) {  // bad input a command did not wrap
+      spdlog::error("{}", e.what());
+      return 2;
     } catch (const simloop::report::LinkError& e) {
       spdlog::error("{}", e.what());
       return 2;

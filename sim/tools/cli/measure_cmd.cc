@@ -197,47 +197,6 @@ int run_native_cmd(NativeArgs& a) {
   return 0;
 }
 
-struct KernelArgs {
-  measure::KernelOptions opt;
-  std::string out;
-  std::string format = "table";
-};
-
-int run_kernel_cmd(const KernelArgs& a) {
-  const auto machine = measure::machine_info();
-  spdlog::info("kernel run on {} ({} cores, {}): payloads {}, {} packets, {} repeat(s)",
-               machine.cpu_model, machine.cores, machine.kernel, fmt::join(a.opt.payloads, ","),
-               a.opt.packets, a.opt.repeats);
-  const auto results = measure::run_kernel(a.opt);
-  std::vector<report::Row> rows;
-  for (const auto& r : results) rows.push_back(measure::kernel_row(r, machine));
-  if (a.format == "csv") {
-    std::cout << report::to_csv(rows);
-  } else if (a.format == "json") {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : rows) j.push_back(report::to_json(r));
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cout << report::format_table(
-        rows, {"repeat", "payload", "packets", "kpps", "ns_per_packet", "null_syscall_ns",
-               "delivered", "empty_reads", "send_errors", "loadavg_1m"});
-  }
-  if (!a.out.empty()) {
-    report::write_file_atomic(a.out, report::to_csv(rows));
-    // The machine the numbers belong to, beside them.
-    auto desc = machine.to_json();
-    desc["command"] = "simloop measure kernel";
-    desc["drain"] =
-        "same thread, one non-blocking recv() per outstanding datagram after each sendto()";
-    desc["null_syscall"] = "syscall(SYS_getppid)";
-    report::write_file_atomic(a.out + ".machine.json", desc.dump(2) + "\n");
-    spdlog::info("wrote {} and {}.machine.json", a.out, a.out);
-  }
-  for (const auto& r : results)
-    if (!r.fault.empty()) return 3;
-  return 0;
-}
-
 }  // namespace
 
 void add_measure(CLI::App& app, std::vector<Command>& commands) {
@@ -297,42 +256,7 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
       ->capture_default_str();
   commands.push_back({native, [a] { return run_native_cmd(*a); }});
 
-  auto* kernel = measure->add_subcommand(
-      "kernel",
-      "A ttcp-like UDP sendto() loop to a socket bound on 127.0.0.1, through this machine's\n"
-      "own kernel. The receiver is drained in the same thread after each sendto() (one\n"
-      "non-blocking recv() per outstanding datagram), so a packet costs two system calls.\n"
-      "A null system call (getppid) is timed beside it, interleaved with the payloads in\n"
-      "every repeat.");
-  auto k = std::make_shared<KernelArgs>();
-  kernel->add_option("-l,--payload", k->opt.payloads, "UDP payload bytes, a comma-separated list")
-      ->delimiter(',')
-      ->check(CLI::Range(0, net::kMaxUdpPayload))
-      ->capture_default_str();
-  kernel->add_option("-n,--packets", k->opt.packets, "Timed datagrams per payload and repeat")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
-      ->capture_default_str();
-  kernel->add_option("--warmup", k->opt.warmup, "Untimed datagrams before timing starts")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  kernel->add_option("--null-syscalls", k->opt.null_syscalls, "getppid() calls timed per repeat")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
-      ->capture_default_str();
-  kernel
-      ->add_option("--rounds", k->opt.rounds,
-                   "Slices of each repeat: each slice times a share of the null system calls and\n"
-                   "of every payload's packets, in a rotating order")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  kernel->add_option("-r,--repeats", k->opt.repeats, "Independent runs (all payloads in each)")
-      ->check(CLI::Range(1, 10000))
-      ->capture_default_str();
-  kernel->add_option("-o,--output", k->out,
-                     "Also write the rows to FILE (CSV) and the machine to FILE.machine.json");
-  kernel->add_option("--format", k->format, "What to print: table, csv or json")
-      ->check(CLI::IsMember({"table", "csv", "json"}))
-      ->capture_default_str();
-  commands.push_back({kernel, [k] { return run_kernel_cmd(*k); }});
+  add_measure_kernel(*measure, commands);
   add_measure_valgrind(*measure, commands);
 }
 

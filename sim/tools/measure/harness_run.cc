@@ -20,6 +20,7 @@
 
 #include "sim/report/csv_table.h"
 #include "sim/support/text.h"
+#include "sim/tools/measure/programs.h"
 
 namespace simloop::measure {
 
@@ -29,67 +30,6 @@ namespace {
 
 using support::parse_u64;
 using support::words;
-
-// A scratch directory, removed with everything in it.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "simloop-valgrind-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr)
-      throw std::runtime_error(
-          fmt::format("cannot make a temporary directory: {}", std::strerror(errno)));
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-};
-
-std::string last_lines(const fs::path& file, int n) {
-  std::ifstream in(file);
-  std::vector<std::string> lines;
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  std::string out;
-  for (size_t i = lines.size() > static_cast<size_t>(n) ? lines.size() - n : 0; i < lines.size();
-       ++i)
-    out += "\n  " + lines[i];
-  return out;
-}
-
-// Runs argv with stdout to `out` (discarded if empty) and stderr to `err`;
-// throws unless it exits with status 0.
-void run_program(const std::vector<std::string>& argv, const fs::path& err,
-                 const fs::path& out = {}) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    // In a directory of our own (TempDir); never through a link all the same.
-    const int o = out.empty() ? open("/dev/null", O_WRONLY)
-                              : open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
-    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
-    if (o >= 0) dup2(o, STDOUT_FILENO);
-    if (e >= 0) dup2(e, STDERR_FILENO);
-    execvp(args[0], args.data());
-    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
-  std::string what = WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
-                                       : fmt::format("signal {}", WTERMSIG(status));
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-    what += fmt::format(" (is {} installed? scripts/install-deps.sh installs it)", argv[0]);
-  throw std::runtime_error(
-      fmt::format("{} failed ({}):{}", fmt::join(argv, " "), what, last_lines(err, 8)));
-}
 
 std::string read_all(const fs::path& file) {
   std::ifstream in(file);
@@ -130,7 +70,7 @@ template <class Parse>
 auto valgrind_twice(const HarnessSpec& h, const std::vector<std::string>& tool,
                     const std::string& out_option, Parse parse) {
   check_spec(h);
-  TempDir tmp;
+  TempDir tmp("simloop-valgrind");
   using T = decltype(parse(std::declval<std::istream&>(), std::string()));
   std::array<T, 2> got;
   const std::array<int64_t, 2> packets = {h.packets_lo, h.packets_hi};
@@ -347,7 +287,7 @@ std::string harness_layout_name(const std::string& path) {
 }
 
 std::string nm_output(const std::string& binary) {
-  TempDir tmp;
+  TempDir tmp("simloop-valgrind");
   run_program({"nm", "-S", "--defined-only", "-n", binary}, tmp.path / "err", tmp.path / "out");
   std::string out = read_all(tmp.path / "out");
   // PLT sections: "IDX NAME SIZE VMA LMA OFFSET ALIGN FLAGS" lines of objdump -h -w.
@@ -366,7 +306,7 @@ std::string nm_output(const std::string& binary) {
 }
 
 std::vector<uint64_t> instruction_starts(const std::string& binary) {
-  TempDir tmp;
+  TempDir tmp("simloop-valgrind");
   run_program({"objdump", "-d", "--no-show-raw-insn", "-w", binary}, tmp.path / "err",
               tmp.path / "out");
   std::ifstream in(tmp.path / "out");
@@ -377,7 +317,7 @@ std::vector<report::Row> run_harness_native(const HarnessSpec& h, int64_t packet
   if (!fs::is_regular_file(h.path))
     throw std::runtime_error(
         fmt::format("{}: no such harness (it is built as simloop-harness*)", h.path));
-  TempDir tmp;
+  TempDir tmp("simloop-valgrind");
   run_program(harness_argv(h, packets), tmp.path / "err", tmp.path / "out");
   const std::string out = read_all(tmp.path / "out");
   if (out.empty()) throw std::runtime_error(fmt::format("{}: printed nothing", h.path));

@@ -11,10 +11,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace simloop::measure {
 
@@ -40,7 +42,7 @@ std::runtime_error sys_error(const std::string& what) {
 // One payload's sender and receiver sockets, timed slice by slice.
 class Channel {
  public:
-  Channel(int payload, int repeat)
+  Channel(int payload, KernelPath path, int repeat)
       : rx_(socket(AF_INET, SOCK_DGRAM, 0)), tx_(socket(AF_INET, SOCK_DGRAM, 0)) {
     if (rx_.fd < 0 || tx_.fd < 0) throw sys_error("socket(AF_INET, SOCK_DGRAM)");
     addr_.sin_family = AF_INET;
@@ -51,11 +53,16 @@ class Channel {
     socklen_t len = sizeof addr_;
     if (getsockname(rx_.fd, reinterpret_cast<sockaddr*>(&addr_), &len) != 0)
       throw sys_error("getsockname");
+    if (path == KernelPath::connected &&
+        connect(tx_.fd, reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_) != 0)
+      throw sys_error("connect 127.0.0.1");
+    connected_ = path == KernelPath::connected;
     buf_.resize(static_cast<size_t>(std::max(payload, 1)));
     for (size_t i = 0; i < buf_.size(); ++i) buf_[i] = static_cast<uint8_t>(i * 7 + 1);
     rbuf_.resize(65536);
     r_.repeat = repeat;
     r_.payload = payload;
+    r_.path = path;
   }
 
   // Untimed packets; the counters start over afterwards.
@@ -65,9 +72,10 @@ class Channel {
     r_.delivered = r_.delivered_bytes = r_.empty_reads = r_.send_errors = 0;
   }
 
-  // `n` more timed packets (fewer if sendto() fails for good).
-  void run(int64_t n, int64_t budget) {
-    if (!r_.fault.empty()) return;
+  // `n` more timed packets (fewer if sendto() fails for good); returns how
+  // many went.
+  int64_t run(int64_t n, int64_t budget) {
+    if (!r_.fault.empty()) return 0;
     const auto t0 = Clock::now();
     int64_t done = 0;
     while (done < n) {
@@ -81,6 +89,7 @@ class Channel {
     }
     r_.elapsed_s += std::chrono::duration<double>(Clock::now() - t0).count();
     r_.packets += done;
+    return done;
   }
 
   KernelResult& result() { return r_; }
@@ -90,8 +99,9 @@ class Channel {
 
   // 0 when the datagram went, else sendto()'s errno.
   int step() {
-    const ssize_t n = sendto(tx_.fd, buf_.data(), static_cast<size_t>(r_.payload), 0,
-                             reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_);
+    const ssize_t n = connected_ ? send(tx_.fd, buf_.data(), static_cast<size_t>(r_.payload), 0)
+                                 : sendto(tx_.fd, buf_.data(), static_cast<size_t>(r_.payload), 0,
+                                          reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_);
     const int err = n < 0 ? errno : 0;
     if (err != 0)
       ++r_.send_errors;
@@ -115,6 +125,7 @@ class Channel {
 
   Fd rx_, tx_;
   sockaddr_in addr_{};
+  bool connected_ = false;
   std::vector<uint8_t> buf_, rbuf_;
   int64_t outstanding_ = 0;
   KernelResult r_;
@@ -172,7 +183,23 @@ double loadavg_1m() {
   return v;
 }
 
-std::vector<KernelResult> run_kernel(const KernelOptions& opt) {
+const char* kernel_path_name(KernelPath p) {
+  return p == KernelPath::connected ? "connected" : "unconnected";
+}
+
+const std::vector<std::pair<std::string, KernelPath>>& kernel_path_names() {
+  static const std::vector<std::pair<std::string, KernelPath>> names = {
+      {"unconnected", KernelPath::unconnected}, {"connected", KernelPath::connected}};
+  return names;
+}
+
+int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<KernelWindow>* windows) {
   std::vector<KernelResult> out;
   const int rounds =
       static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(opt.rounds, opt.packets)));
@@ -180,10 +207,11 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt) {
   auto share = [&](int64_t total, int k) { return total * (k + 1) / rounds - total * k / rounds; };
   for (int rep = 0; rep < opt.repeats; ++rep) {
     std::vector<std::unique_ptr<Channel>> ch;
-    for (int payload : opt.payloads) {
-      ch.push_back(std::make_unique<Channel>(payload, rep));
-      ch.back()->warm(opt.warmup);
-    }
+    for (KernelPath path : opt.paths)
+      for (int payload : opt.payloads) {
+        ch.push_back(std::make_unique<Channel>(payload, path, rep));
+        ch.back()->warm(opt.warmup);
+      }
     double null_ns = 0;
     int64_t null_calls = 0;
     const size_t n = ch.size();
@@ -191,8 +219,13 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt) {
       const int64_t calls = share(opt.null_syscalls, k);
       null_ns += null_syscall_ns(calls) * static_cast<double>(calls);
       null_calls += calls;
-      for (size_t i = 0; i < n; ++i)
-        ch[(i + static_cast<size_t>(k)) % n]->run(share(opt.packets, k), opt.packets);
+      for (size_t i = 0; i < n; ++i) {
+        Channel& c = *ch[(i + static_cast<size_t>(k)) % n];
+        const int64_t t0 = windows != nullptr ? monotonic_ns() : 0;
+        const int64_t sent = c.run(share(opt.packets, k), opt.packets);
+        if (windows != nullptr)
+          windows->push_back({rep, c.result().payload, c.result().path, t0, monotonic_ns(), sent});
+      }
     }
     const double load = loadavg_1m();
     for (auto& c : ch) {
@@ -211,6 +244,7 @@ report::Row kernel_row(const KernelResult& r, const MachineInfo& m) {
       .set("repeat", int64_t{r.repeat})
       .set("payload", int64_t{r.payload})
       .set("dest", std::string("loopback"))
+      .set("path", std::string(kernel_path_name(r.path)))
       .set("packets", r.packets)
       .set("elapsed_s", r.elapsed_s)
       .set("kpps", r.kpps())

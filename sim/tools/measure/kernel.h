@@ -11,8 +11,17 @@
 
 namespace simloop::measure {
 
+// How the sender addresses its datagrams: sendto() with the address each time
+// (a route lookup per datagram in Linux), or send() on a connected socket
+// (the route cached in the socket).
+enum class KernelPath : uint8_t { unconnected, connected };
+const char* kernel_path_name(KernelPath p);
+// Every path, by name, for the command line.
+const std::vector<std::pair<std::string, KernelPath>>& kernel_path_names();
+
 struct KernelOptions {
   std::vector<int> payloads = {18};
+  std::vector<KernelPath> paths = {KernelPath::unconnected};
   int64_t packets = 200000;  // timed sendto() calls per payload and repeat
   int64_t warmup = 5000;
   int repeats = 1;
@@ -23,6 +32,7 @@ struct KernelOptions {
 struct KernelResult {
   int repeat = 0;
   int payload = 0;
+  KernelPath path = KernelPath::unconnected;
   int64_t packets = 0;  // timed sendto() calls that succeeded
   double elapsed_s = 0;
   int64_t delivered = 0, delivered_bytes = 0;  // read back by the receiver during the timed loop
@@ -59,7 +69,23 @@ double null_syscall_ns(int64_t calls);
 // repeat's figures (the null syscall's too) are measured over the same
 // stretch of time. The receiver is drained in the same thread right after
 // each sendto(): one non-blocking recv() per datagram still outstanding.
-std::vector<KernelResult> run_kernel(const KernelOptions& opt);
+// A stretch of CLOCK_MONOTONIC time in which one path and payload alone was
+// timed (a slice of a repeat): what a profile's samples are sorted by.
+struct KernelWindow {
+  int repeat = 0;
+  int payload = 0;
+  KernelPath path = KernelPath::unconnected;
+  int64_t t0_ns = 0, t1_ns = 0;  // CLOCK_MONOTONIC
+  int64_t packets = 0;           // datagrams sent in it
+};
+
+// With `windows`, every timed slice is recorded there as it ends.
+std::vector<KernelResult> run_kernel(const KernelOptions& opt,
+                                     std::vector<KernelWindow>* windows = nullptr);
+
+// CLOCK_MONOTONIC now, in ns: the clock `perf record -k CLOCK_MONOTONIC`
+// stamps its samples with.
+int64_t monotonic_ns();
 
 // One tidy row per result, the columns of `measure native` plus the machine.
 report::Row kernel_row(const KernelResult& r, const MachineInfo& m);

@@ -1,0 +1,113 @@
+// The Linux stack's function table: the kernel functions of the UDP path on
+// sk_buffs (Linux 6.x) that the simulated Linux stack reports, each under its
+// kernel name, with its stage and role. `simloop measure kernel --split`
+// maps this machine's kernel symbols onto these names
+// (configs/stacks/linux-perf-symbols.yaml).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "sim/stack/net/fn_table.h"
+
+namespace simloop::net::lnx {
+
+// The functions, by FnId (the enum's value is the function's index in
+// fn_table()).
+enum class Fn : uint8_t {
+  // send: the system call down to the device
+  sys_sendto,           // __sys_sendto: the system call's in-kernel body
+  udp_sendmsg,          // socket checks, the destination, corking decisions
+  ip_route_output,      // the route lookup of an unconnected send (fib_table_lookup)
+  ip_make_skb,          // one datagram: __ip_append_data, then the IP header and its ID
+  ip_append_data,       // __ip_append_data: allocation and the user copy
+  udp_send_skb,         // the UDP header (no checksum on loopback)
+  ip_send_skb,          //
+  ip_local_out,         // the total length, the header checksum, the LOCAL_OUT hook
+  ip_output,            //
+  ip_finish_output2,    // the neighbour: the cached hardware header
+  neigh_hh_output,      //
+  dev_queue_xmit,       // __dev_queue_xmit: the qdisc (none on lo), the device lock
+  dev_hard_start_xmit,  //
+  loopback_xmit,        // lo: the skb turns around and is received
+  netif_rx,             // __netif_rx: the per-CPU backlog queue
+  // softirq (NET_RX): what the backlog holds, up to the socket
+  net_rx_action,             //
+  process_backlog,           //
+  netif_receive_skb_core,    // __netif_receive_skb_core: the protocol handler
+  ip_rcv,                    // header checks
+  ip_rcv_finish,             // the route of an input packet
+  ip_local_deliver,          //
+  udp_rcv,                   //
+  udp4_lib_rcv,              // __udp4_lib_rcv: length, checksum of non-loopback
+  udp4_lib_lookup,           // __udp4_lib_lookup: the socket hash
+  udp_queue_rcv_skb,         //
+  udp_enqueue_schedule_skb,  // __udp_enqueue_schedule_skb: rcvbuf accounting, the queue
+  // receive: the receiver's system call
+  sys_recvfrom,            // __sys_recvfrom
+  udp_recvmsg,             //
+  skb_copy_datagram_iter,  // the copy to the user
+  skb_consume_udp,         // the datagram freed
+  // the NIC ring path
+  ndo_start_xmit,    // the driver puts the frame on its transmit ring
+  nic_clean_tx_irq,  // transmit completion: the ring's sk_buffs freed
+  // buffers, wherever they are called from
+  alloc_skb,   // __alloc_skb: the sk_buff from its cache, the head from kmalloc
+  free_skb,    // consume_skb/kfree_skb: the sk_buff and its head back
+  sock_wfree,  // the send buffer's charge released when the skb is freed
+  count
+};
+
+constexpr FnId id(Fn f) {
+  return static_cast<FnId>(f);
+}
+
+inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
+    {"__sys_sendto", "socket", FnRole::syscall},
+    {"udp_sendmsg", "udp"},
+    {"ip_route_output_flow", "ip"},
+    {"ip_make_skb", "udp"},
+    {"__ip_append_data", "socket"},
+    {"udp_send_skb", "udp"},
+    {"ip_send_skb", "ip"},
+    {"ip_local_out", "ip"},
+    {"ip_output", "ip"},
+    {"ip_finish_output2", "ether"},
+    {"neigh_hh_output", "ether"},
+    {"__dev_queue_xmit", "driver"},
+    {"dev_hard_start_xmit", "driver"},
+    {"loopback_xmit", "loop"},
+    {"__netif_rx", "loop"},
+    {"net_rx_action", "netisr"},
+    {"process_backlog", "netisr"},
+    {"__netif_receive_skb_core", "input"},
+    {"ip_rcv", "input"},
+    {"ip_rcv_finish", "input"},
+    {"ip_local_deliver", "input"},
+    {"udp_rcv", "input"},
+    {"__udp4_lib_rcv", "input"},
+    {"__udp4_lib_lookup", "input"},
+    {"udp_queue_rcv_skb", "input"},
+    {"__udp_enqueue_schedule_skb", "input"},
+    {"__sys_recvfrom", "receive"},
+    {"udp_recvmsg", "receive"},
+    {"skb_copy_datagram_iter", "receive"},
+    {"skb_consume_udp", "receive"},
+    {"ndo_start_xmit", "driver"},
+    {"nic_clean_tx_irq", "interrupt", FnRole::completion},
+    {"__alloc_skb", "mbuf"},
+    {"kfree_skb", "mbuf"},
+    {"sock_wfree", "mbuf"},
+}};
+static_assert(kFns.size() <= kMaxFns);
+
+inline constexpr FnTable kFnTable{"linux", kFns};
+
+constexpr const FnTable& fn_table() {
+  return kFnTable;
+}
+constexpr std::string_view fn_name(Fn f) {
+  return kFns[static_cast<size_t>(f)].name;
+}
+
+}  // namespace simloop::net::lnx

@@ -1,0 +1,237 @@
+// simloop measure kernel: this machine's own kernel, timed, and with --split
+// profiled function by function under perf.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "sim/report/safe_file.h"
+#include "sim/stack/net/inet.h"
+#include "sim/tools/cli/commands.h"
+#include "sim/tools/measure/kernel.h"
+#include "sim/tools/measure/kernel_split.h"
+
+namespace simloop::cli {
+
+namespace {
+
+struct KernelArgs {
+  measure::KernelOptions opt;
+  std::vector<std::string> paths = {"unconnected"};
+  bool split = false;
+  measure::SplitOptions split_opt;
+  std::string symbols = "configs/stacks/linux-perf-symbols.yaml";
+  std::string out;
+  std::string format = "table";
+};
+
+void print_kernel_rows(const std::vector<report::Row>& rows, const std::string& format) {
+  if (format == "csv") {
+    std::cout << report::to_csv(rows);
+  } else if (format == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows) j.push_back(report::to_json(r));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << report::format_table(
+        rows, {"repeat", "path", "payload", "packets", "kpps", "ns_per_packet", "null_syscall_ns",
+               "delivered", "empty_reads", "send_errors", "loadavg_1m"});
+  }
+}
+
+// Per path and payload, the repeat with the least wall time per packet (the
+// min statistic), function by function: what the simulated function stands
+// for (its own symbols and the unmapped helpers it called), then the
+// unmapped symbols themselves.
+void print_split(const measure::KernelSplit& split) {
+  std::map<std::pair<measure::KernelPath, int>, std::pair<int, const measure::SplitGroup*>> best;
+  for (const auto& [key, g] : split.groups) {
+    const auto& [repeat, path, payload] = key;
+    auto& b = best[{path, payload}];
+    const auto per = [](const measure::SplitGroup& x) {
+      return x.packets > 0 ? static_cast<double>(x.window_ns) / static_cast<double>(x.packets)
+                           : 1e300;
+    };
+    if (b.second == nullptr || per(g) < per(*b.second)) b = {repeat, &g};
+  }
+  for (const auto& [key, b] : best) {
+    const auto& [path, payload] = key;
+    const measure::SplitGroup& g = *b.second;
+    if (g.packets == 0 || g.samples == 0) continue;
+    const double pp = static_cast<double>(split.period_ns) / static_cast<double>(g.packets);
+    std::map<std::string, std::pair<int64_t, int64_t>> by_fn;  // charged_to -> (self, with helpers)
+    std::vector<std::pair<std::string, std::pair<int64_t, std::string>>> unmapped;
+    for (const auto& [what, n] : g.charged) {
+      const auto& [kind, name, to] = what;
+      auto& f = by_fn[to.empty() ? "(no caller named)" : to];
+      f.second += n;
+      if (kind != measure::ChargeKind::unmapped)
+        f.first += n;
+      else
+        unmapped.push_back({name, {n, to}});
+    }
+    std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> rows(by_fn.begin(),
+                                                                          by_fn.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& x, const auto& y) { return x.second.second > y.second.second; });
+    std::cout << fmt::format(
+        "{} {} B, repeat {} (least time per packet: {:.0f} ns wall, {} packets, {} samples of "
+        "{} ns; {:.1f} % of them landed in hypervisor symbols and are charged to their "
+        "callers):\n",
+        measure::kernel_path_name(path), payload, b.first,
+        static_cast<double>(g.window_ns) / static_cast<double>(g.packets), g.packets, g.samples,
+        split.period_ns, 100.0 * static_cast<double>(g.hypervisor_samples) / g.samples);
+    std::cout << fmt::format("  {:<28} {:>12} {:>14} {:>7}\n", "function", "self ns/pkt",
+                             "+helpers ns/pkt", "share");
+    for (const auto& [name, v] : rows)
+      std::cout << fmt::format(
+          "  {:<28} {:>12.1f} {:>14.1f} {:>6.1f}%\n", name, static_cast<double>(v.first) * pp,
+          static_cast<double>(v.second) * pp, 100.0 * static_cast<double>(v.second) / g.samples);
+    std::sort(unmapped.begin(), unmapped.end(),
+              [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
+    std::cout << "  unmapped symbols (in '+helpers' of the function named):\n";
+    for (size_t i = 0; i < unmapped.size() && i < 12; ++i)
+      std::cout << fmt::format(
+          "    {:<34} {:>6.1f}% -> {}\n", unmapped[i].first,
+          100.0 * static_cast<double>(unmapped[i].second.first) / g.samples,
+          unmapped[i].second.second.empty() ? "(no caller named)" : unmapped[i].second.second);
+    if (unmapped.size() > 12)
+      std::cout << fmt::format("    ... {} more (all in the rows of -o / --format csv)\n",
+                               unmapped.size() - 12);
+  }
+  if (split.outside_samples > 0 || split.unresolved_samples > 0)
+    spdlog::info(
+        "{} samples fell outside the timed slices (warm-up, null system calls), {} had "
+        "no call chain",
+        split.outside_samples, split.unresolved_samples);
+}
+
+int run_kernel_cmd(KernelArgs& a) {
+  a.opt.paths.clear();
+  for (const auto& p : a.paths)
+    for (const auto& [name, path] : measure::kernel_path_names())
+      if (p == name) a.opt.paths.push_back(path);
+  const auto machine = measure::machine_info();
+  spdlog::info("kernel run on {} ({} cores, {}): paths {}, payloads {}, {} packets, {} repeat(s)",
+               machine.cpu_model, machine.cores, machine.kernel, fmt::join(a.paths, ","),
+               fmt::join(a.opt.payloads, ","), a.opt.packets, a.opt.repeats);
+  if (a.split) {
+    a.split_opt.symbols = tree_file(a.symbols);
+    measure::load_symbol_map(a.split_opt.symbols);  // bad input before a run, not after it
+    if (const std::string why = measure::perf_unavailable(a.split_opt.perf); !why.empty())
+      throw UserError(why);
+    std::vector<measure::KernelResult> results;
+    const auto split = measure::run_kernel_split(a.opt, a.split_opt, results);
+    const auto rows = measure::split_rows(split, machine, measure::loadavg_1m());
+    if (a.format == "table")
+      print_split(split);
+    else
+      print_kernel_rows(rows, a.format);
+    if (!a.out.empty()) {
+      report::write_file_atomic(a.out, report::to_csv(rows));
+      auto desc = machine.to_json();
+      desc["command"] = "simloop measure kernel --split";
+      desc["perf"] = fmt::format("perf record -e cpu-clock -c {} -g -k CLOCK_MONOTONIC",
+                                 a.split_opt.period_ns);
+      desc["symbols"] = a.split_opt.symbols.string();
+      desc["hypervisor"] = "samples in hypervisor symbols charged to their nearest other caller";
+      report::write_file_atomic(a.out + ".machine.json", desc.dump(2) + "\n");
+      spdlog::info("wrote {} and {}.machine.json", a.out, a.out);
+    }
+    for (const auto& r : results)
+      if (!r.fault.empty()) return 3;
+    return 0;
+  }
+  const auto results = measure::run_kernel(a.opt);
+  std::vector<report::Row> rows;
+  for (const auto& r : results) rows.push_back(measure::kernel_row(r, machine));
+  print_kernel_rows(rows, a.format);
+  if (!a.out.empty()) {
+    report::write_file_atomic(a.out, report::to_csv(rows));
+    // The machine the numbers belong to, beside them.
+    auto desc = machine.to_json();
+    desc["command"] = "simloop measure kernel";
+    desc["drain"] =
+        "same thread, one non-blocking recv() per outstanding datagram after each sendto()";
+    desc["null_syscall"] = "syscall(SYS_getppid)";
+    report::write_file_atomic(a.out + ".machine.json", desc.dump(2) + "\n");
+    spdlog::info("wrote {} and {}.machine.json", a.out, a.out);
+  }
+  for (const auto& r : results)
+    if (!r.fault.empty()) return 3;
+  return 0;
+}
+
+}  // namespace
+
+void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands) {
+  auto* kernel = measure.add_subcommand(
+      "kernel",
+      "A ttcp-like UDP sendto() loop to a socket bound on 127.0.0.1, through this machine's\n"
+      "own kernel. The receiver is drained in the same thread after each sendto() (one\n"
+      "non-blocking recv() per outstanding datagram), so a packet costs two system calls.\n"
+      "A null system call (getppid) is timed beside it, interleaved with the payloads in\n"
+      "every repeat. With --split, the same loop runs under perf (as root) and each kernel\n"
+      "function's self time per packet is reported, mapped onto the simulated Linux stack's\n"
+      "functions.");
+  auto k = std::make_shared<KernelArgs>();
+  kernel->add_option("-l,--payload", k->opt.payloads, "UDP payload bytes, a comma-separated list")
+      ->delimiter(',')
+      ->check(CLI::Range(0, net::kMaxUdpPayload))
+      ->capture_default_str();
+  std::vector<std::string> path_names;
+  for (const auto& [name, p] : measure::kernel_path_names()) path_names.push_back(name);
+  kernel
+      ->add_option("--path", k->paths,
+                   "How datagrams are addressed, a comma-separated list: unconnected (sendto()\n"
+                   "with the address, a route lookup each) or connected (send() on a connected\n"
+                   "socket, the route cached); several are interleaved like the payloads")
+      ->delimiter(',')
+      ->check(CLI::IsMember(path_names))
+      ->capture_default_str();
+  kernel->add_option("-n,--packets", k->opt.packets, "Timed datagrams per payload and repeat")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  kernel->add_option("--warmup", k->opt.warmup, "Untimed datagrams before timing starts")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  kernel->add_option("--null-syscalls", k->opt.null_syscalls, "getppid() calls timed per repeat")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  kernel
+      ->add_option("--rounds", k->opt.rounds,
+                   "Slices of each repeat: each slice times a share of the null system calls and\n"
+                   "of every payload's packets, in a rotating order")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  kernel->add_option("-r,--repeats", k->opt.repeats, "Independent runs (all payloads in each)")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  kernel->add_flag(
+      "--split", k->split,
+      "Profile the loop with perf record -e cpu-clock -g (needs root, perf and kernel\n"
+      "symbols; exit 2 saying which is missing) and report each function's self time\n"
+      "per packet, for the repeat with the least time per packet");
+  kernel->add_option("--perf", k->split_opt.perf, "The perf program (--split)")
+      ->capture_default_str();
+  kernel
+      ->add_option("--period", k->split_opt.period_ns, "cpu-clock sampling period in ns (--split)")
+      ->check(CLI::Range(int64_t{10'000}, int64_t{100'000'000}))
+      ->capture_default_str();
+  kernel
+      ->add_option("--symbols", k->symbols,
+                   "Which kernel symbols stand for which simulated Linux function (--split)")
+      ->capture_default_str();
+  kernel->add_option("-o,--output", k->out,
+                     "Also write the rows to FILE (CSV) and the machine to FILE.machine.json");
+  kernel->add_option("--format", k->format, "What to print: table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  commands.push_back({kernel, [k] { return run_kernel_cmd(*k); }});
+}
+
+}  // namespace simloop::cli

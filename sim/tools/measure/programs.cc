@@ -1,0 +1,73 @@
+#include "sim/tools/measure/programs.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace simloop::measure {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir(const std::string& prefix) {
+  std::string tmpl = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (mkdtemp(tmpl.data()) == nullptr)
+    throw std::runtime_error(
+        fmt::format("cannot make a temporary directory: {}", std::strerror(errno)));
+  path = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+}
+
+std::string last_lines(const fs::path& file, int n) {
+  std::ifstream in(file);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::string out;
+  for (size_t i = lines.size() > static_cast<size_t>(n) ? lines.size() - n : 0; i < lines.size();
+       ++i)
+    out += "\n  " + lines[i];
+  return out;
+}
+
+void run_program(const std::vector<std::string>& argv, const fs::path& err, const fs::path& out) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    // In a directory of our own (TempDir); never through a link all the same.
+    const int o = out.empty() ? open("/dev/null", O_WRONLY)
+                              : open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+    if (o >= 0) dup2(o, STDOUT_FILENO);
+    if (e >= 0) dup2(e, STDERR_FILENO);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+  std::string what = WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))
+                                       : fmt::format("signal {}", WTERMSIG(status));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    what += fmt::format(" (is {} installed? scripts/install-deps.sh installs it)", argv[0]);
+  throw std::runtime_error(
+      fmt::format("{} failed ({}):{}", fmt::join(argv, " "), what, last_lines(err, 8)));
+}
+
+}  // namespace simloop::measure

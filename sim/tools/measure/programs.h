@@ -1,0 +1,28 @@
+// Running the programs a measurement uses (valgrind, perf): a private scratch
+// directory, and a child whose output goes to files there.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace simloop::measure {
+
+// A scratch directory of an unpredictable name, removed with everything in it.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& prefix = "simloop");
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+// Runs argv with stdout to `out` (discarded if empty) and stderr to `err`;
+// throws unless it exits with status 0, quoting the end of `err`.
+void run_program(const std::vector<std::string>& argv, const std::filesystem::path& err,
+                 const std::filesystem::path& out = {});
+
+// The last `n` lines of a file, each on a line of its own, indented.
+std::string last_lines(const std::filesystem::path& file, int n);
+
+}  // namespace simloop::measure
