@@ -505,13 +505,39 @@ TEST(Schema, CostKeysAreTheTimingModelsPrices) {
   EXPECT_THROW(config::set_number(x, "no.such.key", 1), config::ConfigError);
 }
 
+TEST(Compare, HeldOutPointsPastTheTrainingRangeAreFlagged) {
+  auto point = [](const char* set, const char* payload, const char* mtu) {
+    Comparison c;
+    c.set = set;
+    c.keys = {{"payload", payload}, {"dest", "wire"}, {"ether_mtu", mtu}};
+    return c;
+  };
+  std::vector<Comparison> cs = {point("train", "18", "1500"), point("train", "1400", "1500"),
+                                point("validation", "600", "1500"),
+                                point("validation", "8000", "9000"),
+                                point("validation", "0", "1500")};
+  flag_extrapolation(cs, {"payload", "ether_mtu", "max_linkhdr"});
+  EXPECT_EQ(cs[0].caveat, "");
+  EXPECT_EQ(cs[2].caveat, "");  // inside the range
+  EXPECT_EQ(cs[3].caveat,
+            "extrapolated: payload 8000 above the trained 1400; extrapolated: ether_mtu 9000 "
+            "above the trained 1500");
+  EXPECT_EQ(cs[4].caveat, "extrapolated: payload 0 below the trained 18");
+  // The caveat is in the comparison's row.
+  const report::Row r = comparison_row("native", cs[4]);
+  ASSERT_NE(r.find("caveat"), nullptr);
+  EXPECT_EQ(std::get<std::string>(*r.find("caveat")), cs[4].caveat);
+}
+
 TEST(Compare, ErrorsOnAHandMadeCase) {
   std::vector<Comparison> cs = {
-      {"a", {{"payload", "18"}}, "validation", 100, 110, 120, 0, 0, ""},  // +10 %, constant +20 %
-      {"b", {{"payload", "64"}}, "validation", 200, 170, 120, 0, 0, ""},  // -15 %, constant -40 %
-      {"c", {{"payload", "99"}}, "validation", 50, 51, 120, 0, 0, ""},    // +2 %, constant +140 %
-      {"t", {{"payload", "1"}}, "train", 100, 200, 120, 0, 0, ""},  // +100 %, not a validation
-                                                                    // point
+      {"a", {{"payload", "18"}}, "validation", 100, 110, 120, 0, 0, "", ""},  // +10 %, constant +20
+                                                                              // %
+      {"b", {{"payload", "64"}}, "validation", 200, 170, 120, 0, 0, "", ""},  // -15 %, constant -40
+                                                                              // %
+      {"c", {{"payload", "99"}}, "validation", 50, 51, 120, 0, 0, "", ""},  // +2 %, constant +140 %
+      {"t", {{"payload", "1"}}, "train", 100, 200, 120, 0, 0, "", ""},  // +100 %, not a validation
+                                                                        // point
   };
   EXPECT_DOUBLE_EQ(cs[1].error_pct(), -15);
   EXPECT_DOUBLE_EQ(cs[1].abs_error_pct(), 15);

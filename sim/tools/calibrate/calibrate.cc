@@ -121,6 +121,8 @@ NativeOptions native_options(const Point& p) {
   NativeOptions o;
   o.path = path_of(p);
   o.payload = p.payload();
+  o.stack.ether_mtu = std::stoi(p.key("ether_mtu", key_default("ether_mtu")));
+  o.stack.max_linkhdr = std::stoi(p.key("max_linkhdr", key_default("max_linkhdr")));
   return o;
 }
 

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 
 #include "sim/report/csv_table.h"
+#include "sim/stack/net/inet.h"
 #include "sim/tools/calibrate/calibrate_detail.h"
 #include "sim/tools/measure/native.h"
 
@@ -38,6 +40,11 @@ const std::vector<std::pair<std::string, std::string>>& canonical_columns() {
       {"path",
        "how a kernel loop addressed its datagrams (measure kernel rows): unconnected (sendto() "
        "with the address; the default) or connected (send() on a connected socket)"},
+      {"ether_mtu",
+       "MTU of the Ethernet interface (native rows), 68-9216; default 1500 (wire and broadcast "
+       "frames, and the largest payload they carry)"},
+      {"max_linkhdr",
+       "link header space reserved in front of the data (native rows), 0-64 bytes; default 16"},
       {"repeat", "which repeat the row is (rows of one configuration are its repeats)"},
       {"fault", "non-empty: the run failed and the row is left out"},
   };
@@ -57,6 +64,16 @@ const std::array<Enumerated, 4> kEnumerated = {{
     {"misalign", {"0", "1", "2", "3"}, "0..3"},
     {"service", {"full", "send-only"}, "full or send-only"},
     {"buffer_misalign", {"0", "1", "2", "3", "4", "5", "6", "7"}, "0..7"},
+}};
+
+// The keys that are whole numbers in a range.
+struct Ranged {
+  const char* key;
+  int lo, hi;
+};
+const std::array<Ranged, 2> kRanged = {{
+    {"ether_mtu", 68, net::kMaxEtherMtu},
+    {"max_linkhdr", 0, 64},
 }};
 
 bool is_canonical(const std::string& c) {
@@ -230,7 +247,8 @@ void read_file(const fs::path& path, const ColumnMap& columns, std::vector<Point
                       "self, got '{}'",
                       where, shown("dest"), dest));
     p.keys["dest"] = dest;
-    for (const char* k : {"align", "copy", "misalign", "service", "buffer_misalign", "path"}) {
+    for (const char* k : {"align", "copy", "misalign", "service", "buffer_misalign", "path",
+                          "ether_mtu", "max_linkhdr"}) {
       if (!col.count(k)) continue;
       const std::string v = cell(k);
       if (v.empty()) throw InputError(fmt::format("{}: column '{}' is empty", where, shown(k)));
@@ -250,7 +268,17 @@ void read_file(const fs::path& path, const ColumnMap& columns, std::vector<Point
       if (p.keys.count(k) && !allowed.count(p.keys[k]))
         throw InputError(fmt::format("{}: column '{}': expected {}, got '{}'", where, shown(k),
                                      expected, p.keys[k]));
-    for (const char* k : {"misalign", "service", "buffer_misalign", "path"})
+    for (const auto& [k, lo, hi] : kRanged)
+      if (p.keys.count(k)) {
+        int v = 0;
+        const std::string& s = p.keys[k];
+        const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < lo || v > hi)
+          throw InputError(fmt::format("{}: column '{}': expected a whole number {}..{}, got '{}'",
+                                       where, shown(k), lo, hi, s));
+      }
+    for (const char* k :
+         {"misalign", "service", "buffer_misalign", "path", "ether_mtu", "max_linkhdr"})
       if (p.keys.count(k) && p.keys[k] == key_default(k)) p.keys.erase(k);
 
     Repeat r;

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "sim/report/stats.h"
+#include "sim/stack/bsd/stack.h"
 #include "sim/tools/calibrate/calibrate_detail.h"
 
 namespace simloop::measure {
@@ -30,18 +31,21 @@ std::string key_default(const std::string& k) {
   if (k == "misalign" || k == "buffer_misalign") return "0";
   if (k == "service") return "full";
   if (k == "path") return "unconnected";
+  if (k == "ether_mtu") return std::to_string(net::StackOptions{}.ether_mtu);
+  if (k == "max_linkhdr") return std::to_string(net::StackOptions{}.max_linkhdr);
   return "";
 }
 
 }  // namespace detail
 
-namespace {
+namespace {}  // namespace
 
-// The keys that name a configuration, in this order.
-constexpr std::array<const char*, 8> kConfigKeys = {
-    "payload", "dest", "align", "copy", "misalign", "service", "buffer_misalign", "path"};
-
-}  // namespace
+const std::vector<std::string>& point_keys() {
+  static const std::vector<std::string> keys = {
+      "payload",         "dest", "align",     "copy",       "misalign", "service",
+      "buffer_misalign", "path", "ether_mtu", "max_linkhdr"};
+  return keys;
+}
 
 using detail::key_default;
 
@@ -55,9 +59,19 @@ std::string Point::key(const std::string& k, const std::string& fallback) const 
   return it == keys.end() ? fallback : it->second;
 }
 
+std::string Point::value(const std::string& k) const {
+  if (!keys.count(k)) {
+    // Defaults only where the key means something: the stack's options on
+    // native points, how the loop addressed its datagrams on kernel ones.
+    const bool shared = k == "payload" || k == "dest";
+    if (native() ? k == "path" : !shared && k != "path") return "";
+  }
+  return key(k, key_default(k));
+}
+
 std::string Point::label() const {
   std::string s;
-  for (const char* k : kConfigKeys)
+  for (const auto& k : point_keys())
     if (auto it = keys.find(k); it != keys.end())
       s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, it->second);
   if (!native() && source != "kernel")

@@ -36,10 +36,14 @@ struct Repeat {
   double overhead_self_ns = 0, overhead_parent_ns = 0;  // the instrumentation's cost per call
 };
 
+// The keys that name a configuration (a point's path and options), in the
+// order labels and comparisons list them.
+const std::vector<std::string>& point_keys();
+
 // One measured configuration.
 struct Point {
   std::string source;                       // "native", or a measured system ("kernel", free text)
-  std::map<std::string, std::string> keys;  // payload, dest, align, copy, misalign
+  std::map<std::string, std::string> keys;  // point_keys(), each only if not its default
   std::vector<Repeat> repeats;
   // Summaries of the repeats under one statistic (summarize()).
   double ns_value = 0;
@@ -51,6 +55,10 @@ struct Point {
   double kpps() const { return ns_value > 0 ? 1e6 / ns_value : 0; }
   int payload() const;
   std::string key(const std::string& k, const std::string& fallback = "") const;
+  // The key's value, or what a point without it means ("" where the key
+  // means nothing for the point's source: path on native points, the
+  // stack's options on measured systems).
+  std::string value(const std::string& k) const;
   std::string label() const;  // "payload=18 dest=loopback ..."
   void summarize(Stat stat);
   void summarize(Stat stat, const std::vector<size_t>& pick);  // a resample of the repeats

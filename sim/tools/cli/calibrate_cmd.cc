@@ -214,10 +214,11 @@ void report_comparison(const std::vector<measure::Comparison>& cs, const Compare
   std::cout << fmt::format("{:<52} {:>10} {:>10} {:>10} {:>8} {:>10} {:>9}  {}\n", "point", "set",
                            "measured", "predicted", "error", "constant", "interval", "relies on");
   for (const auto& c : cs)
-    std::cout << fmt::format("{:<52} {:>10} {:>10.1f} {:>10.1f} {:>+7.2f}% {:>+9.2f}% {:>9}  {}\n",
-                             c.point, c.set, c.measured, c.predicted, c.error_pct(),
-                             c.constant_error_pct(),
-                             c.hi > 0 ? fmt::format("{:.1f}-{:.1f}", c.lo, c.hi) : "", c.relies_on);
+    std::cout << fmt::format(
+        "{:<52} {:>10} {:>10.1f} {:>10.1f} {:>+7.2f}% {:>+9.2f}% {:>9}  {}\n", c.point, c.set,
+        c.measured, c.predicted, c.error_pct(), c.constant_error_pct(),
+        c.hi > 0 ? fmt::format("{:.1f}-{:.1f}", c.lo, c.hi) : "",
+        c.relies_on + (c.caveat.empty() || c.relies_on.empty() ? "" : "; ") + c.caveat);
   measure::Split groups;
   try {
     groups = measure::parse_split(a.groups, "--group");
@@ -229,6 +230,13 @@ void report_comparison(const std::vector<measure::Comparison>& cs, const Compare
     if (s.points == 0) continue;
     std::cout << fmt::format("{:<10} {}\n", set, measure::describe(s));
   }
+  const auto extrapolated = std::count_if(cs.begin(), cs.end(), [](const measure::Comparison& c) {
+    return c.caveat.find("extrapolated") != std::string::npos;
+  });
+  if (extrapolated > 0)
+    std::cout << fmt::format(
+        "{} held-out point(s) extrapolated past the training range (their caveat says how far)\n",
+        extrapolated);
   std::vector<report::Row> summary;
   auto add_summary = [&](const std::string& group, const measure::ErrorSummary& s) {
     report::Row r;
@@ -298,7 +306,8 @@ int compare_experiment(const CompareArgs& a) {
   for (const auto& p : points) {
     measure::Comparison c;
     c.point = p.label();
-    for (const auto& [k, v] : p.keys) c.keys.emplace_back(k, v);
+    for (const auto& k : measure::point_keys())
+      if (const std::string v = p.value(k); !v.empty()) c.keys.emplace_back(k, v);
     c.set = "validation";  // nothing was fitted to it
     c.measured = p.kpps();
     std::vector<std::string> sets = {fmt::format("workload.payload={}", p.payload()),
@@ -306,6 +315,14 @@ int compare_experiment(const CompareArgs& a) {
     if (p.keys.count("align")) sets.push_back("options.align=" + p.key("align"));
     if (p.keys.count("copy")) sets.push_back("options.copy=" + p.key("copy"));
     if (p.keys.count("misalign")) sets.push_back("options.sockaddr_misalign=" + p.key("misalign"));
+    if (p.keys.count("ether_mtu")) sets.push_back("options.ether_mtu=" + p.key("ether_mtu"));
+    if (p.keys.count("max_linkhdr")) sets.push_back("options.max_linkhdr=" + p.key("max_linkhdr"));
+    // What an experiment has no key for is simulated at the experiment's own
+    // value: said beside the point, never silently.
+    for (const char* k : {"service", "buffer_misalign", "path"})
+      if (p.keys.count(k))
+        c.caveat +=
+            fmt::format("{}not simulated: {}={}", c.caveat.empty() ? "" : "; ", k, p.key(k));
     c.predicted = 1e3 / (simulate_point(a.fit, sets) / 1e3);
     c.constant = 0;
     cs.push_back(c);
@@ -315,8 +332,8 @@ int compare_experiment(const CompareArgs& a) {
   std::cout << fmt::format("{:<52} {:>10} {:>10} {:>8}\n", "point", "measured", "predicted",
                            "error");
   for (const auto& c : cs)
-    std::cout << fmt::format("{:<52} {:>10.1f} {:>10.1f} {:>+7.2f}%\n", c.point, c.measured,
-                             c.predicted, c.error_pct());
+    std::cout << fmt::format("{:<52} {:>10.1f} {:>10.1f} {:>+7.2f}%{}\n", c.point, c.measured,
+                             c.predicted, c.error_pct(), c.caveat.empty() ? "" : "  " + c.caveat);
   if (!a.out.empty()) {
     std::vector<report::Row> rows;
     for (const auto& c : cs) rows.push_back(measure::comparison_row("experiment", c));
@@ -386,8 +403,8 @@ int compare_cmd(const CompareArgs& a) {
     if (p.native() != (fit.source == "native")) continue;
     measure::Comparison c;
     c.point = p.label();
-    for (const auto& k : {"payload", "dest", "align", "copy", "misalign"})
-      if (auto it = p.keys.find(k); it != p.keys.end()) c.keys.emplace_back(k, it->second);
+    for (const auto& k : measure::point_keys())
+      if (const std::string v = p.value(k); !v.empty()) c.keys.emplace_back(k, v);
     c.set = fit.split.trains(p) ? "train" : "validation";
     c.measured = p.kpps();
     measure::Features feat;
@@ -410,6 +427,7 @@ int compare_cmd(const CompareArgs& a) {
     cs.push_back(c);
   }
   if (cs.empty()) throw UserError("no " + fit.source + " points in the measured files");
+  measure::flag_extrapolation(cs, {"payload", "ether_mtu", "max_linkhdr"});
   report_comparison(cs, a, fit.source);
   return 0;
 }

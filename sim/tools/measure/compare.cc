@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
+#include "sim/report/csv_table.h"
 #include "sim/report/stats.h"
 
 namespace simloop::measure {
@@ -51,6 +53,36 @@ std::string describe(const ErrorSummary& s) {
   return out;
 }
 
+void flag_extrapolation(std::vector<Comparison>& cs, const std::vector<std::string>& numeric_keys) {
+  auto number = [](const Comparison& c, const std::string& k) -> std::optional<double> {
+    for (const auto& [key, v] : c.keys)
+      if (key == k) {
+        double x = 0;
+        if (report::parse_number(v, &x)) return x;
+      }
+    return std::nullopt;
+  };
+  for (const auto& k : numeric_keys) {
+    std::optional<double> lo, hi;
+    for (const auto& c : cs)
+      if (c.set == "train")
+        if (const auto x = number(c, k)) {
+          lo = lo ? std::min(*lo, *x) : *x;
+          hi = hi ? std::max(*hi, *x) : *x;
+        }
+    if (!lo) continue;
+    for (auto& c : cs) {
+      if (c.set != "validation") continue;
+      const auto x = number(c, k);
+      if (!x || (*x >= *lo && *x <= *hi)) continue;
+      const std::string why =
+          *x > *hi ? fmt::format("extrapolated: {} {:g} above the trained {:g}", k, *x, *hi)
+                   : fmt::format("extrapolated: {} {:g} below the trained {:g}", k, *x, *lo);
+      c.caveat += (c.caveat.empty() ? "" : "; ") + why;
+    }
+  }
+}
+
 report::Row comparison_row(const std::string& source, const Comparison& c) {
   report::Row row;
   row.set("source", source);
@@ -72,7 +104,8 @@ report::Row comparison_row(const std::string& source, const Comparison& c) {
       .set("constant_error_pct", c.constant_error_pct())
       .set("predicted_kpps_lo", c.lo)
       .set("predicted_kpps_hi", c.hi)
-      .set("relies_on", c.relies_on);
+      .set("relies_on", c.relies_on)
+      .set("caveat", c.caveat);
   return row;
 }
 

@@ -19,6 +19,10 @@ struct Comparison {
   double constant = 0;    // the constant predictor: the mean of the training points
   double lo = 0, hi = 0;  // the prediction's bootstrap interval (0, 0: none)
   std::string relies_on;  // undetermined parameters the prediction needs ("" if none)
+  // Why the prediction is less than it seems ("" if nothing): a key past the
+  // training range ("extrapolated: payload 8000 above the trained 1400"), a
+  // key the model could not simulate.
+  std::string caveat;
   double error_pct() const { return 100 * (predicted - measured) / measured; }
   double abs_error_pct() const { return error_pct() < 0 ? -error_pct() : error_pct(); }
   double constant_error_pct() const { return 100 * (constant - measured) / measured; }
@@ -44,6 +48,12 @@ ErrorSummary summarize(const std::vector<Comparison>& cs, const std::string& set
 // "N points: median |error| M %, worst W % (point); constant (mean of the
 // training points): median C %, worst D %: the model beats it / does NOT beat it".
 std::string describe(const ErrorSummary& s);
+
+// Flags each held-out comparison ("validation") whose numeric key lies
+// outside the range of that key over the training comparisons ("train"):
+// its caveat says which, and by how much. Keys no training point has are
+// left alone.
+void flag_extrapolation(std::vector<Comparison>& cs, const std::vector<std::string>& numeric_keys);
 
 // One row per point: its configuration, the set, measured and predicted
 // kpps and ns per packet, signed and absolute error in percent.

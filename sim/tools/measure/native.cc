@@ -48,8 +48,12 @@ report::Row native_row(const NativeOptions& opt, const NativeResult& r) {
     row.set(fmt::format("drop_{}", net::drop_name(static_cast<net::Drop>(d))),
             static_cast<int64_t>(r.drops[d]));
   row.set("fault", r.fault);
+  // Every option of the path, so that a row is a complete point.
   row.set("service", opt.path.get("service"));
   row.set("buffer_misalign", int64_t{opt.path.buffer_misalign});
+  row.set("misalign", int64_t{opt.path.sockaddr_misalign});
+  row.set("ether_mtu", int64_t{opt.stack.ether_mtu});
+  row.set("max_linkhdr", int64_t{opt.stack.max_linkhdr});
   for (const auto& [name, ns] : r.stage_ns) row.set("stage_" + name + "_ns", ns);
   if (!r.stage_ns.empty()) row.set("split_ns_per_packet", r.split_ns_per_packet);
   return row;
