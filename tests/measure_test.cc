@@ -380,6 +380,37 @@ TEST(Calibrate, ReadsPointsWithOneStatisticAndSplitsThem) {
   fs::remove(csv);
 }
 
+TEST(Calibrate, CpuTimeIsReadInsteadOfWallTimeWhenAsked) {
+  const fs::path csv = write_csv("simloop_measure_test_cpu.csv",
+                                 "source,repeat,payload,dest,ns_per_packet,null_syscall_ns,"
+                                 "cpu_s,cpu_ns_per_packet,null_syscall_cpu_ns\n"
+                                 "kernel,0,18,loopback,900,300,0.1,400,100\n"
+                                 "kernel,1,18,loopback,500,200,0.1,410,110\n");
+  EXPECT_DOUBLE_EQ(read_points({csv}, Stat::min)[0].ns_value, 500);  // wall by default
+  ColumnMap cpu;
+  cpu.cpu_time = true;
+  const auto pts = read_points({csv}, Stat::min, cpu);
+  EXPECT_DOUBLE_EQ(pts[0].ns_value, 400);
+  EXPECT_DOUBLE_EQ(*pts[0].null_syscall_ns, 100);
+  // Without the CPU-time columns there is nothing to read: said, not guessed.
+  const fs::path wall_only = write_csv("simloop_measure_test_wall.csv",
+                                       "source,payload,dest,ns_per_packet\nkernel,18,loopback,9\n");
+  try {
+    read_points({wall_only}, Stat::min, cpu);
+    FAIL() << "read wall time as CPU time";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs column 'cpu_ns_per_packet'"), std::string::npos)
+        << e.what();
+  }
+  const fs::path mixed =
+      write_csv("simloop_measure_test_mixed.csv",
+                "source,payload,dest,null_syscall_ns,cpu_ns_per_packet\nkernel,18,loopback,9,8\n");
+  EXPECT_THROW(read_points({mixed}, Stat::min, cpu), InputError);
+  fs::remove(csv);
+  fs::remove(wall_only);
+  fs::remove(mixed);
+}
+
 TEST(Calibrate, OwnDataColumnsAreMappedAndNothingIsFilledIn) {
   const fs::path csv = write_csv(
       "simloop_own_data.csv", "Size,Throughput,Path,Who\n18,350,wire,athlon\n64,300,wire,athlon\n");

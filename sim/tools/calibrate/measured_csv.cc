@@ -29,6 +29,11 @@ const std::vector<std::pair<std::string, std::string>>& canonical_columns() {
        "free text: where the numbers come from (machine, system, tool, publication); 'native' "
        "marks rows of simloop's own stack (measure native); default: the file's name"},
       {"null_syscall_ns", "ns of a null system call measured in the same run (optional)"},
+      {"cpu_ns_per_packet",
+       "the thread's CPU ns per datagram in the same run (measure native and measure kernel "
+       "write it); the rate under --time cpu"},
+      {"null_syscall_cpu_ns",
+       "the null system call's thread CPU ns (the one read under --time cpu)"},
       {"align", "alignment policy (native rows): none, copy-down, strict, copy-down-unsafe"},
       {"copy", "simplex loop copy (native rows): m_copy or m_dup"},
       {"misalign", "bytes past a 4-byte boundary of the received sockaddr (native rows), 0-3"},
@@ -87,6 +92,7 @@ bool is_canonical(const std::string& c) {
 bool is_informational(const std::string& c) {
   static const std::set<std::string> known = {"packets",
                                               "elapsed_s",
+                                              "cpu_s",
                                               "delivered",
                                               "delivered_bytes",
                                               "enobufs_retries",
@@ -207,6 +213,22 @@ void read_file(const fs::path& path, const ColumnMap& columns, std::vector<Point
       rate = r;
       break;
     }
+  std::string null_col = "null_syscall_ns";
+  if (columns.cpu_time) {
+    if (!col.count("cpu_ns_per_packet"))
+      throw InputError(fmt::format(
+          "{}:1: --time cpu needs column 'cpu_ns_per_packet' (the thread CPU time that measure "
+          "native and measure kernel write; map another name with --columns "
+          "cpu_ns_per_packet=NAME)",
+          file));
+    rate = "cpu_ns_per_packet";
+    if (col.count("null_syscall_ns") && !col.count("null_syscall_cpu_ns"))
+      throw InputError(
+          fmt::format("{}:1: --time cpu: column 'null_syscall_ns' has no CPU-time twin "
+                      "'null_syscall_cpu_ns'; wall and CPU times are not mixed",
+                      file));
+    null_col = "null_syscall_cpu_ns";
+  }
   if (rate.empty())
     throw InputError(
         fmt::format("{}:1: missing a rate column: one of ns_per_packet, kpps, pps, "
@@ -286,7 +308,7 @@ void read_file(const fs::path& path, const ColumnMap& columns, std::vector<Point
     if (!(v > 0))
       throw InputError(fmt::format("{}: column '{}': expected a rate > 0, got '{}'", where,
                                    shown(rate), cell(rate)));
-    if (rate == "ns_per_packet")
+    if (rate == "ns_per_packet" || rate == "cpu_ns_per_packet")
       r.ns = v;
     else if (rate == "kpps")
       r.ns = 1e6 / v;
@@ -297,11 +319,11 @@ void read_file(const fs::path& path, const ColumnMap& columns, std::vector<Point
         throw InputError(fmt::format("{}: payload_mbps needs a payload > 0", where));
       r.ns = 1e9 / (v * 1e6 / (8 * payload));
     }
-    if (col.count("null_syscall_ns")) {
-      const double n = number("null_syscall_ns", shown("null_syscall_ns"));
+    if (col.count(null_col)) {
+      const double n = number(null_col, shown(null_col));
       if (!(n > 0))
         throw InputError(fmt::format("{}: column '{}': expected ns > 0, got '{}'", where,
-                                     shown("null_syscall_ns"), cell("null_syscall_ns")));
+                                     shown(null_col), cell(null_col)));
       r.null_ns = n;
     }
     for (const auto& [fn, c] : stage_cols) {

@@ -19,6 +19,11 @@ namespace simloop::measure {
 struct ColumnMap {
   std::map<std::string, std::string> rename;  // canonical -> the file's name
   std::set<std::string> ignore;               // the file's names
+  // Which clock the rates are read in: wall time (ns_per_packet and the
+  // other rates, null_syscall_ns) or this thread's CPU time
+  // (cpu_ns_per_packet, null_syscall_cpu_ns), which other programs on the
+  // machine do not inflate.
+  bool cpu_time = false;
 };
 // Throws InputError on a spec that is not CANONICAL=NAME or names no
 // canonical column.

@@ -27,7 +27,14 @@ namespace {
 
 struct Columns {
   std::vector<std::string> map, ignore;
+  std::string time = "wall";
   void add(CLI::App* c) {
+    c->add_option("--time", time,
+                  "Which clock the rates are read in: wall (ns_per_packet and the other rates)\n"
+                  "or cpu (cpu_ns_per_packet: the thread's CPU time, which other programs on a\n"
+                  "loaded machine do not inflate)")
+        ->check(CLI::IsMember({"wall", "cpu"}))
+        ->capture_default_str();
     c->add_option("--columns", map,
                   "CANONICAL=NAME,...: the file's name for a column simloop reads, e.g.\n"
                   "kpps=Throughput,payload=Size (docs/measured-data.md lists the columns)")
@@ -51,7 +58,9 @@ std::vector<fs::path> paths_of(const std::vector<std::string>& v) {
 std::vector<measure::Point> load_points(const std::vector<std::string>& files, measure::Stat stat,
                                         const Columns& c) {
   try {
-    return measure::read_points(paths_of(files), stat, measure::parse_columns(c.map, c.ignore));
+    auto columns = measure::parse_columns(c.map, c.ignore);
+    columns.cpu_time = c.time == "cpu";
+    return measure::read_points(paths_of(files), stat, columns);
   } catch (const measure::InputError& e) {
     throw UserError(e.what());
   }
@@ -191,6 +200,7 @@ int calibrate_cmd(const CalibrateArgs& a) {
   j["experiment"] = name + ".yaml";
   j["columns"] = a.columns.map;
   j["ignore_columns"] = a.columns.ignore;
+  j["time"] = a.columns.time;
   const fs::path out = fs::path(a.dir) / (name + "-fit.json");
   report::write_file_atomic(out, j.dump(1) + "\n");
   spdlog::info("wrote {0}/{1}.yaml, {0}/{1}-machine.yaml, {0}/{1}-stack.yaml and {2}", a.dir, name,
@@ -375,6 +385,10 @@ int compare_cmd(const CompareArgs& a) {
       if (columns.map.empty()) columns.map = j.value("columns", std::vector<std::string>{});
       if (columns.ignore.empty())
         columns.ignore = j.value("ignore_columns", std::vector<std::string>{});
+      // The fit's own clock, unless the command line names one.
+      if (columns.time == "wall") columns.time = j.value("time", std::string("wall"));
+      if (columns.time != "wall" && columns.time != "cpu")
+        throw UserError(a.fit + ": 'time' must be wall or cpu");
     } catch (const nlohmann::json::exception&) {
       throw UserError(a.fit + ": 'columns' and 'ignore_columns' must be lists of strings");
     }

@@ -76,6 +76,7 @@ class Channel {
   // many went.
   int64_t run(int64_t n, int64_t budget) {
     if (!r_.fault.empty()) return 0;
+    const int64_t c0 = thread_cpu_ns();
     const auto t0 = Clock::now();
     int64_t done = 0;
     while (done < n) {
@@ -88,6 +89,7 @@ class Channel {
       }
     }
     r_.elapsed_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    r_.cpu_s += static_cast<double>(thread_cpu_ns() - c0) * 1e-9;
     r_.packets += done;
     return done;
   }
@@ -166,14 +168,17 @@ MachineInfo machine_info() {
   return m;
 }
 
-double null_syscall_ns(int64_t calls) {
-  if (calls <= 0) return 0;
+std::pair<double, double> null_syscall_ns(int64_t calls) {
+  if (calls <= 0) return {0, 0};
   // syscall() itself, not getppid(): the C library must not answer from a cache.
   for (int i = 0; i < 1000; ++i) syscall(SYS_getppid);
+  const int64_t c0 = thread_cpu_ns();
   const auto t0 = Clock::now();
   for (int64_t i = 0; i < calls; ++i) syscall(SYS_getppid);
   const auto t1 = Clock::now();
-  return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(calls);
+  const auto n = static_cast<double>(calls);
+  return {std::chrono::duration<double, std::nano>(t1 - t0).count() / n,
+          static_cast<double>(thread_cpu_ns() - c0) / n};
 }
 
 double loadavg_1m() {
@@ -191,6 +196,12 @@ const std::vector<std::pair<std::string, KernelPath>>& kernel_path_names() {
   static const std::vector<std::pair<std::string, KernelPath>> names = {
       {"unconnected", KernelPath::unconnected}, {"connected", KernelPath::connected}};
   return names;
+}
+
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
 int64_t monotonic_ns() {
@@ -212,12 +223,14 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
         ch.push_back(std::make_unique<Channel>(payload, path, rep));
         ch.back()->warm(opt.warmup);
       }
-    double null_ns = 0;
+    double null_ns = 0, null_cpu_ns = 0;
     int64_t null_calls = 0;
     const size_t n = ch.size();
     for (int k = 0; k < rounds; ++k) {
       const int64_t calls = share(opt.null_syscalls, k);
-      null_ns += null_syscall_ns(calls) * static_cast<double>(calls);
+      const auto [wall, cpu] = null_syscall_ns(calls);
+      null_ns += wall * static_cast<double>(calls);
+      null_cpu_ns += cpu * static_cast<double>(calls);
       null_calls += calls;
       for (size_t i = 0; i < n; ++i) {
         Channel& c = *ch[(i + static_cast<size_t>(k)) % n];
@@ -231,6 +244,7 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
     for (auto& c : ch) {
       KernelResult r = c->result();
       r.null_syscall_ns = null_calls > 0 ? null_ns / static_cast<double>(null_calls) : 0;
+      r.null_syscall_cpu_ns = null_calls > 0 ? null_cpu_ns / static_cast<double>(null_calls) : 0;
       r.loadavg_1m = load;
       out.push_back(std::move(r));
     }
@@ -254,6 +268,9 @@ report::Row kernel_row(const KernelResult& r, const MachineInfo& m) {
       .set("send_errors", r.send_errors)
       .set("empty_reads", r.empty_reads)
       .set("null_syscall_ns", r.null_syscall_ns)
+      .set("cpu_s", r.cpu_s)
+      .set("cpu_ns_per_packet", r.cpu_ns_per_packet())
+      .set("null_syscall_cpu_ns", r.null_syscall_cpu_ns)
       .set("loadavg_1m", r.loadavg_1m)
       .set("fault", r.fault)
       .set("cpu_model", m.cpu_model)

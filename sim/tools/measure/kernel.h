@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/report/table.h"
@@ -35,17 +36,28 @@ struct KernelResult {
   KernelPath path = KernelPath::unconnected;
   int64_t packets = 0;  // timed sendto() calls that succeeded
   double elapsed_s = 0;
+  // This thread's CPU time in the same slices (CLOCK_THREAD_CPUTIME_ID): the
+  // kernel's work done on its behalf, softirq included, and not the time
+  // other programs held the CPU, so it holds up under load.
+  double cpu_s = 0;
   int64_t delivered = 0, delivered_bytes = 0;  // read back by the receiver during the timed loop
   int64_t send_errors = 0;                     // sendto() failures (ENOBUFS and the like)
   int64_t empty_reads = 0;                     // recv() found nothing yet
   double null_syscall_ns = 0;                  // measured in the same repeat, interleaved
+  double null_syscall_cpu_ns = 0;              // the same calls, in thread CPU time
   double loadavg_1m = 0;                       // the machine's load when the repeat ended
   std::string fault;
   double kpps() const { return elapsed_s > 0 ? static_cast<double>(packets) / elapsed_s / 1e3 : 0; }
   double ns_per_packet() const {
     return packets > 0 ? elapsed_s * 1e9 / static_cast<double>(packets) : 0;
   }
+  double cpu_ns_per_packet() const {
+    return packets > 0 ? cpu_s * 1e9 / static_cast<double>(packets) : 0;
+  }
 };
+
+// This thread's CPU time so far, in ns (CLOCK_THREAD_CPUTIME_ID).
+int64_t thread_cpu_ns();
 
 // What this machine is: CPU model, core count, kernel version.
 struct MachineInfo {
@@ -59,8 +71,9 @@ MachineInfo machine_info();
 // The 1-minute load average (/proc/loadavg), or -1 if it cannot be read.
 double loadavg_1m();
 
-// ns per getppid() system call, over `calls` calls.
-double null_syscall_ns(int64_t calls);
+// A getppid() system call's wall ns and this thread's CPU ns, each per call,
+// over `calls` calls.
+std::pair<double, double> null_syscall_ns(int64_t calls);
 
 // Each repeat is cut into `rounds` slices; every slice times a share of the
 // null system calls and a share of every payload's packets, the payloads in

@@ -41,6 +41,8 @@ report::Row native_row(const NativeOptions& opt, const NativeResult& r) {
       .set("elapsed_s", r.elapsed_s)
       .set("kpps", r.kpps())
       .set("ns_per_packet", r.ns_per_packet())
+      .set("cpu_s", r.cpu_s)
+      .set("cpu_ns_per_packet", r.cpu_ns_per_packet())
       .set("delivered", r.delivered)
       .set("delivered_bytes", r.delivered_bytes)
       .set("enobufs_retries", r.enobufs_retries);

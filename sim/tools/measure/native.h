@@ -44,6 +44,7 @@ struct NativeResult {
   int64_t packets = 0;     // timed sendto() calls that succeeded
   int64_t total_sent = 0;  // all datagrams sent, with warm-up and sentinels
   double elapsed_s = 0;
+  double cpu_s = 0;  // this thread's CPU time in the same loop (CLOCK_THREAD_CPUTIME_ID)
   int64_t delivered = 0, delivered_bytes = 0;  // received by the socket / sent on the ring
   int64_t enobufs_retries = 0;
   std::array<uint64_t, net::kDropCount> drops{};
@@ -55,6 +56,7 @@ struct NativeResult {
   double split_ns_per_packet = 0;
   double kpps() const { return elapsed_s > 0 ? packets / elapsed_s / 1e3 : 0; }
   double ns_per_packet() const { return packets > 0 ? elapsed_s * 1e9 / packets : 0; }
+  double cpu_ns_per_packet() const { return packets > 0 ? cpu_s * 1e9 / packets : 0; }
 };
 
 // Runs `opt.repeats` independent runs (a fresh pool and stack each).
