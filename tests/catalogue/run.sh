@@ -354,6 +354,11 @@ run_case calibrate train-unknown "--train paylod: no such column in good\.csv; d
 printf 'source,payload,dest,ns_per_packet,Host,Load,Notes\nkernel,18,loopback,3000,a,1,x\n' > unknown-columns.csv
 run_case calibrate unknown-columns "unknown-columns\.csv:1: 3 unknown columns 'Host', 'Load', 'Notes'" \
   calibrate --source kernel --train payload=18 -o "$work/out" unknown-columns.csv
+printf 'source,payload,dest,align,copy,ns_per_packet,ether_mtu\nnative,18,wire,none,m_copy,3000,20\n' > mtu.csv
+run_case calibrate mtu-range "mtu\.csv:2: column 'ether_mtu': expected a whole number 68\.\.9216, got '20'" \
+  calibrate --source kernel --train payload=18 -o "$work/out" mtu.csv
+run_case calibrate cpu-time-missing "good\.csv:1: --time cpu needs column 'cpu_ns_per_packet'" \
+  calibrate --source kernel --train payload=18 --time cpu -o "$work/out" good.csv
 "$bin" -q calibrate --source kernel --train payload=18,64 -o "$work/out" --name cat good.csv > /dev/null 2>&1 ||
   echo "FAIL calibrate: the good CSV was refused"
 cp "$work/out/cat-fit.json" fit.json 2> /dev/null || echo '{}' > fit.json
@@ -367,6 +372,17 @@ run_case compare fit-directory 'dir\.csv: is a directory' compare dir.csv good.c
 csv_cases compare compare fit.json
 run_case compare unknown-columns "unknown-columns\.csv:1: 3 unknown columns 'Host', 'Load', 'Notes'" \
   compare fit.json unknown-columns.csv
+run_case compare cpu-time-missing "good\.csv:1: --time cpu needs column 'cpu_ns_per_packet'" \
+  compare fit.json good.csv --time cpu
+
+# ---- measure kernel --split: its symbol table, checked before anything runs ----
+printf 'functions:\n  udp_sendmsgg: [udp_sendmsg]\n' > symbols-fn.yaml
+run_case measure symbols-unknown-function \
+  "symbols-fn\.yaml:2:3: functions\.udp_sendmsgg: not a function of the Linux stack; did you mean 'udp_sendmsg'" \
+  measure kernel --split --symbols symbols-fn.yaml -n 10
+printf 'functions:\n  udp_sendmsg: [udp_sendmsg]\n  ip_output: [udp_sendmsg]\n' > symbols-twice.yaml
+run_case measure symbols-twice "symbols-twice\.yaml:3:[0-9]+: .*udp_sendmsg" \
+  measure kernel --split --symbols symbols-twice.yaml -n 10
 plot_cases() {
   run_case plot binary 'binary\.csv:1:1: byte 0x7f is not UTF-8 text' plot binary.csv -o "$work/out/p"
   run_case plot json 'json\.csv:1:1: this looks like JSON' plot json.csv -o "$work/out/p"
