@@ -393,21 +393,75 @@ def plot_payload(rows, ax):
         ax.plot(slept_x, slept_y, "v", color="tab:red", markersize=9, markerfacecolor="none", linestyle="none",
                 label="ENOBUFS: the sender slept")
         drawn(ax)["markers"].append({"kind": "enobufs", "x": slept_x, "y": finite(slept_y)})
-    # What the link can carry, where the datagrams go on a wire.
-    bw = link_bandwidth(rows)
-    sizes = sorted({num(r, "payload") for r in rows if math.isfinite(num(r, "payload"))})
-    if bw and any(r.get("dest") == "wire" for r in rows) and sizes:
-        xs = sorted(set(sizes) | set(range(int(sizes[0]), int(sizes[-1]) + 1, max(1, int(sizes[-1] - sizes[0]) // 200))))
-        ys = [bw / (8 * wire_bytes(int(x))) / 1e3 for x in xs]
-        label = f"line rate ({bw / 1e9:g} Gbit/s)" if bw >= 1e9 else f"line rate ({bw / 1e6:g} Mbit/s)"
-        ax.plot(xs, ys, ":", color="black", linewidth=1, label=label)
-        drawn(ax)["references"].append({"kind": "line_rate", "bandwidth_bps": bw, "x": xs, "y": ys})
     mark_faults(ax, rows, lambda r: num(r, "payload"))
     ax.set_xlabel("UDP payload (bytes)")
     ax.set_ylabel("transmit rate (kpps)")
     ax.set_title("Packet rate against payload size")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+
+
+def finish_payload(panels):
+    """The payload panels' y axis (shared) and line rate, once all are drawn.
+    The y axis is the data's, not the line rate's: at small payloads a
+    1 Gbit/s link carries some 1,500 kpps, ten times what a stack sends, and
+    an axis up to it would flatten every curve."""
+    ranges = [data_range(ax) for ax, _ in panels]
+    top = None
+    for ax, _ in panels:
+        top = fit_ylim(ax, min(lo for lo, _ in ranges), max(hi for _, hi in ranges))
+    for ax, rows in panels:
+        line_rate(ax, rows, top)
+        if ax.get_legend_handles_labels()[1]:
+            ax.legend(fontsize=8)
+
+
+def line_rate(ax, rows, top):
+    """What the link can carry, where the datagrams go on a wire: a labelled
+    line where it falls inside the axis, else a note that it lies above."""
+    bw = link_bandwidth(rows)
+    sizes = sorted({num(r, "payload") for r in rows if math.isfinite(num(r, "payload"))})
+    if bw and any(r.get("dest") == "wire" for r in rows) and sizes:
+        xs = sorted(set(sizes) | set(range(int(sizes[0]), int(sizes[-1]) + 1, max(1, int(sizes[-1] - sizes[0]) // 200))))
+        ys = [bw / (8 * wire_bytes(int(x))) / 1e3 for x in xs]
+        rate = f"{bw / 1e9:g} Gbit/s" if bw >= 1e9 else f"{bw / 1e6:g} Mbit/s"
+        shown = [(x, y) for x, y in zip(xs, ys) if top is None or y <= top]
+        if shown:
+            ax.plot([x for x, _ in shown], [y for _, y in shown], ":", color="black", linewidth=1,
+                    label=f"line rate ({rate})")
+            # Under its right end: the line falls to the right, so it stays clear of the text.
+            x_end, y_end = shown[-1]
+            ax.annotate(f"{rate} line rate", (x_end, y_end), xytext=(-2, -4), textcoords="offset points",
+                        ha="right", va="top", fontsize=8)
+        else:
+            ax.annotate(f"{rate} line rate above this axis ({min(ys):,.0f} to {max(ys):,.0f} kpps)",
+                        (0.99, 0.98), xycoords="axes fraction", ha="right", va="top", fontsize=8)
+        drawn(ax)["references"].append({"kind": "line_rate", "bandwidth_bps": bw, "x": xs, "y": ys,
+                                        "shown_x": [x for x, _ in shown]})
+
+
+def data_range(ax):
+    """The lowest and highest y of the data drawn on ax so far (error bars included)."""
+    lo, hi = math.inf, -math.inf
+    for line in drawn(ax)["lines"]:
+        for y, sd in zip(line["y"], line.get("sd") or [0] * len(line["y"])):
+            if y is not None:
+                lo, hi = min(lo, y - (sd or 0)), max(hi, y + (sd or 0))
+    for m in drawn(ax)["markers"]:
+        for y in m["y"]:
+            if y is not None:
+                lo, hi = min(lo, y), max(hi, y)
+    return lo, hi
+
+
+def fit_ylim(ax, lo, hi):
+    """Sets the y axis to the data with a margin: from 0 unless the data sit
+    far above it. Returns the top, or None when nothing was drawn."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    bottom = min(0.0, lo) if lo <= 0.5 * hi else lo
+    pad = 0.08 * (hi - bottom if hi > bottom else max(abs(hi), 1.0))
+    ax.set_ylim(bottom - pad if bottom else 0.0, hi + pad)
+    return hi + pad
 
 
 def lines_against(rows, ax, x, group_keys, style="o-"):
@@ -958,6 +1012,9 @@ def main():
         plot(part, ax)
         if facet_key is not None:
             ax.set_title(f"{ax.get_title()}\n{facet_key} = {value}", fontsize=10)
+    if kind == "payload":
+        finish_payload([(ax, rows if facet_key is None else [r for r in rows if r[facet_key] == value])
+                        for ax, value in zip(axes.flat, facets)])
     for ax in list(axes.flat)[len(facets):]:
         ax.remove()
     fig.tight_layout()

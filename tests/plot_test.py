@@ -212,6 +212,32 @@ with tempfile.TemporaryDirectory() as out:
           and any(a.startswith("alignment-fault") for a in d["panels"][0]["annotations"]),
           f"a faulted run's breakdown: a marked run: {r.returncode} {r.stderr!r} {d}")
 
+
+# Plots that hid their data (issue 27), each held here.
+with tempfile.TemporaryDirectory() as out:
+    wire = sweep(out, "wire", """sweep:
+  grid:
+    workload.payload: [18, 200, 600, 1400]
+""", packets=20000)
+
+    # 1. The payload plot's y axis is the data's; the line rate is drawn,
+    # labelled, only where it falls inside that axis.
+    r, d = plot(wire, "--kind", "payload", stem=os.path.join(out, "w"))
+    if d:
+        p = d["panels"][0]
+        tops = [y + sd for line in p["lines"] for y, sd in zip(line["y"], line["sd"])]
+        check(max(tops) <= p["ylim"][1] <= 1.3 * max(tops),
+              f"payload_y_axis_fits_data: y axis to {p['ylim'][1]:.0f}, data to {max(tops):.0f} kpps")
+        ref = [x for x in p["references"] if x["kind"] == "line_rate"][0]
+        inside = [x for x, y in zip(ref["x"], ref["y"]) if y <= p["ylim"][1]]
+        check(ref.get("shown_x") == inside and (not inside or ("line rate (1 Gbit/s)" in p["legend"] and any(
+            "line rate" in a for a in p["annotations"]))) and (inside or any("above this axis" in a for a in
+                                                                            p["annotations"])),
+              f"payload_line_rate_only_in_range: shown at {ref.get('shown_x', ref['x'])[:3]}..., "
+              f"inside {inside[:3]}...")
+    else:
+        check(False, f"payload plot of the wire sweep: {r.stderr}")
+
 for f in failures:
     print("FAIL", f)
 sys.exit(1 if failures else 0)
