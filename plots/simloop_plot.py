@@ -37,6 +37,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 KINDS = ("breakdown", "payload", "padding", "distribution", "scatter", "crossover", "accuracy",
          "waterfall", "timeline")
@@ -368,15 +369,17 @@ def link_bandwidth(rows):
     return None
 
 
-def plot_payload(rows, ax):
+def plot_payload(rows, ax, series=None):
     groups = defaultdict(lambda: defaultdict(list))
     enobufs = defaultdict(lambda: defaultdict(list))
     for r in ok_rows(rows):
-        key = (r.get("source", "?"), r.get("dest", ""), r.get("align", ""), r.get("copy", ""))
+        # The series' value once, named (align=none), not also bare among the others.
+        key = tuple("" if short_name(series) == k else r.get(k, "") for k in ("dest", "align", "copy"))
+        key = (r.get("source", "?"),) + key + (f"{short_name(series)}={r.get(series)}" if series else "",)
         groups[key][num(r, "payload")].append(num(r, "kpps"))
         enobufs[key][num(r, "payload")].append(num(r, "enobufs"))
     slept_x, slept_y = [], []
-    for key, by_size in sorted(groups.items()):
+    for key, by_size in sorted(groups.items(), key=lambda kv: kv[0][:4] + (value_order(kv[0][4]),)):
         sizes = sorted(by_size)
         stats = [mean_sd(by_size[s]) for s in sizes]
         style = "o-" if key[0] == "simulated" else "s--"
@@ -394,9 +397,11 @@ def plot_payload(rows, ax):
                 label="ENOBUFS: the sender slept")
         drawn(ax)["markers"].append({"kind": "enobufs", "x": slept_x, "y": finite(slept_y)})
     mark_faults(ax, rows, lambda r: num(r, "payload"))
+    sizes = sorted({num(r, "payload") for r in rows if math.isfinite(num(r, "payload"))})
     ax.set_xlabel("UDP payload (bytes)")
+    set_xscale_for(ax, sizes)
     ax.set_ylabel("transmit rate (kpps)")
-    ax.set_title("Packet rate against payload size")
+    ax.set_title("Packet rate against payload size" + (f", a line per {short_name(series)}" if series else ""))
     ax.grid(True, alpha=0.3)
 
 
@@ -439,6 +444,43 @@ def line_rate(ax, rows, top):
                                         "shown_x": [x for x, _ in shown]})
 
 
+def short_name(key):
+    """A swept key as a label names it: the last part of its path."""
+    return key.split(".")[-1] if key else key
+
+
+def value_order(text):
+    """Sorts values as numbers where they are numbers (500 before 1000)."""
+    value = text.partition("=")[2] if "=" in text else text
+    try:
+        return (0, float(value), "")
+    except ValueError:
+        return (1, 0.0, value)
+
+
+def log_spaced(values):
+    """Swept values that grow by a roughly constant factor of about 2 or more
+    (16, 64, 256, 1024; 1e8, 1e9, 1e10): a log axis spaces them evenly."""
+    vs = sorted({v for v in values if math.isfinite(v)})
+    if len(vs) < 3 or vs[0] <= 0:
+        return False
+    steps = [math.log(b / a) for a, b in zip(vs, vs[1:])]
+    return min(steps) >= math.log(1.8) and max(steps) <= 1.5 * min(steps)
+
+
+def set_xscale_for(ax, values):
+    """A log x axis when the values are log-spaced, ticked at the values themselves."""
+    vs = sorted({v for v in values if math.isfinite(v)})
+    if not log_spaced(vs):
+        return
+    twos = all(v == 2 ** round(math.log2(v)) for v in vs)
+    ax.set_xscale("log", base=2 if twos else 10)
+    if len(vs) <= 12:
+        ax.set_xticks(vs)
+        ax.set_xticklabels([f"{v:g}" for v in vs])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+
+
 def data_range(ax):
     """The lowest and highest y of the data drawn on ax so far (error bars included)."""
     lo, hi = math.inf, -math.inf
@@ -471,11 +513,11 @@ def lines_against(rows, ax, x, group_keys, style="o-"):
         xv = num(r, x)
         if math.isnan(xv):
             continue
-        groups[tuple(f"{k}={r.get(k)}" for k in group_keys if r.get(k))][xv].append(r)
+        groups[tuple(f"{short_name(k)}={r.get(k)}" for k in group_keys if r.get(k))][xv].append(r)
     if not groups and not any(faulted(r) for r in rows):
         die(f"no numeric values in column {x}")
     kpps = {k: {v: [num(r, "kpps") for r in rs] for v, rs in by.items()} for k, by in groups.items()}
-    for key, by_x in sorted(kpps.items()):
+    for key, by_x in sorted(kpps.items(), key=lambda kv: tuple(value_order(k) for k in kv[0])):
         xs = sorted(by_x)
         stats = [mean_sd(by_x[v]) for v in xs]
         label = " ".join(key) or None
@@ -484,6 +526,7 @@ def lines_against(rows, ax, x, group_keys, style="o-"):
         drawn(ax)["lines"].append({"label": label, "x": xs, "y": finite([m for m, _ in stats]),
                                    "sd": finite([sd for _, sd in stats])})
     mark_faults(ax, rows, lambda r: num(r, x))
+    set_xscale_for(ax, [num(r, x) for r in rows])
     ax.set_ylabel("transmit rate (kpps)")
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[1]:
@@ -491,16 +534,19 @@ def lines_against(rows, ax, x, group_keys, style="o-"):
     return groups
 
 
-def plot_padding(rows, ax, x=None):
+def plot_padding(rows, ax, x=None, series=None):
     x = x or padding_column(rows)
     if not x:
         die("no padding column (a column named like layout.pad_bytes); use --x COLUMN")
     if x not in rows[0]:
         die(f"no column {x} (columns: {', '.join(rows[0])})")
     others = [k for k in swept_columns(rows) if k != x and varying(rows, k)]
+    if series in others:  # the series named first, as it reads in the legend
+        others = [series] + [k for k in others if k != series]
     groups = lines_against(rows, ax, x, ["source"] + others if varying(rows, "source") else others)
     ax.set_xlabel(axis_label(x))
-    ax.set_title("Packet rate against code padding" if "pad" in x.lower() else f"Packet rate against {x}")
+    ax.set_title(("Packet rate against code padding" if "pad" in x.lower() else f"Packet rate against {x}")
+                 + (f", a line per {', '.join(short_name(k) for k in others)}" if others else ""))
     if len(groups) != 1:
         return
     # One line: mark its first point's rate, and show the I-cache misses that
@@ -541,10 +587,12 @@ def counts(rs):
     return {c: mean_sd([num(r, c) for r in rs])[0] for c in cols if c in rs[0]}
 
 
-def plot_crossover(rows, ax):
-    groups = lines_against(rows, ax, "payload", ["source", "align"] if varying(rows, "source") else ["align"])
+def plot_crossover(rows, ax, series=None):
+    # The compared key: options.align unless --series names another.
+    key = series or "align"
+    keys = [key] + (["align"] if short_name(key) != "align" and varying(rows, "align") else [])
+    groups = lines_against(rows, ax, "payload", ["source"] + keys if varying(rows, "source") else keys)
     ax.set_xlabel("UDP payload (bytes)")
-    ax.set_xscale("log", base=2)
     ax.set_title("Alignment crossover: packet rate by alignment policy")
     # Where the leading policy changes: the crossover, marked on the x axis,
     # but only where the lead is larger than the spread on both sides and the
@@ -571,7 +619,7 @@ def plot_crossover(rows, ax):
             if why0 or why1:
                 skipped.append({"between": [xs[i - 1], xs[i]], "why": why0 or why1})
                 continue
-            at = math.sqrt(xs[i - 1] * xs[i])
+            at = math.sqrt(xs[i - 1] * xs[i]) if ax.get_xscale() == "log" else (xs[i - 1] + xs[i]) / 2
             ax.axvline(at, color="grey", ls=":", lw=1)
             ax.text(at, 0.97, f"{' '.join(b1)} faster to the right ", transform=ax.get_xaxis_transform(),
                     fontsize=8, ha="right", va="top", color="grey")
@@ -739,11 +787,31 @@ def where(rows, conditions):
     return rows
 
 
-def hidden_keys(rows, kind, x=None):
+def hidden_keys(rows, kind, x=None, series=None):
     shows = SHOWS.get(kind)
     if shows is None:
         return []
-    return [k for k in swept_columns(rows) if k not in shows and k != x and varying(rows, k)]
+    return [k for k in swept_columns(rows) if k not in shows and k not in (x, series) and varying(rows, k)]
+
+
+# The kinds that draw lines against an x axis, and so can draw a swept key as a line per value.
+SERIES_KINDS = ("payload", "padding", "crossover")
+
+
+def series_column(rows, kind, key, x=None):
+    """The column --series KEY names (align for options.align), checked."""
+    if key is None:
+        return None
+    if kind not in SERIES_KINDS:
+        die(f"--series draws lines per value; the {kind} plot has none (it fits {', '.join(SERIES_KINDS)})")
+    full = ALIASES.get(key, key)
+    col = next((c for c in (key, full) if c in rows[0]), None)
+    if col is None:
+        swept = swept_columns(rows)
+        die(f"--series {key}: no column {key}" + (f" (swept keys: {', '.join(swept)})" if swept else ""))
+    if full in ("workload.payload", x or ""):
+        die(f"--series {key}: that is the x axis; name another swept key")
+    return col
 
 
 def sort_values(values):
@@ -960,6 +1028,9 @@ def main():
     ap.add_argument("--kind", choices=KINDS, help="plot kind (default: chosen from the columns)")
     ap.add_argument("--x", help="padding: the column on the x axis (default: a column named like *pad*)")
     ap.add_argument("--band", type=float, default=0.15, help="scatter: relative error band (default 0.15)")
+    ap.add_argument("--series", metavar="KEY",
+                    help="payload, padding, crossover: a line per value of this swept key in one panel "
+                         "(instead of a panel per value), e.g. --series machine.clock_hz")
     ap.add_argument("--where", action="append", metavar="KEY=VALUE",
                     help="only rows with this value (repeatable), e.g. --where machine.clock_hz=2.4e9")
     ap.add_argument("--describe", metavar="FILE", help="write what was drawn as JSON")
@@ -987,7 +1058,10 @@ def main():
         die(f"{kind} needs a kpps column")
     # A swept key the plot does not show: one panel per value if there is
     # one such key with few values, else a refusal that names them.
-    hidden = hidden_keys(rows, kind, args.x)
+    series = series_column(rows, kind, args.series, args.x or ("workload.payload" if kind != "padding" else None))
+    # A short alias (align) stands for its swept key (options.align) and the other way round.
+    shown_key = ALIASES.get(series, series) if series else None
+    hidden = [k for k in hidden_keys(rows, kind, args.x, shown_key) if k != series]
     facet_key, facets = None, [None]
     if len(hidden) == 1 and len({r[hidden[0]] for r in rows}) <= 6:
         facet_key = hidden[0]
@@ -1003,9 +1077,10 @@ def main():
     ncols = min(len(facets), 3)
     nrows = (len(facets) + ncols - 1) // ncols
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, height * nrows), squeeze=False, sharey=True)
-    plot = {"breakdown": plot_breakdown, "payload": plot_payload, "distribution": plot_distribution,
-            "crossover": plot_crossover, "accuracy": plot_accuracy,
-            "padding": lambda r, a: plot_padding(r, a, args.x),
+    plot = {"breakdown": plot_breakdown, "distribution": plot_distribution,
+            "crossover": lambda r, a: plot_crossover(r, a, series),
+            "payload": lambda r, a: plot_payload(r, a, series), "accuracy": plot_accuracy,
+            "padding": lambda r, a: plot_padding(r, a, args.x, shown_key if shown_key in rows[0] else series),
             "scatter": lambda r, a: plot_scatter(r, a, args.band)}[kind]
     for ax, value in zip(axes.flat, facets):
         part = rows if facet_key is None else [r for r in rows if r[facet_key] == value]

@@ -219,6 +219,11 @@ with tempfile.TemporaryDirectory() as out:
   grid:
     workload.payload: [18, 200, 600, 1400]
 """, packets=20000)
+    logs = sweep(out, "logs", """sweep:
+  grid:
+    workload.payload: [16, 64, 256, 1024]
+    interrupts.handler_cycles: [1000, 4000]
+""")
 
     # 1. The payload plot's y axis is the data's; the line rate is drawn,
     # labelled, only where it falls inside that axis.
@@ -237,6 +242,26 @@ with tempfile.TemporaryDirectory() as out:
               f"inside {inside[:3]}...")
     else:
         check(False, f"payload plot of the wire sweep: {r.stderr}")
+
+    # 2. --series: a second swept key as lines in one panel; log-spaced
+    # payloads on a log axis, others not.
+    r, d = plot(logs, "--kind", "payload", "--series", "interrupts.handler_cycles", stem=os.path.join(out, "s"))
+    check(r.returncode == 0 and d and d["facets"] == [] and len(d["panels"]) == 1
+          and [ln["label"].split()[-1] for ln in d["panels"][0]["lines"]]
+          == ["handler_cycles=1000", "handler_cycles=4000"],
+          f"payload_series_one_panel: {r.returncode} {r.stderr} {d and [x['label'] for x in d['panels'][0]['lines']]}")
+    if d:
+        check(d["panels"][0]["xscale"] == "log", f"payload_log_x_when_log_spaced: {d['panels'][0]['xscale']}")
+        check("handler_cycles" in d["panels"][0]["title"], f"series named in the title: {d['panels'][0]['title']}")
+    r, d = plot(wire, "--kind", "payload", stem=os.path.join(out, "s1"))
+    check(d and d["panels"][0]["xscale"] == "linear", f"payload_linear_x_when_not_log_spaced: {r.stderr}")
+    r, d = plot(logs, "--kind", "padding", "--x", "workload.payload", "--series", "interrupts.handler_cycles",
+                stem=os.path.join(out, "s2"))
+    check(r.returncode == 0 and d and d["panels"][0]["xscale"] == "log" and len(d["panels"][0]["lines"]) == 2,
+          f"padding_series_log_x: {r.returncode} {r.stderr}")
+    r, _ = plot(logs, "--kind", "breakdown", "--series", "interrupts.handler_cycles", stem=os.path.join(out, "s3"))
+    check(r.returncode == 2 and "--series" in r.stderr, f"series_refused_where_no_lines: {r.returncode} {r.stderr}")
+    check("--series" in run("plot", "--help").stdout, "series_in_help")
 
 for f in failures:
     print("FAIL", f)

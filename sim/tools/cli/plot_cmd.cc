@@ -38,8 +38,8 @@ bool plottable_json(const std::string& path) {
 }
 
 int run_plot(const std::vector<std::string>& results, const std::string& kind, const std::string& x,
-             const std::string& output, const std::vector<std::string>& wheres,
-             const std::string& describe) {
+             const std::string& series, const std::string& output,
+             const std::vector<std::string>& wheres, const std::string& describe) {
   // Refused here, with exit status 2, rather than by a Python traceback.
   // An explanation (explain -o) or a trace (run --trace) is JSON the script
   // draws; anything else must be a CSV of results.
@@ -50,6 +50,7 @@ int run_plot(const std::vector<std::string>& results, const std::string& kind, c
   args.insert(args.end(), results.begin(), results.end());
   if (!kind.empty()) args.insert(args.end(), {"--kind", kind});
   if (!x.empty()) args.insert(args.end(), {"--x", x});
+  if (!series.empty()) args.insert(args.end(), {"--series", series});
   if (!output.empty()) args.insert(args.end(), {"-o", output});
   for (const auto& w : wheres) args.insert(args.end(), {"--where", w});
   if (!describe.empty()) args.insert(args.end(), {"--describe", describe});
@@ -76,7 +77,7 @@ int run_plot(const std::vector<std::string>& results, const std::string& kind, c
 void add_plot(CLI::App& app, std::vector<Command>& commands) {
   struct Args {
     std::vector<std::string> results, wheres;
-    std::string kind, x, output, describe;
+    std::string kind, x, series, output, describe;
   };
   auto a = std::make_shared<Args>();
   // The kinds plots/simloop_plot.py draws (its KINDS; a test keeps the two in step).
@@ -109,7 +110,8 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
   }
   help +=
       "A plot never averages over a swept key it does not show: one such key gets a panel per\n"
-      "value, more are refused by name (pick values with --where). Faulted runs are marked.";
+      "value (or with --series a line per value), more are refused by name (pick values with\n"
+      "--where). Faulted runs are marked.";
   auto* plot = app.add_subcommand("plot", help);
   plot->add_option("results", a->results,
                    "CSVs written by simloop run, sweep, merge or measure; or the JSON of "
@@ -121,15 +123,20 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
   plot->add_option("--kind", a->kind, kinds_help)->check(CLI::IsMember(names));
   plot->add_option("--x", a->x,
                    "padding: the numeric column on the x axis (e.g. layout.pad_bytes)");
+  plot->add_option("--series", a->series,
+                   "payload, padding, crossover: one line per value of this swept key, all in one "
+                   "panel (without it, such a key gets a panel per value), e.g. --series "
+                   "machine.clock_hz");
   plot->add_option("-o,--output", a->output, "Output file stem (default: next to the results)");
   plot->add_option("--where", a->wheres,
                    "Only rows whose column KEY has VALUE: KEY=VALUE (repeatable), e.g. "
                    "machine.clock_hz=2.4e9");
   plot->add_option("--describe", a->describe,
                    "Also write what was drawn (lines, bars, markers, legend) as JSON to this file");
-  commands.push_back(
-      {plot,
-       [a] { return run_plot(a->results, a->kind, a->x, a->output, a->wheres, a->describe); }});
+  commands.push_back({plot, [a] {
+                        return run_plot(a->results, a->kind, a->x, a->series, a->output, a->wheres,
+                                        a->describe);
+                      }});
 }
 
 }  // namespace simloop::cli
