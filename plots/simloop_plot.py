@@ -207,7 +207,9 @@ def choose_kind(rows):
         return "scatter"
     if "kpps" in rows[0] and padding_column(rows):
         return "padding"
-    if "kpps" in rows[0] and varying(rows, "payload") and varying(rows, "align"):
+    swept = swept_columns(rows)
+    if "kpps" in rows[0] and varying(rows, "payload") and (
+            varying(rows, "options.align") if swept else varying(rows, "align")):
         return "crossover"
     payloads = {r.get("payload") for r in rows}
     if "kpps" in rows[0] and len(payloads) > 1:
@@ -333,7 +335,8 @@ def plot_breakdown(rows, ax):
     ax.set_xticklabels([labeller(r) for r in bars], fontsize=8 if len(bars) <= 6 else 7,
                        rotation=0 if len(bars) <= 6 else 90)
     ax.set_ylabel("CPU cycles per packet (cycles)")
-    ax.set_title("Where each packet's cycles go" + (" (mean over repeats)" if swept else ""))
+    repeats = max((sum(1 for r in good if r.get("point") == b.get("point")) for b in shown), default=1)
+    ax.set_title("Where each packet's cycles go" + (" (mean over repeats)" if swept and repeats > 1 else ""))
     # The legend reads like the stack: its top entry is the top of the stack.
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(s) for s in reversed(stages) if s in labels]
@@ -588,12 +591,19 @@ def counts(rs):
 
 
 def plot_crossover(rows, ax, series=None):
-    # The compared key: options.align unless --series names another.
+    # The compared key: options.align unless --series names another. The
+    # title says what is compared, and claims no crossover where one value is drawn.
     key = series or "align"
     keys = [key] + (["align"] if short_name(key) != "align" and varying(rows, "align") else [])
     groups = lines_against(rows, ax, "payload", ["source"] + keys if varying(rows, "source") else keys)
     ax.set_xlabel("UDP payload (bytes)")
-    ax.set_title("Alignment crossover: packet rate by alignment policy")
+    if not varying(rows, key):
+        ax.set_title(f"Packet rate against payload size ({short_name(key)} = {rows[0].get(key)} only: "
+                     "nothing to cross)")
+    elif short_name(key) == "align":
+        ax.set_title("Alignment crossover: packet rate by alignment policy")
+    else:
+        ax.set_title(f"Crossover by {short_name(key)}: packet rate against payload size")
     # Where the leading policy changes: the crossover, marked on the x axis,
     # but only where the lead is larger than the spread on both sides and the
     # runs compared slept and dropped alike (else the sleeps, not alignment,

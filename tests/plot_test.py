@@ -263,6 +263,23 @@ with tempfile.TemporaryDirectory() as out:
     check(r.returncode == 2 and "--series" in r.stderr, f"series_refused_where_no_lines: {r.returncode} {r.stderr}")
     check("--series" in run("plot", "--help").stdout, "series_in_help")
 
+    # 3. Titles say what is drawn: an alignment crossover only where align is compared.
+    r, d = plot(wire, "--kind", "crossover", stem=os.path.join(out, "t1"))
+    check(d and "lignment" not in d["panels"][0]["title"] and "nothing to cross" in d["panels"][0]["title"],
+          f"title_no_crossover_without_align: {d and d['panels'][0]['title']} {r.stderr}")
+    r, d = plot(wire, stem=os.path.join(out, "t2"))
+    check(d and d["kind"] == "payload" and d["panels"][0]["title"].startswith("Packet rate against payload"),
+          f"title_payload_sweep: {d and (d['kind'], d['panels'][0]['title'])}")
+    r, d = plot(os.path.join(data, "sweep.csv"), stem=os.path.join(out, "t3"))
+    check(d and d["kind"] == "crossover" and "Alignment crossover" in d["panels"][0]["title"],
+          f"title_alignment_crossover: {d and d['panels'][0]['title']}")
+    r, d = plot(logs, "--kind", "crossover", "--series", "interrupts.handler_cycles", stem=os.path.join(out, "t4"))
+    check(d and d["panels"][0]["title"].startswith("Crossover by handler_cycles"),
+          f"title_crossover_by_series: {d and d['panels'][0]['title']} {r.stderr}")
+    r, d = plot(logs, "--kind", "breakdown", stem=os.path.join(out, "t5"))
+    check(d and all("mean over repeats" not in x["title"] for x in d["panels"]),
+          f"title_no_mean_of_one_run: {d and [x['title'] for x in d['panels']]}")
+
 for f in failures:
     print("FAIL", f)
 sys.exit(1 if failures else 0)
