@@ -260,15 +260,34 @@ def finite(values):
 
 
 # Stages: the result columns cycles_<stage>, stacked in column order. Each
-# stage keeps the colour of its place in that order in every plot, whether
-# or not other stages are drawn beside it.
+# stage has a colour of its own, the same in every plot (breakdown, timeline):
+# its place in the simulator's list of stages (models/cycle_account.h) picks
+# it from a qualitative palette of clearly different colours, none of them the
+# red of faults and interrupt handlers or the grey of calls. A stage the list
+# does not know takes the next colour no stage has.
+STAGES = ("user", "syscall", "socket", "udp", "ip", "ether", "driver", "loop", "netisr", "input", "receive",
+          "copy", "mbuf", "unaligned", "cache", "interrupt", "sleep", "idle", "tlb", "branch")
+PALETTE = ("#1f77b4", "#ffd92f", "#f0027f", "#2ca02c", "#e6550d", "#8c564b", "#cedb9c", "#984ea3", "#f7b6d2",
+           "#17becf", "#fdae6b", "#637939", "#1b9e77", "#a6d854", "#393b79", "#d6616b", "#f781bf", "#9e9ac8",
+           "#a6761d", "#6b6ecf", "#7fc97f", "#fdd0a2")
+HANDLER_RED, CALL_GREY = "#d62728", "#bbbbbb"
+_unknown_stages = []
+
+
 def stage_columns(rows):
     return [k[len("cycles_"):] for k in rows[0] if k.startswith("cycles_") and k != "cycles_per_packet"]
 
 
-def stage_colour(stages, stage):
-    cmap = plt.get_cmap("tab20")
-    return matplotlib.colors.to_hex(cmap(stages.index(stage) % 20))
+def stage_colour(stage):
+    if stage in STAGES:
+        return PALETTE[STAGES.index(stage)]
+    if stage not in _unknown_stages:
+        _unknown_stages.append(stage)
+    i = len(STAGES) + _unknown_stages.index(stage)
+    if i < len(PALETTE):
+        return PALETTE[i]
+    spare = [matplotlib.colors.to_hex(c) for c in plt.get_cmap("tab20b").colors]
+    return spare[(i - len(PALETTE)) % len(spare)]
 
 
 def mark_faults(ax, rows, x_of, y_default=0.0):
@@ -308,7 +327,7 @@ def plot_breakdown(rows, ax):
     for stage in stages:
         vals = [num(r, "cycles_" + stage) for r in bars]
         vals = [v if math.isfinite(v) else 0.0 for v in vals]
-        colour = stage_colour(all_stages, stage)
+        colour = stage_colour(stage)
         ax.bar(x, vals, bottom=bottoms, color=colour, label=stage, width=0.6, hatch=None)
         for xi, h, v, b0 in zip(x, hatches, vals, bottoms):
             if h and v > 0:
@@ -987,7 +1006,8 @@ def main_timeline(args):
         elif ph == "i":
             instants.append((ts, e.get("name", "")))
     t_min = min(float(e.get("ts", 0)) for e in events)
-    stages = sorted({n for lane in spans.values() for (_, _, n, c) in lane if c == "stage"})
+    stages = sorted({n for lane in spans.values() for (_, _, n, c) in lane if c == "stage"},
+                    key=lambda s: (STAGES.index(s) if s in STAGES else len(STAGES), s))
     fig, (ax, axc) = plt.subplots(2, 1, figsize=(12, 6.5), sharex=True,
                                   gridspec_kw={"height_ratios": [3, 1]})
     depth = max(spans) + 1 if spans else 1
@@ -1001,11 +1021,11 @@ def main_timeline(args):
                 for st in stages:
                     b = [(t0 - t_min, dur) for (t0, dur, n, c) in lane if c == "stage" and n == st]
                     if b:
-                        ax.broken_barh(b, (y + 0.1, 0.8), facecolors=stage_colour(stages, st),
+                        ax.broken_barh(b, (y + 0.1, 0.8), facecolors=stage_colour(st),
                                        label=st if d == min(k for k in spans if any(
                                            x[2] == st and x[3] == "stage" for x in spans[k])) else None)
             else:
-                colours = ["#d62728" if n == "interrupt" else "#bbbbbb" for (t0, dur, n, c) in lane
+                colours = [HANDLER_RED if n == "interrupt" else CALL_GREY for (t0, dur, n, c) in lane
                            if c != "stage"]
                 ax.broken_barh(bars, (y + 0.1, 0.8), facecolors=colours, edgecolor="black", linewidth=0.2)
     for ts, name in instants:
@@ -1024,6 +1044,8 @@ def main_timeline(args):
     if counters:
         axc.legend(fontsize=7)
     drawn(ax)["bars"] = [{"depth": d, "spans": len(v)} for d, v in sorted(spans.items())]
+    drawn(ax)["stages"] = {st: stage_colour(st) for st in stages}
+    drawn(ax)["handler_colour"] = HANDLER_RED
     drawn(axc)["lines"] = [{"label": n, "points": len(xs)} for n, (xs, _) in sorted(counters.items())]
     fig.tight_layout()
     stem = args.output or os.path.splitext(args.results[0])[0] + "-timeline"

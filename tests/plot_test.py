@@ -213,6 +213,20 @@ with tempfile.TemporaryDirectory() as out:
           f"a faulted run's breakdown: a marked run: {r.returncode} {r.stderr!r} {d}")
 
 
+def lab(colour):
+    """CIE L*a*b* of a "#rrggbb" colour (D65), for how far apart two colours look."""
+    rgb = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = [((c + 0.055) / 1.055) ** 2.4 if c > 0.04045 else c / 12.92 for c in rgb]
+    xyz = ((0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b,
+           (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883)
+    fx, fy, fz = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in xyz]
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def apart(c1, c2):
+    return sum((a - b) ** 2 for a, b in zip(lab(c1), lab(c2))) ** 0.5
+
+
 # Plots that hid their data (issue 27), each held here.
 with tempfile.TemporaryDirectory() as out:
     wire = sweep(out, "wire", """sweep:
@@ -224,6 +238,12 @@ with tempfile.TemporaryDirectory() as out:
     workload.payload: [16, 64, 256, 1024]
     interrupts.handler_cycles: [1000, 4000]
 """)
+    exp = os.path.join(out, "tr.yaml")
+    with open(exp, "w") as f:
+        f.write("name: tr\n" + BASE.format(packets=3000, dest="wire", align="none", irq="true"))
+    trace = os.path.join(out, "tr-trace.json")
+    r = run("-q", "run", exp, "-o", out, "--trace", trace)
+    check(r.returncode == 0, f"run --trace: {r.returncode} {r.stderr}")
 
     # 1. The payload plot's y axis is the data's; the line rate is drawn,
     # labelled, only where it falls inside that axis.
@@ -279,6 +299,25 @@ with tempfile.TemporaryDirectory() as out:
     r, d = plot(logs, "--kind", "breakdown", stem=os.path.join(out, "t5"))
     check(d and all("mean over repeats" not in x["title"] for x in d["panels"]),
           f"title_no_mean_of_one_run: {d and [x['title'] for x in d['panels']]}")
+
+    # 5. Distinct colours per stage: any two stages of a breakdown or of a
+    # timeline look different (CIE76 distance 20 or more), none like the
+    # timeline's interrupt handlers or calls, and a stage has one colour in both.
+    r, d = plot(logs, "--kind", "breakdown", stem=os.path.join(out, "c"))
+    r2, d2 = plot(trace, "--where", "packets=all", stem=os.path.join(out, "c2"))
+    if d and d2:
+        bd = {b["stage"]: b["colour"] for b in d["panels"][0]["bars"]}
+        tl = d2["panels"][0].get("stages", {})
+        for what, colours in (("breakdown", bd), ("timeline", tl)):
+            names = sorted(colours)
+            close = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
+                     if apart(colours[a], colours[b]) < 20]
+            check(len(names) > 5 and not close, f"stage_colours_distinct ({what}): too alike {close}")
+        close = [s for s in tl if min(apart(tl[s], "#d62728"), apart(tl[s], "#bbbbbb")) < 20]
+        check(not close, f"stage_colours_not_the_handlers_or_calls: {close}")
+        check(tl and all(bd[s] == tl[s] for s in set(bd) & set(tl)), "stage_colours_same_in_breakdown_and_timeline")
+    else:
+        check(False, f"breakdown and timeline: {r.stderr} {r2.stderr}")
 
 for f in failures:
     print("FAIL", f)
