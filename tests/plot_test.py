@@ -319,6 +319,36 @@ with tempfile.TemporaryDirectory() as out:
     else:
         check(False, f"breakdown and timeline: {r.stderr} {r2.stderr}")
 
+    # 4. The timeline of a 1000-packet trace: by default a window in which
+    # the typical stage slice is a few pixels wide, named in the title with
+    # how to draw another.
+    events = json.load(open(trace))["traceEvents"]
+    durs = sorted(e["dur"] for e in events if e.get("ph") == "X" and e["dur"] > 0)
+    r, d = plot(trace, stem=os.path.join(out, "tl"))
+    if d:
+        p = d["panels"][0]
+        w = p.get("window", {"of": None, "packets": [0, None]})
+        px = durs[len(durs) // 2] * p["width_px"] / (p["xlim"][1] - p["xlim"][0])
+        check(w["of"] == 1000 and 1 <= w["packets"][1] < 200 and px >= 3,
+              f"timeline_default_window_reads: packets {w['packets']} of {w['of']}, median slice {px:.1f} px")
+        check(f"packets 0 to {(w['packets'][1] or 0) - 1} of the 1000" in p["title"]
+              and "--where packets=" in p["title"],
+              f"timeline_title_names_window: {p['title']}")
+        # 6. Counters of different units on different axes: frames, packets, bytes apart.
+        units = [{ln.get("unit") for ln in q["lines"]} for q in d["panels"][1:]]
+        check(len(units) == 3 and all(len(u) == 1 for u in units)
+              and sorted(str(u) for us in units for u in us) == ["bytes", "frames", "packets"],
+              f"timeline_one_unit_per_axis: {units}")
+    else:
+        check(False, f"timeline: {r.stderr}")
+    r, d = plot(trace, "--where", "packets=all", stem=os.path.join(out, "tl2"))
+    check(d and d["panels"][0].get("window", {}).get("packets") == [0, 1000], f"timeline_all_packets: {r.stderr}")
+    r, d = plot(trace, "--where", "packets=100:110", stem=os.path.join(out, "tl3"))
+    check(d and d["panels"][0].get("window", {}).get("packets") == [100, 110]
+          and "packets 100 to 109" in d["panels"][0]["title"], f"timeline_asked_window: {r.stderr}")
+    r, _ = plot(trace, "--where", "packets=5:2000", stem=os.path.join(out, "tl4"))
+    check(r.returncode == 2 and "packets=5:2000" in r.stderr, f"timeline_bad_window_refused: {r.stderr}")
+
 for f in failures:
     print("FAIL", f)
 sys.exit(1 if failures else 0)
