@@ -349,13 +349,17 @@ def plot_breakdown(rows, ax):
                                          "reasons": [r.get("outcome") or r.get("status") or "fault"]})
         elif "kpps" in r:
             ax.annotate(f"{num(r, 'kpps'):.0f}" + ("" if len(bars) > 6 else " kpps"), (xi, top), ha="center",
-                        va="bottom", fontsize=9 if len(bars) <= 6 else 7)
+                        va="bottom", fontsize=9 if len(bars) <= 6 else 7, rotation=0 if len(bars) <= 12 else 90,
+                        gid="thin")
     ax.set_xticks(x)
     ax.set_xticklabels([labeller(r) for r in bars], fontsize=8 if len(bars) <= 6 else 7,
                        rotation=0 if len(bars) <= 6 else 90)
     ax.set_ylabel("CPU cycles per packet (cycles)")
     repeats = max((sum(1 for r in good if r.get("point") == b.get("point")) for b in shown), default=1)
     ax.set_title("Where each packet's cycles go" + (" (mean over repeats)" if swept and repeats > 1 else ""))
+    if len(bars) > 6:
+        ax.set_xlabel(f"{len(bars)} " + ("points" if swept else "runs") + (", kpps above each bar" if any(
+            "kpps" in r for r in bars) else ""), fontsize=8)
     # The legend reads like the stack: its top entry is the top of the stack.
     handles, labels = ax.get_legend_handles_labels()
     order = [labels.index(s) for s in reversed(stages) if s in labels]
@@ -363,9 +367,55 @@ def plot_breakdown(rows, ax):
         ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="center left",
                   bbox_to_anchor=(1.0, 0.5), fontsize=8, title="stage")
     top = max(bottoms) if bottoms else 0
-    ax.set_ylim(0, top * 1.12 if top > 0 else 1)
+    ax.set_ylim(0, top * (1.12 if len(bars) <= 12 else 1.25) if top > 0 else 1)
     if len(bars) == 1:
         ax.set_xlim(-1.5, 1.5)
+
+
+def overlaps(a, b):
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def thin(texts, renderer):
+    """Shows every k-th of a row of labels, the smallest k at which none
+    overlaps another; returns k (1: all shown)."""
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    for k in range(1, len(texts) + 1):
+        kept = boxes[::k]
+        if not any(overlaps(a, b) for i, a in enumerate(kept) for b in kept[i + 1:]):
+            for i, t in enumerate(texts):
+                t.set_visible(i % k == 0)
+            return k
+    return len(texts)
+
+
+def thin_labels(fig):
+    """Labels that would be drawn over one another (tick labels of many bars,
+    their values) thinned to every k-th, and the axis label says so; any text
+    still over another that was kept is dropped, tick labels and values
+    first, titles, axis labels and red notes (faults) never."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        ticks = shown_ticklabels(ax.xaxis, *ax.get_xlim())
+        k = thin(ticks, renderer) if len(ticks) > 1 else 1
+        values = [t for t in ax.texts if t.get_visible() and t.get_gid() == "thin"]
+        kv = thin(values, renderer) if len(values) > 1 else 1
+        if k > 1 or kv > 1:
+            def every(n, what):
+                return f"every {'other' if n == 2 else f'{n}th'} {what}"
+            said = ([every(k, "tick labelled")] if k > 1 else []) + ([every(kv, "value shown")] if kv > 1 else [])
+            ax.set_xlabel("; ".join([t for t in [ax.get_xlabel()] if t] + said), fontsize=8)
+        fixed = [t for t in (ax.title, ax.xaxis.label, ax.yaxis.label) if t.get_text()]
+        fixed += [t for t in ax.texts if t.get_visible() and t.get_gid() != "thin"]
+        kept = [t.get_window_extent(renderer) for t in fixed]
+        for t in shown_ticklabels(ax.yaxis, *ax.get_ylim()) + shown_ticklabels(ax.xaxis, *ax.get_xlim()) + [
+                t for t in ax.texts if t.get_visible() and t.get_gid() == "thin"]:
+            b = t.get_window_extent(renderer)
+            if any(overlaps(b, o) for o in kept):
+                t.set_visible(False)
+            else:
+                kept.append(b)
 
 
 def wire_bytes(payload):
@@ -1188,7 +1238,8 @@ def main():
             f"({listing}); pick with --where KEY=VALUE")
     stem = args.output or os.path.splitext(args.results[0])[0] + "-" + kind
     wide = kind == "breakdown" or (kind == "distribution" and len({r.get("point") for r in rows}) > 8)
-    width = (10 if wide else 8) * (1 if len(facets) == 1 else min(len(facets), 3) * 0.7)
+    bars = len({r.get("point") or label_of(r) for r in rows}) / len(facets)
+    width = (max(10, min(24, 3 + 0.3 * bars)) if wide else 8) * (1 if len(facets) == 1 else min(len(facets), 3) * 0.7)
     height = 5 if kind not in ("scatter", "accuracy") else 6
     ncols = min(len(facets), 3)
     nrows = (len(facets) + ncols - 1) // ncols
@@ -1209,6 +1260,7 @@ def main():
     for ax in list(axes.flat)[len(facets):]:
         ax.remove()
     fig.tight_layout()
+    thin_labels(fig)
     save_figure(fig, stem)
     if args.describe:
         describe(fig, kind, [] if facet_key is None else [f"{facet_key}={v}" for v in facets], args.describe)

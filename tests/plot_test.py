@@ -227,6 +227,17 @@ def apart(c1, c2):
     return sum((a - b) ** 2 for a, b in zip(lab(c1), lab(c2))) ** 0.5
 
 
+def intersecting(labels):
+    """The pairs of drawn texts whose boxes overlap."""
+    out = []
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            (a0, a1, a2, a3), (b0, b1, b2, b3) = a["box"], b["box"]
+            if a0 < b2 and b0 < a2 and a1 < b3 and b1 < a3:
+                out.append((a["text"], b["text"]))
+    return out
+
+
 # Plots that hid their data (issue 27), each held here.
 with tempfile.TemporaryDirectory() as out:
     wire = sweep(out, "wire", """sweep:
@@ -348,6 +359,22 @@ with tempfile.TemporaryDirectory() as out:
           and "packets 100 to 109" in d["panels"][0]["title"], f"timeline_asked_window: {r.stderr}")
     r, _ = plot(trace, "--where", "packets=5:2000", stem=os.path.join(out, "tl4"))
     check(r.returncode == 2 and "packets=5:2000" in r.stderr, f"timeline_bad_window_refused: {r.stderr}")
+
+    # 7. A breakdown of 40 points: no two labels drawn over one another.
+    forty = sweep(out, "forty", """sweep:
+  grid:
+    workload.payload: {start: 18, stop: 1400, num: 40}
+    options.align: [none]
+""", packets=2000)
+    r, d = plot(forty, "--kind", "breakdown", stem=os.path.join(out, "b40"))
+    if d:
+        p = d["panels"][0]
+        hit = intersecting(p["labels"])
+        shown = [x for x in p["labels"] if "payload=" in x["text"]]
+        check(not hit and len(shown) >= 10, f"breakdown_40_labels_do_not_overlap: {len(shown)} bars labelled, "
+                                            f"overlapping {hit[:4]}")
+    else:
+        check(False, f"breakdown of 40 points: {r.stderr}")
 
 for f in failures:
     print("FAIL", f)
