@@ -37,7 +37,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.patches  # noqa: E402
 import matplotlib.ticker  # noqa: E402
+import matplotlib.transforms  # noqa: E402
 
 KINDS = ("breakdown", "payload", "padding", "distribution", "scatter", "crossover", "accuracy",
          "waterfall", "timeline")
@@ -995,10 +997,30 @@ def plot_waterfall(e, ax):
     lo = min(lo, start, end)
     hi = max(start, end, max(b["bottom"] + max(b["height"], 0) for b in bars))
     pad = 0.15 * (hi - lo if hi > lo else max(hi, 1))
-    ax.set_ylim(max(0.0, lo - pad), hi + pad)
+    # The bars of A and B stand on 0. Zoomed in on the steps (when they are
+    # small beside the rates), the axis is drawn broken: marks on the axis
+    # and across A's and B's bars, and a note of where it starts.
+    bottom = lo - pad
+    if bottom <= 0.25 * hi:
+        bottom = 0.0
+    ax.set_ylim(bottom, hi + pad)
     ax.set_ylabel("kpps")
+    if bottom > 0:
+        ax.set_ylabel(f"kpps (axis broken: starts at {bottom:.0f}, not 0)")
+        blend = matplotlib.transforms.blended_transform_factory(ax.transData, ax.transAxes)
+        for x in (xs[0], xs[-1]):
+            ax.add_patch(matplotlib.patches.Rectangle((x - 0.42, 0.035), 0.84, 0.025, transform=blend,
+                                                      facecolor="white", edgecolor="none", zorder=3))
+            for y in (0.035, 0.06):
+                ax.plot([x - 0.42, x + 0.42], [y - 0.01, y + 0.01], transform=blend, color="black",
+                        linewidth=0.8, zorder=4)
+        for y in (0.035, 0.06):
+            ax.plot([-0.012, 0.012], [y - 0.01, y + 0.01], transform=ax.transAxes, color="black",
+                    linewidth=1, clip_on=False, zorder=4)
+        drawn(ax)["axis_break"] = bottom
     a, b = e["a"], e["b"]
-    ax.set_title(f"kpps from A to B: {start:.1f} -> {end:.1f} ({end - start:+.1f})\n"
+    broken = f"; the y axis starts at {bottom:.0f}, not 0" if bottom > 0 else ""
+    ax.set_title(f"kpps from A to B: {start:.1f} -> {end:.1f} ({end - start:+.1f}){broken}\n"
                  f"A: {a.get('label', '')}\nB: {b.get('label', '')}", fontsize=8)
     drawn(ax)["bars"] = [{"label": b["label"], "bottom": b["bottom"], "height": b["height"]}
                          for b in bars]

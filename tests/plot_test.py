@@ -376,6 +376,20 @@ with tempfile.TemporaryDirectory() as out:
     else:
         check(False, f"breakdown of 40 points: {r.stderr}")
 
+    # 8. The waterfall's axis starts at 0, or is marked broken where it does not.
+    ex = os.path.join(out, "ex.json")
+    r = run("-q", "explain", exp, "--a-set", "interrupts.handler_cycles=2000", "--b-set",
+            "interrupts.handler_cycles=2200", "-o", ex)
+    check(r.returncode == 0, f"explain: {r.returncode} {r.stderr}")
+    r, d = plot(ex, stem=os.path.join(out, "wf"))
+    if d:
+        p = d["panels"][0]
+        check(p["ylim"][0] == 0 or (p.get("axis_break") == p["ylim"][0] and "not 0" in p["ylabel"]
+                                    and "not 0" in p["title"]),
+              f"waterfall_axis_from_zero_or_broken: ylim {p['ylim']}, break {p.get('axis_break')}")
+    else:
+        check(False, f"waterfall: {r.stderr}")
+
 for f in failures:
     print("FAIL", f)
 sys.exit(1 if failures else 0)
