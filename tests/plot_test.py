@@ -390,6 +390,17 @@ with tempfile.TemporaryDirectory() as out:
     else:
         check(False, f"waterfall: {r.stderr}")
 
+    # 9. No box drawn from one run: one repeat per point is drawn as points, and said.
+    r, d = plot(logs, "--kind", "distribution", "--where", "interrupts.handler_cycles=1000",
+                stem=os.path.join(out, "d1"))
+    check(d and not d["panels"][0].get("boxes") and "one run each" in d["panels"][0]["title"]
+          and [len(m["x"]) for m in d["panels"][0]["markers"] if m["kind"] == "runs"] == [4],
+          f"distribution_of_one_run_draws_points: {d and (d['panels'][0].get('boxes'), d['panels'][0]['title'])} "
+          f"{r.stderr}")
+    r, d = plot(os.path.join(data, "sweep.csv"), "--kind", "distribution", stem=os.path.join(out, "d2"))
+    check(d and len(d["panels"][0].get("boxes", [])) == 8 and all(b["runs"] == 2 for b in d["panels"][0]["boxes"]),
+          f"distribution_boxes_over_repeats: {d and d['panels'][0].get('boxes')}")
+
 for f in failures:
     print("FAIL", f)
 sys.exit(1 if failures else 0)
