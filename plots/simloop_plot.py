@@ -3,23 +3,31 @@
 
 The kind of plot is chosen from the columns unless --kind says:
   breakdown     cycles per packet by stage, one stacked bar per run (per point of a sweep)
-  payload       kpps against payload size (predicted, measured), with error bars over repeats
+  payload       kpps against payload size (predicted, measured), with error bars over repeats;
+                the y axis fits the data, the line rate drawn where it falls inside it
   padding       kpps against code padding, or any numeric column given with --x
-  distribution  run-to-run spread of kpps over the repeats of each point (box plot)
+  distribution  run-to-run spread of kpps over the repeats of each point (box plot; a point
+                of one run is drawn as a point, not a box)
   scatter       predicted against measured kpps with the y = x line and an error band
                 (a sweep CSV and a `simloop measure native` CSV, or one file with both)
-  crossover     kpps against payload, one line per options.align (the alignment crossover)
+  crossover     kpps against payload, one line per options.align (the alignment crossover),
+                or per --series KEY
   accuracy      predicted against measured kpps per point of a `simloop compare` CSV, training
                 and held-out points apart, with y = x and the 10 % and 15 % bands; or predicted
                 against measured I1 misses per packet of a `simloop icache --measured` CSV
   timeline      a trace of `simloop run --trace`: the CPU's spans over simulated time as a
                 Gantt chart (one lane per nesting depth, slices coloured by stage, interrupts
-                and sleep marked), with the NIC ring, netisr queue and socket buffer below
+                and sleep marked), with the NIC ring (frames), netisr queue (packets) and
+                socket buffer (bytes) below, an axis each; the first few packets, so that
+                slices can be told apart, unless --where packets=FROM:TO or packets=all
   waterfall     the JSON of `simloop explain -o`: bars from A's kpps to B's, one per part of
                 the difference (the clock, then functions by kind of cost), largest first
 A plot never averages over a swept key it does not show: with one such key
-it draws a panel per value, with more it refuses and names them (pick values
-with --where KEY=VALUE). Runs that faulted are drawn as marked points.
+it draws a panel per value (or, with --series KEY, a line per value in one
+panel), with more it refuses and names them (pick values with --where
+KEY=VALUE). Runs that faulted are drawn as marked points. Swept values that
+grow by a constant factor (16, 64, 256, 1024) go on a log x axis. Each stage
+has one colour of its own in every plot.
 --describe FILE writes what was drawn (lines, bars, markers, legends,
 annotations) as JSON, for tests and for readers of the figure.
 Runs under Debian's /usr/bin/python3, which has matplotlib.

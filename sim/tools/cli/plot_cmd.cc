@@ -87,18 +87,22 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
   };
   static constexpr Kind kKinds[] = {
       {"breakdown", "cycles per packet by stage, a stacked bar per run (per point of a sweep)"},
-      {"payload", "kpps against payload size, error bars over repeats"},
+      {"payload", "kpps against payload size, error bars over repeats; the y axis fits the data"},
       {"padding", "kpps against code padding (a column named like *pad*), or --x COLUMN"},
-      {"distribution", "run-to-run spread of kpps over the repeats of each point"},
+      {"distribution",
+       "run-to-run spread of kpps over the repeats of each point (a point of one\n"
+       "                run is drawn as a point, not a box)"},
       {"scatter",
        "predicted against measured kpps, y = x and a +-15 % band: give a sweep\n"
        "                CSV and a `simloop measure native` CSV"},
-      {"crossover", "kpps against payload, one line per options.align"},
+      {"crossover", "kpps against payload, one line per options.align (or per --series KEY)"},
       {"accuracy",
        "predicted against measured kpps of a simloop compare CSV, held-out\n"
        "                and training points apart, y = x and +-10 % / +-15 % bands"},
       {"waterfall", "from A's kpps to B's, one bar per part: the JSON of simloop explain -o"},
-      {"timeline", "spans of simulated time per track: the JSON of simloop run --trace"},
+      {"timeline",
+       "spans of simulated time per track: the JSON of simloop run --trace (the\n"
+       "                first few packets unless --where packets=FROM:TO or packets=all)"},
   };
   std::string help =
       "Draw result CSVs as PNG and SVG next to the first. Kinds (chosen from the columns\n"
@@ -130,7 +134,8 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
   plot->add_option("-o,--output", a->output, "Output file stem (default: next to the results)");
   plot->add_option("--where", a->wheres,
                    "Only rows whose column KEY has VALUE: KEY=VALUE (repeatable), e.g. "
-                   "machine.clock_hz=2.4e9");
+                   "machine.clock_hz=2.4e9; a timeline: packets=FROM:TO (the trace's packets "
+                   "drawn; default the first few) or packets=all");
   plot->add_option("--describe", a->describe,
                    "Also write what was drawn (lines, bars, markers, legend) as JSON to this file");
   commands.push_back({plot, [a] {
