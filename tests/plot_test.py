@@ -212,6 +212,195 @@ with tempfile.TemporaryDirectory() as out:
           and any(a.startswith("alignment-fault") for a in d["panels"][0]["annotations"]),
           f"a faulted run's breakdown: a marked run: {r.returncode} {r.stderr!r} {d}")
 
+
+def lab(colour):
+    """CIE L*a*b* of a "#rrggbb" colour (D65), for how far apart two colours look."""
+    rgb = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = [((c + 0.055) / 1.055) ** 2.4 if c > 0.04045 else c / 12.92 for c in rgb]
+    xyz = ((0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b,
+           (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883)
+    fx, fy, fz = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in xyz]
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def apart(c1, c2):
+    return sum((a - b) ** 2 for a, b in zip(lab(c1), lab(c2))) ** 0.5
+
+
+def intersecting(labels):
+    """The pairs of drawn texts whose boxes overlap."""
+    out = []
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            (a0, a1, a2, a3), (b0, b1, b2, b3) = a["box"], b["box"]
+            if a0 < b2 and b0 < a2 and a1 < b3 and b1 < a3:
+                out.append((a["text"], b["text"]))
+    return out
+
+
+# Plots that hid their data (issue 27), each held here.
+with tempfile.TemporaryDirectory() as out:
+    wire = sweep(out, "wire", """sweep:
+  grid:
+    workload.payload: [18, 200, 600, 1400]
+""", packets=20000)
+    logs = sweep(out, "logs", """sweep:
+  grid:
+    workload.payload: [16, 64, 256, 1024]
+    interrupts.handler_cycles: [1000, 4000]
+""")
+    exp = os.path.join(out, "tr.yaml")
+    with open(exp, "w") as f:
+        f.write("name: tr\n" + BASE.format(packets=3000, dest="wire", align="none", irq="true"))
+    trace = os.path.join(out, "tr-trace.json")
+    r = run("-q", "run", exp, "-o", out, "--trace", trace)
+    check(r.returncode == 0, f"run --trace: {r.returncode} {r.stderr}")
+
+    # 1. The payload plot's y axis is the data's; the line rate is drawn,
+    # labelled, only where it falls inside that axis.
+    r, d = plot(wire, "--kind", "payload", stem=os.path.join(out, "w"))
+    if d:
+        p = d["panels"][0]
+        tops = [y + sd for line in p["lines"] for y, sd in zip(line["y"], line["sd"])]
+        check(max(tops) <= p["ylim"][1] <= 1.3 * max(tops),
+              f"payload_y_axis_fits_data: y axis to {p['ylim'][1]:.0f}, data to {max(tops):.0f} kpps")
+        ref = [x for x in p["references"] if x["kind"] == "line_rate"][0]
+        inside = [x for x, y in zip(ref["x"], ref["y"]) if y <= p["ylim"][1]]
+        check(ref.get("shown_x") == inside and (not inside or ("line rate (1 Gbit/s)" in p["legend"] and any(
+            "line rate" in a for a in p["annotations"]))) and (inside or any("above this axis" in a for a in
+                                                                            p["annotations"])),
+              f"payload_line_rate_only_in_range: shown at {ref.get('shown_x', ref['x'])[:3]}..., "
+              f"inside {inside[:3]}...")
+    else:
+        check(False, f"payload plot of the wire sweep: {r.stderr}")
+
+    # 2. --series: a second swept key as lines in one panel; log-spaced
+    # payloads on a log axis, others not.
+    r, d = plot(logs, "--kind", "payload", "--series", "interrupts.handler_cycles", stem=os.path.join(out, "s"))
+    check(r.returncode == 0 and d and d["facets"] == [] and len(d["panels"]) == 1
+          and [ln["label"].split()[-1] for ln in d["panels"][0]["lines"]]
+          == ["handler_cycles=1000", "handler_cycles=4000"],
+          f"payload_series_one_panel: {r.returncode} {r.stderr} {d and [x['label'] for x in d['panels'][0]['lines']]}")
+    if d:
+        check(d["panels"][0]["xscale"] == "log", f"payload_log_x_when_log_spaced: {d['panels'][0]['xscale']}")
+        check("handler_cycles" in d["panels"][0]["title"], f"series named in the title: {d['panels'][0]['title']}")
+    r, d = plot(wire, "--kind", "payload", stem=os.path.join(out, "s1"))
+    check(d and d["panels"][0]["xscale"] == "linear", f"payload_linear_x_when_not_log_spaced: {r.stderr}")
+    r, d = plot(logs, "--kind", "padding", "--x", "workload.payload", "--series", "interrupts.handler_cycles",
+                stem=os.path.join(out, "s2"))
+    check(r.returncode == 0 and d and d["panels"][0]["xscale"] == "log" and len(d["panels"][0]["lines"]) == 2,
+          f"padding_series_log_x: {r.returncode} {r.stderr}")
+    r, _ = plot(logs, "--kind", "breakdown", "--series", "interrupts.handler_cycles", stem=os.path.join(out, "s3"))
+    check(r.returncode == 2 and "--series" in r.stderr, f"series_refused_where_no_lines: {r.returncode} {r.stderr}")
+    check("--series" in run("plot", "--help").stdout, "series_in_help")
+
+    # 3. Titles say what is drawn: an alignment crossover only where align is compared.
+    r, d = plot(wire, "--kind", "crossover", stem=os.path.join(out, "t1"))
+    check(d and "lignment" not in d["panels"][0]["title"] and "nothing to cross" in d["panels"][0]["title"],
+          f"title_no_crossover_without_align: {d and d['panels'][0]['title']} {r.stderr}")
+    r, d = plot(wire, stem=os.path.join(out, "t2"))
+    check(d and d["kind"] == "payload" and d["panels"][0]["title"].startswith("Packet rate against payload"),
+          f"title_payload_sweep: {d and (d['kind'], d['panels'][0]['title'])}")
+    r, d = plot(os.path.join(data, "sweep.csv"), stem=os.path.join(out, "t3"))
+    check(d and d["kind"] == "crossover" and "Alignment crossover" in d["panels"][0]["title"],
+          f"title_alignment_crossover: {d and d['panels'][0]['title']}")
+    r, d = plot(logs, "--kind", "crossover", "--series", "interrupts.handler_cycles", stem=os.path.join(out, "t4"))
+    check(d and d["panels"][0]["title"].startswith("Crossover by handler_cycles"),
+          f"title_crossover_by_series: {d and d['panels'][0]['title']} {r.stderr}")
+    r, d = plot(logs, "--kind", "breakdown", stem=os.path.join(out, "t5"))
+    check(d and all("mean over repeats" not in x["title"] for x in d["panels"]),
+          f"title_no_mean_of_one_run: {d and [x['title'] for x in d['panels']]}")
+
+    # 5. Distinct colours per stage: any two stages of a breakdown or of a
+    # timeline look different (CIE76 distance 20 or more), none like the
+    # timeline's interrupt handlers or calls, and a stage has one colour in both.
+    r, d = plot(logs, "--kind", "breakdown", stem=os.path.join(out, "c"))
+    r2, d2 = plot(trace, "--where", "packets=all", stem=os.path.join(out, "c2"))
+    if d and d2:
+        bd = {b["stage"]: b["colour"] for b in d["panels"][0]["bars"]}
+        tl = d2["panels"][0].get("stages", {})
+        for what, colours in (("breakdown", bd), ("timeline", tl)):
+            names = sorted(colours)
+            close = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
+                     if apart(colours[a], colours[b]) < 20]
+            check(len(names) > 5 and not close, f"stage_colours_distinct ({what}): too alike {close}")
+        close = [s for s in tl if min(apart(tl[s], "#d62728"), apart(tl[s], "#bbbbbb")) < 20]
+        check(not close, f"stage_colours_not_the_handlers_or_calls: {close}")
+        check(tl and all(bd[s] == tl[s] for s in set(bd) & set(tl)), "stage_colours_same_in_breakdown_and_timeline")
+    else:
+        check(False, f"breakdown and timeline: {r.stderr} {r2.stderr}")
+
+    # 4. The timeline of a 1000-packet trace: by default a window in which
+    # the typical stage slice is a few pixels wide, named in the title with
+    # how to draw another.
+    events = json.load(open(trace))["traceEvents"]
+    durs = sorted(e["dur"] for e in events if e.get("ph") == "X" and e["dur"] > 0)
+    r, d = plot(trace, stem=os.path.join(out, "tl"))
+    if d:
+        p = d["panels"][0]
+        w = p.get("window", {"of": None, "packets": [0, None]})
+        px = durs[len(durs) // 2] * p["width_px"] / (p["xlim"][1] - p["xlim"][0])
+        check(w["of"] == 1000 and 1 <= w["packets"][1] < 200 and px >= 3,
+              f"timeline_default_window_reads: packets {w['packets']} of {w['of']}, median slice {px:.1f} px")
+        check(f"packets 0 to {(w['packets'][1] or 0) - 1} of the 1000" in p["title"]
+              and "--where packets=" in p["title"],
+              f"timeline_title_names_window: {p['title']}")
+        # 6. Counters of different units on different axes: frames, packets, bytes apart.
+        units = [{ln.get("unit") for ln in q["lines"]} for q in d["panels"][1:]]
+        check(len(units) == 3 and all(len(u) == 1 for u in units)
+              and sorted(str(u) for us in units for u in us) == ["bytes", "frames", "packets"],
+              f"timeline_one_unit_per_axis: {units}")
+    else:
+        check(False, f"timeline: {r.stderr}")
+    r, d = plot(trace, "--where", "packets=all", stem=os.path.join(out, "tl2"))
+    check(d and d["panels"][0].get("window", {}).get("packets") == [0, 1000], f"timeline_all_packets: {r.stderr}")
+    r, d = plot(trace, "--where", "packets=100:110", stem=os.path.join(out, "tl3"))
+    check(d and d["panels"][0].get("window", {}).get("packets") == [100, 110]
+          and "packets 100 to 109" in d["panels"][0]["title"], f"timeline_asked_window: {r.stderr}")
+    r, _ = plot(trace, "--where", "packets=5:2000", stem=os.path.join(out, "tl4"))
+    check(r.returncode == 2 and "packets=5:2000" in r.stderr, f"timeline_bad_window_refused: {r.stderr}")
+
+    # 7. A breakdown of 40 points: no two labels drawn over one another.
+    forty = sweep(out, "forty", """sweep:
+  grid:
+    workload.payload: {start: 18, stop: 1400, num: 40}
+    options.align: [none]
+""", packets=2000)
+    r, d = plot(forty, "--kind", "breakdown", stem=os.path.join(out, "b40"))
+    if d:
+        p = d["panels"][0]
+        hit = intersecting(p["labels"])
+        shown = [x for x in p["labels"] if "payload=" in x["text"]]
+        check(not hit and len(shown) >= 10, f"breakdown_40_labels_do_not_overlap: {len(shown)} bars labelled, "
+                                            f"overlapping {hit[:4]}")
+    else:
+        check(False, f"breakdown of 40 points: {r.stderr}")
+
+    # 8. The waterfall's axis starts at 0, or is marked broken where it does not.
+    ex = os.path.join(out, "ex.json")
+    r = run("-q", "explain", exp, "--a-set", "interrupts.handler_cycles=2000", "--b-set",
+            "interrupts.handler_cycles=2200", "-o", ex)
+    check(r.returncode == 0, f"explain: {r.returncode} {r.stderr}")
+    r, d = plot(ex, stem=os.path.join(out, "wf"))
+    if d:
+        p = d["panels"][0]
+        check(p["ylim"][0] == 0 or (p.get("axis_break") == p["ylim"][0] and "not 0" in p["ylabel"]
+                                    and "not 0" in p["title"]),
+              f"waterfall_axis_from_zero_or_broken: ylim {p['ylim']}, break {p.get('axis_break')}")
+    else:
+        check(False, f"waterfall: {r.stderr}")
+
+    # 9. No box drawn from one run: one repeat per point is drawn as points, and said.
+    r, d = plot(logs, "--kind", "distribution", "--where", "interrupts.handler_cycles=1000",
+                stem=os.path.join(out, "d1"))
+    check(d and not d["panels"][0].get("boxes") and "one run each" in d["panels"][0]["title"]
+          and [len(m["x"]) for m in d["panels"][0]["markers"] if m["kind"] == "runs"] == [4],
+          f"distribution_of_one_run_draws_points: {d and (d['panels'][0].get('boxes'), d['panels'][0]['title'])} "
+          f"{r.stderr}")
+    r, d = plot(os.path.join(data, "sweep.csv"), "--kind", "distribution", stem=os.path.join(out, "d2"))
+    check(d and len(d["panels"][0].get("boxes", [])) == 8 and all(b["runs"] == 2 for b in d["panels"][0]["boxes"]),
+          f"distribution_boxes_over_repeats: {d and d['panels'][0].get('boxes')}")
+
 for f in failures:
     print("FAIL", f)
 sys.exit(1 if failures else 0)

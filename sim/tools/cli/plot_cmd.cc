@@ -38,8 +38,8 @@ bool plottable_json(const std::string& path) {
 }
 
 int run_plot(const std::vector<std::string>& results, const std::string& kind, const std::string& x,
-             const std::string& output, const std::vector<std::string>& wheres,
-             const std::string& describe) {
+             const std::string& series, const std::string& output,
+             const std::vector<std::string>& wheres, const std::string& describe) {
   // Refused here, with exit status 2, rather than by a Python traceback.
   // An explanation (explain -o) or a trace (run --trace) is JSON the script
   // draws; anything else must be a CSV of results.
@@ -50,6 +50,7 @@ int run_plot(const std::vector<std::string>& results, const std::string& kind, c
   args.insert(args.end(), results.begin(), results.end());
   if (!kind.empty()) args.insert(args.end(), {"--kind", kind});
   if (!x.empty()) args.insert(args.end(), {"--x", x});
+  if (!series.empty()) args.insert(args.end(), {"--series", series});
   if (!output.empty()) args.insert(args.end(), {"-o", output});
   for (const auto& w : wheres) args.insert(args.end(), {"--where", w});
   if (!describe.empty()) args.insert(args.end(), {"--describe", describe});
@@ -76,7 +77,7 @@ int run_plot(const std::vector<std::string>& results, const std::string& kind, c
 void add_plot(CLI::App& app, std::vector<Command>& commands) {
   struct Args {
     std::vector<std::string> results, wheres;
-    std::string kind, x, output, describe;
+    std::string kind, x, series, output, describe;
   };
   auto a = std::make_shared<Args>();
   // The kinds plots/simloop_plot.py draws (its KINDS; a test keeps the two in step).
@@ -86,18 +87,22 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
   };
   static constexpr Kind kKinds[] = {
       {"breakdown", "cycles per packet by stage, a stacked bar per run (per point of a sweep)"},
-      {"payload", "kpps against payload size, error bars over repeats"},
+      {"payload", "kpps against payload size, error bars over repeats; the y axis fits the data"},
       {"padding", "kpps against code padding (a column named like *pad*), or --x COLUMN"},
-      {"distribution", "run-to-run spread of kpps over the repeats of each point"},
+      {"distribution",
+       "run-to-run spread of kpps over the repeats of each point (a point of one\n"
+       "                run is drawn as a point, not a box)"},
       {"scatter",
        "predicted against measured kpps, y = x and a +-15 % band: give a sweep\n"
        "                CSV and a `simloop measure native` CSV"},
-      {"crossover", "kpps against payload, one line per options.align"},
+      {"crossover", "kpps against payload, one line per options.align (or per --series KEY)"},
       {"accuracy",
        "predicted against measured kpps of a simloop compare CSV, held-out\n"
        "                and training points apart, y = x and +-10 % / +-15 % bands"},
       {"waterfall", "from A's kpps to B's, one bar per part: the JSON of simloop explain -o"},
-      {"timeline", "spans of simulated time per track: the JSON of simloop run --trace"},
+      {"timeline",
+       "spans of simulated time per track: the JSON of simloop run --trace (the\n"
+       "                first few packets unless --where packets=FROM:TO or packets=all)"},
   };
   std::string help =
       "Draw result CSVs as PNG and SVG next to the first. Kinds (chosen from the columns\n"
@@ -109,7 +114,8 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
   }
   help +=
       "A plot never averages over a swept key it does not show: one such key gets a panel per\n"
-      "value, more are refused by name (pick values with --where). Faulted runs are marked.";
+      "value (or with --series a line per value), more are refused by name (pick values with\n"
+      "--where). Faulted runs are marked.";
   auto* plot = app.add_subcommand("plot", help);
   plot->add_option("results", a->results,
                    "CSVs written by simloop run, sweep, merge or measure; or the JSON of "
@@ -121,15 +127,21 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
   plot->add_option("--kind", a->kind, kinds_help)->check(CLI::IsMember(names));
   plot->add_option("--x", a->x,
                    "padding: the numeric column on the x axis (e.g. layout.pad_bytes)");
+  plot->add_option("--series", a->series,
+                   "payload, padding, crossover: one line per value of this swept key, all in one "
+                   "panel (without it, such a key gets a panel per value), e.g. --series "
+                   "machine.clock_hz");
   plot->add_option("-o,--output", a->output, "Output file stem (default: next to the results)");
   plot->add_option("--where", a->wheres,
                    "Only rows whose column KEY has VALUE: KEY=VALUE (repeatable), e.g. "
-                   "machine.clock_hz=2.4e9");
+                   "machine.clock_hz=2.4e9; a timeline: packets=FROM:TO (the trace's packets "
+                   "drawn; default the first few) or packets=all");
   plot->add_option("--describe", a->describe,
                    "Also write what was drawn (lines, bars, markers, legend) as JSON to this file");
-  commands.push_back(
-      {plot,
-       [a] { return run_plot(a->results, a->kind, a->x, a->output, a->wheres, a->describe); }});
+  commands.push_back({plot, [a] {
+                        return run_plot(a->results, a->kind, a->x, a->series, a->output, a->wheres,
+                                        a->describe);
+                      }});
 }
 
 }  // namespace simloop::cli
