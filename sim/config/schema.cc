@@ -245,7 +245,11 @@ Schema::Schema() {
   section("machine.cache.l2", "Second-level cache behind L1, physically indexed.");
   add(boolean("machine.cache.l2.enabled", "Model an L2 (else every L1 miss goes to memory).",
               [](Experiment& x) -> bool& { return x.icache.l2_enabled; }));
-  add(integer("machine.cache.l2.size_bytes", "Capacity in bytes.", 64, int64_t{1} << 32,
+  // Bounded at 256 MB: the model keeps every line's tag (4 Mi lines of 64 B,
+  // about 100 MB of memory at that size).
+  add(integer("machine.cache.l2.size_bytes",
+              "Capacity in bytes (at most 256 MB: the model keeps a tag per line).", 64,
+              int64_t{1} << 28,
               [](Experiment& x) -> int64_t& { return x.icache.l2.size_bytes; }));
   add(integer("machine.cache.l2.assoc", "Ways per set.", 1, 64,
               [](Experiment& x) -> int& { return x.icache.l2.assoc; }));
