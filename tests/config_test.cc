@@ -244,6 +244,26 @@ TEST_F(ConfigTest, AliasExpansionIsBoundedByTheNodeLimit) {
   EXPECT_THROW(parse_yaml_text(alias_bomb(10), "t.yaml", tiny), ConfigError);
 }
 
+TEST_F(ConfigTest, ALargeFileWithoutAliasesIsNotCalledABomb) {
+  std::string big = "big:\n";
+  for (int i = 0; i < 600; ++i) big += "  k" + std::to_string(i) + ": " + std::to_string(i) + "\n";
+  const YamlLimits small{1 << 20, 1000, 64};
+  try {
+    parse_yaml_text(big, "big.yaml", small);
+    FAIL() << "1200 nodes passed a limit of 1000";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("more than 1000 nodes (keys, values and list items)"), std::string::npos) << m;
+    EXPECT_EQ(m.find("alias"), std::string::npos) << m;
+  }
+  try {
+    parse_yaml_text(alias_bomb(10), "t.yaml", small);
+    FAIL() << "the bomb passed";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("alias copies"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(ConfigTest, NestingIsBoundedByTheDepthLimit) {
   std::string deep;
   std::string indent;

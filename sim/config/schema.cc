@@ -249,8 +249,7 @@ Schema::Schema() {
   // about 100 MB of memory at that size).
   add(integer("machine.cache.l2.size_bytes",
               "Capacity in bytes (at most 256 MB: the model keeps a tag per line).", 64,
-              int64_t{1} << 28,
-              [](Experiment& x) -> int64_t& { return x.icache.l2.size_bytes; }));
+              int64_t{1} << 28, [](Experiment& x) -> int64_t& { return x.icache.l2.size_bytes; }));
   add(integer("machine.cache.l2.assoc", "Ways per set.", 1, 64,
               [](Experiment& x) -> int& { return x.icache.l2.assoc; }));
   add(boolean("machine.cache.l2.exclusive",

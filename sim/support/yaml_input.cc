@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/support/input_file.h"
@@ -68,11 +69,24 @@ class Walker {
   // `use` is where the node is used: its key in a map, else its own mark
   // (an alias has its anchor's mark).
   void walk(const YAML::Node& n, const YAML::Mark& use, const std::string& key, int depth) {
-    if (++nodes_ > limits_.max_nodes)
+    // A node met again (its position and kind seen before: a block map
+    // starts where its first key does) is an alias's copy.
+    if (!n.Mark().is_null() &&
+        !positions_.insert(static_cast<uint64_t>(n.Mark().pos) * 8 + n.Type()).second)
+      ++copies_;
+    if (++nodes_ > limits_.max_nodes) {
+      if (copies_ == 0)
+        fail_at(name_, use,
+                fmt::format("{}: the document has more than {} nodes (keys, values and list "
+                            "items), the most an input may have; no experiment, sweep or layout "
+                            "needs as many",
+                            key, limits_.max_nodes));
       fail_at(name_, use,
-              fmt::format("{}: the document has more than {} nodes, counting each alias as a copy "
-                          "of what it refers to (an alias bomb?)",
-                          key, limits_.max_nodes));
+              fmt::format("{}: the document has more than {} nodes, the most an input may have, "
+                          "counting each of its {} alias copies as a copy of what it refers to "
+                          "(an alias bomb?)",
+                          key, limits_.max_nodes, copies_));
+    }
     if (!n.IsMap() && !n.IsSequence()) return;
     if (depth > limits_.max_depth)
       fail_at(name_, use,
@@ -111,6 +125,8 @@ class Walker {
   const std::string& name_;
   const YamlLimits& limits_;
   size_t nodes_ = 0;
+  size_t copies_ = 0;                       // nodes met again through an alias
+  std::unordered_set<uint64_t> positions_;  // (position, kind) of every node met
   std::vector<YAML::Node> ancestors_;
 };
 
