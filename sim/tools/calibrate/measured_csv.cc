@@ -7,6 +7,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <unordered_map>
 
 #include "sim/report/csv_table.h"
 #include "sim/stack/net/inet.h"
@@ -144,7 +145,18 @@ namespace {
 
 // One file's rows, added to `points` (a row of a point already there is
 // one more repeat of it).
-void read_file(const fs::path& path, const ColumnMap& columns, std::vector<Point>& points) {
+// Where each point is in `points`, by its source and keys: a row finds its
+// point in constant time, however many points the files hold.
+using PointIndex = std::unordered_map<std::string, size_t>;
+
+std::string point_id(const Point& p) {
+  std::string id = p.source;
+  for (const auto& [k, v] : p.keys) id += '\x1f' + k + '=' + v;
+  return id;
+}
+
+void read_file(const fs::path& path, const ColumnMap& columns, std::vector<Point>& points,
+               PointIndex& index) {
   const std::string file = path.string();
   const std::string text = report::read_csv_file(path, file);
   report::CsvReader csv(text, file, {.trim = true});
@@ -346,15 +358,12 @@ void read_file(const fs::path& path, const ColumnMap& columns, std::vector<Point
       r.overhead_self_ns = number("split_overhead_self_ns", "split_overhead_self_ns");
       r.overhead_parent_ns = number("split_overhead_parent_ns", "split_overhead_parent_ns");
     }
-    auto it = std::find_if(points.begin(), points.end(), [&](const Point& q) {
-      return q.source == p.source && q.keys == p.keys;
-    });
-    if (it == points.end()) {
+    const auto [at, fresh] = index.emplace(point_id(p), points.size());
+    if (fresh) {
       p.where = where;
       points.push_back(p);
-      it = points.end() - 1;
     }
-    it->repeats.push_back(std::move(r));
+    points[at->second].repeats.push_back(std::move(r));
   }
 }
 
@@ -363,9 +372,10 @@ void read_file(const fs::path& path, const ColumnMap& columns, std::vector<Point
 std::vector<Point> read_points(const std::vector<fs::path>& csvs, Stat stat,
                                const ColumnMap& columns) {
   std::vector<Point> points;
+  PointIndex index;
   for (const auto& path : csvs) {
     try {
-      read_file(path, columns, points);
+      read_file(path, columns, points, index);
     } catch (const report::CsvError& e) {
       throw InputError(e.what());
     }
