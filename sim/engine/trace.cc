@@ -3,13 +3,60 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
 namespace simloop::engine {
 
 namespace {
-constexpr double kUs = 1e6;  // trace timestamps are microseconds
+
+// A JSON string literal (names come from the stack's tables and the
+// experiment's name, which may hold anything).
+std::string json_quoted(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump();
+}
+
+// Whole picoseconds as the format's microseconds: exact, six decimals. (A
+// grid of nanoseconds would round each of a million slices by up to half a
+// nanosecond, and a stage's slices would no longer add up to its cycles.)
+std::string micros(int64_t ps) {
+  return fmt::format("{}.{:06}", ps / 1000000, ps % 1000000);
+}
+
+}  // namespace
+
+Tracer::Tracer(TraceWindow window, double clock_hz, const net::FnTable& fns,
+               const std::string& process, Sink sink)
+    : window_(window),
+      hz_(clock_hz),
+      fns_(&fns),
+      stage_(models::stages_of(fns)),
+      sink_(std::move(sink)) {
+  sink_(
+      fmt::format("{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+                  "{{\"args\":{{\"name\":{}}},\"cat\":\"__metadata\",\"name\":\"process_name\","
+                  "\"ph\":\"M\",\"pid\":1,\"tid\":1,\"ts\":0}},\n"
+                  "{{\"args\":{{\"name\":\"CPU\"}},\"cat\":\"__metadata\",\"name\":\"thread_name\","
+                  "\"ph\":\"M\",\"pid\":1,\"tid\":1,\"ts\":0}}",
+                  json_quoted(process)));
+}
+
+void Tracer::finish() {
+  sink_("\n]}\n");
+}
+
+void Tracer::event(int64_t ts_ps, char ph, std::string_view name, std::string_view cat,
+                   std::string_view rest) {
+  buf_.clear();
+  fmt::format_to(std::back_inserter(buf_),
+                 ",\n{{{}\"cat\":\"{}\",{}\"ph\":\"{}\",\"pid\":1,"
+                 "\"tid\":1,\"ts\":{}}}",
+                 rest, cat, name.empty() ? std::string() : "\"name\":" + json_quoted(name) + ",",
+                 ph, micros(ts_ps));
+  sink_(buf_);
+  ++events_;
 }
 
 void Tracer::add(models::Stage s, double cycles) {
@@ -88,12 +135,45 @@ void Tracer::end_handler(double t1, int frames) {
   handlers_.push_back(std::move(handler_));
 }
 
-void Tracer::push(char ph, double t, double dur, std::string name, const char* cat,
-                  std::array<double, 3> values, int frames) {
+void Tracer::push(char ph, double t, double dur, std::string_view name, const char* cat,
+                  std::array<double, 3> values, int frames, bool resumed) {
   // Rounding may put an event a hair before the last one: time never runs back.
-  t = std::max(t, last_t_);
-  last_t_ = ph == 'X' ? t + dur : t;
-  out_.push_back({ph, t, dur, std::move(name), cat, values, frames});
+  const int64_t at = std::max(static_cast<int64_t>(std::llround(t * 1e12)), last_ps_);
+  last_ps_ = ph == 'X' ? std::max(at, static_cast<int64_t>(std::llround((t + dur) * 1e12))) : at;
+  switch (ph) {
+    case 'B': {
+      written_open_.push_back(cat);
+      std::string args;
+      if (resumed)
+        args = "\"args\":{\"resumed\":true},";
+      else if (frames > 0)
+        args = fmt::format("\"args\":{{\"frames\":{}}},", frames);
+      event(at, 'B', name, cat, args);
+      break;
+    }
+    case 'E': {
+      // The category of the span it ends: a trace reader may ask for one.
+      const char* c = written_open_.empty() ? "span" : written_open_.back();
+      if (!written_open_.empty()) written_open_.pop_back();
+      event(at, 'E', "", c, "");
+      break;
+    }
+    case 'X':
+      event(at, 'X', name, cat, fmt::format("\"dur\":{},", micros(last_ps_ - at)));
+      break;
+    case 'i':
+      event(at, 'i', name, cat, "\"s\":\"t\",");
+      break;
+    case 'C':
+      for (const auto& [counter, key, i] :
+           {std::tuple{"NIC ring", "frames", 0}, std::tuple{"netisr queue", "packets", 1},
+            std::tuple{"socket buffer", "bytes", 2}})
+        event(at, 'C', counter, "counter",
+              fmt::format("\"args\":{{\"{}\":{}}},", key, values[static_cast<size_t>(i)]));
+      break;
+    default:
+      break;
+  }
 }
 
 void Tracer::emit_handler(const Handler& h) {
@@ -125,10 +205,7 @@ void Tracer::emit_mark(const Mark& m, double t) {
 void Tracer::cut(const Handler& h) {
   for (size_t i = open_.size(); i-- > 0;) push('E', h.t0, 0, "", "", {}, 0);
   emit_handler(h);
-  for (size_t i = 0; i < open_.size(); ++i) {
-    push('B', h.t1, 0, open_[i], open_cat_[i], {}, 0);
-    out_.back().resumed = true;
-  }
+  for (size_t i = 0; i < open_.size(); ++i) push('B', h.t1, 0, open_[i], open_cat_[i], {}, 0, true);
 }
 
 void Tracer::flush_batch() {
@@ -198,55 +275,6 @@ void Tracer::sleep(double t0, double t1) {
   }
   if (t1 > t) push('X', t, t1 - t, "sleep", "stage", {}, 0);
   handlers_.erase(handlers_.begin(), handlers_.begin() + static_cast<std::ptrdiff_t>(hi));
-}
-
-std::string Tracer::json(const std::string& process) const {
-  using nlohmann::json;
-  json ev = json::array();
-  ev.push_back({{"ph", "M"},
-                {"pid", 1},
-                {"tid", 1},
-                {"name", "process_name"},
-                {"args", {{"name", process}}}});
-  ev.push_back(
-      {{"ph", "M"}, {"pid", 1}, {"tid", 1}, {"name", "thread_name"}, {"args", {{"name", "CPU"}}}});
-  for (const auto& e : out_) {
-    json j = {{"ph", std::string(1, e.ph)}, {"pid", 1}, {"tid", 1}, {"ts", e.ts * kUs}};
-    switch (e.ph) {
-      case 'B':
-        j["name"] = e.name;
-        j["cat"] = e.cat;
-        if (e.frames > 0) j["args"] = {{"frames", e.frames}};
-        if (e.resumed) j["args"] = {{"resumed", true}};
-        break;
-      case 'E':
-        break;
-      case 'X':
-        j["name"] = e.name;
-        j["cat"] = e.cat;
-        j["dur"] = e.dur * kUs;
-        break;
-      case 'i':
-        j["name"] = e.name;
-        j["cat"] = e.cat;
-        j["s"] = "t";
-        break;
-      case 'C':
-        for (const auto& [name, key, i] :
-             {std::tuple{"NIC ring", "frames", 0}, std::tuple{"netisr queue", "packets", 1},
-              std::tuple{"socket buffer", "bytes", 2}}) {
-          json c = j;
-          c["name"] = name;
-          c["args"] = {{key, e.values[static_cast<size_t>(i)]}};
-          ev.push_back(std::move(c));
-        }
-        continue;
-      default:
-        break;
-    }
-    ev.push_back(std::move(j));
-  }
-  return json{{"traceEvents", std::move(ev)}, {"displayTimeUnit", "ns"}}.dump() + "\n";
 }
 
 }  // namespace simloop::engine

@@ -21,12 +21,20 @@
 // Every leaf slice is a stage's cycles, so over a window the slices of a
 // stage add up to the run's cycles of that stage for those packets, and all
 // slices together to the window's simulated time.
+//
+// Events go to the sink as each batch is placed, in time order, so memory
+// does not grow with the window. Timestamps are whole picoseconds (written
+// as microseconds with six decimals; shown in ns, displayTimeUnit), a
+// slice's duration the difference of its rounded ends, so no child ever
+// outlasts its parent; every event has a category.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/cycle_account.h"
@@ -40,9 +48,13 @@ struct TraceWindow {
 
 class Tracer : public models::CycleListener {
  public:
-  // `fns` names the stack's functions and gives their stages.
-  Tracer(TraceWindow window, double clock_hz, const net::FnTable& fns)
-      : window_(window), hz_(clock_hz), fns_(&fns), stage_(models::stages_of(fns)) {}
+  // Where the trace's text goes, piece by piece.
+  using Sink = std::function<void(std::string_view)>;
+
+  // `fns` names the stack's functions and gives their stages; `process`
+  // names the trace's process (the experiment). Writes the trace's head.
+  Tracer(TraceWindow window, double clock_hz, const net::FnTable& fns, const std::string& process,
+         Sink sink);
 
   // The sender is about to send packet `index` (0-based).
   void packet(int64_t index);
@@ -73,9 +85,9 @@ class Tracer : public models::CycleListener {
   void begin_handler(double t0);
   void end_handler(double t1, int frames);
 
-  // The trace event JSON; events in time order.
-  std::string json(const std::string& process) const;
-  size_t events() const { return out_.size(); }
+  // Writes the trace's tail: the sink then holds the whole trace event JSON.
+  void finish();
+  uint64_t events() const { return events_; }
 
  private:
   enum class Kind : uint8_t { begin, end, leaf, instant, counter };
@@ -92,15 +104,6 @@ class Tracer : public models::CycleListener {
     int frames;
     std::vector<Mark> marks;
   };
-  struct Event {
-    char ph;
-    double ts, dur;  // seconds of simulated time
-    std::string name;
-    const char* cat;
-    std::array<double, 3> values;
-    int frames;
-    bool resumed = false;  // a span reopened after a handler cut it
-  };
   bool active() const { return in_handler_ ? started_ && !finished_ : recording_; }
   std::vector<Mark>& target() { return in_handler_ ? handler_.marks : batch_; }
   double& cursor() { return in_handler_ ? handler_cursor_ : batch_cursor_; }
@@ -109,22 +112,28 @@ class Tracer : public models::CycleListener {
   // Closes the sender's open spans where `h` starts, emits it, and
   // reopens them where it ends.
   void cut(const Handler& h);
-  void push(char ph, double t, double dur, std::string name, const char* cat,
-            std::array<double, 3> values, int frames);
+  // One event to the sink; `resumed`: a span reopened after a handler cut it.
+  void push(char ph, double t, double dur, std::string_view name, const char* cat,
+            std::array<double, 3> values, int frames, bool resumed = false);
+  void event(int64_t ts_ps, char ph, std::string_view name, std::string_view cat,
+             std::string_view rest);
 
   TraceWindow window_;
   double hz_;
   const net::FnTable* fns_;
   models::FnStages stage_;
   bool recording_ = false, started_ = false, finished_ = false, in_handler_ = false;
-  double last_t_ = 0;
   double batch_t0_ = 0, batch_cursor_ = 0, handler_cursor_ = 0;
   std::vector<Mark> batch_;
   Handler handler_{};
   std::vector<Handler> handlers_;  // ran since the last flush, in time order
   std::vector<std::string> open_;  // the sender's open spans (names), outermost first
   std::vector<const char*> open_cat_;
-  std::vector<Event> out_;
+  Sink sink_;
+  std::vector<const char*> written_open_;  // categories of the B events written and not ended
+  uint64_t events_ = 0;
+  int64_t last_ps_ = 0;
+  std::string buf_;
   std::array<uint64_t, net::kDropCount> drops_seen_{};
 };
 

@@ -71,7 +71,7 @@ int open_no_follow(const fs::path& path, int flags, mode_t mode) {
   return fd;
 }
 
-void write_file_atomic(const fs::path& path, std::string_view text) {
+AtomicFile::AtomicFile(const fs::path& path) : path_(path) {
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -79,23 +79,58 @@ void write_file_atomic(const fs::path& path, std::string_view text) {
     throw WriteError(
         fmt::format("{}: cannot create the directory: {}", dir.string(), errno_text(ec.value())));
   refuse_link(path);
-  fs::path tmp;
   // Appended in steps: GCC 12 warns falsely (-Wrestrict) on "." + s + ".".
   std::string prefix = ".";
   prefix += path.filename().string();
   prefix += '.';
-  const int fd = make_temp(dir, prefix, ".tmp", tmp);
-  if (fd < 0)
+  fd_ = make_temp(dir, prefix, ".tmp", tmp_);
+  if (fd_ < 0)
     throw WriteError(fmt::format("{}: cannot write: {}", path.string(), errno_text(errno)));
-  int e = write_fully(fd, text);
-  if (e == 0 && ::fsync(fd) != 0) e = errno;
-  if (::close(fd) != 0 && e == 0) e = errno;
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(tmp_.c_str());
+}
+
+void AtomicFile::fail(int e) {
+  ::close(fd_);
+  fd_ = -1;
+  ::unlink(tmp_.c_str());
+  throw WriteError(fmt::format("{}: cannot write: {}", path_.string(), errno_text(e)));
+}
+
+void AtomicFile::write(std::string_view text) {
+  if (fd_ < 0) throw WriteError(path_.string() + ": written after it was closed");
+  buf_ += text;
+  bytes_ += text.size();
+  if (buf_.size() >= kBuffer) flush();
+}
+
+void AtomicFile::flush() {
+  if (const int e = write_fully(fd_, buf_); e != 0) fail(e);
+  buf_.clear();
+}
+
+void AtomicFile::commit() {
+  if (fd_ < 0) throw WriteError(path_.string() + ": committed after it was closed");
+  flush();
+  int e = ::fsync(fd_) != 0 ? errno : 0;
+  if (::close(fd_) != 0 && e == 0) e = errno;
+  fd_ = -1;
   // rename() replaces a link planted meanwhile; it never writes through it.
-  if (e == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) e = errno;
+  if (e == 0 && ::rename(tmp_.c_str(), path_.c_str()) != 0) e = errno;
   if (e != 0) {
-    ::unlink(tmp.c_str());
-    throw WriteError(fmt::format("{}: cannot write: {}", path.string(), errno_text(e)));
+    ::unlink(tmp_.c_str());
+    throw WriteError(fmt::format("{}: cannot write: {}", path_.string(), errno_text(e)));
   }
+  committed_ = true;
+}
+
+void write_file_atomic(const fs::path& path, std::string_view text) {
+  AtomicFile f(path);
+  f.write(text);
+  f.commit();
 }
 
 TempFile::TempFile(const fs::path& dir, const std::string& prefix, const std::string& suffix,

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -46,6 +47,33 @@ int open_no_follow(const std::filesystem::path& path, int flags, mode_t mode = 0
 // directory. Throws LinkError if `path` is a symbolic link, else
 // WriteError naming the path and the cause (e.g. ENOSPC).
 void write_file_atomic(const std::filesystem::path& path, std::string_view text);
+
+// A file written piece by piece and put in place whole, as
+// write_file_atomic does in one go: until commit() nothing is at `path`, and
+// destroyed uncommitted (an error, an exception) the temporary goes away.
+// Writes are buffered, so memory stays bounded however much is written.
+// Throws LinkError if `path` is a symbolic link, WriteError on any failure.
+class AtomicFile {
+ public:
+  explicit AtomicFile(const std::filesystem::path& path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  void write(std::string_view text);
+  void commit();  // flushed, fsync'ed and renamed into place
+  uint64_t bytes() const { return bytes_; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  static constexpr size_t kBuffer = size_t{1} << 20;
+  void flush();
+  [[noreturn]] void fail(int e);
+  std::filesystem::path path_, tmp_;
+  int fd_ = -1;
+  std::string buf_;
+  uint64_t bytes_ = 0;
+  bool committed_ = false;
+};
 
 // A temporary file of an unpredictable name in `dir` (mkstemps), holding
 // `text`, named `<prefix>XXXXXX<suffix>`; removed when this goes away.

@@ -26,6 +26,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// What a trace costs on disk, measured on the shipped experiments (a wire
+// run with interrupts): windows longer than kTraceWarnPackets are warned
+// about with their size; every kTraceProgressBytes written is logged.
+constexpr double kTraceBytesPerPacket = 2500;
+constexpr int64_t kTraceWarnPackets = 100000;
+constexpr uint64_t kTraceProgressBytes = uint64_t{64} << 20;
+
 // "FROM:TO" of --trace-window; exit status 2 for anything else.
 engine::TraceWindow parse_window(const std::string& s);
 
@@ -163,6 +170,7 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
                                 std::pair{long_csv, dir / (x.name + "-long.csv")}})
     if (want) report::refuse_link(p);
   engine::route_simgrid_log_to_spdlog();
+  std::optional<report::AtomicFile> trace_out;
   std::optional<engine::Tracer> tracer;
   engine::TraceWindow window;
   if (!trace_window.empty()) {
@@ -173,7 +181,24 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
     // Stalls placed where their fetches happen, not where a replayed
     // sequence settles: the same results, bit for bit (tests hold it).
     x.engine.icache_replay = false;
-    tracer.emplace(window, x.machine.clock_hz, *x.stack.fns);
+    // Written as it is made (memory does not grow with the window), put in
+    // place whole when the run ends, and never left half-written.
+    trace_out.emplace(trace_file);
+    const int64_t packets = window.to - window.from;
+    if (packets > kTraceWarnPackets)
+      spdlog::warn(
+          "--trace-window {}:{}: {} packets make a trace of about {:.0f} MB (about {} KB a "
+          "packet)",
+          window.from, window.to, packets,
+          static_cast<double>(packets) * kTraceBytesPerPacket / 1e6, kTraceBytesPerPacket / 1000);
+    tracer.emplace(window, x.machine.clock_hz, *x.stack.fns, x.name,
+                   [&trace_out, next = kTraceProgressBytes](std::string_view s) mutable {
+                     trace_out->write(s);
+                     if (trace_out->bytes() >= next) {
+                       spdlog::info("trace: {} MB written", trace_out->bytes() >> 20);
+                       next += kTraceProgressBytes;
+                     }
+                   });
   }
   engine::SimResult r;
   try {
@@ -209,14 +234,11 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
     std::cout << "wrote " << p.string() << "\n";
   }
   if (tracer) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const std::string text = tracer->json(x.name);
-    report::write_file_atomic(trace_file, text);
-    const double took =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    tracer->finish();
+    trace_out->commit();
     std::cout << "wrote " << trace_file << "\n";
-    spdlog::info("trace of packets {}:{}: {} events, {} bytes, written in {:.3f} s", window.from,
-                 window.to, tracer->events(), text.size(), took);
+    spdlog::info("trace of packets {}:{}: {} events, {} bytes", window.from, window.to,
+                 tracer->events(), trace_out->bytes());
   }
   if (long_csv) {
     const auto p = dir / (x.name + "-long.csv");
