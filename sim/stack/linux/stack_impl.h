@@ -384,7 +384,9 @@ int Stack<P>::ip_finish_output2(core::SkBuff* skb) {
 template <class P>
 int Stack<P>::neigh_hh_output(const HhCache& hh, core::SkBuff* skb) {
   FnScope<P> scope(probe_, Fn::neigh_hh_output);
-  SIMLOOP_PROBE(header(id(Fn::neigh_hh_output), skb->data - kHhDataMod, kHhDataMod, true));
+  // A block copy, reported as the BSD stack reports its link addresses:
+  // bytewise, never a misaligned word.
+  SIMLOOP_PROBE(header(id(Fn::neigh_hh_output), skb->data - kHhDataMod, 1, true));
   std::memcpy(skb->data - kHhDataMod, hh.data.data(), kHhDataMod);
   core::skb_push(skb, static_cast<unsigned>(hh.len));
   return dev_queue_xmit(skb);
