@@ -1,6 +1,6 @@
-// Benchmarks of the functional stack: hot mbuf operations, the whole native
-// path per packet (as sim/tools/measure/native.cc drives it), and the cost of the
-// probe hooks.
+// Benchmarks of the functional stacks: hot mbuf operations, the whole native
+// path per packet on the BSD and the Linux stack (as sim/tools/measure/native.cc
+// drives it), and the cost of the probe hooks.
 //
 // The probe comparison is noise-sensitive on a shared machine. The headline
 // figure is BM_NullProbeOverNoProbe, which alternates batches of the two
@@ -19,6 +19,7 @@
 #include "sim/stack/bsd/mbuf.h"
 #include "sim/stack/bsd/mbuf_ops.h"
 #include "sim/stack/bsd/stack.h"
+#include "sim/stack/linux/stack.h"
 #include "sim/stack/net/inet.h"
 #include "sim/stack/net/probe.h"
 #include "sim/stack/net/zone.h"
@@ -325,6 +326,122 @@ BENCHMARK_CAPTURE(BM_Path, broadcast_m_dup, kBroadcastAddr, LoopCopy::m_dup)
     ->ArgName("payload")
     ->Arg(kSmall);
 BENCHMARK_CAPTURE(BM_Path, wire, kPeerAddr, LoopCopy::m_copy)->ArgName("payload")->Arg(kSmall);
+
+// ---- the Linux stack ---------------------------------------------------------
+
+// The same per-packet loop on the Linux stack (sim/stack/linux/stack.h):
+// sendto, the NET_RX softirq, recvfrom until EAGAIN, transmit completion.
+template <class P>
+class LinuxPath {
+ public:
+  LinuxPath(uint32_t dst, int payload)
+      : stack_(probe_), dst_(dst), payload_(payload), buf_(Payload(payload)), rbuf_(65536) {
+    rx_ = stack_.socket();
+    tx_ = stack_.socket();
+    stack_.bind(rx_, 0, kPort);
+  }
+  bool Step() {
+    const int err = stack_.sendto(tx_, buf_.data(), payload_, dst_, kPort);
+    stack_.netisr_run();
+    int got = 0;
+    while (stack_.recvfrom(rx_, rbuf_.data(), static_cast<int>(rbuf_.size()), &got) == 0) {
+    }
+    stack_.nic_txeof();
+    return err == 0;
+  }
+  bool Run(int n) {
+    bool ok = true;
+    for (int i = 0; i < n; ++i) ok &= Step();
+    return ok;
+  }
+  uint64_t Arrived() const {
+    return dst_ == kPeerAddr ? stack_.eth0().tx_packets : stack_.counters().delivered;
+  }
+
+ private:
+  P probe_;
+  simloop::net::lnx::Stack<P> stack_;
+  uint32_t dst_;
+  int payload_;
+  std::vector<uint8_t> buf_;
+  std::vector<uint8_t> rbuf_;
+  int rx_ = -1;
+  int tx_ = -1;
+};
+
+void BM_LinuxPath(benchmark::State& state, uint32_t dst) {
+  LinuxPath<NullProbe> path(dst, static_cast<int>(state.range(0)));
+  if (!path.Run(kWarmup)) {
+    state.SkipWithError("sendto failed during warm-up");
+    return;
+  }
+  const uint64_t before = path.Arrived();
+  const auto t0 = Clock::now();
+  for (auto _ : state) {
+    if (!path.Step()) {
+      state.SkipWithError("sendto failed");
+      break;
+    }
+  }
+  const auto t1 = Clock::now();
+  const auto packets = static_cast<int64_t>(state.iterations());
+  if (path.Arrived() - before != static_cast<uint64_t>(packets)) {
+    state.SkipWithError("not every packet arrived");
+    return;
+  }
+  state.SetItemsProcessed(packets);
+  if (packets > 0)
+    state.counters["ns_per_packet"] =
+        std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(packets);
+}
+BENCHMARK_CAPTURE(BM_LinuxPath, loopback, kLoopAddr)->ArgName("payload")->Arg(kSmall)->Arg(kLarge);
+BENCHMARK_CAPTURE(BM_LinuxPath, wire, kPeerAddr)->ArgName("payload")->Arg(kSmall);
+
+// Batches of 1000 loopback 18-byte packets alternate between the BSD and
+// the Linux stack (both with NullProbe, the native run's probe), so that
+// both see the same machine noise: each one's ns per packet, and the ratio.
+void BM_LinuxOverBsd(benchmark::State& state) {
+  constexpr int kBatch = 1000;
+  Path<NullProbe> bsd(kLoopAddr, kSmall);
+  LinuxPath<NullProbe> lnx(kLoopAddr, kSmall);
+  if (!bsd.Run(kWarmup) || !lnx.Run(kWarmup)) {
+    state.SkipWithError("sendto failed during warm-up");
+    return;
+  }
+  Clock::duration t_bsd{}, t_lnx{};
+  bool ok = true;
+  auto timed = [&ok](auto& path, Clock::duration& total) {
+    const auto t0 = Clock::now();
+    ok &= path.Run(kBatch);
+    total += Clock::now() - t0;
+  };
+  bool bsd_first = true;
+  for (auto _ : state) {
+    if (bsd_first) {
+      timed(bsd, t_bsd);
+      timed(lnx, t_lnx);
+    } else {
+      timed(lnx, t_lnx);
+      timed(bsd, t_bsd);
+    }
+    bsd_first = !bsd_first;
+    if (!ok) {
+      state.SkipWithError("sendto failed");
+      break;
+    }
+  }
+  const auto batches = static_cast<double>(state.iterations());
+  if (batches == 0 || t_bsd.count() == 0) return;
+  const double per = batches * kBatch;
+  state.SetItemsProcessed(static_cast<int64_t>(2 * per));
+  state.counters["bsd_ns_per_packet"] =
+      std::chrono::duration<double, std::nano>(t_bsd).count() / per;
+  state.counters["linux_ns_per_packet"] =
+      std::chrono::duration<double, std::nano>(t_lnx).count() / per;
+  state.counters["linux_over_bsd"] =
+      static_cast<double>(t_lnx.count()) / static_cast<double>(t_bsd.count());
+}
+BENCHMARK(BM_LinuxOverBsd)->Unit(benchmark::kMicrosecond);
 
 // ---- probe cost ---------------------------------------------------------------
 

@@ -174,6 +174,7 @@ namespace {
 // __copy_skb_header: the packet's metadata, not its buffers or owner.
 void copy_skb_header(SkBuff* to, const SkBuff* from) {
   to->dev = from->dev;
+  to->dst = from->dst;
   to->tstamp = from->tstamp;
   std::memcpy(to->cb, from->cb, sizeof(to->cb));
   to->ip_summed = from->ip_summed;

@@ -132,6 +132,7 @@ struct SkBuff {
   Sock* sk;          // owner, charged truesize; set with its destructor
   void (*destructor)(SkBuff* skb);
   void* dev;                  // struct net_device, opaque to this layer
+  const void* dst;            // the route (skb_dst, _skb_refdst), opaque to this layer
   int64_t tstamp;             // ktime_t
   alignas(8) uint8_t cb[48];  // control buffer: each layer's private per-packet state
 

@@ -28,7 +28,9 @@ enum class CopyKind : uint8_t {
 };
 inline constexpr size_t kCopyKindCount = static_cast<size_t>(CopyKind::count);
 
-enum class Obj : uint8_t { mbuf, cluster };
+// What was allocated or freed: the BSD stack's mbufs and clusters, the
+// Linux stack's sk_buffs and their heads.
+enum class Obj : uint8_t { mbuf, cluster, skb, skb_head };
 
 // Where a packet can be dropped.
 enum class Drop : uint8_t {
@@ -81,6 +83,7 @@ struct CountingProbe : NullProbe {
   std::array<uint64_t, kDropCount> drops{};
   uint64_t cksum_bytes = 0;
   uint64_t mbuf_allocs = 0, cluster_allocs = 0, mbuf_frees = 0, cluster_frees = 0;
+  uint64_t skb_allocs = 0, skb_head_allocs = 0, skb_frees = 0, skb_head_frees = 0;
   uint64_t header_accesses = 0, misaligned_accesses = 0;
 
   void enter(FnId fn) { ++entered[index(fn)]; }
@@ -89,13 +92,33 @@ struct CountingProbe : NullProbe {
     copied_bytes[static_cast<size_t>(kind)] += len;
   }
   void cksum(const void* /*addr*/, size_t len) { cksum_bytes += len; }
-  void alloc(Obj obj, const void* /*addr*/) { ++(obj == Obj::mbuf ? mbuf_allocs : cluster_allocs); }
-  void free(Obj obj, const void* /*addr*/) { ++(obj == Obj::mbuf ? mbuf_frees : cluster_frees); }
+  void alloc(Obj obj, const void* /*addr*/) {
+    ++count(obj, mbuf_allocs, cluster_allocs, skb_allocs, skb_head_allocs);
+  }
+  void free(Obj obj, const void* /*addr*/) {
+    ++count(obj, mbuf_frees, cluster_frees, skb_frees, skb_head_frees);
+  }
   void header(FnId /*fn*/, const void* addr, unsigned size, bool /*write*/) {
     ++header_accesses;
     if ((reinterpret_cast<uintptr_t>(addr) & (size - 1)) != 0) ++misaligned_accesses;
   }
   void drop(Drop d) { ++drops[static_cast<size_t>(d)]; }
+
+ private:
+  static uint64_t& count(Obj obj, uint64_t& mbuf, uint64_t& cluster, uint64_t& skb,
+                         uint64_t& head) {
+    switch (obj) {
+      case Obj::mbuf:
+        return mbuf;
+      case Obj::cluster:
+        return cluster;
+      case Obj::skb:
+        return skb;
+      case Obj::skb_head:
+        return head;
+    }
+    return cluster;
+  }
 };
 
 }  // namespace simloop::net

@@ -1,0 +1,293 @@
+// The UDP/IPv4 path of a Linux 6.x host on sk_buffs, functional only: it
+// knows nothing of time. It builds real packets in real sk_buffs (skbuff.h)
+// charged to real socket memory (sock.h), and reports each kernel function
+// of its table (fns.h) to its probe as it runs.
+//
+// Devices: lo (127.0.0.1/8, MTU 65536) and eth0 (10.0.0.1/24, broadcast
+// 10.0.0.255) whose transmit ring leads to a peer at 10.0.0.2. The NET_RX
+// softirq runs when the owner calls netisr_run(); the ring's completions
+// when it calls nic_txeof(). Both are the owner's choice of when, as with
+// the BSD stack (sim/stack/bsd/stack.h).
+//
+// Where Linux differs from the BSD stack, this follows Linux:
+//  - no simplex copy: a packet to this host's own address (dest self) is
+//    routed through lo by the local table; a broadcast's local copy is a
+//    clone (skb_clone, sharing the data), looped back by ip_output;
+//  - no UDP checksum on loopback: lo offloads it (CHECKSUM_PARTIAL), only
+//    the pseudo-header's sum is stored and the receiver trusts it;
+//  - a route lookup per unconnected send; a connected socket keeps its route;
+//  - the IP ID is the socket's counter when connected, and 0 on an
+//    unconnected socket's datagrams, which carry DF (ip_select_ident_segs);
+//  - a full send buffer stops the sender (sk_wmem_alloc, released when the
+//    NIC frees the skb, at once on lo); a full device drops silently: the
+//    sender sees 0 unless IP_RECVERR is set (udp_send_skb).
+// Simplified: no fragmentation (a datagram over the MTU is EMSGSIZE), no GSO,
+// no corking, no qdisc (eth0 behaves as noqueue: a full ring drops), a FIB
+// of four routes, neighbours resolved in advance, no netfilter hooks, no
+// ICMP port unreachable (counted only), one CPU.
+#pragma once
+
+#include <array>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "sim/stack/bsd/stack.h"  // net::AlignPolicy, net::LoopCopy, the host's addresses
+#include "sim/stack/linux/fns.h"
+#include "sim/stack/linux/skbuff.h"
+#include "sim/stack/linux/sock.h"
+#include "sim/stack/net/inet.h"
+#include "sim/stack/net/probe.h"
+#include "sim/stack/net/stack_concept.h"
+
+namespace simloop::net::lnx {
+
+// The sk_buff layer (net/core in Linux).
+namespace core = ::simloop::lnx;
+
+struct Options {
+  // net::AlignPolicy::none or strict: Linux needs no fix-up (its headroom,
+  // LL_RESERVED_SPACE, keeps every IP header 4-byte aligned); with strict, a
+  // misaligned header access would fault as on the BSD stack.
+  AlignPolicy align = AlignPolicy::none;
+  int netdev_max_backlog = 1000;          // net.core.netdev_max_backlog
+  int nic_ring = 256;                     // eth0's transmit descriptors
+  int sndbuf = core::kSysctlWmemDefault;  // sk_sndbuf (net.core.wmem_default)
+  int rcvbuf = core::kSysctlRmemDefault;  // sk_rcvbuf (net.core.rmem_default)
+  int lo_mtu = 65536;
+  int eth_mtu = 1500;
+  // Every send is MSG_DONTWAIT: a full send buffer is EAGAIN. Otherwise the
+  // socket blocks, and as the caller owns the wait it gets ENOBUFS, the
+  // stack interface's "no send space" (net/stack_concept.h).
+  bool dontwait = false;
+  bool recverr = false;      // IP_RECVERR: a device's drop is the sender's ENOBUFS
+  bool so_broadcast = true;  // SO_BROADCAST on every socket (ttcp sets it)
+  core::SkbPoolConfig pool;  // when the stack has a pool of its own
+};
+
+inline constexpr uint32_t kLoNet = ip_addr(127, 0, 0, 0);
+inline constexpr uint32_t kLoMask = ip_addr(255, 0, 0, 0);
+
+// A misaligned header access on a strict-alignment CPU (never on the paths
+// built here: Linux aligns its headers; kept so that a layout that broke it
+// would say so).
+struct AlignmentFault {
+  Fn fn;
+  const char* field;
+  unsigned size;
+  int offset;  // from the head of its sk_buff
+  unsigned misalign;
+  std::string describe() const;
+};
+
+using MacAddr = std::array<uint8_t, kEtherAddrLen>;
+
+// struct hh_cache: the hardware header, right-aligned in HH_DATA_MOD bytes.
+inline constexpr int kHhDataMod = 16;
+struct HhCache {
+  alignas(16) std::array<uint8_t, kHhDataMod> data{};
+  int len = kEtherHdrLen;
+};
+
+struct NetDevice {
+  const char* name = "";
+  bool loopback = false;
+  int mtu = 0;
+  MacAddr addr{};
+  uint32_t ip = 0;
+  uint64_t tx_packets = 0, tx_bytes = 0, tx_dropped = 0, rx_packets = 0, rx_dropped = 0;
+};
+
+enum class RouteType : uint8_t { local, unicast, broadcast };
+
+// A struct rtable with its neighbour: where the packet goes and how.
+struct Route {
+  RouteType type = RouteType::unicast;
+  NetDevice* dev = nullptr;
+  uint32_t src = 0;
+  const HhCache* hh = nullptr;  // the neighbour's cached header
+};
+
+// A UDP socket: struct sock's memory accounting and the inet fields.
+struct UdpSock : core::Sock {
+  bool open = false;
+  uint32_t laddr = 0;  // 0: any
+  uint16_t lport = 0;
+  bool connected = false;  // TCP_ESTABLISHED: daddr/dport and the route kept
+  uint32_t daddr = 0;
+  uint16_t dport = 0;
+  const Route* route = nullptr;  // sk_dst_cache
+  uint16_t inet_id = 0;          // the IP ID of a connected socket's next datagram
+  uint64_t received = 0, received_bytes = 0;
+  uint64_t sndbuf_errors = 0;  // UDP_MIB_SNDBUFERRORS: device drops the sender was not told
+};
+
+struct Counters {
+  uint64_t sent = 0;  // sendto calls that returned 0
+  uint64_t send_errors = 0;
+  uint64_t looped = 0;  // packets handed to __netif_rx
+  uint64_t netisr_processed = 0;
+  uint64_t delivered = 0, delivered_bytes = 0;  // queued on a socket
+  std::array<uint64_t, kDropCount> drops{};
+  uint64_t drops_total() const {
+    uint64_t t = 0;
+    for (auto d : drops) t += d;
+    return t;
+  }
+};
+
+template <class P>
+class Stack {
+ public:
+  using Fn = lnx::Fn;
+  static constexpr const FnTable& fn_table() { return lnx::fn_table(); }
+  using Options = lnx::Options;
+
+  // On `pool`, which outlives the stack...
+  Stack(core::SkbPool& pool, P& probe, Options opt = {});
+  // ... or on a pool of its own (opt.pool).
+  explicit Stack(P& probe, Options opt = {});
+  ~Stack();
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+
+  // Sockets: a descriptor, or -1 when out of them.
+  int socket();
+  int bind(int s, uint32_t addr, uint16_t port);
+  // ip4_datagram_connect: the route looked up once and kept. 0, EBADF,
+  // ENETUNREACH, or EACCES (broadcast without SO_BROADCAST).
+  int connect(int s, uint32_t addr, uint16_t port);
+  void close(int s);
+
+  // sendto(): 0, or EBADF, EMSGSIZE, ENETUNREACH, EACCES, EDESTADDRREQ,
+  // ENOBUFS (no memory, no send space on a blocking socket, or a device drop
+  // with recverr), EAGAIN (no send space with dontwait). dst 0 and dport 0:
+  // no address given (send() on a connected socket).
+  int sendto(int s, const void* buf, int len, uint32_t dst, uint16_t dport);
+  int send(int s, const void* buf, int len) { return sendto(s, buf, len, 0, 0); }
+  // recvfrom(): 0 and the datagram (truncated to maxlen), or EAGAIN (== EWOULDBLOCK).
+  int recvfrom(int s, void* buf, int maxlen, int* got, uint32_t* src = nullptr,
+               uint16_t* sport = nullptr);
+
+  // The NET_RX softirq over up to `max` backlogged packets; how many ran.
+  // Nothing runs (net_rx_action is not entered) when nothing raised it.
+  int netisr_run(int max = INT_MAX);
+  int netisr_pending() const { return static_cast<int>(backlog_.qlen); }
+  const core::SkBuff* backlog_skb(int i) const { return nth(backlog_, i); }
+
+  // Transmit completion (the driver's clean_tx_irq): frees up to `max`
+  // sk_buffs of eth0's ring; nothing runs when the ring is empty.
+  int nic_txeof(int max = INT_MAX);
+  int nic_pending() const { return static_cast<int>(ring_.qlen); }
+  const core::SkBuff* nic_frame(int i) const { return nth(ring_, i); }
+
+  const std::optional<AlignmentFault>& fault() const { return fault_; }
+  const Counters& counters() const { return counters_; }
+  const UdpSock& sock(int s) const { return socks_.at(static_cast<size_t>(s)); }
+  int rcv_queued(int s) const { return static_cast<int>(sock(s).sk_receive_queue.qlen); }
+  const Options& options() const { return opt_; }
+  const NetDevice& lo() const { return lo_; }
+  const NetDevice& eth0() const { return eth0_; }
+  core::SkbPool& pool() { return pool_; }
+  const core::SkbPool& pool() const { return pool_; }
+
+  // LL_RESERVED_SPACE of both devices: Ethernet's 14 bytes rounded up to HH_DATA_MOD.
+  static constexpr int kHhLen = 16;
+
+ private:
+  static constexpr int kMaxSockets = 16;
+  static const core::SkBuff* nth(const core::SkBuffHead& q, int i) {
+    const core::SkBuff* skb = q.next;
+    for (; skb != nullptr && i > 0; --i) skb = skb->next;
+    return skb;
+  }
+  bool valid(int s) const { return s >= 0 && s < kMaxSockets && socks_[s].open; }
+  void init();
+
+  // send
+  int udp_sendmsg(UdpSock& so, const void* buf, int len, uint32_t dst, uint16_t dport);
+  int ip_route_output(uint32_t dst, const Route** rt);
+  core::SkBuff* ip_make_skb(UdpSock& so, const Route& rt, uint32_t dst, bool connected,
+                            const void* buf, int len, int* err);
+  core::SkBuff* ip_append_data(UdpSock& so, const Route& rt, const void* buf, int len, int* err);
+  int udp_send_skb(UdpSock& so, core::SkBuff* skb, uint32_t src, uint32_t dst, uint16_t dport);
+  int ip_send_skb(core::SkBuff* skb);
+  int ip_local_out(core::SkBuff* skb);
+  int ip_output(core::SkBuff* skb);
+  int ip_finish_output2(core::SkBuff* skb);
+  int neigh_hh_output(const HhCache& hh, core::SkBuff* skb);
+  int dev_queue_xmit(core::SkBuff* skb);
+  int dev_hard_start_xmit(core::SkBuff* skb, NetDevice& dev);
+  int loopback_xmit(core::SkBuff* skb, NetDevice& dev);
+  int netif_rx(core::SkBuff* skb);
+  int ndo_start_xmit(core::SkBuff* skb, NetDevice& dev);
+  // softirq
+  int net_rx_action(int max);
+  int process_backlog(int quota);
+  void netif_receive_skb_core(core::SkBuff* skb);
+  void ip_rcv(core::SkBuff* skb);
+  void ip_rcv_finish(core::SkBuff* skb);
+  void ip_local_deliver(core::SkBuff* skb);
+  void udp_rcv(core::SkBuff* skb);
+  void udp4_lib_rcv(core::SkBuff* skb);
+  int udp4_lib_lookup(uint32_t saddr, uint16_t sport, uint32_t daddr, uint16_t dport);
+  void udp_queue_rcv_skb(UdpSock& so, core::SkBuff* skb);
+  void udp_enqueue_schedule_skb(UdpSock& so, core::SkBuff* skb);
+  // receive
+  int udp_recvmsg(UdpSock& so, void* buf, int maxlen, int* got, uint32_t* src, uint16_t* sport);
+  void skb_copy_datagram_iter(const core::SkBuff* skb, int offset, void* to, int len);
+  void skb_consume_udp(core::SkBuff* skb);
+  int nic_clean_tx_irq(int max);
+  // buffers
+  core::SkBuff* alloc_skb(unsigned size);
+  void free_skb(core::SkBuff* skb, core::SkbDropReason reason);
+  void orphan(core::SkBuff* skb);
+  void drop(Drop where, core::SkBuff* skb, core::SkbDropReason reason);
+
+  // Header access: reported to the probe; on a strict CPU a misaligned one
+  // records the fault and is not done.
+  bool check(Fn fn, const core::SkBuff* skb, const uint8_t* p, unsigned size, bool write,
+             const char* field);
+  uint8_t ld8(Fn fn, const core::SkBuff* skb, const uint8_t* p, const char* field);
+  uint16_t ld16(Fn fn, const core::SkBuff* skb, const uint8_t* p, const char* field);
+  uint32_t ld32(Fn fn, const core::SkBuff* skb, const uint8_t* p, const char* field);
+  void st8(Fn fn, core::SkBuff* skb, uint8_t* p, uint8_t v, const char* field);
+  void st16(Fn fn, core::SkBuff* skb, uint8_t* p, uint16_t v, const char* field);
+  void st32(Fn fn, core::SkBuff* skb, uint8_t* p, uint32_t v, const char* field);
+
+  bool is_local(uint32_t addr) const {
+    return (addr & kLoMask) == kLoNet || addr == kHostAddr || addr == kBroadcastAddr ||
+           addr == 0xffffffffU;
+  }
+
+  std::unique_ptr<core::SkbPool> own_pool_;
+  core::SkbPool& pool_;
+  P& probe_;
+  Options opt_;
+  NetDevice lo_, eth0_;
+  HhCache lo_hh_, peer_hh_, bcast_hh_;
+  // The FIB's cached output routes (a nexthop's rtable), which skbs point to.
+  Route rt_lo_, rt_self_, rt_bcast_, rt_peer_;
+  core::SkBuffHead backlog_;  // softnet_data.input_pkt_queue (one CPU)
+  core::SkBuffHead ring_;     // eth0's transmit ring
+  std::array<UdpSock, kMaxSockets> socks_{};
+  uint16_t next_port_ = 32768;  // net.ipv4.ip_local_port_range
+  bool trap_ = false;
+  std::optional<AlignmentFault> fault_;
+  Counters counters_;
+};
+
+}  // namespace simloop::net::lnx
+
+#include "sim/stack/linux/stack_impl.h"
+
+namespace simloop::net::lnx {
+static_assert(UdpStack<Stack<NullProbe>>);
+
+extern template class Stack<NullProbe>;
+extern template class Stack<NoProbe>;
+extern template class Stack<CountingProbe>;
+}  // namespace simloop::net::lnx
