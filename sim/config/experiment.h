@@ -99,9 +99,11 @@ struct Experiment {
   std::string perturbation;  // what the random link perturbation of this run did
 };
 
-// Where referenced machines and stacks are searched for, in order, after a
-// path relative to the experiment file: ../configs next to the experiment,
-// ./configs, then the configs/ of the source tree simloop was built from.
+// Where referenced machines, stacks and layouts named by name are searched
+// for, in order: ../configs next to the experiment, configs/ beside it,
+// ./configs, then the configs/ of the data directory (data_root.h). One
+// referred to by a relative path is looked for from the experiment's
+// directory, then the working directory, then the data directory.
 std::vector<std::filesystem::path> config_roots(const std::filesystem::path& experiment_file);
 
 // Loads and validates an experiment; `sets` are "path.to.key=value"

@@ -296,8 +296,9 @@ double simulate_point(const fs::path& exp, const std::vector<std::string>& sets)
 // simulated at each measured point's payload and path.
 int compare_experiment(const CompareArgs& a) {
   if (a.measured.empty()) throw UserError("compare " + a.fit + ": name the measured CSV(s)");
+  const fs::path exp = experiment_path(a.fit);
   try {
-    (void)config::load_experiment(a.fit);
+    (void)config::load_experiment(exp);
   } catch (const config::ConfigError& e) {
     throw UserError(e.what());
   }
@@ -323,7 +324,7 @@ int compare_experiment(const CompareArgs& a) {
       if (p.keys.count(k))
         c.caveat +=
             fmt::format("{}not simulated: {}={}", c.caveat.empty() ? "" : "; ", k, p.key(k));
-    c.predicted = 1e3 / (simulate_point(a.fit, sets) / 1e3);
+    c.predicted = 1e3 / (simulate_point(exp, sets) / 1e3);
     c.constant = 0;
     cs.push_back(c);
     spdlog::debug("{}: {} ({})", p.label(), p.source, p.where);

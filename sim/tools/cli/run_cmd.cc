@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "sim/config/data_files.h"
 #include "sim/config/experiment.h"
 #include "sim/engine/columns.h"
 #include "sim/engine/detail.h"
@@ -37,11 +38,10 @@ config::Experiment load(const std::string& file, const std::vector<std::string>&
 // `simloop sweep` checks them (one validation for run, check and sweep):
 // the number of points, 0 without a sweep section. Bad input is a UserError
 // with exit status 2 and sweep's own located message.
-size_t check_sweep_section(const config::Experiment& x, const std::string& file,
-                           const std::vector<std::string>& sets) {
+size_t check_sweep_section(const config::Experiment& x, const std::vector<std::string>& sets) {
   if (!x.has_sweep) return 0;
   sweep::Options o;
-  o.experiment = file.empty() ? x.source : fs::path(file);
+  o.experiment = x.source;
   o.sets = sets;
   try {
     return sweep::make_plan(o).spec.points.size();
@@ -149,7 +149,7 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
     x = load(file, sets);
     // A file `check` and `sweep` refuse is refused here too; run simulates
     // the base configuration.
-    check_sweep_section(x, file, sets);
+    check_sweep_section(x, sets);
   }
   if (!outdir.empty()) x.output.dir = outdir;
   spdlog::info("experiment {} ({}): machine {}, stack {}, {} B to {}", x.name, x.source.string(),
@@ -264,9 +264,21 @@ nlohmann::json run_document(const config::Experiment& x, const engine::SimResult
   return j;
 }
 
+fs::path experiment_path(const std::string& given) {
+  if (given.empty()) return {};
+  const fs::path root = config::data_root();
+  const config::FoundFile f = config::find_input(given, root);
+  if (f.in == config::FoundIn::working_dir)
+    spdlog::info("experiment {}: from the working directory", given);
+  else if (f.in == config::FoundIn::data_dir)
+    spdlog::info("experiment {}: not in the working directory; from the data directory: {}", given,
+                 f.path.string());
+  return f.path;
+}
+
 config::Experiment load_user_experiment(const std::string& file,
                                         const std::vector<std::string>& sets) {
-  const fs::path p = file.empty() ? tree_file(kDefaultRunExperiment) : fs::path(file);
+  const fs::path p = file.empty() ? tree_file(kDefaultRunExperiment) : experiment_path(file);
   if (file.empty()) spdlog::debug("the default experiment: {}", p.string());
   try {
     return config::load_experiment(p, sets);
@@ -330,7 +342,7 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
                         const auto x = load(c->file, c->sets);
                         // Whatever `sweep` would refuse, refused here too:
                         // the section and every point's configuration.
-                        const size_t points = check_sweep_section(x, c->file, c->sets);
+                        const size_t points = check_sweep_section(x, c->sets);
                         std::cout << config::to_json(x).dump(2) << "\n";
                         if (x.has_sweep)
                           spdlog::info("{}: valid, with a sweep of {} points", c->file, points);
