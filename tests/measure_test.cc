@@ -16,6 +16,7 @@
 #include "sim/stack/bsd/fns.h"
 #include "sim/tools/calibrate/calibrate.h"
 #include "sim/tools/measure/compare.h"
+#include "sim/tools/measure/harness_run.h"
 #include "sim/tools/measure/kernel.h"
 
 namespace simloop::measure {
@@ -562,6 +563,36 @@ TEST(Compare, ErrorsOnAHandMadeCase) {
   EXPECT_EQ(std::get<int64_t>(*row.find("payload")), 18);
   EXPECT_DOUBLE_EQ(std::get<double>(*row.find("measured_ns_per_packet")), 1e4);
   EXPECT_NEAR(std::get<double>(*row.find("error_pct")), 10, 1e-12);
+}
+
+// Harness builds are found beside simloop in a build tree, and in
+// PREFIX/libexec/simloop for a simloop installed in PREFIX/bin; base first.
+TEST(Harness, BuildsAreFoundBesideSimloopOrInItsInstalledLibexec) {
+  const fs::path d =
+      fs::temp_directory_path() / ("simloop-harness-dirs-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  auto touch = [](const fs::path& p) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << "x";
+  };
+  touch(d / "build" / "simloop");
+  touch(d / "build" / "simloop-harness-pad");
+  touch(d / "build" / "simloop-harness");
+  touch(d / "usr" / "bin" / "simloop");
+  touch(d / "usr" / "libexec" / "simloop" / "simloop-harness-moved");
+  touch(d / "usr" / "libexec" / "simloop" / "simloop-harness");
+  EXPECT_EQ(find_harnesses((d / "build" / "simloop").string()),
+            (std::vector<std::string>{(d / "build" / "simloop-harness").string(),
+                                      (d / "build" / "simloop-harness-pad").string()}));
+  EXPECT_EQ(find_harnesses((d / "usr" / "bin" / "simloop").string()),
+            (std::vector<std::string>{
+                (d / "usr" / "libexec" / "simloop" / "simloop-harness").string(),
+                (d / "usr" / "libexec" / "simloop" / "simloop-harness-moved").string()}));
+  EXPECT_EQ(harness_dirs((d / "usr" / "bin" / "simloop").string()).back(),
+            (d / "usr" / "libexec" / "simloop").string());
+  fs::remove_all(d / "usr" / "libexec");
+  EXPECT_TRUE(find_harnesses((d / "usr" / "bin" / "simloop").string()).empty());
+  fs::remove_all(d);
 }
 
 TEST(Kernel, AShortLoopbackRunReportsAPositiveRate) {
