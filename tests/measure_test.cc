@@ -525,20 +525,23 @@ TEST(Compare, HeldOutPointsPastTheTrainingRangeAreFlagged) {
             "above the trained 1500");
   EXPECT_EQ(cs[4].caveat, "extrapolated: payload 0 below the trained 18");
   // The caveat is in the comparison's row.
-  const report::Row r = comparison_row("native", cs[4]);
+  const report::Row r = comparison_row(cs[4]);
   ASSERT_NE(r.find("caveat"), nullptr);
   EXPECT_EQ(std::get<std::string>(*r.find("caveat")), cs[4].caveat);
 }
 
 TEST(Compare, ErrorsOnAHandMadeCase) {
   std::vector<Comparison> cs = {
-      {"a", {{"payload", "18"}}, "validation", 100, 110, 120, 0, 0, "", ""},  // +10 %, constant +20
-                                                                              // %
-      {"b", {{"payload", "64"}}, "validation", 200, 170, 120, 0, 0, "", ""},  // -15 %, constant -40
-                                                                              // %
-      {"c", {{"payload", "99"}}, "validation", 50, 51, 120, 0, 0, "", ""},  // +2 %, constant +140 %
-      {"t", {{"payload", "1"}}, "train", 100, 200, 120, 0, 0, "", ""},  // +100 %, not a validation
-                                                                        // point
+      {"a", {{"payload", "18"}}, "validation", 100, 110, 120, 0, 0, "", "", ""},  // +10 %, constant
+                                                                                  // +20
+                                                                                  // %
+      {"b", {{"payload", "64"}}, "validation", 200, 170, 120, 0, 0, "", "", ""},  // -15 %, constant
+                                                                                  // -40
+                                                                                  // %
+      {"c", {{"payload", "99"}}, "validation", 50, 51, 120, 0, 0, "", "", ""},    // +2 %, constant
+                                                                                  // +140 %
+      {"t", {{"payload", "1"}}, "train", 100, 200, 120, 0, 0, "", "", ""},        // +100 %, not a
+                                                                            // validation point
   };
   EXPECT_DOUBLE_EQ(cs[1].error_pct(), -15);
   EXPECT_DOUBLE_EQ(cs[1].abs_error_pct(), 15);
@@ -558,7 +561,12 @@ TEST(Compare, ErrorsOnAHandMadeCase) {
   EXPECT_EQ(all.points, 4);
   EXPECT_NEAR(all.median_abs_pct, 12.5, 1e-12);  // even count: mean of the middle two
   EXPECT_EQ(all.worst_point, "t");
-  const auto row = comparison_row("kernel", cs[0]);
+  cs[0].source = "iperf3 on lab-box";
+  const auto row = comparison_row(cs[0]);
+  ASSERT_NE(row.find("source"), nullptr);
+  EXPECT_EQ(std::get<std::string>(*row.find("source")), "iperf3 on lab-box")
+      << "the measured point's own source, not the model's kind";
+  EXPECT_EQ(sources_of(cs), "iperf3 on lab-box");
   ASSERT_NE(row.find("payload"), nullptr);
   EXPECT_EQ(std::get<int64_t>(*row.find("payload")), 18);
   EXPECT_DOUBLE_EQ(std::get<double>(*row.find("measured_ns_per_packet")), 1e4);
