@@ -50,7 +50,7 @@ size_t check_sweep_section(const config::Experiment& x, const std::vector<std::s
   }
 }
 
-std::string breakdown(const engine::SimResult& r) {
+std::string breakdown(const config::Experiment& x, const engine::SimResult& r) {
   const double per = r.packets > 0 ? 1.0 / static_cast<double>(r.packets) : 0;
   const double cpp = r.cycles_per_packet();
   std::string out = "cycles per packet by stage:\n";
@@ -58,12 +58,17 @@ std::string breakdown(const engine::SimResult& r) {
     const auto stage = static_cast<models::Stage>(s);
     const double c = r.cycles[s] * per;
     if (c == 0) continue;
-    const char* note = stage == models::Stage::sleep
-                           ? "  (CPU idle: the sender asleep after ENOBUFS)"
-                       : stage == models::Stage::idle ? "  (CPU idle: unexplained)"
-                                                      : "";
-    out += fmt::format("  {:<10} {:9.1f}  {:5.1f} %{}\n", models::stage_name(stage), c,
-                       cpp > 0 ? 100 * c / cpp : 0, note);
+    // A stage that is not what its name says (a fitted profile's fixed
+    // cost) is named for what it is.
+    const config::StageMeaning m = config::stage_meaning(x, models::stage_name(stage));
+    const std::string note = stage == models::Stage::sleep
+                                 ? "  (CPU idle: the sender asleep after ENOBUFS)"
+                             : stage == models::Stage::idle ? "  (CPU idle: unexplained)"
+                             : !m.note.empty()              ? fmt::format("  ({})", m.note)
+                                                            : "";
+    const std::string name = m.label.empty() ? std::string(models::stage_name(stage)) : m.label;
+    out +=
+        fmt::format("  {:<10} {:9.1f}  {:5.1f} %{}\n", name, c, cpp > 0 ? 100 * c / cpp : 0, note);
   }
   out += fmt::format("  {:<10} {:9.1f}\n", "total", cpp);
   return out;
@@ -186,7 +191,7 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   std::cout << report::format_table(
       {row}, {"experiment", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet",
               "cycles_per_packet", "interrupt_pct", "outcome"});
-  std::cout << breakdown(r);
+  std::cout << breakdown(x, r);
   for (size_t d = 0; d < net::kDropCount; ++d)
     if (r.drops[d] != 0)
       std::cout << fmt::format("dropped: {} ({})\n", r.drops[d],
