@@ -867,27 +867,57 @@ SHOWS = {
 }
 
 
+# The comparisons --where takes, longest first: KEY=VALUE (or ==), KEY!=VALUE,
+# and the ranges KEY<N, KEY<=N, KEY>N, KEY>=N (sim/report/row_filter.h, which
+# `simloop plot` checks every expression against before it starts this script).
+WHERE_OPS = ("==", "!=", "<=", ">=", "<", ">", "=")
+WHERE_FORMS = "KEY=VALUE, KEY!=VALUE, KEY<N, KEY<=N, KEY>N or KEY>=N"
+
+
+def number(text):
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def parse_where(cond):
+    at = min((i for i in (cond.find(c) for c in "=!<>") if i >= 0), default=-1)
+    op = next((o for o in WHERE_OPS if cond.startswith(o, at)), None) if at >= 0 else None
+    if op is None:
+        die(f"--where {cond}: expected {WHERE_FORMS}")
+    key, value = cond[:at].strip(), cond[at + len(op):].strip()
+    if not key or not value or value[0] in "=!<>":
+        die(f"--where {cond}: expected {WHERE_FORMS}")
+    op = "==" if op == "=" else op
+    if op not in ("==", "!=") and number(value) is None:
+        die(f"--where {cond}: '{value}' is not a number: {op} compares numbers")
+    return key, op, value
+
+
+def holds(cell, op, value):
+    a, b = number(cell), number(value)
+    if a is not None and b is not None:
+        return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+    if op == "==":
+        return cell == value
+    if op == "!=":
+        return cell != value
+    return False
+
+
 def where(rows, conditions):
     for cond in conditions or []:
-        key, sep, value = cond.partition("=")
-        if not sep or not key:
-            die(f"--where {cond}: expected KEY=VALUE")
+        key, op, value = parse_where(cond)
         if key not in rows[0]:
             cols = [c for c in rows[0] if not c.startswith("_")]
             die(f"--where {cond}: no column {key} (columns: {', '.join(cols)})")
-
-        def same(v, want=value):
-            if v == want:
-                return True
-            try:
-                return float(v) == float(want)
-            except ValueError:
-                return False
-
-        kept = [r for r in rows if same(r.get(key, ""))]
+        kept = [r for r in rows if holds(r.get(key, ""), op, value)]
         if not kept:
-            values = sorted({r.get(key, "") for r in rows})
-            die(f"--where {cond}: no row has {key}={value} (values: {', '.join(values)})")
+            values = sort_values(sorted({r.get(key, "") for r in rows}))
+            die(f"--where {cond}: no row has {key}{'=' if op == '==' else op}{value} "
+                f"(values: {', '.join(values)})")
         rows = kept
     return rows
 
@@ -1244,7 +1274,8 @@ def main():
                     help="payload, padding, crossover: a line per value of this swept key in one panel "
                          "(instead of a panel per value), e.g. --series machine.clock_hz")
     ap.add_argument("--where", action="append", metavar="KEY=VALUE",
-                    help="only rows with this value (repeatable), e.g. --where machine.clock_hz=2.4e9")
+                    help="only rows that satisfy it (repeatable): KEY=VALUE, KEY!=VALUE, KEY<N, "
+                         "KEY<=N, KEY>N or KEY>=N, e.g. --where 'payload>=512'")
     ap.add_argument("--describe", metavar="FILE", help="write what was drawn as JSON")
     ap.add_argument("-o", "--output", help="output file stem (default: next to the results)")
     args = ap.parse_args()

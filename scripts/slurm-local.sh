@@ -101,12 +101,34 @@ recipe() {
     on && inblock { print }' "$readme"
 }
 
-# A working directory like a user's checkout: experiments/ holds the sweep
-# the recipes name (by default the shipped one), configs/ the machines.
+# A working directory like a user's checkout: experiments/ holds the
+# shipped sweep the recipes name, configs/ the machines.
 work="$tmp/work"
 mkdir -p "$work/experiments"
 ln -s "$here/configs" "$work/configs"
-cp "$experiment" "$work/experiments/sweep-payload-align.yaml"
+cp "$here/experiments/sweep-payload-align.yaml" "$work/experiments/sweep-payload-align.yaml"
+
+# Results are named after the experiment's name (<name>-sweep.csv), which
+# need not be its file's: ask simloop. Another experiment than the shipped
+# one is run from where it is (so that whatever it refers to by a relative
+# path is found), its path and results' names put into the recipes.
+shipped_rel=experiments/sweep-payload-align.yaml
+exp_arg=$shipped_rel
+if [[ "$(realpath "$experiment")" != "$(realpath "$here/$shipped_rel")" ]]; then
+  exp_arg=$experiment
+fi
+name=$(cd "$work" && simloop -q check "$exp_arg" |
+  /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["name"])') || {
+  log "FAIL: simloop check $exp_arg refused the experiment"; exit 1; }
+for_experiment() {  # the README's recipe text on stdin, for this experiment
+  local text e r
+  text=$(cat)
+  e=$(printf '%q' "$exp_arg")
+  r=$(printf '%q' "$name-sweep")
+  text=${text//experiments\/sweep-payload-align.yaml/"$e"}
+  text=${text//sweep-payload-align-sweep/"$r"}
+  printf '%s\n' "$text"
+}
 
 rows_equal() {  # MERGED WHOLE: equal row for row, but for wall times
   /usr/bin/python3 - "$1" "$2" <<'EOF'
@@ -128,10 +150,10 @@ EOF
 }
 
 # The unsharded sweep to compare against.
-log "unsharded sweep of $(basename "$experiment")"
-(cd "$work" && simloop sweep experiments/sweep-payload-align.yaml -q -o whole/) || {
+log "unsharded sweep of $exp_arg (results $name-sweep.csv)"
+(cd "$work" && simloop sweep "$exp_arg" -q -o whole/) || {
   log "FAIL: the unsharded sweep failed"; exit 1; }
-whole="$work/whole/sweep-payload-align-sweep.csv"
+whole="$work/whole/$name-sweep.csv"
 log "unsharded: $(($(wc -l < "$whole") - 1)) rows"
 failed=0
 
@@ -223,8 +245,8 @@ EOF
 run_slurm() {
   start_slurm || return 1
   local job merge states
-  job=$(recipe slurm-job)
-  merge=$(recipe slurm-merge)
+  job=$(recipe slurm-job | for_experiment)
+  merge=$(recipe slurm-merge | for_experiment)
   [[ -n "$job" && -n "$merge" ]] || { log "no Slurm recipe in $readme"; return 1; }
   printf '%s\n' "$job" >"$work/sweep.sbatch"
   jobid=$(cd "$work" && sbatch --parsable --output="$tmp/log/slurm-%A_%a.out" sweep.sbatch) || {
@@ -249,12 +271,12 @@ run_slurm() {
     return 1
   fi
   (cd "$work" && eval "$merge") || { log "the README's merge command failed"; return 1; }
-  rows_equal "$work/results/sweep-payload-align-sweep.csv" "$whole"
+  rows_equal "$work/results/$name-sweep.csv" "$whole"
 }
 
 run_parallel() {
   local recipe_text
-  recipe_text=$(recipe parallel)
+  recipe_text=$(recipe parallel | for_experiment)
   [[ -n "$recipe_text" ]] || { log "no GNU parallel recipe in $readme"; return 1; }
   # The README's recipe, with this machine as its only host.
   recipe_text=$(printf '%s\n' "$recipe_text" | sed 's/^HOSTS=.*/HOSTS=:/')
@@ -262,7 +284,7 @@ run_parallel() {
   log "GNU parallel recipe with local workers (-S :)"
   (cd "$work" && eval "$recipe_text") </dev/null || { log "the README's parallel recipe failed"; return 1; }
   log "parallel: $(ls "$work"/results/*-shard-*.csv | wc -l) shards written"
-  rows_equal "$work/results/sweep-payload-align-sweep.csv" "$whole"
+  rows_equal "$work/results/$name-sweep.csv" "$whole"
 }
 
 if [[ "$only" != parallel ]]; then

@@ -5,8 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include "sim/config/data_files.h"
 #include "sim/config/experiment.h"
 #include "sim/stack/bsd/fns.h"
 #include "sim/support/yaml_input.h"
@@ -437,6 +439,78 @@ TEST_F(ConfigTest, CacheGeometryIsCheckedAtLoad) {
 }
 
 // docs/config-reference.md is generated from the schema; they must agree.
+// A relative path is taken from the working directory when it is there, else
+// from the data directory; an absolute one, or one found nowhere, as given.
+TEST_F(ConfigTest, RelativeInputsAreFoundInTheWorkingThenTheDataDirectory) {
+  const fs::path data = dir_ / "data";
+  fs::create_directories(data / "experiments");
+  std::ofstream(data / "experiments" / "x.yaml") << "name: x\n";
+  const fs::path cwd = dir_ / "work";
+  fs::create_directories(cwd / "experiments");
+  const fs::path old = fs::current_path();
+  fs::current_path(cwd);
+  const FoundFile shipped = find_input("experiments/x.yaml", data);
+  std::ofstream("experiments/x.yaml") << "name: mine\n";
+  const FoundFile own = find_input("experiments/x.yaml", data);
+  const FoundFile none = find_input("experiments/y.yaml", data);
+  const FoundFile abs = find_input(data / "experiments" / "x.yaml", data);
+  fs::current_path(old);
+  EXPECT_EQ(shipped.in, FoundIn::data_dir);
+  EXPECT_EQ(shipped.path, data / "experiments" / "x.yaml");
+  EXPECT_EQ(found_in_text(shipped, data), "the data directory " + data.string());
+  EXPECT_EQ(own.in, FoundIn::working_dir);
+  EXPECT_EQ(own.path, fs::path("experiments/x.yaml"));
+  EXPECT_EQ(none.in, FoundIn::as_given);
+  EXPECT_EQ(none.path, fs::path("experiments/y.yaml"));
+  EXPECT_EQ(abs.in, FoundIn::as_given);
+}
+
+// An experiment copied out of the tree still finds what it names by a
+// relative path, from the working directory or the data directory.
+TEST_F(ConfigTest, ARelativeReferenceIsFoundFromTheWorkingOrDataDirectory) {
+  const fs::path exp = write("copied.yaml",
+                             "machine: configs/machines/i7-870.yaml\n"
+                             "stack: configs/stacks/freebsd-head-2012.yaml\n");
+  const fs::path old = fs::current_path();
+  fs::current_path(dir_);  // no configs/ here: the data directory's (the source tree)
+  std::string error;
+  try {
+    const Experiment x = load_experiment(exp);
+    EXPECT_NEAR(x.machine.clock_hz, 2.93e9, 1e7);
+  } catch (const ConfigError& e) {
+    error = e.what();
+  }
+  fs::current_path(old);
+  EXPECT_EQ(error, "");
+}
+
+// simloop list: every shipped file of a kind, named as a user writes it,
+// with its one-line description.
+TEST(ShippedFiles, EachKindListsItsFilesWithTheirDescriptions) {
+  auto names = [](const std::vector<ShippedFile>& fs_) {
+    std::map<std::string, std::string> m;
+    for (const auto& f : fs_) m[f.name] = f.description;
+    return m;
+  };
+  const auto exps = names(shipped_files(kSource, "experiments"));
+  ASSERT_EQ(exps.count("experiments/seed-athlon.yaml"), 1u);
+  EXPECT_EQ(exps.at("experiments/seed-athlon.yaml"),
+            "ttcp tiny UDP transmit on the 2006 Athlon XP 2700+ (the default experiment)");
+  EXPECT_EQ(exps.count("experiments/seed/icache-baseline.yaml"), 1u);
+  for (const auto& [n, d] : exps) {
+    EXPECT_EQ(n.find("/results/"), std::string::npos) << n << ": written by runs, not shipped";
+    EXPECT_FALSE(d.empty()) << n;
+  }
+  const auto machines = names(shipped_files(kSource, "machines"));
+  EXPECT_EQ(machines.at("athlon-xp-2700"), "AMD Athlon XP 2700+, 2166 MHz, i386 FreeBSD 6 era");
+  const auto stacks = names(shipped_files(kSource, "stacks"));
+  EXPECT_EQ(stacks.at("freebsd6"), "FreeBSD 6 UDP send path, per-function estimates");
+  const auto layouts = names(shipped_files(kSource, "layouts"));
+  ASSERT_EQ(layouts.count("freebsd6-i386-synthetic"), 1u);
+  for (const auto& [n, d] : layouts) EXPECT_FALSE(d.empty()) << n;
+  EXPECT_THROW(shipped_files(kSource, "plots"), std::invalid_argument);
+}
+
 TEST(ConfigReference, DocumentMatchesSchema) {
   std::ifstream f(kSource / "docs/config-reference.md");
   ASSERT_TRUE(f) << "docs/config-reference.md is missing";

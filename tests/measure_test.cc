@@ -16,6 +16,7 @@
 #include "sim/stack/bsd/fns.h"
 #include "sim/tools/calibrate/calibrate.h"
 #include "sim/tools/measure/compare.h"
+#include "sim/tools/measure/harness_run.h"
 #include "sim/tools/measure/kernel.h"
 
 namespace simloop::measure {
@@ -555,20 +556,23 @@ TEST(Compare, HeldOutPointsPastTheTrainingRangeAreFlagged) {
             "above the trained 1500");
   EXPECT_EQ(cs[4].caveat, "extrapolated: payload 0 below the trained 18");
   // The caveat is in the comparison's row.
-  const report::Row r = comparison_row("native", cs[4]);
+  const report::Row r = comparison_row(cs[4]);
   ASSERT_NE(r.find("caveat"), nullptr);
   EXPECT_EQ(std::get<std::string>(*r.find("caveat")), cs[4].caveat);
 }
 
 TEST(Compare, ErrorsOnAHandMadeCase) {
   std::vector<Comparison> cs = {
-      {"a", {{"payload", "18"}}, "validation", 100, 110, 120, 0, 0, "", ""},  // +10 %, constant +20
-                                                                              // %
-      {"b", {{"payload", "64"}}, "validation", 200, 170, 120, 0, 0, "", ""},  // -15 %, constant -40
-                                                                              // %
-      {"c", {{"payload", "99"}}, "validation", 50, 51, 120, 0, 0, "", ""},  // +2 %, constant +140 %
-      {"t", {{"payload", "1"}}, "train", 100, 200, 120, 0, 0, "", ""},  // +100 %, not a validation
-                                                                        // point
+      {"a", {{"payload", "18"}}, "validation", 100, 110, 120, 0, 0, "", "", ""},  // +10 %, constant
+                                                                                  // +20
+                                                                                  // %
+      {"b", {{"payload", "64"}}, "validation", 200, 170, 120, 0, 0, "", "", ""},  // -15 %, constant
+                                                                                  // -40
+                                                                                  // %
+      {"c", {{"payload", "99"}}, "validation", 50, 51, 120, 0, 0, "", "", ""},    // +2 %, constant
+                                                                                  // +140 %
+      {"t", {{"payload", "1"}}, "train", 100, 200, 120, 0, 0, "", "", ""},        // +100 %, not a
+                                                                            // validation point
   };
   EXPECT_DOUBLE_EQ(cs[1].error_pct(), -15);
   EXPECT_DOUBLE_EQ(cs[1].abs_error_pct(), 15);
@@ -588,11 +592,46 @@ TEST(Compare, ErrorsOnAHandMadeCase) {
   EXPECT_EQ(all.points, 4);
   EXPECT_NEAR(all.median_abs_pct, 12.5, 1e-12);  // even count: mean of the middle two
   EXPECT_EQ(all.worst_point, "t");
-  const auto row = comparison_row("kernel", cs[0]);
+  cs[0].source = "iperf3 on lab-box";
+  const auto row = comparison_row(cs[0]);
+  ASSERT_NE(row.find("source"), nullptr);
+  EXPECT_EQ(std::get<std::string>(*row.find("source")), "iperf3 on lab-box")
+      << "the measured point's own source, not the model's kind";
+  EXPECT_EQ(sources_of(cs), "iperf3 on lab-box");
   ASSERT_NE(row.find("payload"), nullptr);
   EXPECT_EQ(std::get<int64_t>(*row.find("payload")), 18);
   EXPECT_DOUBLE_EQ(std::get<double>(*row.find("measured_ns_per_packet")), 1e4);
   EXPECT_NEAR(std::get<double>(*row.find("error_pct")), 10, 1e-12);
+}
+
+// Harness builds are found beside simloop in a build tree, and in
+// PREFIX/libexec/simloop for a simloop installed in PREFIX/bin; base first.
+TEST(Harness, BuildsAreFoundBesideSimloopOrInItsInstalledLibexec) {
+  const fs::path d =
+      fs::temp_directory_path() / ("simloop-harness-dirs-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  auto touch = [](const fs::path& p) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << "x";
+  };
+  touch(d / "build" / "simloop");
+  touch(d / "build" / "simloop-harness-pad");
+  touch(d / "build" / "simloop-harness");
+  touch(d / "usr" / "bin" / "simloop");
+  touch(d / "usr" / "libexec" / "simloop" / "simloop-harness-moved");
+  touch(d / "usr" / "libexec" / "simloop" / "simloop-harness");
+  EXPECT_EQ(find_harnesses((d / "build" / "simloop").string()),
+            (std::vector<std::string>{(d / "build" / "simloop-harness").string(),
+                                      (d / "build" / "simloop-harness-pad").string()}));
+  EXPECT_EQ(find_harnesses((d / "usr" / "bin" / "simloop").string()),
+            (std::vector<std::string>{
+                (d / "usr" / "libexec" / "simloop" / "simloop-harness").string(),
+                (d / "usr" / "libexec" / "simloop" / "simloop-harness-moved").string()}));
+  EXPECT_EQ(harness_dirs((d / "usr" / "bin" / "simloop").string()).back(),
+            (d / "usr" / "libexec" / "simloop").string());
+  fs::remove_all(d / "usr" / "libexec");
+  EXPECT_TRUE(find_harnesses((d / "usr" / "bin" / "simloop").string()).empty());
+  fs::remove_all(d);
 }
 
 TEST(Kernel, AShortLoopbackRunReportsAPositiveRate) {

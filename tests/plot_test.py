@@ -142,6 +142,24 @@ with tempfile.TemporaryDirectory() as out:
             check(len(want) == 2 and all(abs(a - b) < 1e-6 * b for a, b in zip(got, want)),
                   f"panel {hc}: drawn {got}, rows {want}")
     check(r.stderr == "", f"no warnings: {r.stderr!r}")
+    # Ranges and inequality pick rows too, numbers compared as numbers: the
+    # hidden keys down to one value each, payloads from 512 on.
+    r, d = plot(grid, "--kind", "payload", "--where", "machine.clock_hz>1.5e9",
+                "--where", "interrupts.handler_cycles!=1000", "--where", "workload.payload>=512",
+                stem=os.path.join(out, "p-range"))
+    check(r.returncode == 0 and d and not d["facets"] and len(d["panels"]) == 1,
+          f"ranges pick one panel: {r.returncode} {d and d['facets']} {r.stderr}")
+    if d and d["panels"] and d["panels"][0]["lines"]:
+        line = d["panels"][0]["lines"][0]
+        want = [float(x["kpps"]) for x in rows_of(grid) if x["machine.clock_hz"] == "2000000000"
+                and x["interrupts.handler_cycles"] == "4000" and x["workload.payload"] == "512"]
+        check([float(v) for v in line["x"]] == [512.0] and len(want) == 1 and abs(line["y"][0] - want[0]) < 1e-6 * want[0],
+              f"ranges: drawn {line}, rows {want}")
+    for bad, why in (("workload.payload=>5", "is not a comparison"),
+                     ("workload.payload<big", "is not a number"), ("<512", "no column")):
+        r, _ = plot(grid, "--kind", "payload", "--where", bad, stem=os.path.join(out, "p-bad"))
+        check(r.returncode == 2 and f"--where {bad}:" in r.stderr and why in r.stderr,
+              f"--where {bad}: exit {r.returncode}: {r.stderr!r}")
 
     # A wire sweep across the ENOBUFS cliff: the line rate, and ENOBUFS marked where the runs slept.
     wire = sweep(out, "wire", """sweep:

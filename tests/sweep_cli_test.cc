@@ -447,6 +447,42 @@ sweep:
   EXPECT_EQ(comparable(read_csv(dir_ / "long-sweep.csv")).size(), 21u);
 }
 
+// The lock file goes when the sweep ends: done, refused (exit 2),
+// interrupted (Ctrl-C: exit 130), or ended by a hang-up it does not handle.
+TEST_F(SweepCliTest, TheLockFileGoesHoweverTheSweepEnds) {
+  const fs::path lock = dir_ / "small-sweep.lock";
+  ASSERT_EQ(simloop(sweep()).status, 0);
+  EXPECT_FALSE(fs::exists(lock)) << "left by a sweep that finished";
+  EXPECT_EQ(simloop(sweep()).status, 2) << "the results exist";
+  EXPECT_FALSE(fs::exists(lock)) << "left by a sweep that was refused";
+  const fs::path exp = write("long.yaml", R"(name: long
+machine: athlon-xp-2700
+stack: freebsd6
+workload: {payload: 18, packets: 400000}
+sweep:
+  grid:
+    workload.payload: {start: 18, stop: 118, step: 5}
+)");
+  const fs::path long_lock = dir_ / "long-sweep.lock";
+  for (const int sig : {SIGINT, SIGHUP}) {
+    fs::remove(dir_ / "long-sweep.csv");
+    fs::remove(dir_ / "long-sweep.json");
+    const fs::path log = dir_ / fmt::format("sig{}.log", sig);
+    const pid_t pid = start(exp, log);
+    // Its runs under way (the first recorded), the lock held.
+    ASSERT_TRUE(wait_for_recorded(log, pid, 1)) << slurp(log);
+    EXPECT_TRUE(fs::exists(long_lock));
+    ::kill(pid, sig);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    if (sig == SIGINT)
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << slurp(log);
+    else
+      EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP) << slurp(log);
+    EXPECT_FALSE(fs::exists(long_lock)) << "left by a sweep ended by signal " << sig;
+  }
+}
+
 // A results file whose manifest was never written (the disk filled between
 // the two) needs no manual deletion: with no rows it is started afresh, and
 // with rows --resume keeps those whose point hash is a point of the sweep.

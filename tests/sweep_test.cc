@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -435,6 +436,50 @@ TEST_F(SweepTest, TheLockFileIsRemovedWhenItsHolderEnds) {
   EXPECT_FALSE(fs::exists(lock)) << "left behind by its holder";
   const StoreLock again(lock, "s.csv");
   EXPECT_TRUE(StoreLock::held(lock));
+}
+
+// A signal that ends the holder (Ctrl-C before a sweep's runs start or
+// after they end, a kill, a hang-up) takes the lock file with it; a signal
+// the process ignores stays ignored; a forked child ended by one leaves it.
+TEST_F(SweepTest, TheLockFileGoesWithAHolderEndedByASignal) {
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    const fs::path lock = dir_ / fmt::format("sig{}.lock", sig);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::signal(sig, SIG_DFL);
+      const StoreLock held(lock, "s.csv");
+      // A child of the holder (a sweep's run) ended by the same signal.
+      const pid_t run = ::fork();
+      if (run == 0) ::raise(sig);
+      int st = 0;
+      ::waitpid(run, &st, 0);
+      if (!WIFSIGNALED(st) || !fs::exists(lock)) ::_exit(3);
+      ::raise(sig);
+      ::_exit(4);  // not reached
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "signal " << sig << ": exit " << WEXITSTATUS(status);
+    EXPECT_EQ(WTERMSIG(status), sig) << "ended by the signal, as it would have been";
+    EXPECT_FALSE(fs::exists(lock)) << "signal " << sig << " left the lock file behind";
+    const StoreLock again(lock, "s.csv");
+  }
+  const fs::path lock = dir_ / "ignored.lock";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGINT, SIG_IGN);
+    {
+      const StoreLock held(lock, "s.csv");
+      ::raise(SIGINT);
+      if (!fs::exists(lock)) ::_exit(3);
+    }
+    ::_exit(fs::exists(lock) ? 4 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "an ignored SIGINT ended it";
 }
 
 }  // namespace

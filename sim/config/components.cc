@@ -21,7 +21,16 @@ fs::path resolve_ref(const fs::path& experiment, const std::string& kind, const 
   const bool is_path = ref.find('/') != std::string::npos || fs::path(ref).extension() == ".yaml";
   std::vector<fs::path> tried;
   if (is_path) {
+    // A relative path: from the experiment's directory, then the working
+    // directory, then the data directory (a copied experiment that names
+    // configs/machines/NAME.yaml still finds it).
     tried.push_back(fs::path(ref).is_absolute() ? fs::path(ref) : base / ref);
+    if (!fs::path(ref).is_absolute())
+      for (const fs::path& p : {fs::path(ref), data_root() / ref})
+        if (std::none_of(tried.begin(), tried.end(), [&](const fs::path& t) {
+              return t.lexically_normal() == p.lexically_normal();
+            }))
+          tried.push_back(p.lexically_normal());
   } else {
     for (const auto& root : config_roots(experiment))
       tried.push_back(root / kind / (ref + ".yaml"));

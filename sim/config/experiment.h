@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/costs.h"
@@ -78,6 +79,10 @@ struct Experiment {
   std::string description;
   std::string machine_name, stack_name;
   std::string machine_description, stack_description;
+  // The stack is a fit to measured totals (stack.fitted_fixed_costs): its
+  // sendto and soreceive hold the fitted fixed costs of sending and
+  // receiving, not those functions' own.
+  bool stack_fitted_fixed_costs = false;
   models::MachineCosts machine;
   models::StackCosts stack{.fns = &net::bsd::kFnTable};  // the stack run is the BSD mbuf stack
   Workload workload;
@@ -99,9 +104,11 @@ struct Experiment {
   std::string perturbation;  // what the random link perturbation of this run did
 };
 
-// Where referenced machines and stacks are searched for, in order, after a
-// path relative to the experiment file: ../configs next to the experiment,
-// ./configs, then the configs/ of the source tree simloop was built from.
+// Where referenced machines, stacks and layouts named by name are searched
+// for, in order: ../configs next to the experiment, configs/ beside it,
+// ./configs, then the configs/ of the data directory (data_root.h). One
+// referred to by a relative path is looked for from the experiment's
+// directory, then the working directory, then the data directory.
 std::vector<std::filesystem::path> config_roots(const std::filesystem::path& experiment_file);
 
 // Loads and validates an experiment; `sets` are "path.to.key=value"
@@ -121,6 +128,24 @@ std::filesystem::path find_layout(const std::filesystem::path& experiment_file,
 // digits, '-', '_' and '.', not starting with '.' or '-'. A name is data,
 // never a path, so <dir>/<name>.csv stays in <dir>.
 std::string name_problem(const std::string& name);
+
+// What a stage's cycles are when they are not what its name says: with a
+// stack fitted to measured totals (stack.fitted_fixed_costs), the socket
+// stage holds the fitted fixed cost of sending (all on sendto) and the
+// receive stage that of receiving (on soreceive, `fitted_receive`), not the
+// socket layer's or the receiver's own work. {label, note}; both empty for
+// a stage that is what its name says.
+struct StageMeaning {
+  std::string label;  // at most 10 characters, in place of the stage's name
+  std::string note;   // what the cycles are, said beside them
+};
+StageMeaning fitted_stage_meaning(bool fitted_fixed_costs, bool fitted_receive,
+                                  std::string_view stage);
+// The same for an experiment.
+StageMeaning stage_meaning(const Experiment& x, std::string_view stage);
+// The same for the resolved configuration of a result JSON (its "config");
+// a configuration of an older version (no such key) is read as not fitted.
+StageMeaning stage_meaning(const nlohmann::json& config, std::string_view stage);
 
 // The fully resolved configuration, every key with its value.
 nlohmann::json to_json(const Experiment& x);

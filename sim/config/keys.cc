@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/config/schema.h"
+#include "sim/stack/bsd/fns.h"
 #include "sim/support/text.h"
 
 namespace simloop::config {
@@ -89,6 +90,37 @@ void set_number(Experiment& x, const std::string& path, double value) {
   YAML::Node n;
   n = value;
   f->set(x, n, Loc{});
+}
+
+StageMeaning fitted_stage_meaning(bool fitted_fixed_costs, bool fitted_receive,
+                                  std::string_view stage) {
+  if (!fitted_fixed_costs) return {};
+  if (stage == "socket")
+    return {"send fixed",
+            "the fitted fixed cost of sending, all on sendto; not the socket layer's own"};
+  if (stage == "receive" && fitted_receive)
+    return {"", "with the fitted fixed cost of receiving, all on soreceive"};
+  return {};
+}
+
+StageMeaning stage_meaning(const Experiment& x, std::string_view stage) {
+  const auto soreceive = static_cast<size_t>(net::bsd::Fn::soreceive);
+  return fitted_stage_meaning(x.stack_fitted_fixed_costs, x.stack.fn_cycles[soreceive] > 0, stage);
+}
+
+StageMeaning stage_meaning(const nlohmann::json& config, std::string_view stage) {
+  bool fitted = false;
+  double rx = 0;
+  try {
+    const json::json_pointer f("/stack/fitted_fixed_costs"), r("/stack/functions/soreceive");
+    if (config.is_object() && config.contains(f) && config.at(f).is_boolean())
+      fitted = config.at(f).get<bool>();
+    if (config.is_object() && config.contains(r) && config.at(r).is_number())
+      rx = config.at(r).get<double>();
+  } catch (const json::exception&) {
+    return {};  // not a configuration this version wrote: no meaning to add
+  }
+  return fitted_stage_meaning(fitted, rx > 0, stage);
 }
 
 }  // namespace simloop::config

@@ -273,6 +273,12 @@ Schema::Schema() {
            [](Experiment& x) -> std::string& { return x.stack_name; }));
   add(text("stack.description", "Free text.",
            [](Experiment& x) -> std::string& { return x.stack_description; }));
+  add(boolean("stack.fitted_fixed_costs",
+              "The profile is a fit to measured totals (`simloop calibrate --source kernel`): "
+              "stack.functions.sendto holds the fitted fixed cost of sending as a whole (and "
+              "stack.functions.soreceive that of receiving), not those functions' own; the "
+              "per-stage breakdowns of run and explain name them so.",
+              [](Experiment& x) -> bool& { return x.stack_fitted_fixed_costs; }));
   section("stack.functions", "Base cycles each time a function of the real stack runs.");
   const net::FnTable& fns = net::bsd::fn_table();
   for (size_t i = 0; i < fns.size(); ++i) {

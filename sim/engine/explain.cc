@@ -271,15 +271,21 @@ std::string explain_table(const json& e, size_t top) {
         continue;
       }
       out += fmt::format("  {:<20} {:10.1f} {:10.1f} {:+10.1f} {:+9.1f} kpps{}\n",
-                         r[key].get<std::string>(), r["a"].get<double>(), r["b"].get<double>(),
-                         r["delta"].get<double>(), r["kpps"].get<double>(), extra(&r));
+                         r.value("label", r[key].get<std::string>()), r["a"].get<double>(),
+                         r["b"].get<double>(), r["delta"].get<double>(), r["kpps"].get<double>(),
+                         extra(&r));
     }
     if (v.size() > top)
       out += fmt::format("  {:<20} {:>10} {:>10} {:+10.1f} {:+9.1f} kpps\n",
                          fmt::format("({} more)", v.size() - top), "", "", rest, rest_k);
     if (v.empty()) out += "  (no difference)\n";
   };
-  split(e["stages"], "stage", "stage", [](const json*) { return std::string(); });
+  // A stage that is not what its name says carries a label and a note (the
+  // caller's: simloop explain names a fitted profile's fixed costs).
+  split(e["stages"], "stage", "stage", [](const json* r) -> std::string {
+    if (r == nullptr || !r->contains("note")) return "";
+    return "  (" + (*r)["note"].get<std::string>() + ")";
+  });
   split(e["functions"], "function", "function", [](const json* r) -> std::string {
     if (r == nullptr) return "; B-A by kind, I1 misses per packet A -> B";
     std::string kinds;

@@ -107,10 +107,12 @@ Layout load_layout_yaml(const std::filesystem::path& path) {
   l.name = path.stem().string();
   bool have_objects = false;
   int seq = 0;
-  each_key(doc, file, "", {"name", "text_base", "function_align", "objects"},
+  each_key(doc, file, "", {"name", "description", "text_base", "function_align", "objects"},
            [&](const std::string& key, const YAML::Node& v, const Loc& loc, const std::string& p) {
              if (key == "name") {
                l.name = parse_text(v, loc, p);
+             } else if (key == "description") {
+               (void)parse_text(v, loc, p);  // free text, for `simloop list`
              } else if (key == "text_base") {
                l.text_base = parse_u64(v, loc, p);
              } else if (key == "function_align") {

@@ -27,7 +27,7 @@ limit_s=120     # a hang, not a slow run: every case takes well under a second
 declare -A pass fail xfail
 subs=()
 failures=0
-located='^\[error\] ([^ :]+:[0-9]+(:[0-9]+)?: |--set [^ ]+: |--train [^ ]+: |[^ :]+: (is a directory|is not a regular file|cannot read|no manifest|this is also one of the merge.s inputs)|[^ :]+: sweep point [0-9]+ \()|^simloop: unknown subcommand'
+located='^\[error\] ([^ :]+:[0-9]+(:[0-9]+)?: |--set [^ ]+: |--train [^ ]+: |--where [^ ]+: |[^ :]+: (is a directory|is not a regular file|cannot read|no manifest|this is also one of the merge.s inputs)|[^ :]+: sweep point [0-9]+ \()|^simloop: unknown subcommand'
 
 # run_case SUB NAME REGEX ARGS...: simloop ARGS must exit 2, and its
 # standard error match REGEX and the located form.
@@ -392,6 +392,8 @@ plot_cases() {
   run_case plot kpps "kpps\.csv:2: column kpps: expected a number, got 'fast'" plot kpps.csv -o "$work/out/p"
   run_case plot directory 'dir\.csv: is a directory' plot dir.csv -o "$work/out/p"
   run_case plot header-only 'headonly\.csv:2: no result rows' plot headonly.csv -o "$work/out/p"
+  printf 'payload,kpps\n18,300\n' > where.csv
+  run_case plot where-malformed "--where payload=>5: '=>' is not a comparison" plot where.csv --where 'payload=>5' -o "$work/out/p"
   printf '{"result": {}}\n' > result.json
   run_case plot result-json 'result\.json:1:1: this looks like JSON' plot result.json -o "$work/out/p"
 }
@@ -422,4 +424,19 @@ for s in "${subs[@]}"; do
   tx=$((tx + ${xfail[$s]:-0}))
 done
 echo "catalogue: $tp passed, $tf failed, $tx expected failures"
+
+# The README states the tally: its table and its total must be this run's.
+readme_rows=$(sed -n 's/^| `\([^`]*\)` | \([0-9]*\) | \([0-9]*\) |$/\1 \2 \3/p; s/^| unknown subcommands | \([0-9]*\) | \([0-9]*\) |$/main \1 \2/p' "$src/README.md" |
+  sed 's/^sweep --list /sweep /; s/^measure kernel --split /measure /')
+for s in "${subs[@]}"; do
+  want="$s ${pass[$s]:-0} ${xfail[$s]:-0}"
+  if ! printf '%s\n' "$readme_rows" | grep -qx -- "$want"; then
+    echo "FAIL README.md's catalogue table: expected a row '$want' (subcommand, passed, expected failures)"
+    failures=$((failures + 1))
+  fi
+done
+if ! grep -q "In all $tp cases pass" "$src/README.md"; then
+  echo "FAIL README.md does not say 'In all $tp cases pass'"
+  failures=$((failures + 1))
+fi
 [ "$failures" -eq 0 ]

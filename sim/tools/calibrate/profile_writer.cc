@@ -131,6 +131,9 @@ void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::p
     notes["machine.copy.cycles_per_byte"] = fmt::format(
         "the fitted {:.6g} ns per payload byte over the bytes the stack copies per payload byte",
         per_byte);
+    x.stack_fitted_fixed_costs = true;
+    notes["stack.fitted_fixed_costs"] =
+        "sendto and soreceive hold the fitted fixed costs of sending and receiving";
     config::set_number(x, "stack.functions.sendto", fit.value("send_fixed_ns"));
     notes["stack.functions.sendto"] = "the fitted fixed cost of sending, all on sendto";
     if (rx) {

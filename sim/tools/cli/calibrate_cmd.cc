@@ -219,8 +219,8 @@ struct CompareArgs {
 };
 
 // Prints the table and the summaries of a comparison; writes the CSV.
-void report_comparison(const std::vector<measure::Comparison>& cs, const CompareArgs& a,
-                       const std::string& source) {
+void report_comparison(const std::vector<measure::Comparison>& cs, const CompareArgs& a) {
+  std::cout << fmt::format("measured: {}\n", measure::sources_of(cs));
   std::cout << fmt::format("{:<52} {:>10} {:>10} {:>10} {:>8} {:>10} {:>9}  {}\n", "point", "set",
                            "measured", "predicted", "error", "constant", "interval", "relies on");
   for (const auto& c : cs)
@@ -278,7 +278,7 @@ void report_comparison(const std::vector<measure::Comparison>& cs, const Compare
   if (!a.summary.empty()) report::write_file_atomic(a.summary, report::to_csv(summary));
   if (!a.out.empty()) {
     std::vector<report::Row> rows;
-    for (const auto& c : cs) rows.push_back(measure::comparison_row(source, c));
+    for (const auto& c : cs) rows.push_back(measure::comparison_row(c));
     report::write_file_atomic(a.out, report::to_csv(rows));
     spdlog::info("wrote {} (draw it with simloop plot {})", a.out, a.out);
   }
@@ -306,8 +306,9 @@ double simulate_point(const fs::path& exp, const std::vector<std::string>& sets)
 // simulated at each measured point's payload and path.
 int compare_experiment(const CompareArgs& a) {
   if (a.measured.empty()) throw UserError("compare " + a.fit + ": name the measured CSV(s)");
+  const fs::path exp = experiment_path(a.fit);
   try {
-    (void)config::load_experiment(a.fit);
+    (void)config::load_experiment(exp);
   } catch (const config::ConfigError& e) {
     throw UserError(e.what());
   }
@@ -319,6 +320,7 @@ int compare_experiment(const CompareArgs& a) {
     for (const auto& k : measure::point_keys())
       if (const std::string v = p.value(k); !v.empty()) c.keys.emplace_back(k, v);
     c.set = "validation";  // nothing was fitted to it
+    c.source = p.source;
     c.measured = p.kpps();
     std::vector<std::string> sets = {fmt::format("workload.payload={}", p.payload()),
                                      "workload.dest=" + p.key("dest")};
@@ -333,12 +335,13 @@ int compare_experiment(const CompareArgs& a) {
       if (p.keys.count(k))
         c.caveat +=
             fmt::format("{}not simulated: {}={}", c.caveat.empty() ? "" : "; ", k, p.key(k));
-    c.predicted = 1e3 / (simulate_point(a.fit, sets) / 1e3);
+    c.predicted = 1e3 / (simulate_point(exp, sets) / 1e3);
     c.constant = 0;
     cs.push_back(c);
     spdlog::debug("{}: {} ({})", p.label(), p.source, p.where);
   }
-  std::cout << fmt::format("{} simulated against the measured points (nothing fitted):\n", a.fit);
+  std::cout << fmt::format("{} simulated against the measured points of {} (nothing fitted):\n",
+                           a.fit, measure::sources_of(cs));
   std::cout << fmt::format("{:<52} {:>10} {:>10} {:>8}\n", "point", "measured", "predicted",
                            "error");
   for (const auto& c : cs)
@@ -346,7 +349,7 @@ int compare_experiment(const CompareArgs& a) {
                              c.predicted, c.error_pct(), c.caveat.empty() ? "" : "  " + c.caveat);
   if (!a.out.empty()) {
     std::vector<report::Row> rows;
-    for (const auto& c : cs) rows.push_back(measure::comparison_row("experiment", c));
+    for (const auto& c : cs) rows.push_back(measure::comparison_row(c));
     report::write_file_atomic(a.out, report::to_csv(rows));
   }
   return 0;
@@ -420,6 +423,7 @@ int compare_cmd(const CompareArgs& a) {
     for (const auto& k : measure::point_keys())
       if (const std::string v = p.value(k); !v.empty()) c.keys.emplace_back(k, v);
     c.set = fit.split.trains(p) ? "train" : "validation";
+    c.source = p.source;
     c.measured = p.kpps();
     measure::Features feat;
     try {
@@ -442,7 +446,7 @@ int compare_cmd(const CompareArgs& a) {
   }
   if (cs.empty()) throw UserError("no " + fit.source + " points in the measured files");
   measure::flag_extrapolation(cs, {"payload", "ether_mtu", "max_linkhdr"});
-  report_comparison(cs, a, fit.source);
+  report_comparison(cs, a);
   return 0;
 }
 

@@ -29,6 +29,12 @@ inline std::filesystem::path tree_file(const std::string& relative) {
   return config::data_root() / relative;
 }
 
+// An experiment named on the command line: a relative path from the
+// working directory if it is there, else from the data directory (so that
+// `simloop run experiments/netmap-2012.yaml` works from any directory); an
+// info line says which was used. Empty stays empty.
+std::filesystem::path experiment_path(const std::string& given);
+
 // The experiment simloop runs when none is named.
 inline constexpr const char* kDefaultRunExperiment = "experiments/seed-athlon.yaml";
 
@@ -62,6 +68,7 @@ void add_sweep(CLI::App& app, std::vector<Command>& commands);
 void add_calibrate(CLI::App& app, std::vector<Command>& commands);
 void add_layout(CLI::App& app, std::vector<Command>& commands);
 void add_icache(CLI::App& app, std::vector<Command>& commands);
+void add_list(CLI::App& app, std::vector<Command>& commands);
 // Under `simloop measure`: cachegrind and profile.
 void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands);
 void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands);

@@ -61,6 +61,23 @@ json run_in_child(const config::Experiment& x) {
   return *c.doc;
 }
 
+// A stage that is not what its name says on a side (a fitted profile's fixed
+// cost, config::stage_meaning) gets its label and a note saying so.
+void name_fitted_stages(json& e, const std::vector<json>& docs) {
+  const json none = json::object();
+  for (auto& s : e["stages"]) {
+    const std::string st = s["stage"].get<std::string>();
+    const auto ma = config::stage_meaning(docs[0].value("config", none), st);
+    const auto mb = config::stage_meaning(docs[1].value("config", none), st);
+    if (ma.note.empty() && mb.note.empty()) continue;
+    if (ma.label == mb.label && !ma.label.empty()) s["label"] = ma.label;
+    s["note"] = ma.note == mb.note ? ma.note
+                : mb.note.empty()  ? "A: " + ma.note
+                : ma.note.empty()  ? "B: " + mb.note
+                                   : "A: " + ma.note + "; B: " + mb.note;
+  }
+}
+
 struct Args {
   std::string a, b, output, plot;
   std::vector<std::string> sets, a_sets, b_sets;
@@ -114,6 +131,7 @@ int explain_cmd(const Args& a) {
   } catch (const engine::ExplainError& err) {
     throw UserError(err.what(), 2);
   }
+  name_fitted_stages(e, docs);
   std::cout << engine::explain_table(e, a.top);
   if (!a.output.empty()) {
     report::write_file_atomic(a.output, e.dump(2) + "\n");

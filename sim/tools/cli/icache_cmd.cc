@@ -53,30 +53,17 @@ struct PathArgs {
   }
 };
 
-// The harness builds next to this simloop binary, base first.
-std::vector<std::string> default_harnesses() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  std::vector<std::string> out;
-  if (ec) return out;
-  for (const auto& e : fs::directory_iterator(self.parent_path(), ec)) {
-    const std::string f = e.path().filename().string();
-    if (e.is_regular_file() && (f == "simloop-harness" || f.starts_with("simloop-harness-")))
-      out.push_back(e.path().string());
-  }
-  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
-    const bool ab = measure::harness_layout_name(a) == "base";
-    const bool bb = measure::harness_layout_name(b) == "base";
-    return ab != bb ? ab : a < b;
-  });
-  return out;
-}
-
 std::vector<std::string> harnesses_or_default(const std::vector<std::string>& given) {
   if (!given.empty()) return given;
-  auto found = default_harnesses();
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  auto found = ec ? std::vector<std::string>{} : measure::find_harnesses(self.string());
   if (found.empty())
-    throw UserError("no simloop-harness* next to this simloop binary; give HARNESS paths");
+    throw UserError(fmt::format(
+        "no simloop-harness* beside this simloop binary or where it is installed ({}); give "
+        "HARNESS paths",
+        ec ? std::string("?")
+           : fmt::format("{}", fmt::join(measure::harness_dirs(self.string()), ", "))));
   return found;
 }
 
@@ -228,7 +215,8 @@ std::map<Key, Measured> read_measured(const std::string& file, const measure::Na
     while (csv.next()) {
       const auto& f = csv.cells();
       if (f[src] != "cachegrind" || f[pay] != std::to_string(o.payload) ||
-          f[dst] != o.path.get("dest") || f[al] != o.path.get("align") || f[cp] != o.path.get("copy"))
+          f[dst] != o.path.get("dest") || f[al] != o.path.get("align") ||
+          f[cp] != o.path.get("copy"))
         continue;
       auto number = [&](size_t c, const char* name) {
         double v = 0;
@@ -487,7 +475,8 @@ void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands) {
       "cancels out. With -o, each build's symbol map is written beside the CSV.");
   auto a = std::make_shared<CachegrindArgs>();
   cg->add_option("harness", a->harnesses,
-                 "Harness builds (default: every simloop-harness* beside this simloop)");
+                 "Harness builds (default: every simloop-harness* beside this simloop, or in\n"
+                 "its installed libexec/simloop)");
   a->path.add(cg);
   add_i1_option(cg, a->i1);
   cg->add_option("--D1", a->d1, "D1 geometry SIZE,ASSOC,LINE")->capture_default_str();
@@ -505,7 +494,8 @@ void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands) {
       "`simloop icache --profile` feeds the I-cache model. Offsets are relative to each\n"
       "function, so one profile serves every build of the same objects.");
   auto p = std::make_shared<ProfileArgs>();
-  pr->add_option("harness", p->harness, "Harness build (default: simloop-harness beside simloop)");
+  pr->add_option("harness", p->harness,
+                 "Harness build (default: simloop-harness beside simloop, or installed)");
   p->path.add(pr);
   add_packets_option(pr, p->packets);
   pr->add_option("--min-per-packet", p->min_per_packet,

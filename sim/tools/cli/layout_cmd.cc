@@ -295,7 +295,7 @@ Layouts load_layouts(const config::Experiment& x, const fs::path& file, const La
 }
 
 int layout_cmd(const LayoutArgs& a) {
-  fs::path file = a.file;
+  fs::path file = experiment_path(a.file);
   if (file.empty()) file = tree_file(kDefaultExperiment);
   config::Experiment x;
   try {

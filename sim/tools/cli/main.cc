@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   simloop::cli::add_calibrate(app, commands);
   simloop::cli::add_layout(app, commands);
   simloop::cli::add_icache(app, commands);
+  simloop::cli::add_list(app, commands);
 
   // A word where the subcommand goes that names none: say so, and which
   // was meant (CLI11 would only say that a subcommand is required).

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "sim/report/row_filter.h"
+#include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"
 
 namespace simloop::cli {
@@ -45,6 +47,13 @@ int run_plot(const std::vector<std::string>& results, const std::string& kind, c
   // draws; anything else must be a CSV of results.
   for (const auto& r : results)
     if (!plottable_json(r)) check_results_csv(r, {}, {"kpps", "payload"});
+  for (const auto& w : wheres) {
+    try {
+      (void)report::parse_condition(w);
+    } catch (const report::ConditionError& e) {
+      throw UserError(fmt::format("--where {}: {}", config::printable(w, 80), e.what()), 2);
+    }
+  }
   const std::string script = plot_script().string();
   std::vector<std::string> args = {kPython, script};
   args.insert(args.end(), results.begin(), results.end());
@@ -114,8 +123,9 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
   }
   help +=
       "A plot never averages over a swept key it does not show: one such key gets a panel per\n"
-      "value (or with --series a line per value), more are refused by name (pick values with\n"
-      "--where). Faulted runs are marked.";
+      "value (or with --series a line per value), more are refused by name (pick values or
+"
+      "ranges with --where). Faulted runs are marked.";
   auto* plot = app.add_subcommand("plot", help);
   plot->add_option("results", a->results,
                    "CSVs written by simloop run, sweep, merge or measure; or the JSON of "
@@ -133,9 +143,11 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
                    "machine.clock_hz");
   plot->add_option("-o,--output", a->output, "Output file stem (default: next to the results)");
   plot->add_option("--where", a->wheres,
-                   "Only rows whose column KEY has VALUE: KEY=VALUE (repeatable), e.g. "
-                   "machine.clock_hz=2.4e9; a timeline: packets=FROM:TO (the trace's packets "
-                   "drawn; default the first few) or packets=all");
+                   "Only rows that satisfy it (repeatable, all must hold): KEY=VALUE, KEY!=VALUE, "
+                   "or a range KEY<N, KEY<=N, KEY>N, KEY>=N; numbers compare as numbers. E.g. "
+                   "--where 'payload>=512' --where 'payload<1000' --where align!=none. A "
+                   "timeline: packets=FROM:TO (the trace's packets drawn; default the first few) "
+                   "or packets=all");
   plot->add_option("--describe", a->describe,
                    "Also write what was drawn (lines, bars, markers, legend) as JSON to this file");
   commands.push_back({plot, [a] {

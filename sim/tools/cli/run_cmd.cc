@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "sim/config/data_files.h"
 #include "sim/config/experiment.h"
 #include "sim/engine/columns.h"
 #include "sim/engine/detail.h"
@@ -44,11 +45,10 @@ config::Experiment load(const std::string& file, const std::vector<std::string>&
 // `simloop sweep` checks them (one validation for run, check and sweep):
 // the number of points, 0 without a sweep section. Bad input is a UserError
 // with exit status 2 and sweep's own located message.
-size_t check_sweep_section(const config::Experiment& x, const std::string& file,
-                           const std::vector<std::string>& sets) {
+size_t check_sweep_section(const config::Experiment& x, const std::vector<std::string>& sets) {
   if (!x.has_sweep) return 0;
   sweep::Options o;
-  o.experiment = file.empty() ? x.source : fs::path(file);
+  o.experiment = x.source;
   o.sets = sets;
   try {
     return sweep::make_plan(o).spec.points.size();
@@ -57,7 +57,7 @@ size_t check_sweep_section(const config::Experiment& x, const std::string& file,
   }
 }
 
-std::string breakdown(const engine::SimResult& r) {
+std::string breakdown(const config::Experiment& x, const engine::SimResult& r) {
   const double per = r.packets > 0 ? 1.0 / static_cast<double>(r.packets) : 0;
   const double cpp = r.cycles_per_packet();
   std::string out = "cycles per packet by stage:\n";
@@ -65,12 +65,17 @@ std::string breakdown(const engine::SimResult& r) {
     const auto stage = static_cast<models::Stage>(s);
     const double c = r.cycles[s] * per;
     if (c == 0) continue;
-    const char* note = stage == models::Stage::sleep
-                           ? "  (CPU idle: the sender asleep after ENOBUFS)"
-                       : stage == models::Stage::idle ? "  (CPU idle: unexplained)"
-                                                      : "";
-    out += fmt::format("  {:<10} {:9.1f}  {:5.1f} %{}\n", models::stage_name(stage), c,
-                       cpp > 0 ? 100 * c / cpp : 0, note);
+    // A stage that is not what its name says (a fitted profile's fixed
+    // cost) is named for what it is.
+    const config::StageMeaning m = config::stage_meaning(x, models::stage_name(stage));
+    const std::string note = stage == models::Stage::sleep
+                                 ? "  (CPU idle: the sender asleep after ENOBUFS)"
+                             : stage == models::Stage::idle ? "  (CPU idle: unexplained)"
+                             : !m.note.empty()              ? fmt::format("  ({})", m.note)
+                                                            : "";
+    const std::string name = m.label.empty() ? std::string(models::stage_name(stage)) : m.label;
+    out +=
+        fmt::format("  {:<10} {:9.1f}  {:5.1f} %{}\n", name, c, cpp > 0 ? 100 * c / cpp : 0, note);
   }
   out += fmt::format("  {:<10} {:9.1f}\n", "total", cpp);
   return out;
@@ -156,7 +161,7 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
     x = load(file, sets);
     // A file `check` and `sweep` refuse is refused here too; run simulates
     // the base configuration.
-    check_sweep_section(x, file, sets);
+    check_sweep_section(x, sets);
   }
   if (!outdir.empty()) x.output.dir = outdir;
   spdlog::info("experiment {} ({}): machine {}, stack {}, {} B to {}", x.name, x.source.string(),
@@ -211,7 +216,7 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   std::cout << report::format_table(
       {row}, {"experiment", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet",
               "cycles_per_packet", "interrupt_pct", "outcome"});
-  std::cout << breakdown(r);
+  std::cout << breakdown(x, r);
   for (size_t d = 0; d < net::kDropCount; ++d)
     if (r.drops[d] != 0)
       std::cout << fmt::format("dropped: {} ({})\n", r.drops[d],
@@ -286,9 +291,21 @@ nlohmann::json run_document(const config::Experiment& x, const engine::SimResult
   return j;
 }
 
+fs::path experiment_path(const std::string& given) {
+  if (given.empty()) return {};
+  const fs::path root = config::data_root();
+  const config::FoundFile f = config::find_input(given, root);
+  if (f.in == config::FoundIn::working_dir)
+    spdlog::info("experiment {}: from the working directory", given);
+  else if (f.in == config::FoundIn::data_dir)
+    spdlog::info("experiment {}: not in the working directory; from the data directory: {}", given,
+                 f.path.string());
+  return f.path;
+}
+
 config::Experiment load_user_experiment(const std::string& file,
                                         const std::vector<std::string>& sets) {
-  const fs::path p = file.empty() ? tree_file(kDefaultRunExperiment) : fs::path(file);
+  const fs::path p = file.empty() ? tree_file(kDefaultRunExperiment) : experiment_path(file);
   if (file.empty()) spdlog::debug("the default experiment: {}", p.string());
   try {
     return config::load_experiment(p, sets);
@@ -352,7 +369,7 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
                         const auto x = load(c->file, c->sets);
                         // Whatever `sweep` would refuse, refused here too:
                         // the section and every point's configuration.
-                        const size_t points = check_sweep_section(x, c->file, c->sets);
+                        const size_t points = check_sweep_section(x, c->sets);
                         std::cout << config::to_json(x).dump(2) << "\n";
                         if (x.has_sweep)
                           spdlog::info("{}: valid, with a sweep of {} points", c->file, points);

@@ -145,8 +145,8 @@ int scaling(const std::vector<std::string>& files, bool matrix, std::vector<int6
     cases = shipped_experiments();
   } else {
     for (const auto& f : files) {
-      load_user_experiment(f, {});  // bad input: exit 2 before anything runs
-      cases.push_back({f, f, {}});
+      // Bad input: exit 2 before anything runs.
+      cases.push_back({f, load_user_experiment(f, {}).source, {}});
     }
   }
   if (matrix) {

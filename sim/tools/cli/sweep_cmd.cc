@@ -119,7 +119,7 @@ struct SweepArgs {
 
 sweep::Options options_of(const SweepArgs& a) {
   sweep::Options o;
-  o.experiment = a.file;
+  o.experiment = experiment_path(a.file);
   o.sets = a.sets;
   o.output_dir = a.output_dir;
   o.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));

@@ -83,9 +83,19 @@ void flag_extrapolation(std::vector<Comparison>& cs, const std::vector<std::stri
   }
 }
 
-report::Row comparison_row(const std::string& source, const Comparison& c) {
+std::string sources_of(const std::vector<Comparison>& cs) {
+  std::vector<std::string> seen;
+  for (const auto& c : cs)
+    if (!c.source.empty() && std::find(seen.begin(), seen.end(), c.source) == seen.end())
+      seen.push_back(c.source);
+  std::string out;
+  for (const auto& s : seen) out += (out.empty() ? "" : "; ") + s;
+  return out;
+}
+
+report::Row comparison_row(const Comparison& c) {
   report::Row row;
-  row.set("source", source);
+  row.set("source", c.source);
   for (const auto& [k, v] : c.keys) {
     // Payload stays numeric so that plots and filters treat it as a number.
     if (k == "payload")

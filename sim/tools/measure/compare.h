@@ -23,6 +23,9 @@ struct Comparison {
   // training range ("extrapolated: payload 8000 above the trained 1400"), a
   // key the model could not simulate.
   std::string caveat;
+  // The measured point's source (its file's `source` column: "native",
+  // "kernel", or whatever the user named the machine or tool it came from).
+  std::string source;
   double error_pct() const { return 100 * (predicted - measured) / measured; }
   double abs_error_pct() const { return error_pct() < 0 ? -error_pct() : error_pct(); }
   double constant_error_pct() const { return 100 * (constant - measured) / measured; }
@@ -55,8 +58,13 @@ std::string describe(const ErrorSummary& s);
 // left alone.
 void flag_extrapolation(std::vector<Comparison>& cs, const std::vector<std::string>& numeric_keys);
 
-// One row per point: its configuration, the set, measured and predicted
-// kpps and ns per packet, signed and absolute error in percent.
-report::Row comparison_row(const std::string& source, const Comparison& c);
+// One row per point: the measured point's source, its configuration, the
+// set, measured and predicted kpps and ns per packet, signed and absolute
+// error in percent.
+report::Row comparison_row(const Comparison& c);
+
+// The sources of the comparisons, each once, in order of appearance, joined
+// by "; " (for a table's title); empty ones left out.
+std::string sources_of(const std::vector<Comparison>& cs);
 
 }  // namespace simloop::measure

@@ -22,6 +22,12 @@
 #include "sim/support/text.h"
 #include "sim/tools/measure/programs.h"
 
+// Where `cmake --install` puts the harness builds, under the prefix (set by
+// CMake from GNUInstallDirs).
+#ifndef SIMLOOP_INSTALL_LIBEXECDIR
+#define SIMLOOP_INSTALL_LIBEXECDIR "libexec"
+#endif
+
 namespace simloop::measure {
 
 namespace fs = std::filesystem;
@@ -284,6 +290,33 @@ std::string harness_layout_name(const std::string& path) {
   if (f == "simloop-harness") return "base";
   if (f.starts_with("simloop-harness-")) return f.substr(16);
   return f;
+}
+
+std::vector<std::string> harness_dirs(const std::string& exe) {
+  const fs::path bin = fs::path(exe).parent_path();
+  const fs::path libexec = SIMLOOP_INSTALL_LIBEXECDIR;
+  const fs::path installed =
+      (libexec.is_absolute() ? libexec : bin.parent_path() / libexec) / "simloop";
+  return {bin.string(), installed.lexically_normal().string()};
+}
+
+std::vector<std::string> find_harnesses(const std::string& exe) {
+  for (const auto& dir : harness_dirs(exe)) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string f = e.path().filename().string();
+      if (e.is_regular_file(ec) && (f == "simloop-harness" || f.starts_with("simloop-harness-")))
+        out.push_back(e.path().string());
+    }
+    std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
+      const bool ab = harness_layout_name(a) == "base";
+      const bool bb = harness_layout_name(b) == "base";
+      return ab != bb ? ab : a < b;
+    });
+    if (!out.empty()) return out;
+  }
+  return {};
 }
 
 std::string nm_output(const std::string& binary) {

@@ -76,6 +76,15 @@ struct HarnessSpec {
 // simloop-harness-NAME, else the file name.
 std::string harness_layout_name(const std::string& path);
 
+// Where harness builds are looked for, for the simloop program at `exe`, in
+// order: its own directory (the build tree builds them beside it), then
+// PREFIX/LIBEXECDIR/simloop (`cmake --install` puts simloop in PREFIX/bin and
+// its harness builds there, off PATH).
+std::vector<std::string> harness_dirs(const std::string& exe);
+// The harness builds (simloop-harness, simloop-harness-NAME) in the first of
+// those directories that holds any, the base build first; none: empty.
+std::vector<std::string> find_harnesses(const std::string& exe);
+
 // `nm -S --defined-only -n` of `binary`, as text, and a line for each PLT
 // section (".plt", ".iplt", ...; from `objdump -h`), which nm does not list
 // but code calls through. Throws std::runtime_error if nm or objdump fails.

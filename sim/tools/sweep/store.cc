@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <optional>
 
@@ -236,6 +237,89 @@ ResumePlan plan_resume(const Table& old, const std::string& name,
 using report::errno_text;
 using report::write_fully;
 
+namespace {
+
+// The lock files this process holds, for a signal that ends it to remove:
+// SIGINT, SIGTERM or SIGHUP outside the process pool's own handling (before
+// a sweep's runs start, after they end, or a hang-up) must not leave a lock
+// behind. Fixed storage and plain flags: a handler may only call
+// async-signal-safe functions (getpid, unlink, sigaction, raise).
+constexpr int kMaxHeld = 4;
+struct HeldLock {
+  char path[4096];
+  volatile std::sig_atomic_t used;
+};
+HeldLock g_held[kMaxHeld];
+volatile pid_t g_owner = 0;
+constexpr int kFatal[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_before[std::size(kFatal)];
+bool g_installed[std::size(kFatal)];
+int g_holding = 0;
+
+extern "C" void remove_locks_and_end(int sig) {
+  if (::getpid() == g_owner)
+    for (auto& h : g_held)
+      if (h.used) ::unlink(h.path);
+  // Then end as the signal would have ended us: its default action, on
+  // return from here (it is blocked until then).
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(sig, &dfl, nullptr);
+  ::raise(sig);
+}
+
+// Signals are blocked while the table changes.
+struct Blocked {
+  Blocked() {
+    sigset_t all;
+    sigfillset(&all);
+    ::sigprocmask(SIG_BLOCK, &all, &old);
+  }
+  ~Blocked() { ::sigprocmask(SIG_SETMASK, &old, nullptr); }
+  sigset_t old;
+};
+
+// Remembers `path` for the handler; -1 if there is no room or it is too long
+// (the lock then goes only as it always did, with its holder's end).
+int hold(const fs::path& path) {
+  const Blocked b;
+  const std::string p = fs::absolute(path).string();
+  int slot = -1;
+  for (int i = 0; i < kMaxHeld && slot < 0; ++i)
+    if (!g_held[i].used && p.size() < sizeof g_held[i].path) slot = i;
+  if (slot < 0) return -1;
+  std::memcpy(g_held[slot].path, p.c_str(), p.size() + 1);
+  g_held[slot].used = 1;
+  if (g_holding++ == 0) {
+    g_owner = ::getpid();
+    // Only where the signal would end us: an ignored SIGINT (a background
+    // job) stays ignored, and a handler someone installed stays theirs.
+    for (size_t i = 0; i < std::size(kFatal); ++i) {
+      g_installed[i] = false;
+      if (::sigaction(kFatal[i], nullptr, &g_before[i]) != 0 || g_before[i].sa_handler != SIG_DFL ||
+          (g_before[i].sa_flags & SA_SIGINFO) != 0)
+        continue;
+      struct sigaction sa {};
+      sa.sa_handler = remove_locks_and_end;
+      sigemptyset(&sa.sa_mask);
+      g_installed[i] = ::sigaction(kFatal[i], &sa, nullptr) == 0;
+    }
+  }
+  return slot;
+}
+
+void let_go(int slot) {
+  if (slot < 0) return;
+  const Blocked b;
+  g_held[slot].used = 0;
+  if (--g_holding == 0)
+    for (size_t i = 0; i < std::size(kFatal); ++i)
+      if (g_installed[i]) ::sigaction(kFatal[i], &g_before[i], nullptr);
+}
+
+}  // namespace
+
 StoreLock::StoreLock(const fs::path& lock_file, const std::string& what)
     : path_(lock_file), owner_(::getpid()) {
   if (std::error_code ec;
@@ -278,13 +362,17 @@ StoreLock::StoreLock(const fs::path& lock_file, const std::string& what)
   if (::ftruncate(fd_, 0) != 0 || write_fully(fd_, pid) != 0) {
     // The lock is held all the same; only the pid for others' messages is missing.
   }
+  slot_ = hold(lock_file);
 }
 
 StoreLock::~StoreLock() {
   if (fd_ < 0) return;
   // Removed while still held, so no one takes it in between; never by a
   // forked child that did not take it.
-  if (::getpid() == owner_) ::unlink(path_.c_str());
+  if (::getpid() == owner_) {
+    let_go(slot_);
+    ::unlink(path_.c_str());
+  }
   ::close(fd_);  // closing releases the lock
 }
 

@@ -152,7 +152,8 @@ using report::write_file_atomic;
 
 // An exclusive lock (flock) on a sweep's output, held for the life of this
 // object by this process; the lock file holds the holder's pid and is
-// removed when the holder lets go. Taking it while another process holds it
+// removed when the holder lets go, or when a signal that would end the
+// process unhandled (SIGINT, SIGTERM, SIGHUP) ends it. Taking it while another process holds it
 // throws StoreError naming that pid; a lock file that is a symbolic link
 // throws report::LinkError.
 class StoreLock {
@@ -171,6 +172,7 @@ class StoreLock {
   std::filesystem::path path_;
   long owner_ = 0;  // the pid that took it
   int fd_ = -1;
+  int slot_ = -1;  // where the signal handler finds its path
 };
 
 // The append-only results file of a sweep. Each finished run is one line
