@@ -123,8 +123,7 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
   }
   help +=
       "A plot never averages over a swept key it does not show: one such key gets a panel per\n"
-      "value (or with --series a line per value), more are refused by name (pick values or
-"
+      "value (or with --series a line per value), more are refused by name (pick values or\n"
       "ranges with --where). Faulted runs are marked.";
   auto* plot = app.add_subcommand("plot", help);
   plot->add_option("results", a->results,
