@@ -20,6 +20,7 @@
 
 #include "sim/stack/bsd/fns.h"
 #include "sim/stack/bsd/mbuf_ops.h"
+#include "sim/stack/net/counters.h"
 #include "sim/stack/net/inet.h"
 #include "sim/stack/net/probe.h"
 #include "sim/stack/net/stack_concept.h"
@@ -129,20 +130,6 @@ struct Socket {
   PacketQueue rcv;
   int rcv_cc = 0;  // bytes in the receive buffer, as sbspace() counts them
   uint64_t received = 0, received_bytes = 0;
-};
-
-struct StackCounters {
-  uint64_t sent = 0;  // sendto calls that returned 0
-  uint64_t send_errors = 0;
-  uint64_t looped = 0;  // packets handed to if_simloop
-  uint64_t netisr_processed = 0;
-  uint64_t delivered = 0, delivered_bytes = 0;  // appended to a socket buffer
-  std::array<uint64_t, kDropCount> drops{};
-  uint64_t drops_total() const {
-    uint64_t t = 0;
-    for (auto d : drops) t += d;
-    return t;
-  }
 };
 
 template <class P>

@@ -39,6 +39,7 @@
 #include "sim/stack/linux/fns.h"
 #include "sim/stack/linux/skbuff.h"
 #include "sim/stack/linux/sock.h"
+#include "sim/stack/net/counters.h"
 #include "sim/stack/net/inet.h"
 #include "sim/stack/net/probe.h"
 #include "sim/stack/net/stack_concept.h"
@@ -125,20 +126,6 @@ struct UdpSock : core::Sock {
   uint64_t sndbuf_errors = 0;  // UDP_MIB_SNDBUFERRORS: device drops the sender was not told
 };
 
-struct Counters {
-  uint64_t sent = 0;  // sendto calls that returned 0
-  uint64_t send_errors = 0;
-  uint64_t looped = 0;  // packets handed to __netif_rx
-  uint64_t netisr_processed = 0;
-  uint64_t delivered = 0, delivered_bytes = 0;  // queued on a socket
-  std::array<uint64_t, kDropCount> drops{};
-  uint64_t drops_total() const {
-    uint64_t t = 0;
-    for (auto d : drops) t += d;
-    return t;
-  }
-};
-
 template <class P>
 class Stack {
  public:
@@ -185,7 +172,7 @@ class Stack {
   const core::SkBuff* nic_frame(int i) const { return nth(ring_, i); }
 
   const std::optional<AlignmentFault>& fault() const { return fault_; }
-  const Counters& counters() const { return counters_; }
+  const StackCounters& counters() const { return counters_; }
   const UdpSock& sock(int s) const { return socks_.at(static_cast<size_t>(s)); }
   int rcv_queued(int s) const { return static_cast<int>(sock(s).sk_receive_queue.qlen); }
   const Options& options() const { return opt_; }
@@ -277,7 +264,7 @@ class Stack {
   uint16_t next_port_ = 32768;  // net.ipv4.ip_local_port_range
   bool trap_ = false;
   std::optional<AlignmentFault> fault_;
-  Counters counters_;
+  StackCounters counters_;
 };
 
 }  // namespace simloop::net::lnx

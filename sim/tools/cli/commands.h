@@ -73,6 +73,10 @@ void add_list(CLI::App& app, std::vector<Command>& commands);
 void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands);
 void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands);
 
+// Measured rows on standard output: a table of `columns`, CSV or JSON.
+void print_rows(const std::vector<report::Row>& rows, const std::string& format,
+                const std::vector<std::string>& columns);
+
 // A file of "symbol owner" lines ('#' comments): what runs each function of a
 // binary, for models::layout_from_nm. Throws UserError naming file and line.
 std::multimap<std::string, std::string> read_owners(const std::string& file);

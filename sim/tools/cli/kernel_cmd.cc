@@ -30,17 +30,9 @@ struct KernelArgs {
 };
 
 void print_kernel_rows(const std::vector<report::Row>& rows, const std::string& format) {
-  if (format == "csv") {
-    std::cout << report::to_csv(rows);
-  } else if (format == "json") {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : rows) j.push_back(report::to_json(r));
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cout << report::format_table(
-        rows, {"repeat", "path", "payload", "packets", "kpps", "ns_per_packet", "null_syscall_ns",
-               "delivered", "empty_reads", "send_errors", "loadavg_1m"});
-  }
+  print_rows(rows, format,
+             {"repeat", "path", "payload", "packets", "kpps", "ns_per_packet", "null_syscall_ns",
+              "delivered", "empty_reads", "send_errors", "loadavg_1m"});
 }
 
 // Per path and payload, the repeat with the least wall time per packet (the

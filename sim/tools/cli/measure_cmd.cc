@@ -48,18 +48,12 @@ void print_repeat_summary(const std::vector<report::Row>& rows) {
   }
 }
 
-void print_rows(const std::vector<report::Row>& rows, const std::string& format,
-                const std::vector<std::string>& columns) {
-  if (format == "csv") {
-    std::cout << report::to_csv(rows);
-  } else if (format == "json") {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : rows) j.push_back(report::to_json(r));
-    std::cout << j.dump(2) << "\n";
-  } else {
-    std::cout << report::format_table(rows, columns);
-    print_repeat_summary(rows);
-  }
+// Native rows as print_rows() shows them, and in a table the spread of each
+// payload's repeats.
+void print_native_rows(const std::vector<report::Row>& rows, const std::string& format,
+                       const std::vector<std::string>& columns) {
+  print_rows(rows, format, columns);
+  if (format == "table") print_repeat_summary(rows);
 }
 
 void write_rows(const std::string& out, const std::vector<report::Row>& rows) {
@@ -106,7 +100,7 @@ int run_harness_cmd(const NativeArgs& a) {
         rows.push_back(std::move(r));
       }
     }
-  print_rows(
+  print_native_rows(
       rows, a.format,
       {"layout", "repeat", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet"});
   write_rows(a.out, rows);
@@ -171,9 +165,9 @@ int run_native_cmd(NativeArgs& a) {
       }
   }
 
-  print_rows(rows, a.format,
-             {"repeat", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet",
-              "delivered", "enobufs_retries"});
+  print_native_rows(rows, a.format,
+                    {"repeat", "payload", "dest", "align", "copy", "packets", "kpps",
+                     "ns_per_packet", "delivered", "enobufs_retries"});
   if (a.format == "table") {
     for (const auto& r : results) {
       for (size_t d = 0; d < net::kDropCount; ++d)
@@ -258,6 +252,19 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
 
   add_measure_kernel(*measure, commands);
   add_measure_valgrind(*measure, commands);
+}
+
+void print_rows(const std::vector<report::Row>& rows, const std::string& format,
+                const std::vector<std::string>& columns) {
+  if (format == "csv") {
+    std::cout << report::to_csv(rows);
+  } else if (format == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows) j.push_back(report::to_json(r));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << report::format_table(rows, columns);
+  }
 }
 
 }  // namespace simloop::cli
