@@ -584,8 +584,9 @@ TEST_F(StackKindTest, KeysOfTheOtherStackAreRefusedWithTheirLocation) {
   EXPECT_NE(error_of(kHead, {"stack.kind=linux"})
                 .find("already prices the functions of the bsd stack; name a linux stack profile"),
             std::string::npos);
-  EXPECT_NE(error_of("machine: athlon-xp-2700\nstack: {kind: unix}\n").find("expected one of bsd, linux"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("machine: athlon-xp-2700\nstack: {kind: unix}\n").find("expected one of bsd, linux"),
+      std::string::npos);
 }
 
 TEST_F(StackKindTest, CostKeysAreTheStacksOwn) {

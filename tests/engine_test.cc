@@ -465,8 +465,8 @@ namespace {
 // on the same path (no hand-written call counts), on every destination,
 // sendto() or a connected send().
 TEST(EngineLinux, EachFunctionIsChargedItsPriceOncePerCall) {
-  for (const auto dest : {workload::Dest::loopback, workload::Dest::wire,
-                          workload::Dest::broadcast, workload::Dest::self}) {
+  for (const auto dest : {workload::Dest::loopback, workload::Dest::wire, workload::Dest::broadcast,
+                          workload::Dest::self}) {
     for (const bool connected : {false, true}) {
       auto x = bare(1e9);
       x.stack = {.fns = &net::lnx::kFnTable};
@@ -502,9 +502,9 @@ TEST(EngineLinux, EachFunctionIsChargedItsPriceOncePerCall) {
         const double want = x.stack.fn_cycles[i] * static_cast<double>(counts.entered[i]);
         // On the ring the engine reclaims frames by simulated time: one
         // reclaim pass (and the frees it makes) may fall differently.
-        const bool reclaim = workload::uses_ring(dest) &&
-                             (name == "nic_clean_tx_irq" || name == "kfree_skb" ||
-                              name == "sock_wfree");
+        const bool reclaim =
+            workload::uses_ring(dest) &&
+            (name == "nic_clean_tx_irq" || name == "kfree_skb" || name == "sock_wfree");
         if (reclaim)
           EXPECT_NEAR(j[name].get<double>(), want, x.stack.fn_cycles[i] * 1.001)
               << what << ": " << name;

@@ -40,7 +40,7 @@ struct Workload {
   double enobufs_sleep_s = 0.018;  // ttcp sleeps 18 ms when sendto() says ENOBUFS
   double link_bandwidth_bps = 1e9;
   double link_latency_s = 10e-6;
-  bool receive = true;  // a receiver drains the socket (loopback, broadcast)
+  bool receive = true;     // a receiver drains the socket (loopback, broadcast)
   bool connected = false;  // the sender connect()s once and send()s (the Linux stack)
 };
 
@@ -97,7 +97,8 @@ struct Experiment {
   models::ModelConfigs models;  // the optional timing models (models/optional_models.h)
   LayoutOptions layout;
   Variance variance;
-  net::StackOptions options;         // the BSD stack's; align, nic_ring and ether_mtu also the Linux stack's
+  net::StackOptions
+      options;  // the BSD stack's; align, nic_ring and ether_mtu also the Linux stack's
   net::lnx::Options linux_options;  // the Linux stack's own (options.linux.*)
   uint64_t seed = 1;
   EngineOptions engine;

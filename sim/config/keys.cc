@@ -69,8 +69,8 @@ std::vector<std::string> cost_keys(std::string_view stack) {
   std::vector<std::string> out;
   for (const auto& path : schema().order()) {
     const Field* f = schema().field(path);
-    if (f->cost && (f->stacks.empty() || std::find(f->stacks.begin(), f->stacks.end(), stack) !=
-                                             f->stacks.end()))
+    if (f->cost && (f->stacks.empty() ||
+                    std::find(f->stacks.begin(), f->stacks.end(), stack) != f->stacks.end()))
       out.push_back(path);
   }
   return out;

@@ -71,10 +71,9 @@ std::string reference_markdown() {
     // A key of one stack shows its default on that stack.
     Experiment of_stack;
     if (!f.stacks.empty()) of_stack.stack.fns = net::find_fn_table(f.stacks.front());
-    const std::string only =
-        f.stacks.size() < net::kFnTables.size()
-            ? fmt::format(" ({} stack only)", fmt::join(f.stacks, " and "))
-            : "";
+    const std::string only = f.stacks.size() < net::kFnTables.size()
+                                 ? fmt::format(" ({} stack only)", fmt::join(f.stacks, " and "))
+                                 : "";
     std::string allowed;
     if (f.kind == Kind::choice)
       allowed = fmt::format("{}", fmt::join(f.choices, ", "));

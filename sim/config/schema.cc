@@ -208,20 +208,15 @@ void add_function_keys(const std::function<void(Field)>& add) {
     }
   for (const auto& [name, stacks] : names) {
     const std::string path = fmt::format("stack.functions.{}", name);
-    Field f{path,
-            Kind::number,
-            fmt::format("Cycles per call of {}.", name),
-            0,
-            1e7,
-            {},
-            {},
-            {}};
+    Field f{path, Kind::number, fmt::format("Cycles per call of {}.", name), 0, 1e7, {}, {}, {}};
     f.cost = true;
     f.stacks = stacks;
     f.set = [path, fn = std::string(name)](Experiment& x, const YAML::Node& n, const Loc& loc) {
       const double v = parse_number(n, loc, path, false, 0, 1e7);
       const auto id = x.stack.fns->find(fn);
-      if (!id) fail(loc, path, fmt::format("{} is not a function of the {} stack", fn, x.stack.fns->stack()));
+      if (!id)
+        fail(loc, path,
+             fmt::format("{} is not a function of the {} stack", fn, x.stack.fns->stack()));
       x.stack.fn_cycles[net::index(*id)] = v;
     };
     f.get = [fn = std::string(name)](const Experiment& x) {
@@ -378,15 +373,19 @@ Schema::Schema() {
           "of the stack that stack.kind names.");
   add_function_keys([this](Field f) { add(std::move(f)); });
   section("stack.alloc", "Buffer allocation from the zones.");
-  add(only({"bsd"}, cost(number("stack.alloc.mbuf_cycles", "Cycles per mbuf allocated.", 0, 1e6,
-                  [](Experiment& x) -> double& { return x.stack.mbuf_alloc_cycles; }))));
-  add(only({"bsd"}, cost(number("stack.alloc.cluster_cycles", "Cycles per cluster allocated.", 0, 1e6,
-                  [](Experiment& x) -> double& { return x.stack.cluster_alloc_cycles; }))));
+  add(only({"bsd"},
+           cost(number("stack.alloc.mbuf_cycles", "Cycles per mbuf allocated.", 0, 1e6,
+                       [](Experiment& x) -> double& { return x.stack.mbuf_alloc_cycles; }))));
+  add(only({"bsd"},
+           cost(number("stack.alloc.cluster_cycles", "Cycles per cluster allocated.", 0, 1e6,
+                       [](Experiment& x) -> double& { return x.stack.cluster_alloc_cycles; }))));
   section("stack.free", "Buffer release to the zones.");
-  add(only({"bsd"}, cost(number("stack.free.mbuf_cycles", "Cycles per mbuf freed.", 0, 1e6,
-                  [](Experiment& x) -> double& { return x.stack.mbuf_free_cycles; }))));
-  add(only({"bsd"}, cost(number("stack.free.cluster_cycles", "Cycles per cluster freed.", 0, 1e6,
-                  [](Experiment& x) -> double& { return x.stack.cluster_free_cycles; }))));
+  add(only({"bsd"},
+           cost(number("stack.free.mbuf_cycles", "Cycles per mbuf freed.", 0, 1e6,
+                       [](Experiment& x) -> double& { return x.stack.mbuf_free_cycles; }))));
+  add(only({"bsd"},
+           cost(number("stack.free.cluster_cycles", "Cycles per cluster freed.", 0, 1e6,
+                       [](Experiment& x) -> double& { return x.stack.cluster_free_cycles; }))));
   add(cost(number("stack.cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.",
                   0, 1e3, [](Experiment& x) -> double& { return x.stack.cksum_cycles_per_byte; })));
 
@@ -452,26 +451,31 @@ Schema::Schema() {
       net::align_policy_names(),
       [](Experiment& x, const std::string& v) { x.options.align = *net::parse_align_policy(v); },
       [](const Experiment& x) { return net::align_policy_name(x.options.align); }));
-  add(only({"bsd"}, choice(
-      "options.copy", "How ether_output copies a broadcast for the simplex loop.",
-      net::loop_copy_names(),
-      [](Experiment& x, const std::string& v) { x.options.loop_copy = *net::parse_loop_copy(v); },
-      [](const Experiment& x) { return net::loop_copy_name(x.options.loop_copy); })));
-  add(only({"bsd"}, integer("options.sockaddr_misalign",
-              "Bytes past a 4-byte boundary of udp_in, the static sockaddr_in that udp_input "
-              "fills for each received datagram (struct sockaddr asks for no alignment: "
-              "FreeBSD's sun_noname).",
-              0, 3, [](Experiment& x) -> int& { return x.options.sockaddr_misalign; })));
+  add(only({"bsd"},
+           choice(
+               "options.copy", "How ether_output copies a broadcast for the simplex loop.",
+               net::loop_copy_names(),
+               [](Experiment& x, const std::string& v) {
+                 x.options.loop_copy = *net::parse_loop_copy(v);
+               },
+               [](const Experiment& x) { return net::loop_copy_name(x.options.loop_copy); })));
+  add(only({"bsd"},
+           integer("options.sockaddr_misalign",
+                   "Bytes past a 4-byte boundary of udp_in, the static sockaddr_in that udp_input "
+                   "fills for each received datagram (struct sockaddr asks for no alignment: "
+                   "FreeBSD's sun_noname).",
+                   0, 3, [](Experiment& x) -> int& { return x.options.sockaddr_misalign; })));
   add(only({"bsd"}, integer("options.netisr_maxlen", "Netisr input queue limit, packets.", 1, 1e6,
-              [](Experiment& x) -> int& { return x.options.netisr_maxlen; })));
+                            [](Experiment& x) -> int& { return x.options.netisr_maxlen; })));
   add(integer("options.nic_ring", "NIC transmit descriptors.", 1, 1e6,
               [](Experiment& x) -> int& { return x.options.nic_ring; }));
   add(only({"bsd"}, integer("options.so_sndbuf", "Largest datagram a socket sends, bytes.", 1, 1e7,
-              [](Experiment& x) -> int& { return x.options.so_sndbuf; })));
+                            [](Experiment& x) -> int& { return x.options.so_sndbuf; })));
   add(only({"bsd"}, integer("options.so_rcvbuf", "Socket receive buffer limit, bytes.", 1, 1e9,
-              [](Experiment& x) -> int& { return x.options.so_rcvbuf; })));
-  add(only({"bsd"}, integer("options.max_linkhdr", "Link header space reserved in front of the data, bytes.", 0,
-              100, [](Experiment& x) -> int& { return x.options.max_linkhdr; })));
+                            [](Experiment& x) -> int& { return x.options.so_rcvbuf; })));
+  add(only({"bsd"},
+           integer("options.max_linkhdr", "Link header space reserved in front of the data, bytes.",
+                   0, 100, [](Experiment& x) -> int& { return x.options.max_linkhdr; })));
   add(integer("options.ether_mtu", "MTU of the Ethernet interface, bytes.", 68, net::kMaxEtherMtu,
               [](Experiment& x) -> int& { return x.options.ether_mtu; }));
 
@@ -480,16 +484,18 @@ Schema::Schema() {
           "options.nic_ring and options.ether_mtu apply to it as well.");
   add(only({"linux"},
            integer("options.linux.netdev_max_backlog",
-                   "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.", 1,
-                   1e6, [](Experiment& x) -> int& { return x.linux_options.netdev_max_backlog; })));
-  add(only({"linux"}, integer("options.linux.sndbuf",
-                              "SO_SNDBUF: the socket's send buffer, bytes of truesize "
-                              "(net.core.wmem_default 212992).",
-                              1, 1e9, [](Experiment& x) -> int& { return x.linux_options.sndbuf; })));
-  add(only({"linux"}, integer("options.linux.rcvbuf",
-                              "SO_RCVBUF: the socket's receive buffer, bytes of truesize "
-                              "(net.core.rmem_default 212992).",
-                              1, 1e9, [](Experiment& x) -> int& { return x.linux_options.rcvbuf; })));
+                   "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.", 1, 1e6,
+                   [](Experiment& x) -> int& { return x.linux_options.netdev_max_backlog; })));
+  add(only({"linux"},
+           integer("options.linux.sndbuf",
+                   "SO_SNDBUF: the socket's send buffer, bytes of truesize "
+                   "(net.core.wmem_default 212992).",
+                   1, 1e9, [](Experiment& x) -> int& { return x.linux_options.sndbuf; })));
+  add(only({"linux"},
+           integer("options.linux.rcvbuf",
+                   "SO_RCVBUF: the socket's receive buffer, bytes of truesize "
+                   "(net.core.rmem_default 212992).",
+                   1, 1e9, [](Experiment& x) -> int& { return x.linux_options.rcvbuf; })));
   add(only({"linux"},
            boolean("options.linux.recverr",
                    "IP_RECVERR: a device's drop is the sender's ENOBUFS (otherwise silent).",

@@ -40,7 +40,7 @@ struct Field {
   std::function<nlohmann::json(const Experiment&)> get;
   bool cost = false;  // a per-event or per-byte price of the timing model (calibrated)
   // The stacks (net::FnTable names) the key applies to; empty: every stack.
-  std::vector<std::string> stacks;
+  std::vector<std::string> stacks = {};
 };
 
 // Whether `f` applies to the stack `x` runs.

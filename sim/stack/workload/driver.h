@@ -54,7 +54,9 @@ class Driver {
   using Stack = S;
 
   Driver(P& probe, const DriveOptions& opt, const typename S::Options& so)
-      : opt_(opt), loop_(probe, {opt.path, opt.receive, opt.connected}, so), storage_(storage_bytes(opt)) {
+      : opt_(opt),
+        loop_(probe, {opt.path, opt.receive, opt.connected}, so),
+        storage_(storage_bytes(opt)) {
     // The storage starts a page: the payload starts `buffer_misalign`
     // bytes past it, so past an 8-byte boundary.
     for (size_t i = 0; i + skip() < storage_.size(); ++i)
