@@ -131,7 +131,10 @@ class CycleAccount : public net::NullProbe {
            static_cast<double>(len) * stack_.cksum_cycles_per_byte);
   }
   void alloc(net::Obj obj, const void* /*addr*/) {
-    const double c = obj == net::Obj::mbuf ? stack_.mbuf_alloc_cycles : stack_.cluster_alloc_cycles;
+    // The BSD zones' prices; an sk_buff's are its functions' (__alloc_skb).
+    const double c = obj == net::Obj::mbuf      ? stack_.mbuf_alloc_cycles
+                     : obj == net::Obj::cluster ? stack_.cluster_alloc_cycles
+                                                : 0;
     add(Stage::mbuf, c);
     ledger(caller(Code::mbuf_alloc), CostKind::event, c);
   }
@@ -139,7 +142,9 @@ class CycleAccount : public net::NullProbe {
     // Frees by transmit completion belong to it (the handler or the driver).
     const bool txeof = depth_ > 0 && stack_fns_[std::min(depth_, kMaxDepth) - 1] == completion_;
     const Stage s = txeof ? stage_in_context(*completion_) : Stage::mbuf;
-    const double c = obj == net::Obj::mbuf ? stack_.mbuf_free_cycles : stack_.cluster_free_cycles;
+    const double c = obj == net::Obj::mbuf      ? stack_.mbuf_free_cycles
+                     : obj == net::Obj::cluster ? stack_.cluster_free_cycles
+                                                : 0;
     add(s, c);
     ledger(caller(Code::mbuf_free), CostKind::event, c);
   }

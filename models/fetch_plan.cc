@@ -30,12 +30,13 @@ FetchPlan fetch_plan(const LinkedLayout& linked, FetchMode mode, int line_bytes,
     plan.dense[o] = static_cast<uint8_t>(plan.owners++);
   }
   const auto& all = layout_owners();
+  constexpr int32_t kForeignCall = -2;
   auto call_slot = [&](int32_t call) -> int32_t {
     if (call < 0) return call;
     if (static_cast<size_t>(call) >= all.size()) return static_cast<int32_t>(kOwnerCount);
     const auto s = owner_slot(fns, all[static_cast<size_t>(call)]);
     // A call site of another stack's function: that event never comes here.
-    return s ? static_cast<int32_t>(*s) : static_cast<int32_t>(kOwnerCount);
+    return s ? static_cast<int32_t>(*s) : kForeignCall;
   };
   if (line_bytes <= 0 || !std::has_single_bit(static_cast<unsigned>(line_bytes)))
     throw std::invalid_argument(
@@ -79,6 +80,12 @@ FetchPlan fetch_plan(const LinkedLayout& linked, FetchMode mode, int line_bytes,
         s.bytes = cs.bytes;
         s.call = call_slot(cs.call);
         s.callee = cs.callee;
+        // Its bytes still run; the call itself never happens on this stack.
+        if (s.call == kForeignCall) {
+          s.call = -1;
+          s.callee = -1;
+          if (s.bytes == 0) continue;
+        }
         if (s.call >= static_cast<int32_t>(kOwnerCount) ||
             s.callee >= static_cast<int32_t>(linked.routines.size()))
           throw std::invalid_argument(

@@ -522,3 +522,98 @@ TEST(ConfigReference, DocumentMatchesSchema) {
 
 }  // namespace
 }  // namespace simloop::config
+
+namespace simloop::config {
+namespace {
+
+// A stack profile names its stack (stack.kind); that choice decides which
+// function and option keys exist, wherever in the file it is written.
+class StackKindTest : public ConfigTest {
+ protected:
+  std::string linux_head() const {
+    return fmt::format("machine: athlon-xp-2700\nstack: {}\n",
+                       (kSource / "tests/data/stacks/linux-test.yaml").string());
+  }
+};
+
+TEST_F(StackKindTest, ALinuxProfileRunsTheLinuxStackWithItsOwnPrices) {
+  const Experiment x = load_experiment(write("exp.yaml", linux_head()));
+  EXPECT_TRUE(runs_linux(x));
+  EXPECT_EQ(x.stack.fns->stack(), "linux");
+  const auto sendmsg = x.stack.fns->find("udp_sendmsg");
+  ASSERT_TRUE(sendmsg.has_value());
+  EXPECT_DOUBLE_EQ(x.stack.fn_cycles[net::index(*sendmsg)], 120);
+  // ip_output is a function of both stacks: the key prices the Linux one.
+  EXPECT_DOUBLE_EQ(get_value(x, "stack.functions.ip_output").get<double>(),
+                   x.stack.fn_cycles[net::index(*x.stack.fns->find("ip_output"))]);
+  // The resolved configuration has the Linux stack's keys and none of the BSD stack's.
+  const auto j = to_json(x);
+  EXPECT_EQ(j["stack"]["kind"], "linux");
+  EXPECT_TRUE(j["stack"]["functions"].contains("udp_sendmsg"));
+  EXPECT_FALSE(j["stack"]["functions"].contains("sosend_dgram"));
+  EXPECT_FALSE(j["stack"].contains("alloc"));
+  EXPECT_FALSE(j["options"].contains("netisr_maxlen"));
+  EXPECT_TRUE(j["options"]["linux"].contains("sndbuf"));
+  const Experiment b = load_experiment(write("b.yaml", kHead));
+  EXPECT_FALSE(to_json(b)["stack"]["functions"].contains("udp_sendmsg"));
+  EXPECT_FALSE(to_json(b)["options"].contains("linux"));
+}
+
+TEST_F(StackKindTest, KindWrittenAfterTheFunctionsStillComesFirst) {
+  const Experiment x = load_experiment(
+      write("exp.yaml",
+            "machine: athlon-xp-2700\nstack:\n  functions:\n    udp_sendmsg: 77\n  kind: linux\n"));
+  EXPECT_TRUE(runs_linux(x));
+  EXPECT_DOUBLE_EQ(get_value(x, "stack.functions.udp_sendmsg").get<double>(), 77);
+}
+
+TEST_F(StackKindTest, KeysOfTheOtherStackAreRefusedWithTheirLocation) {
+  EXPECT_EQ(error_of(linux_head() + "options:\n  netisr_maxlen: 5\n"),
+            at(4, 3) +
+                " options.netisr_maxlen: applies to the bsd stack only; this experiment runs the "
+                "linux stack (stack.kind of its stack profile)");
+  EXPECT_NE(error_of(std::string(kHead) + "options:\n  linux:\n    sndbuf: 5\n")
+                .find("options.linux.sndbuf: applies to the linux stack only"),
+            std::string::npos);
+  EXPECT_NE(error_of(kHead, {"stack.functions.udp_sendmsg=5"})
+                .find("applies to the linux stack only; this experiment runs the bsd stack"),
+            std::string::npos);
+  EXPECT_NE(error_of(kHead, {"workload.connected=true"}).find("linux stack only"),
+            std::string::npos);
+  // A profile that prices BSD functions cannot become a Linux one.
+  EXPECT_NE(error_of(kHead, {"stack.kind=linux"})
+                .find("already prices the functions of the bsd stack; name a linux stack profile"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("machine: athlon-xp-2700\nstack: {kind: unix}\n").find("expected one of bsd, linux"),
+      std::string::npos);
+}
+
+TEST_F(StackKindTest, CostKeysAreTheStacksOwn) {
+  const auto bsd = cost_keys("bsd");
+  const auto lnx = cost_keys("linux");
+  auto has = [](const std::vector<std::string>& v, const std::string& k) {
+    return std::find(v.begin(), v.end(), k) != v.end();
+  };
+  EXPECT_TRUE(has(bsd, "stack.functions.sosend_dgram"));
+  EXPECT_FALSE(has(bsd, "stack.functions.udp_sendmsg"));
+  EXPECT_TRUE(has(bsd, "stack.alloc.mbuf_cycles"));
+  EXPECT_TRUE(has(lnx, "stack.functions.udp_sendmsg"));
+  EXPECT_TRUE(has(lnx, "stack.functions.ip_output"));
+  EXPECT_FALSE(has(lnx, "stack.functions.sosend_dgram"));
+  EXPECT_FALSE(has(lnx, "stack.alloc.mbuf_cycles"));
+  EXPECT_TRUE(has(lnx, "stack.cksum_cycles_per_byte"));
+  EXPECT_EQ(cost_keys(), bsd);
+}
+
+// Linux sends its own addresses through lo: self takes payloads past the
+// Ethernet MTU there, wire does not.
+TEST_F(StackKindTest, TheLinuxPayloadLimitFollowsItsRoutes) {
+  EXPECT_EQ(error_of(linux_head() + "workload: {dest: self, payload: 4000}\n"), "");
+  EXPECT_NE(error_of(linux_head() + "workload: {dest: wire, payload: 4000}\n").find("ether_mtu"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kHead) + "workload: {dest: self, payload: 4000}\n"), "");
+}
+
+}  // namespace
+}  // namespace simloop::config

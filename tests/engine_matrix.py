@@ -26,6 +26,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUTCOMES = {"ok": 0, "alignment-fault": 3, "error": 3}
 
 MINIMAL = "name: minimal\nmachine: athlon-xp-2700\nstack: freebsd6\n"
+# The Linux stack, with a test profile (round prices, every function priced).
+LINUX = f"name: minimal-linux\nmachine: athlon-xp-2700\nstack: {ROOT}/tests/data/stacks/linux-test.yaml\n"
 
 
 def cases(packets):
@@ -76,15 +78,33 @@ def cases(packets):
     for dest in ("loopback", "broadcast"):
         out.append((f"variance/{dest}/rx=0", variance,
                     [f"workload.dest={dest}", "workload.receive=false"]))
+    # The Linux stack on every destination, interrupts on and off, both
+    # alignment policies it takes, with and without a receiver, sendto()
+    # or a connected send(), the optional models on and off.
+    for dest, irq, align, receive, connected, models in itertools.product(
+            ["loopback", "broadcast", "wire", "self"], [False, True], ["none", "strict"],
+            [True, False], [False, True], [False, True]):
+        sets = [f"workload.dest={dest}", f"interrupts.enabled={str(irq).lower()}",
+                f"options.align={align}", f"workload.receive={str(receive).lower()}",
+                f"workload.connected={str(connected).lower()}"]
+        if irq:
+            sets.append("interrupts.handler_cycles=2000")
+        if models:
+            sets += ["machine.dtlb.enabled=true", "machine.dtlb.entries=2",
+                     "machine.branch.enabled=true", "machine.branch.btb_entries=4"]
+        name = (f"linux/{dest}/irq={int(irq)}/{align}/rx={int(receive)}/conn={int(connected)}"
+                f"/models={int(models)}")
+        out.append((name, LINUX, sets))
     return [(n, f, s + [f"workload.packets={packets}", "workload.duration_s=0"]) for n, f, s in out]
 
 
 def simulate(simloop, exp, sets, tmp):
     """One run: its process and its result row (None if it wrote none)."""
     d = pathlib.Path(tempfile.mkdtemp(dir=tmp))
-    if exp is None:
+    if exp is None or isinstance(exp, str):
+        text = exp or MINIMAL
         exp = d / "minimal.yaml"
-        exp.write_text(MINIMAL)
+        exp.write_text(text)
     cmd = [simloop, "-q", "run", str(exp), "-o", str(d)] + [a for s in sets for a in ("--set", s)]
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     results = list(d.glob("*.json"))

@@ -8,11 +8,13 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "models/code.h"
 #include "models/cycle_account.h"
 #include "models/icache.h"
 #include "sim/stack/bsd/fns.h"
+#include "sim/stack/fn_tables.h"
 #include "sim/stack/net/probe.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
@@ -198,14 +200,21 @@ TEST(LayoutValidate, RejectsInconsistentLayoutsBuiltInCode) {
 TEST(LayoutOwners, AreEveryStacksFunctionsThenTheCodeAroundThem) {
   const auto& o = layout_owners();
   const net::FnTable& bsd = net::bsd::fn_table();
-  ASSERT_EQ(o.size(), bsd.size() + code_index::count);
+  // Every stack's functions, each name once (ip_output is in both).
+  std::set<std::string_view> names;
+  for (const net::FnTable* t : net::kFnTables)
+    for (const auto& f : t->fns()) names.insert(f.name);
+  const size_t fns = names.size();
+  ASSERT_EQ(o.size(), fns + code_index::count);
+  EXPECT_LT(fns, bsd.size() + net::lnx::fn_table().size());
   EXPECT_EQ(o[static_cast<size_t>(net::bsd::Fn::ip_output)], "ip_output");
+  EXPECT_TRUE(is_layout_owner("udp_sendmsg"));
   EXPECT_TRUE(is_layout_owner("user_loop"));
   EXPECT_TRUE(is_layout_owner("nic_txeof"));
   EXPECT_FALSE(is_layout_owner("tcp_output"));
   EXPECT_FALSE(is_layout_owner(""));
-  for (size_t i = 0; i < o.size(); ++i) EXPECT_EQ(is_stack_fn_owner(i), i < bsd.size()) << o[i];
-  EXPECT_EQ(o[bsd.size()], "syscall_entry");
+  for (size_t i = 0; i < o.size(); ++i) EXPECT_EQ(is_stack_fn_owner(i), i < fns) << o[i];
+  EXPECT_EQ(o[fns], "syscall_entry");
   EXPECT_EQ(o.back(), "copy");
 }
 
@@ -231,8 +240,13 @@ TEST(OwnerSlots, AreTheStacksFunctionsByFnIdThenTheCodeAroundThemAtFixedSlots) {
   EXPECT_EQ(owner_slots(kNoFns).size(), code_index::count);
   EXPECT_FALSE(owner_slot(kNoFns, "ip_output").has_value());
   EXPECT_EQ(owner_slot(kNoFns, "cksum"), slot(Code::cksum));
-  // Every layout owner is a BSD owner: a layout names nothing the stack lacks.
-  for (const auto& name : layout_owners()) EXPECT_TRUE(owner_slot(bsd, name)) << name;
+  // Every layout owner is an owner of some stack, and the Linux stack's
+  // functions have their own slots by their own FnIds.
+  const net::FnTable& lnx = net::lnx::fn_table();
+  for (const auto& name : layout_owners())
+    EXPECT_TRUE(owner_slot(bsd, name) || owner_slot(lnx, name)) << name;
+  EXPECT_EQ(owner_slot(lnx, "udp_sendmsg"), slot(net::lnx::id(net::lnx::Fn::udp_sendmsg)));
+  EXPECT_FALSE(owner_slot(bsd, "udp_sendmsg").has_value());
 }
 
 // YAML files written on the fly, so each error's line and column are known.

@@ -24,6 +24,7 @@
 #include "sim/config/error.h"
 #include "sim/layout/layout.h"
 #include "sim/stack/bsd/stack.h"
+#include "sim/stack/linux/options.h"
 #include "sim/stack/workload/path.h"
 
 namespace simloop::config {
@@ -39,7 +40,8 @@ struct Workload {
   double enobufs_sleep_s = 0.018;  // ttcp sleeps 18 ms when sendto() says ENOBUFS
   double link_bandwidth_bps = 1e9;
   double link_latency_s = 10e-6;
-  bool receive = true;  // a receiver drains the socket (loopback, broadcast)
+  bool receive = true;     // a receiver drains the socket (loopback, broadcast)
+  bool connected = false;  // the sender connect()s once and send()s (the Linux stack)
 };
 
 // Which code layout feeds the I-cache model, and how it is transformed.
@@ -84,7 +86,9 @@ struct Experiment {
   // receiving, not those functions' own.
   bool stack_fitted_fixed_costs = false;
   models::MachineCosts machine;
-  models::StackCosts stack{.fns = &net::bsd::kFnTable};  // the stack run is the BSD mbuf stack
+  // Which stack runs (stack.kind: its FnTable) and its prices; the BSD mbuf
+  // stack unless the stack profile says otherwise.
+  models::StackCosts stack{.fns = &net::bsd::kFnTable};
   Workload workload;
   models::InterruptCosts interrupts;
   bool cache_enabled = false;
@@ -93,7 +97,9 @@ struct Experiment {
   models::ModelConfigs models;  // the optional timing models (models/optional_models.h)
   LayoutOptions layout;
   Variance variance;
-  net::StackOptions options;
+  net::StackOptions
+      options;  // the BSD stack's; align, nic_ring and ether_mtu also the Linux stack's
+  net::lnx::Options linux_options;  // the Linux stack's own (options.linux.*)
   uint64_t seed = 1;
   EngineOptions engine;
   Output output;
@@ -165,8 +171,12 @@ void check_value(const std::string& path, const std::string& value, const std::s
                  int line, int col);
 
 // The keys tagged in the schema as per-event or per-byte costs of the timing
-// model (the prices `simloop calibrate` fits), in schema order.
-std::vector<std::string> cost_keys();
+// model (the prices `simloop calibrate` fits) that apply to the stack named
+// `stack` (a net::FnTable name), in schema order.
+std::vector<std::string> cost_keys(std::string_view stack = "bsd");
+// Whether the key at `path` applies to the stack `x` runs (a key of the
+// other stack's functions or options does not).
+bool key_applies(const Experiment& x, const std::string& path);
 // Every key whose path starts with `prefix` ("machine."), in schema order.
 std::vector<std::string> keys_under(const std::string& prefix);
 // A key's value in `x`, as to_json gives it. Throws ConfigError on an unknown key.
@@ -174,6 +184,21 @@ nlohmann::json get_value(const Experiment& x, const std::string& path);
 // Sets a number key as the loader would (range checked). Throws ConfigError
 // naming the key.
 void set_number(Experiment& x, const std::string& path, double value);
+
+// The Linux stack's options for the experiment: its own, with the options
+// both stacks share.
+inline net::lnx::Options linux_options_of(const Experiment& x) {
+  net::lnx::Options o = x.linux_options;
+  o.align = x.options.align;
+  o.nic_ring = x.options.nic_ring;
+  o.eth_mtu = x.options.ether_mtu;
+  return o;
+}
+
+// Whether the experiment runs the Linux stack.
+inline bool runs_linux(const Experiment& x) {
+  return x.stack.fns->stack() == "linux";
+}
 
 // The path the experiment's sender takes: its destination and stack
 // options, served as the simulated host serves it.

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/config/schema.h"
-#include "sim/stack/bsd/fns.h"
+#include "sim/stack/fn_tables.h"
 #include "sim/support/text.h"
 
 namespace simloop::config {
@@ -14,6 +14,7 @@ using namespace detail;
 json to_json(const Experiment& x) {
   json j = json::object();
   for (const auto& path : schema().order()) {
+    if (!applies(*schema().field(path), x)) continue;
     json* at = &j;
     std::string rest = path;
     for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
@@ -59,14 +60,25 @@ void check_value(const std::string& path, const std::string& value, const std::s
     fail(loc, path, "cannot parse the value: " + printable(e.msg, 200));
   }
   Experiment scratch;
+  // A key of one stack is checked against that stack.
+  if (!f->stacks.empty()) scratch.stack.fns = net::find_fn_table(f->stacks.front());
   f->set(scratch, node, loc);
 }
 
-std::vector<std::string> cost_keys() {
+std::vector<std::string> cost_keys(std::string_view stack) {
   std::vector<std::string> out;
-  for (const auto& path : schema().order())
-    if (schema().field(path)->cost) out.push_back(path);
+  for (const auto& path : schema().order()) {
+    const Field* f = schema().field(path);
+    if (f->cost && (f->stacks.empty() ||
+                    std::find(f->stacks.begin(), f->stacks.end(), stack) != f->stacks.end()))
+      out.push_back(path);
+  }
   return out;
+}
+
+bool key_applies(const Experiment& x, const std::string& path) {
+  const Field* f = schema().field(path);
+  return f != nullptr && applies(*f, x);
 }
 
 std::vector<std::string> keys_under(const std::string& prefix) {
@@ -104,8 +116,9 @@ StageMeaning fitted_stage_meaning(bool fitted_fixed_costs, bool fitted_receive,
 }
 
 StageMeaning stage_meaning(const Experiment& x, std::string_view stage) {
-  const auto soreceive = static_cast<size_t>(net::bsd::Fn::soreceive);
-  return fitted_stage_meaning(x.stack_fitted_fixed_costs, x.stack.fn_cycles[soreceive] > 0, stage);
+  const auto soreceive = x.stack.fns->find("soreceive");
+  return fitted_stage_meaning(x.stack_fitted_fixed_costs,
+                              soreceive && x.stack.fn_cycles[net::index(*soreceive)] > 0, stage);
 }
 
 StageMeaning stage_meaning(const nlohmann::json& config, std::string_view stage) {

@@ -26,6 +26,11 @@ void apply_map(Experiment& x, const YAML::Node& map, const std::string& prefix,
       prefix.empty() ? "the top level" : prefix.substr(0, prefix.size() - 1);
   if (!map.IsMap())
     fail(loc_of(file, map), section, "expected a map of keys, got " + scalar_text(map));
+  // A stack map says which stack it is first: its other keys depend on it.
+  if (prefix == "stack." && map["kind"]) {
+    const YAML::Node kind = map["kind"];
+    s.field("stack.kind")->set(x, kind, loc_of(file, kind));
+  }
   for (const auto& kv : map) {
     const Loc kloc = loc_of(file, kv.first);
     if (!kv.first.IsScalar()) fail(kloc, section, "keys must be plain names");
@@ -33,6 +38,7 @@ void apply_map(Experiment& x, const YAML::Node& map, const std::string& prefix,
     if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
     const std::string path = prefix + key;
     if (const Field* f = s.field(path)) {
+      check_applies(*f, x, kloc);
       f->set(x, kv.second, loc_of(file, kv.second));
     } else if (s.is_section(path)) {
       apply_map(x, kv.second, path + ".", file);
@@ -84,10 +90,14 @@ void check_consistency(const Experiment& x, const std::map<std::string, Loc>& wh
     return it != where.end() ? it->second : Loc{x.source.string(), 1, 1};
   };
   const auto& w = x.workload;
-  if (w.payload > x.options.so_sndbuf)
+  const bool lnx = runs_linux(x);
+  // Linux routes its own addresses through lo: only wire and broadcast
+  // leave by the Ethernet device (and its MTU).
+  const bool ether = lnx ? workload::uses_ring(w.dest) : w.dest != Dest::loopback;
+  if (!lnx && w.payload > x.options.so_sndbuf)
     fail(loc("workload.payload"), "workload.payload",
          fmt::format("{} bytes exceed options.so_sndbuf ({})", w.payload, x.options.so_sndbuf));
-  if (w.dest != Dest::loopback && w.payload + net::kUdpIpHdrLen > x.options.ether_mtu)
+  if (ether && w.payload + net::kUdpIpHdrLen > x.options.ether_mtu)
     fail(loc("workload.payload"), "workload.payload",
          fmt::format("{} bytes + 28 bytes of headers exceed options.ether_mtu ({}); there is no IP "
                      "fragmentation",
@@ -98,7 +108,7 @@ void check_consistency(const Experiment& x, const std::map<std::string, Loc>& wh
          fmt::format("{} is more than options.nic_ring ({}): the ring would fill before the first "
                      "interrupt",
                      x.interrupts.moderation_packets, x.options.nic_ring));
-  if (x.options.max_linkhdr + x.options.max_protohdr >= net::kMHLen)
+  if (!lnx && x.options.max_linkhdr + x.options.max_protohdr >= net::kMHLen)
     fail(loc("options.max_linkhdr"), "options.max_linkhdr", "too large for a header mbuf");
   models::for_each_model([&]<class M>(std::type_identity<M>) {
     const auto& c = std::get<typename M::Config>(x.models);
@@ -192,7 +202,9 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
   std::map<std::string, Loc> where;
   record_locations(doc, "", f, where);
   for (const auto& [key, value] : overrides) {
-    schema().field(key)->set(x, set_value(key, value), Loc{});
+    const Field* f = schema().field(key);
+    check_applies(*f, x, Loc{});
+    f->set(x, set_value(key, value), Loc{});
     where[key] = Loc{};
   }
   check_consistency(x, where);

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/config/schema.h"
+#include "sim/stack/fn_tables.h"
 
 namespace simloop::config {
 
@@ -67,13 +68,20 @@ std::string reference_markdown() {
   out += "\n| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
   for (const auto& path : schema().order()) {
     const Field& f = *schema().field(path);
+    // A key of one stack shows its default on that stack.
+    Experiment of_stack;
+    if (!f.stacks.empty()) of_stack.stack.fns = net::find_fn_table(f.stacks.front());
+    const std::string only = f.stacks.size() < net::kFnTables.size()
+                                 ? fmt::format(" ({} stack only)", fmt::join(f.stacks, " and "))
+                                 : "";
     std::string allowed;
     if (f.kind == Kind::choice)
       allowed = fmt::format("{}", fmt::join(f.choices, ", "));
     else if (f.kind == Kind::integer || f.kind == Kind::number)
       allowed = range_text(f.lo, f.hi);
-    out += fmt::format("| `{}` | {} | `{}` | {} | {} |\n", path, kind_name(f.kind),
-                       f.get(defaults).dump(), allowed, f.doc);
+    out += fmt::format("| `{}` | {} | `{}` | {} | {}{} |\n", path, kind_name(f.kind),
+                       f.get(f.stacks.empty() ? defaults : of_stack).dump(), allowed, f.doc,
+                       f.stacks.empty() ? "" : only);
   }
   out += kSweepReference;
   return out;

@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "sim/stack/fn_tables.h"
+
 namespace simloop::config {
 
 namespace detail {
@@ -41,11 +43,30 @@ std::string range_text(double lo, double hi) {
   return fmt::format(" in [{}, {}]", lo, hi);
 }
 
+bool applies(const Field& f, const Experiment& x) {
+  return f.stacks.empty() ||
+         std::find(f.stacks.begin(), f.stacks.end(), x.stack.fns->stack()) != f.stacks.end();
+}
+
+void check_applies(const Field& f, const Experiment& x, const Loc& loc) {
+  if (applies(f, x)) return;
+  fail(loc, f.path,
+       fmt::format("applies to the {} stack only; this experiment runs the {} stack (stack.kind "
+                   "of its stack profile)",
+                   fmt::join(f.stacks, " and "), x.stack.fns->stack()));
+}
+
 namespace {
 
 // Tags a field as a cost that `simloop calibrate` fits.
 Field cost(Field f) {
   f.cost = true;
+  return f;
+}
+
+// Tags a field as one that applies to the named stacks only.
+Field only(std::vector<std::string> stacks, Field f) {
+  f.stacks = std::move(stacks);
   return f;
 }
 
@@ -137,6 +158,73 @@ Field choice(std::string path, std::string doc, const std::vector<std::string>& 
   };
   f.get = [from](const Experiment& x) { return json(std::string(from(x))); };
   return f;
+}
+
+// stack.kind: which real stack runs. Named before the functions it prices;
+// a profile's functions are of one stack, so the kind cannot change under
+// functions already priced.
+Field stack_kind() {
+  std::vector<std::string> names;
+  for (const net::FnTable* t : net::kFnTables) names.emplace_back(t->stack());
+  Field f{"stack.kind",
+          Kind::choice,
+          "Which real stack runs: bsd (the FreeBSD-6-like stack on mbufs) or linux (the Linux "
+          "6.x UDP path on sk_buffs). A profile names it before its functions; it selects which "
+          "stack.functions keys exist.",
+          0,
+          0,
+          names,
+          {},
+          {}};
+  f.set = [names](Experiment& x, const YAML::Node& n, const Loc& loc) {
+    const std::string expected = fmt::format("expected one of {}", fmt::join(names, ", "));
+    if (!n.IsScalar()) fail(loc, "stack.kind", expected + ", got " + scalar_text(n));
+    const net::FnTable* t = net::find_fn_table(n.Scalar());
+    if (t == nullptr) fail(loc, "stack.kind", expected + ", got " + scalar_text(n));
+    if (t == x.stack.fns) return;
+    const bool priced = std::any_of(x.stack.fn_cycles.begin(), x.stack.fn_cycles.end(),
+                                    [](double c) { return c != 0; });
+    if (priced)
+      fail(loc, "stack.kind",
+           fmt::format("the stack profile already prices the functions of the {} stack; name a "
+                       "{} stack profile instead (stack: NAME, or use: NAME in a stack map)",
+                       x.stack.fns->stack(), n.Scalar()));
+    x.stack.fns = t;
+  };
+  f.get = [](const Experiment& x) { return json(std::string(x.stack.fns->stack())); };
+  return f;
+}
+
+// stack.functions.NAME for every function name of every stack, each once:
+// the key prices the function of that name in the stack that runs.
+void add_function_keys(const std::function<void(Field)>& add) {
+  std::vector<std::pair<std::string_view, std::vector<std::string>>> names;
+  for (const net::FnTable* t : net::kFnTables)
+    for (const auto& fn : t->fns()) {
+      auto it = std::find_if(names.begin(), names.end(),
+                             [&](const auto& e) { return e.first == fn.name; });
+      if (it == names.end()) it = names.insert(names.end(), {fn.name, {}});
+      it->second.emplace_back(t->stack());
+    }
+  for (const auto& [name, stacks] : names) {
+    const std::string path = fmt::format("stack.functions.{}", name);
+    Field f{path, Kind::number, fmt::format("Cycles per call of {}.", name), 0, 1e7, {}, {}, {}};
+    f.cost = true;
+    f.stacks = stacks;
+    f.set = [path, fn = std::string(name)](Experiment& x, const YAML::Node& n, const Loc& loc) {
+      const double v = parse_number(n, loc, path, false, 0, 1e7);
+      const auto id = x.stack.fns->find(fn);
+      if (!id)
+        fail(loc, path,
+             fmt::format("{} is not a function of the {} stack", fn, x.stack.fns->stack()));
+      x.stack.fn_cycles[net::index(*id)] = v;
+    };
+    f.get = [fn = std::string(name)](const Experiment& x) {
+      const auto id = x.stack.fns->find(fn);
+      return id ? json(x.stack.fn_cycles[net::index(*id)]) : json();
+    };
+    add(std::move(f));
+  }
 }
 
 }  // namespace
@@ -269,6 +357,7 @@ Schema::Schema() {
   section("stack",
           "Per-stage costs of the stack: a name from configs/stacks, a path, or a map of "
           "fields (with `use: NAME` to start from a named stack).");
+  add(stack_kind());
   add(text("stack.name", "Stack profile name.",
            [](Experiment& x) -> std::string& { return x.stack_name; }));
   add(text("stack.description", "Free text.",
@@ -279,24 +368,24 @@ Schema::Schema() {
               "stack.functions.soreceive that of receiving), not those functions' own; the "
               "per-stage breakdowns of run and explain name them so.",
               [](Experiment& x) -> bool& { return x.stack_fitted_fixed_costs; }));
-  section("stack.functions", "Base cycles each time a function of the real stack runs.");
-  const net::FnTable& fns = net::bsd::fn_table();
-  for (size_t i = 0; i < fns.size(); ++i) {
-    const auto fn = fns.name(net::fn_at(i));
-    add(cost(number(fmt::format("stack.functions.{}", fn),
-                    fmt::format("Cycles per call of {}.", fn), 0, 1e7,
-                    [i](Experiment& x) -> double& { return x.stack.fn_cycles[i]; })));
-  }
+  section("stack.functions",
+          "Base cycles each time a function of the real stack runs; the keys are the functions "
+          "of the stack that stack.kind names.");
+  add_function_keys([this](Field f) { add(std::move(f)); });
   section("stack.alloc", "Buffer allocation from the zones.");
-  add(cost(number("stack.alloc.mbuf_cycles", "Cycles per mbuf allocated.", 0, 1e6,
-                  [](Experiment& x) -> double& { return x.stack.mbuf_alloc_cycles; })));
-  add(cost(number("stack.alloc.cluster_cycles", "Cycles per cluster allocated.", 0, 1e6,
-                  [](Experiment& x) -> double& { return x.stack.cluster_alloc_cycles; })));
+  add(only({"bsd"},
+           cost(number("stack.alloc.mbuf_cycles", "Cycles per mbuf allocated.", 0, 1e6,
+                       [](Experiment& x) -> double& { return x.stack.mbuf_alloc_cycles; }))));
+  add(only({"bsd"},
+           cost(number("stack.alloc.cluster_cycles", "Cycles per cluster allocated.", 0, 1e6,
+                       [](Experiment& x) -> double& { return x.stack.cluster_alloc_cycles; }))));
   section("stack.free", "Buffer release to the zones.");
-  add(cost(number("stack.free.mbuf_cycles", "Cycles per mbuf freed.", 0, 1e6,
-                  [](Experiment& x) -> double& { return x.stack.mbuf_free_cycles; })));
-  add(cost(number("stack.free.cluster_cycles", "Cycles per cluster freed.", 0, 1e6,
-                  [](Experiment& x) -> double& { return x.stack.cluster_free_cycles; })));
+  add(only({"bsd"},
+           cost(number("stack.free.mbuf_cycles", "Cycles per mbuf freed.", 0, 1e6,
+                       [](Experiment& x) -> double& { return x.stack.mbuf_free_cycles; }))));
+  add(only({"bsd"},
+           cost(number("stack.free.cluster_cycles", "Cycles per cluster freed.", 0, 1e6,
+                       [](Experiment& x) -> double& { return x.stack.cluster_free_cycles; }))));
   add(cost(number("stack.cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.",
                   0, 1e3, [](Experiment& x) -> double& { return x.stack.cksum_cycles_per_byte; })));
 
@@ -323,6 +412,12 @@ Schema::Schema() {
              [](Experiment& x) -> double& { return x.workload.enobufs_sleep_s; }));
   add(boolean("workload.receive", "A receiver reads the looped datagrams (its cycles count).",
               [](Experiment& x) -> bool& { return x.workload.receive; }));
+  add(only({"linux"},
+           boolean("workload.connected",
+                   "The sender connect()s its socket once and sends with send(): the Linux stack "
+                   "then keeps the route and the IP ID counter on the socket; otherwise sendto() "
+                   "looks the route up for every datagram.",
+                   [](Experiment& x) -> bool& { return x.workload.connected; })));
   section("workload.link", "The wire between the host and its peer.");
   add(number("workload.link.bandwidth_bps", "Link rate in bits per second.", 1e3, 1e13,
              [](Experiment& x) -> double& { return x.workload.link_bandwidth_bps; }));
@@ -356,28 +451,55 @@ Schema::Schema() {
       net::align_policy_names(),
       [](Experiment& x, const std::string& v) { x.options.align = *net::parse_align_policy(v); },
       [](const Experiment& x) { return net::align_policy_name(x.options.align); }));
-  add(choice(
-      "options.copy", "How ether_output copies a broadcast for the simplex loop.",
-      net::loop_copy_names(),
-      [](Experiment& x, const std::string& v) { x.options.loop_copy = *net::parse_loop_copy(v); },
-      [](const Experiment& x) { return net::loop_copy_name(x.options.loop_copy); }));
-  add(integer("options.sockaddr_misalign",
-              "Bytes past a 4-byte boundary of udp_in, the static sockaddr_in that udp_input "
-              "fills for each received datagram (struct sockaddr asks for no alignment: "
-              "FreeBSD's sun_noname).",
-              0, 3, [](Experiment& x) -> int& { return x.options.sockaddr_misalign; }));
-  add(integer("options.netisr_maxlen", "Netisr input queue limit, packets.", 1, 1e6,
-              [](Experiment& x) -> int& { return x.options.netisr_maxlen; }));
+  add(only({"bsd"},
+           choice(
+               "options.copy", "How ether_output copies a broadcast for the simplex loop.",
+               net::loop_copy_names(),
+               [](Experiment& x, const std::string& v) {
+                 x.options.loop_copy = *net::parse_loop_copy(v);
+               },
+               [](const Experiment& x) { return net::loop_copy_name(x.options.loop_copy); })));
+  add(only({"bsd"},
+           integer("options.sockaddr_misalign",
+                   "Bytes past a 4-byte boundary of udp_in, the static sockaddr_in that udp_input "
+                   "fills for each received datagram (struct sockaddr asks for no alignment: "
+                   "FreeBSD's sun_noname).",
+                   0, 3, [](Experiment& x) -> int& { return x.options.sockaddr_misalign; })));
+  add(only({"bsd"}, integer("options.netisr_maxlen", "Netisr input queue limit, packets.", 1, 1e6,
+                            [](Experiment& x) -> int& { return x.options.netisr_maxlen; })));
   add(integer("options.nic_ring", "NIC transmit descriptors.", 1, 1e6,
               [](Experiment& x) -> int& { return x.options.nic_ring; }));
-  add(integer("options.so_sndbuf", "Largest datagram a socket sends, bytes.", 1, 1e7,
-              [](Experiment& x) -> int& { return x.options.so_sndbuf; }));
-  add(integer("options.so_rcvbuf", "Socket receive buffer limit, bytes.", 1, 1e9,
-              [](Experiment& x) -> int& { return x.options.so_rcvbuf; }));
-  add(integer("options.max_linkhdr", "Link header space reserved in front of the data, bytes.", 0,
-              100, [](Experiment& x) -> int& { return x.options.max_linkhdr; }));
+  add(only({"bsd"}, integer("options.so_sndbuf", "Largest datagram a socket sends, bytes.", 1, 1e7,
+                            [](Experiment& x) -> int& { return x.options.so_sndbuf; })));
+  add(only({"bsd"}, integer("options.so_rcvbuf", "Socket receive buffer limit, bytes.", 1, 1e9,
+                            [](Experiment& x) -> int& { return x.options.so_rcvbuf; })));
+  add(only({"bsd"},
+           integer("options.max_linkhdr", "Link header space reserved in front of the data, bytes.",
+                   0, 100, [](Experiment& x) -> int& { return x.options.max_linkhdr; })));
   add(integer("options.ether_mtu", "MTU of the Ethernet interface, bytes.", 68, net::kMaxEtherMtu,
               [](Experiment& x) -> int& { return x.options.ether_mtu; }));
+
+  section("options.linux",
+          "Options of the Linux stack (stack.kind linux); options.align (none or strict), "
+          "options.nic_ring and options.ether_mtu apply to it as well.");
+  add(only({"linux"},
+           integer("options.linux.netdev_max_backlog",
+                   "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.", 1, 1e6,
+                   [](Experiment& x) -> int& { return x.linux_options.netdev_max_backlog; })));
+  add(only({"linux"},
+           integer("options.linux.sndbuf",
+                   "SO_SNDBUF: the socket's send buffer, bytes of truesize "
+                   "(net.core.wmem_default 212992).",
+                   1, 1e9, [](Experiment& x) -> int& { return x.linux_options.sndbuf; })));
+  add(only({"linux"},
+           integer("options.linux.rcvbuf",
+                   "SO_RCVBUF: the socket's receive buffer, bytes of truesize "
+                   "(net.core.rmem_default 212992).",
+                   1, 1e9, [](Experiment& x) -> int& { return x.linux_options.rcvbuf; })));
+  add(only({"linux"},
+           boolean("options.linux.recverr",
+                   "IP_RECVERR: a device's drop is the sender's ENOBUFS (otherwise silent).",
+                   [](Experiment& x) -> bool& { return x.linux_options.recverr; })));
 
   section("layout", "The code layout: where each stack function's hot code lies.");
   add(text("layout.kernel", "Kernel layout: a name from configs/layouts or a path (\"\": none).",

@@ -39,7 +39,14 @@ struct Field {
   std::function<void(Experiment&, const YAML::Node&, const Loc&)> set;
   std::function<nlohmann::json(const Experiment&)> get;
   bool cost = false;  // a per-event or per-byte price of the timing model (calibrated)
+  // The stacks (net::FnTable names) the key applies to; empty: every stack.
+  std::vector<std::string> stacks = {};
 };
+
+// Whether `f` applies to the stack `x` runs.
+bool applies(const Field& f, const Experiment& x);
+// Fails (ConfigError at `loc`) unless `f` applies to the stack `x` runs.
+void check_applies(const Field& f, const Experiment& x, const Loc& loc);
 
 struct Section {
   std::string path;

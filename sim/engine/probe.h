@@ -16,6 +16,7 @@
 #include "models/optional_models.h"
 #include "models/tee.h"
 #include "sim/stack/bsd/stack.h"
+#include "sim/stack/linux/stack.h"
 
 namespace simloop::engine {
 
@@ -32,5 +33,8 @@ using OptionalParts = ProbeOf<models::OptionalModels>::Parts;
 }  // namespace simloop::engine
 
 namespace simloop::net {
+extern template class Stack<engine::Probe>;
+}
+namespace simloop::net::lnx {
 extern template class Stack<engine::Probe>;
 }

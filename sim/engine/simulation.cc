@@ -26,6 +26,7 @@
 #include "sim/report/safe_file.h"
 #include "sim/stack/net/inet.h"
 #include "sim/stack/workload/driver.h"
+#include "sim/stack/workload/linux_options.h"
 
 namespace simloop::engine {
 
@@ -84,8 +85,18 @@ OptionalParts make_optional(const config::Experiment& x, models::CycleAccount& a
   return parts;
 }
 
-// State shared by the actors of one run. Actors are cooperative: only one
-// runs at a time, so plain fields need no locking.
+// The options of stack `S` that the experiment sets.
+template <class S>
+typename S::Options stack_options(const config::Experiment& x) {
+  if constexpr (std::is_same_v<typename S::Options, net::lnx::Options>)
+    return config::linux_options_of(x);
+  else
+    return x.options;
+}
+
+// State shared by the actors of one run, on stack `S`. Actors are
+// cooperative: only one runs at a time, so plain fields need no locking.
+template <class S>
 struct World {
   explicit World(const config::Experiment& ex)
       : x(ex),
@@ -94,7 +105,12 @@ struct World {
         optional(make_optional(ex, acct)),
         probe(std::apply([&](auto&... m) { return Probe(icache.get(), acct, m.get()...); },
                          optional)),
-        driver(probe, {config::path_of(ex), ex.workload.payload, ex.workload.receive}, ex.options),
+        driver(probe,
+               {.path = config::path_of(ex),
+                .payload = ex.workload.payload,
+                .receive = ex.workload.receive,
+                .connected = ex.workload.connected},
+               stack_options<S>(ex)),
         loop(driver.loop()),
         stack(driver.stack()),
         wire(ex.workload.link_bandwidth_bps),
@@ -113,7 +129,7 @@ struct World {
   std::unique_ptr<models::ICacheProbe> icache;
   OptionalParts optional;  // the optional models that are on
   Probe probe;
-  using Driver = workload::Driver<Probe>;
+  using Driver = workload::Driver<Probe, S>;
   Driver driver;  // the sender and receiver on the real stack, and the sender's buffer
   Driver::Loop& loop;
   Driver::Stack& stack;
@@ -198,7 +214,8 @@ struct World {
 // *at* it, so the sender and the interrupt can be ready at the same
 // instant, and suspend() only stops an actor at its next blocking call: the
 // sender checks for itself before it starts a batch.
-void yield_to_interrupt(World& w) {
+template <class W>
+void yield_to_interrupt(W& w) {
   for (;;) {
     if (w.irq_running) {
       w.sender_parked = true;  // the handler resumes it when it ends
@@ -214,10 +231,12 @@ void yield_to_interrupt(World& w) {
 // The ttcp loop's hooks in the simulator: the sender's prices (SenderCosts),
 // each also charged to its code in the function ledger, and the timeline's
 // spans and counters when a trace is asked for.
+template <class W>
 struct EngineHooks : models::SenderCosts<Probe> {
-  EngineHooks(World& world, Tracer* t)
-      : SenderCosts(world.probe, world.x.machine), w(world), tr(t) {}
-  World& w;
+  EngineHooks(W& world, Tracer* t)
+      : models::SenderCosts<Probe>(world.probe, world.x.machine), w(world), tr(t) {}
+  using SenderCosts = models::SenderCosts<Probe>;
+  W& w;
   Tracer* tr;
 
   void user_loop() {
@@ -255,7 +274,8 @@ struct EngineHooks : models::SenderCosts<Probe> {
 // datagrams, then executes the batch's cycles in one go. A batch ends after
 // the datagram during which the next interrupt is due, so the interrupt
 // preempts the sender at its exact time.
-void sender_main(World& w) {
+template <class W>
+void sender_main(W& w) {
   const auto& x = w.x;
   const double hz = x.machine.clock_hz;
   const bool uses_ring = workload::uses_ring(x.workload.dest);
@@ -264,7 +284,7 @@ void sender_main(World& w) {
   std::mt19937_64 rng(x.seed);
   for (auto& b : w.driver.payload()) b = static_cast<uint8_t>(rng());
   const bool loops_back = workload::loops_back(x.workload.dest);
-  EngineHooks hooks(w, w.tracer);
+  EngineHooks<W> hooks(w, w.tracer);
 
   const double t_start = sg::Engine::get_clock();
   const bool by_time = x.workload.duration_s > 0;
@@ -364,7 +384,8 @@ void sender_main(World& w) {
 // CPU, and lets the sender go on (resume). Like a real NIC's interrupt line
 // it does not queue: one handler run serves every cause raised before it
 // began.
-void interrupt_main(World& w) {
+template <class W>
+void interrupt_main(W& w) {
   const auto& ic = w.x.interrupts;
   for (;;) {
     while (w.irq_due.empty() && !w.sender_done) {
@@ -480,12 +501,16 @@ void route_simgrid_log_to_spdlog() {
   xbt_log_layout_set(&_simgrid_log_category__root, xbt_log_layout_format_new("[%c] %m%n"));
 }
 
-SimResult simulate(const config::Experiment& x, Tracer* tracer) {
+namespace {
+
+// One run on stack `S`.
+template <class S>
+SimResult simulate_on(const config::Experiment& x, Tracer* tracer) {
   const auto wall0 = std::chrono::steady_clock::now();
   sg::Engine& e = make_engine();
   const Platform p =
       build_platform(x.machine.clock_hz, x.workload.link_bandwidth_bps, x.workload.link_latency_s);
-  World w(x);
+  World<S> w(x);
   w.r.clock_hz = x.machine.clock_hz;
   w.ledger.fns = x.stack.fns;
   w.acct.attach_ledger(&w.ledger);
@@ -547,6 +572,14 @@ SimResult simulate(const config::Experiment& x, Tracer* tracer) {
   });
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;
+}
+
+}  // namespace
+
+SimResult simulate(const config::Experiment& x, Tracer* tracer) {
+  // The stack the experiment's profile names (stack.kind) runs.
+  if (config::runs_linux(x)) return simulate_on<net::lnx::Stack<Probe>>(x, tracer);
+  return simulate_on<net::Stack<Probe>>(x, tracer);
 }
 
 double link_transfer_time(double bandwidth_bps, double latency_s, double bytes) {

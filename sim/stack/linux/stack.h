@@ -37,6 +37,7 @@
 
 #include "sim/stack/bsd/stack.h"  // net::AlignPolicy, net::LoopCopy, the host's addresses
 #include "sim/stack/linux/fns.h"
+#include "sim/stack/linux/options.h"
 #include "sim/stack/linux/skbuff.h"
 #include "sim/stack/linux/sock.h"
 #include "sim/stack/net/counters.h"
@@ -48,26 +49,6 @@ namespace simloop::net::lnx {
 
 // The sk_buff layer (net/core in Linux).
 namespace core = ::simloop::lnx;
-
-struct Options {
-  // net::AlignPolicy::none or strict: Linux needs no fix-up (its headroom,
-  // LL_RESERVED_SPACE, keeps every IP header 4-byte aligned); with strict, a
-  // misaligned header access would fault as on the BSD stack.
-  AlignPolicy align = AlignPolicy::none;
-  int netdev_max_backlog = 1000;          // net.core.netdev_max_backlog
-  int nic_ring = 256;                     // eth0's transmit descriptors
-  int sndbuf = core::kSysctlWmemDefault;  // sk_sndbuf (net.core.wmem_default)
-  int rcvbuf = core::kSysctlRmemDefault;  // sk_rcvbuf (net.core.rmem_default)
-  int lo_mtu = 65536;
-  int eth_mtu = 1500;
-  // Every send is MSG_DONTWAIT: a full send buffer is EAGAIN. Otherwise the
-  // socket blocks, and as the caller owns the wait it gets ENOBUFS, the
-  // stack interface's "no send space" (net/stack_concept.h).
-  bool dontwait = false;
-  bool recverr = false;      // IP_RECVERR: a device's drop is the sender's ENOBUFS
-  bool so_broadcast = true;  // SO_BROADCAST on every socket (ttcp sets it)
-  core::SkbPoolConfig pool;  // when the stack has a pool of its own
-};
 
 inline constexpr uint32_t kLoNet = ip_addr(127, 0, 0, 0);
 inline constexpr uint32_t kLoMask = ip_addr(255, 0, 0, 0);

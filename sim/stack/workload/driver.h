@@ -32,6 +32,7 @@ struct DriveOptions {
   bool receive = true;     // Service::simulated: a receiver drains looped datagrams
   int64_t warmup = 0;      // untimed datagrams after the start sentinel
   bool sentinels = false;  // ttcp's start and end marker datagrams around the run
+  bool connected = false;  // the sender connects once and sends with send() (TtcpOptions)
 };
 
 // What one send means for the run, in the order it is decided: a fault (a
@@ -53,7 +54,9 @@ class Driver {
   using Stack = S;
 
   Driver(P& probe, const DriveOptions& opt, const typename S::Options& so)
-      : opt_(opt), loop_(probe, {opt.path, opt.receive}, so), storage_(storage_bytes(opt)) {
+      : opt_(opt),
+        loop_(probe, {opt.path, opt.receive, opt.connected}, so),
+        storage_(storage_bytes(opt)) {
     // The storage starts a page: the payload starts `buffer_misalign`
     // bytes past it, so past an 8-byte boundary.
     for (size_t i = 0; i + skip() < storage_.size(); ++i)

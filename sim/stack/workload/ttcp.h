@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "sim/stack/bsd/stack.h"
@@ -51,6 +52,9 @@ struct NoHooks {
 struct TtcpOptions {
   Path path;
   bool receive = true;  // Service::simulated: a receiver drains looped datagrams
+  // The sender connects its socket once and sends with send() (a stack
+  // with connect(): Linux keeps the route); otherwise sendto() each time.
+  bool connected = false;
 };
 
 // One sendto() and what followed it.
@@ -79,6 +83,15 @@ class TtcpLoop {
     rx_ = stack_.socket();
     tx_ = stack_.socket();
     stack_.bind(rx_, 0, kTtcpPort);
+    if (opt.connected) {
+      if constexpr (requires { stack_.connect(tx_, uint32_t{}, uint16_t{}); }) {
+        if (const int err = stack_.connect(tx_, dest_addr(opt.path.dest), kTtcpPort); err != 0)
+          throw PathError("the sender's connect() failed: errno " + std::to_string(err));
+      } else {
+        throw PathError("the " + std::string(S::fn_table().stack()) +
+                        " stack's sender cannot connect: it sends with sendto() only");
+      }
+    }
   }
 
   // One datagram of `len` bytes from `data`.
@@ -102,6 +115,8 @@ class TtcpLoop {
 
  private:
   int sendto(const void* data, int len) {
+    if constexpr (requires { stack_.send(tx_, data, len); })
+      if (opt_.connected) return stack_.send(tx_, data, len);
     return stack_.sendto(tx_, data, len, dest_addr(opt_.path.dest), kTtcpPort);
   }
   template <class H>

@@ -30,6 +30,7 @@ void emit_section(YAML::Emitter& out, const config::Experiment& x, const std::st
   for (const auto& k : config::keys_under(prefix)) {
     const std::string rest = k.substr(prefix.size());
     if (rest == "name" || rest == "description") continue;
+    if (!config::key_applies(x, k)) continue;  // the other stack's keys
     keys.push_back(k);
   }
   // Open and close maps as the dotted paths go in and out of sections.

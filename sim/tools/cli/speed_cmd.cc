@@ -39,12 +39,16 @@ int native_vs_simulated(const std::string& file, const std::vector<std::string>&
   n.path = config::path_of(x);
   n.path.service = workload::Service::drained;  // each packet's whole path, natively
   n.stack = x.options;
-  const auto native = measure::run_native(n).front();
+  // The stack the experiment runs, natively.
+  const auto native = (config::runs_linux(x) ? measure::run_native(n, config::linux_options_of(x))
+                                             : measure::run_native(n))
+                          .front();
   engine::route_simgrid_log_to_spdlog();
   const engine::SimResult r = engine::simulate(x);
   const double sim_ns = r.packets > 0 ? r.wall_s * 1e9 / static_cast<double>(r.packets) : 0;
-  std::cout << fmt::format("experiment {}: {} packets, {} B to {}\n", x.name, r.packets,
-                           x.workload.payload, config::dest_name(x.workload.dest));
+  std::cout << fmt::format("experiment {}: {} packets, {} B to {}, the {} stack\n", x.name,
+                           r.packets, x.workload.payload, config::dest_name(x.workload.dest),
+                           x.stack.fns->stack());
   std::cout << fmt::format("  native stack:   {:8.1f} ns per packet ({:.2f} M packets/s)\n",
                            native.ns_per_packet(), native.kpps() / 1e3);
   std::cout << fmt::format(

@@ -10,6 +10,7 @@
 
 #include "sim/report/table.h"
 #include "sim/stack/bsd/stack.h"
+#include "sim/stack/linux/options.h"
 #include "sim/stack/net/probe.h"
 #include "sim/stack/workload/driver.h"
 #include "sim/stack/workload/path.h"
@@ -61,6 +62,8 @@ struct NativeResult {
 
 // Runs `opt.repeats` independent runs (a fresh pool and stack each).
 std::vector<NativeResult> run_native(const NativeOptions& opt);
+// The same on the Linux stack (options `so`; no per-stage split).
+std::vector<NativeResult> run_native(const NativeOptions& opt, const net::lnx::Options& so);
 
 // The columns that name a point's path: payload, dest, align, copy.
 report::Row& set_path_columns(report::Row& row, const NativeOptions& opt);

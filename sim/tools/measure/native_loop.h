@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <utility>
 
 #include "sim/stack/workload/driver.h"
 #include "sim/tools/measure/native.h"
@@ -23,10 +24,21 @@ inline int64_t loop_thread_cpu_ns() {
 // One run: a fresh pool and stack, driven as every native run is
 // (drive_options: a start sentinel, warm-up, the timed packets, an end
 // sentinel).
-template <class P>
-NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
+// Frames and bytes the stack has put on its Ethernet ring so far.
+template <class S>
+std::pair<uint64_t, uint64_t> ring_frames(const S& st) {
+  if constexpr (requires { st.ether_if(); })
+    return {st.ether_if().opackets, st.ether_if().obytes};
+  else
+    return {st.eth0().tx_packets, st.eth0().tx_bytes};
+}
+
+// On stack `S` (the BSD stack unless said), with its options `so`.
+template <class P, class S = net::Stack<P>>
+NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat,
+                             const typename S::Options& so) {
   using Clock = std::chrono::steady_clock;
-  workload::Driver<P> drv(probe, drive_options(opt), opt.stack);
+  workload::Driver<P, S> drv(probe, drive_options(opt), so);
   auto& st = drv.stack();
 
   NativeResult r;
@@ -39,7 +51,7 @@ NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
 
   if (r.fault = drv.start(retries); !r.fault.empty()) return r;
   const auto before = st.counters();
-  const uint64_t ring_before = st.ether_if().opackets, ring_bytes_before = st.ether_if().obytes;
+  const auto [ring_before, ring_bytes_before] = ring_frames(st);
   const bool timed_by_duration = opt.duration_s > 0;
   const int64_t c0 = loop_thread_cpu_ns();
   const auto t0 = Clock::now();
@@ -59,8 +71,9 @@ NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
   r.elapsed_s = std::chrono::duration<double>(t1 - t0).count();
   const auto& after = st.counters();
   if (opt.path.dest == Dest::wire) {
-    r.delivered = static_cast<int64_t>(st.ether_if().opackets - ring_before);
-    r.delivered_bytes = static_cast<int64_t>(st.ether_if().obytes - ring_bytes_before);
+    const auto [frames, bytes] = ring_frames(st);
+    r.delivered = static_cast<int64_t>(frames - ring_before);
+    r.delivered_bytes = static_cast<int64_t>(bytes - ring_bytes_before);
   } else {
     r.delivered = static_cast<int64_t>(after.delivered - before.delivered);
     r.delivered_bytes = static_cast<int64_t>(after.delivered_bytes - before.delivered_bytes);
@@ -70,6 +83,10 @@ NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
   drv.finish(retries);  // the end sentinel, unless the run stopped
   r.total_sent = static_cast<int64_t>(st.counters().sent);
   return r;
+}
+template <class P>
+NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat) {
+  return run_native_loop<P>(opt, probe, repeat, opt.stack);
 }
 
 }  // namespace simloop::measure
