@@ -5,6 +5,7 @@
 # repeat, path, payload and charge) with data/split.csv.machine.json, and
 # data/machine.txt (CPU, kernel, load before and after).
 # Usage: experiments/validation/linux/measure.sh [SIMLOOP]
+#   OUT      the files' name in data/ (default split: split.csv, split.machine.txt)
 #   PACKETS  timed datagrams per payload and repeat (default 100000)
 #   REPEATS  independent runs (default 5)
 #
@@ -19,6 +20,7 @@ root=$(cd "$here/../../.." && pwd)
 simloop=${1:-${SIMLOOP:-$root/build/simloop}}
 packets=${PACKETS:-100000}
 repeats=${REPEATS:-5}
+out=${OUT:-split}
 data=$here/data
 mkdir -p "$data"
 cd "$root"
@@ -26,7 +28,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(date +%s)
 "$simloop" measure kernel --split --path unconnected,connected \
   -l 18,64,256,512,1024,1472 -n "$packets" -r "$repeats" \
-  --format csv -o "$data/split.csv" >/dev/null
+  --format csv -o "$data/$out.csv" >/dev/null
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   echo "command: $(basename "$simloop") measure kernel --split --path unconnected,connected -l 18,64,256,512,1024,1472 -n $packets -r $repeats"
@@ -35,5 +37,5 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "kernel: $(uname -srm)"
   echo "loadavg before: $load_before"
   echo "loadavg after: $load_after"
-} >"$data/machine.txt"
-cat "$data/machine.txt"
+} >"$data/$out.machine.txt"
+cat "$data/$out.machine.txt"
