@@ -18,6 +18,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 simloop=${1:-${SIMLOOP:-$root/build/simloop}}
+case $simloop in /*) ;; */*) simloop=$PWD/$simloop ;; esac
 packets=${PACKETS:-100000}
 repeats=${REPEATS:-5}
 out=${OUT:-split}

@@ -12,12 +12,17 @@ tables SIMLOOP  the report's tables: every point's measured CPU time per
 check SIMLOOP   recomputes the tables from the kept data, fails if linux.md's
                 differ, and checks the claims: held-out payloads of the
                 training path within 5 % median and 10 % worst, the held-out
-                connected path within 10 %, every share within 3 points.
+                connected path within 10 %, every share within 3 points. A
+                second session (data/split-2.csv) against the fit is
+                reported with whether it is within 10 %; the check holds the
+                report to what the data say there, not to the bound.
 
 Fixed before any result was seen: the training points (unconnected at 18,
 256 and 1472 B), the statistic (the median over repeats), the bounds above,
 and the measure of error: predicted against the CPU time perf sampled per
 packet (the wall time on this shared machine includes other programs').
+The second session and its bound came later: after the first session's
+results, before the second session was measured.
 """
 import json
 import os
@@ -30,10 +35,17 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 DATA = os.path.join(HERE, "data", "split.csv")
+# A second session on the same machine, later: the fit of the first
+# predicts it (nothing is fitted to it).
+SECOND = os.path.join(HERE, "data", "split-2.csv")
 RESULTS = os.path.join(HERE, "results")
 NAME = "linux-epyc"
 TRAIN = ["path=unconnected", "payload=18,256,1472"]
-BOUNDS = {"held_out_median": 5.0, "held_out_worst": 10.0, "connected_worst": 10.0, "share": 3.0}
+BOUNDS = {"held_out_median": 5.0, "held_out_worst": 10.0, "connected_worst": 10.0, "share": 3.0,
+          "second_session_worst": 10.0}
+# The targets the check fails on; the second session's is reported (met or
+# not) and its table checked, as the data say.
+REQUIRED = ["held_out_median", "held_out_worst", "connected_worst", "share"]
 BEGIN, END = "<!-- tables: report.py tables -->", "<!-- end of tables -->"
 
 
@@ -41,8 +53,8 @@ def rel(p):
     return os.path.relpath(p, ROOT)
 
 
-def calibrate(simloop, out_dir):
-    cmd = [simloop, "calibrate", "--source", "linux", rel(DATA), "-o", out_dir, "--name", NAME]
+def calibrate(simloop, out_dir, data=DATA):
+    cmd = [simloop, "calibrate", "--source", "linux", rel(data), "-o", out_dir, "--name", NAME]
     for t in TRAIN:
         cmd += ["--train", t]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
@@ -88,6 +100,22 @@ def rows(fit):
     return out
 
 
+def second_session(simloop, fit):
+    """The second session's points, each against the first session's fit."""
+    if not os.path.exists(SECOND):
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        other, _ = calibrate(simloop, tmp, SECOND)
+    pred = {(q["path"], q["payload"]): q["predicted_ns"] for q in fit["points"]}
+    out = []
+    for q in other["points"]:
+        p = pred[(q["path"], q["payload"])]
+        out.append({"path": q["path"], "payload": q["payload"], "wall": q["measured_wall_ns"],
+                    "cpu": q["measured_cpu_ns"], "pred": p,
+                    "err": 100 * (p - q["measured_cpu_ns"]) / q["measured_cpu_ns"]})
+    return out, other
+
+
 def summary(rs):
     held = [r for r in rs if r["set"] == "validation" and r["path"] == "unconnected"]
     conn = [r for r in rs if r["path"] == "connected"]
@@ -99,9 +127,11 @@ def summary(rs):
     }
 
 
-def tables(fit):
+def tables(fit, second=None):
     rs = rows(fit)
     s = summary(rs)
+    if second:
+        s["second_session_worst"] = max(abs(r["err"]) for r in second[0])
     lines = [BEGIN, "",
              f"Fit: `{' '.join('--train ' + t for t in TRAIN)}`, statistic {fit['stat']}; "
              f"{fit['cpu_model']} ({fit['kernel']}) at {fit['clock_hz'] / 1e6:.2f} MHz; "
@@ -113,16 +143,27 @@ def tables(fit):
         lines.append(f"| {r['path']} | {r['payload']} | {r['set']} | {r['wall']:.0f} | "
                      f"{r['cpu']:.0f} | {r['pred']:.0f} | {r['err']:+.2f} % | "
                      f"{r['share_gap']:+.2f} ({r['share_where']}) |")
-    lines += ["",
-              "| claim | bound | result |", "|---|---:|---:|",
-              f"| held-out payloads, unconnected: median abs error | {BOUNDS['held_out_median']:g} % | "
-              f"{s['held_out_median']:.2f} % |",
-              f"| held-out payloads, unconnected: worst abs error | {BOUNDS['held_out_worst']:g} % | "
-              f"{s['held_out_worst']:.2f} % |",
-              f"| held-out connected path: worst abs error | {BOUNDS['connected_worst']:g} % | "
-              f"{s['connected_worst']:.2f} % |",
-              f"| every point: largest share gap | {BOUNDS['share']:g} points | "
-              f"{s['share']:.2f} points |", ""]
+    claims = [("held_out_median", "held-out payloads, unconnected: median abs error", "%"),
+              ("held_out_worst", "held-out payloads, unconnected: worst abs error", "%"),
+              ("connected_worst", "held-out connected path: worst abs error", "%"),
+              ("share", "every point: largest share gap", "points"),
+              ("second_session_worst", "second session, every point: worst abs error", "%")]
+    lines += ["", "| claim | bound | result | met |", "|---|---:|---:|---|"]
+    for k, what, unit in claims:
+        if k in s:
+            lines.append(f"| {what} | {BOUNDS[k]:g} {unit} | {s[k]:.2f} {unit} | "
+                         f"{'yes' if s[k] <= BOUNDS[k] else 'no'} |")
+    lines.append("")
+    if second:
+        rs2, other = second
+        lines += [f"The second session (`data/split-2.csv`, load average up to "
+                  f"{other['loadavg_1m']:.2f}) against the first session's fit:", "",
+                  "| path | payload (B) | wall ns | CPU ns (perf) | predicted ns | error |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for r in rs2:
+            lines.append(f"| {r['path']} | {r['payload']} | {r['wall']:.0f} | {r['cpu']:.0f} | "
+                         f"{r['pred']:.0f} | {r['err']:+.2f} % |")
+        lines.append("")
     # Shares at two points: one trained, one held out on the other path.
     pick = [r for r in rs if (r["path"], r["payload"]) in (("unconnected", 18), ("connected", 1024))]
     if pick:
@@ -145,13 +186,13 @@ def tables(fit):
 def cmd_tables(simloop):
     with tempfile.TemporaryDirectory() as tmp:
         fit, _ = calibrate(simloop, tmp)
-    print(tables(fit)[0], end="")
+    print(tables(fit, second_session(simloop, fit))[0], end="")
 
 
 def cmd_check(simloop):
     with tempfile.TemporaryDirectory() as tmp:
         fit, _ = calibrate(simloop, tmp)
-    text, s = tables(fit)
+    text, s = tables(fit, second_session(simloop, fit))
     failed = []
     with open(os.path.join(HERE, "linux.md")) as f:
         md = f.read()
@@ -163,10 +204,13 @@ def cmd_check(simloop):
             failed.append("linux.md's tables differ from what the kept data give "
                           "(regenerate: report.py tables SIMLOOP)")
     for k, bound in BOUNDS.items():
-        if s[k] > bound:
+        if k not in s:
+            failed.append(f"{k}: no data")
+        elif s[k] > bound and k in REQUIRED:
             failed.append(f"{k}: {s[k]:.2f} exceeds {bound:g}")
         else:
-            print(f"ok {k}: {s[k]:.2f} (bound {bound:g})")
+            print(f"{'ok' if s[k] <= bound else 'not met (reported as such)'} {k}: {s[k]:.2f} "
+                  f"(bound {bound:g})")
     for f_ in failed:
         print("FAIL " + f_)
     return 1 if failed else 0
