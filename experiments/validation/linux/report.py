@@ -167,8 +167,9 @@ def tables(fit, second=None):
     # Shares at two points: one trained, one held out on the other path.
     pick = [r for r in rs if (r["path"], r["payload"]) in (("unconnected", 18), ("connected", 1024))]
     if pick:
-        keys = sorted({k for r in pick for k in r["shares"]},
-                      key=lambda k: -max(r["shares"].get(k, {"measured": 0})["measured"] for r in pick))
+        def biggest(k):
+            return max(r["shares"].get(k, {"measured": 0})["measured"] for r in pick)
+        keys = sorted({k for r in pick for k in r["shares"]}, key=lambda k: (-biggest(k), k))
         head = " | ".join(f"{r['path']} {r['payload']} B: perf / predicted" for r in pick)
         lines += [f"Each function's share of the CPU time (%), {head.replace(' | ', ' and ')}:", "",
                   "| function | " + head + " |", "|---|" + "---:|" * len(pick)]
