@@ -111,10 +111,8 @@ def rows(fit, eng):
     return out
 
 
-# How an experiment says its datagrams go on a connected socket (None: the
-# engine has no such path, and the connected points are predicted by
-# calibrate's own model).
-CONNECTED_SET = None
+# How an experiment says its datagrams go on a connected socket.
+CONNECTED_SET = "workload.connected=true"
 
 
 def engine(simloop, fit):
@@ -125,8 +123,6 @@ def engine(simloop, fit):
     for q in fit["points"]:
         sets = [f"workload.payload={q['payload']}", "workload.packets=4000"]
         if q["path"] == "connected":
-            if CONNECTED_SET is None:
-                continue
             sets.append(CONNECTED_SET)
         with tempfile.TemporaryDirectory() as tmp:
             cmd = [simloop, "-q", "run", exp, "-o", tmp]
