@@ -136,11 +136,14 @@ def engine(simloop, fit):
         res = j["result"]
         cyc = res["cycles_per_packet"]
         shares = collections.defaultdict(float)
+        # The run's ledger by owner, named as perf's split names them.
+        as_perf = {"syscall_entry": "syscall_entry", "syscall_exit": "syscall_entry",
+                   "user_loop": "user"}
         for fn in j["functions"]:
-            name = fit["inlined_into"].get(fn["function"], fn["function"])
-            shares[name] += fn["cycles_per_packet"] / cyc
-        shares["syscall_entry"] += res["cycles_syscall"] / cyc
-        shares["user"] += res["cycles_user"] / cyc
+            name = as_perf.get(fn["function"], fn["function"])
+            name = fit["inlined_into"].get(name, name)
+            if fn["cycles_per_packet"] > 0:
+                shares[name] += fn["cycles_per_packet"] / cyc
         out[(q["path"], q["payload"])] = {"ns": res["ns_per_packet"], "shares": dict(shares)}
     return out, ""
 
