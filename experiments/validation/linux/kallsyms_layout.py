@@ -157,7 +157,7 @@ def main():
         + (f" ({', '.join(sorted(set(skipped)))})" if skipped else "")
         + f", {len(missing)} not in this kernel.",
         f"name: {a.name}",
-        f"description: Linux {kernel} UDP path from /proc/kallsyms (prediction: whole functions hot)",
+        f"description: Linux {kernel} UDP path from /proc/kallsyms, a prediction (whole functions hot)",
         f"text_base: {base:#x}",
         "objects:",
         "  - name: vmlinux",
