@@ -15,6 +15,7 @@
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/calibrate/calibrate.h"
+#include "sim/tools/cli/calibrate_linux.h"
 #include "sim/tools/cli/child.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/measure/compare.h"
@@ -98,6 +99,15 @@ struct CalibrateArgs {
 };
 
 int calibrate_cmd(const CalibrateArgs& a) {
+  if (a.source == "linux") {
+    // Options of the other two models' fits only.
+    if (!a.columns.map.empty() || !a.columns.ignore.empty() || a.columns.time != "wall" ||
+        a.no_split || a.strict)
+      throw UserError(
+          "--source linux reads measure kernel --split rows as they are: --columns, "
+          "--ignore-column, --time, --no-split and --strict do not apply");
+    return calibrate_linux_cmd({a.measured, a.train, a.stat, a.dir, a.name});
+  }
   // The profile's four files are <dir>/<name>...: a name, never a path.
   const std::string name = a.name.empty() ? a.source + "-calibrated" : a.name;
   if (const std::string why = config::name_problem(name); !why.empty())
@@ -464,13 +474,18 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
       "packet = system calls x null syscall + send_fixed + send_per_byte x payload (+ the same\n"
       "for a receiver on the same CPU unless dest is wire). Writes DIR/NAME-machine.yaml,\n"
       "DIR/NAME-stack.yaml (clock_hz 1e9: costs in ns), an experiment DIR/NAME.yaml on the\n"
-      "measured path for simloop run, and DIR/NAME-fit.json for simloop compare.");
+      "measured path for simloop run, and DIR/NAME-fit.json for simloop compare. linux (the\n"
+      "rows of measure kernel --split): the simulated Linux stack's fixed cycles per call of\n"
+      "each function and the copy's cycles per byte, from each function's perf self time over\n"
+      "its calls per packet in the simulated stack on the same path; writes a kind: linux\n"
+      "stack at the measured clock.");
   cal->add_option("measured", a->measured,
                   "Measured CSVs (simloop's own, or docs/measured-data.md)")
       ->required();
   cal->add_option("--source", a->source,
-                  "Which rows and model: native (source=native rows) or kernel (all others)")
-      ->check(CLI::IsMember({"native", "kernel"}))
+                  "Which rows and model: native (source=native rows), kernel (all others) or\n"
+                  "linux (measure kernel --split rows, function by function)")
+      ->check(CLI::IsMember({"native", "kernel", "linux"}))
       ->capture_default_str();
   cal->add_option("--train", a->train,
                   "KEY=V1,V2,...: a point trains the fit if its KEY is one of the values\n"

@@ -1,0 +1,340 @@
+// The simulated Linux stack driven for its counts, the fit of its costs to
+// the kernel's split, and the profile it becomes (linux_fit.h).
+#include "sim/tools/calibrate/linux_fit.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "sim/report/safe_file.h"
+#include "sim/stack/linux/stack.h"
+#include "sim/tools/calibrate/nnls.h"
+
+namespace simloop::measure {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint16_t kPort = 5001;
+
+// Counts what each function of the stack does per packet while `on`; who
+// called whom is followed always.
+struct CountProbe : net::NullProbe {
+  bool on = false;
+  LinuxFeatures f;
+  std::array<net::FnId, 32> stack{};
+  size_t depth = 0;
+
+  CountProbe() { f.parent.fill(-1); }
+  int top() const {
+    return depth == 0 ? -1 : static_cast<int>(net::index(stack[std::min(depth, stack.size()) - 1]));
+  }
+  void enter(net::FnId fn) {
+    const size_t i = net::index(fn);
+    if (on) {
+      ++f.calls[i];
+      if (f.parent[i] < 0) f.parent[i] = top();
+    }
+    if (depth < stack.size()) stack[depth] = fn;
+    ++depth;
+  }
+  void leave(net::FnId /*fn*/) {
+    if (depth > 0) --depth;
+  }
+  void copy(net::CopyKind /*kind*/, const void* s, const void* d, size_t len) {
+    if (!on || depth == 0) return;
+    const auto i = static_cast<size_t>(top());
+    f.copy_bytes[i] += static_cast<double>(len);
+    if (((reinterpret_cast<uintptr_t>(s) | reinterpret_cast<uintptr_t>(d)) & 3) != 0)
+      f.unaligned_bytes[i] += static_cast<double>(len);
+  }
+  void cksum(const void* /*p*/, size_t len) {
+    if (on && depth > 0) f.cksum_bytes[static_cast<size_t>(top())] += static_cast<double>(len);
+  }
+};
+
+const net::FnTable& fns() {
+  return net::lnx::fn_table();
+}
+std::string fn_name(size_t i) {
+  return std::string(fns().name(net::fn_at(i)));
+}
+
+// The group a function's time is observed in: itself, or the caller the
+// kernel inlines it into.
+size_t group_of(const LinuxFit& fit, size_t i) {
+  std::string n = fn_name(i);
+  for (int guard = 0; guard < 8; ++guard) {
+    const auto it = fit.inlined_into.find(n);
+    if (it == fit.inlined_into.end()) break;
+    n = it->second;
+  }
+  return net::index(*fns().find(n));
+}
+
+Point as_point(const LinuxPoint& p) {
+  Point q;
+  q.source = "kernel";
+  q.keys["path"] = p.path;
+  q.keys["payload"] = std::to_string(p.payload);
+  return q;
+}
+
+}  // namespace
+
+LinuxFeatures linux_features(const std::string& path, int payload, int packets) {
+  if (path != "unconnected" && path != "connected")
+    throw InputError("path '" + path + "': expected unconnected or connected");
+  CountProbe probe;
+  net::lnx::Stack<CountProbe> st(probe, {});
+  const int rx = st.socket(), tx = st.socket();
+  if (st.bind(rx, net::kLoopAddr, kPort) != 0) throw InputError("the simulated stack: bind failed");
+  const bool connected = path == "connected";
+  if (connected && st.connect(tx, net::kLoopAddr, kPort) != 0)
+    throw InputError("the simulated stack: connect failed");
+  std::vector<uint64_t> words(static_cast<size_t>(payload) / 8 + 1, 0x0101010101010101ULL);
+  std::vector<uint64_t> rwords(65536 / 8);
+  auto one = [&] {
+    const int err = connected ? st.send(tx, words.data(), payload)
+                              : st.sendto(tx, words.data(), payload, net::kLoopAddr, kPort);
+    if (err != 0)
+      throw InputError(fmt::format("the simulated stack refuses {} B on path {}: {}", payload, path,
+                                   std::strerror(err)));
+    st.netisr_run();
+    int got = 0;
+    if (st.recvfrom(rx, rwords.data(), 65536, &got) != 0 || got != payload)
+      throw InputError(
+          fmt::format("the simulated stack lost a {} B datagram on path {}", payload, path));
+    if (probe.on) probe.f.syscalls += 2;
+  };
+  for (int i = 0; i < 16; ++i) one();
+  probe.on = true;
+  for (int i = 0; i < packets; ++i) one();
+  LinuxFeatures f = probe.f;
+  const double per = 1.0 / packets;
+  for (auto* a : {&f.calls, &f.copy_bytes, &f.unaligned_bytes, &f.cksum_bytes})
+    for (double& v : *a) v *= per;
+  f.syscalls *= per;
+  return f;
+}
+
+double LinuxFit::value(const std::string& name) const {
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return values[i];
+  return 0;
+}
+
+LinuxFit fit_linux(const LinuxMeasured& m, const Split& split, Stat stat) {
+  LinuxFit fit;
+  fit.stat = stat;
+  fit.split = split;
+  fit.clock_hz = m.clock_hz;
+  fit.cpu_model = m.cpu_model;
+  fit.kernel = m.kernel;
+  const double cyc = m.clock_hz / 1e9;  // cycles per ns
+  std::vector<const LinuxPoint*> train;
+  std::vector<LinuxFeatures> feats;
+  for (const auto& p : m.points)
+    if (split.trains(as_point(p))) {
+      train.push_back(&p);
+      feats.push_back(linux_features(p.path, p.payload));
+    }
+  if (train.empty()) throw InputError("no point trains the fit: --train selects none of them");
+
+  // Functions the simulated stack calls but the kernel never shows: inlined
+  // into their caller here.
+  std::set<std::string> sampled;
+  for (const auto& p : m.points)
+    for (const auto& r : p.repeats)
+      for (const auto& [fn, ns] : r.fn_ns) sampled.insert(fn);
+  const size_t n_fns = fns().size();
+  std::vector<bool> called(n_fns, false);
+  std::vector<int> parent(n_fns, -1);
+  for (const auto& f : feats)
+    for (size_t i = 0; i < n_fns; ++i)
+      if (f.calls[i] > 0) {
+        called[i] = true;
+        if (parent[i] < 0) parent[i] = f.parent[i];
+      }
+  for (size_t i = 0; i < n_fns; ++i)
+    if (called[i] && !sampled.count(fn_name(i)) && parent[i] >= 0)
+      fit.inlined_into[fn_name(i)] = fn_name(static_cast<size_t>(parent[i]));
+
+  // The parameters: each called function's fixed cycles, then the per-byte terms.
+  std::vector<int> col_of(n_fns, -1);
+  for (size_t i = 0; i < n_fns; ++i) {
+    if (!called[i]) {
+      fit.undetermined.push_back("fixed:" + fn_name(i));
+      continue;
+    }
+    if (fit.inlined_into.count(fn_name(i))) continue;
+    col_of[i] = static_cast<int>(fit.names.size());
+    fit.names.push_back("fixed:" + fn_name(i));
+  }
+  const int cpb = static_cast<int>(fit.names.size());
+  fit.names.push_back("copy.cycles_per_byte");
+  bool any_unaligned = false;
+  for (const auto& f : feats)
+    for (double b : f.unaligned_bytes) any_unaligned = any_unaligned || b > 0;
+  const int ucpb = any_unaligned ? static_cast<int>(fit.names.size()) : -1;
+  if (any_unaligned)
+    fit.names.push_back("copy.unaligned_cycles_per_byte");
+  else
+    fit.undetermined.push_back("copy.unaligned_cycles_per_byte");
+
+  // One observation per training point and group: its self cycles.
+  std::vector<size_t> heads;
+  for (size_t i = 0; i < n_fns; ++i)
+    if (group_of(fit, i) == i) heads.push_back(i);
+  const auto rows = static_cast<Eigen::Index>(train.size() * heads.size());
+  Eigen::MatrixXd A = Eigen::MatrixXd::Zero(rows, static_cast<Eigen::Index>(fit.names.size()));
+  Eigen::VectorXd b = Eigen::VectorXd::Zero(rows);
+  Eigen::Index row = 0;
+  for (size_t t = 0; t < train.size(); ++t) {
+    std::vector<Eigen::Index> row_of(n_fns, -1);
+    for (size_t h : heads) row_of[h] = row++;
+    for (size_t i = 0; i < n_fns; ++i) {
+      const Eigen::Index r = row_of[group_of(fit, i)];
+      const auto& f = feats[t];
+      if (col_of[i] >= 0) A(r, col_of[i]) += f.calls[i];
+      A(r, cpb) += f.copy_bytes[i];
+      if (ucpb >= 0) A(r, ucpb) += f.unaligned_bytes[i];
+      if (const auto it = train[t]->value.fn_ns.find(fn_name(i)); it != train[t]->value.fn_ns.end())
+        b(r) += it->second * cyc;
+    }
+  }
+  const Eigen::VectorXd x = nnls(A, b);
+  fit.values.assign(x.data(), x.data() + x.size());
+  if (A.col(cpb).isZero()) fit.undetermined.push_back("copy.cycles_per_byte");
+
+  std::vector<double> sys, user;
+  for (size_t t = 0; t < train.size(); ++t) {
+    sys.push_back(train[t]->value.syscall_ns * cyc / feats[t].syscalls);
+    user.push_back(train[t]->value.user_ns * cyc);
+  }
+  fit.syscall_cycles = apply_stat(stat, sys);
+  fit.user_cycles = apply_stat(stat, user);
+  return fit;
+}
+
+LinuxPrediction predict_linux(const LinuxFit& fit, const LinuxPoint& p) {
+  const LinuxFeatures f = linux_features(p.path, p.payload);
+  const double ns_per_cycle = 1e9 / fit.clock_hz;
+  LinuxPrediction out;
+  const double cpb = fit.value("copy.cycles_per_byte");
+  const double ucpb = fit.value("copy.unaligned_cycles_per_byte");
+  for (size_t i = 0; i < fns().size(); ++i) {
+    const double c = f.calls[i] * fit.value("fixed:" + fn_name(i)) + f.copy_bytes[i] * cpb +
+                     f.unaligned_bytes[i] * ucpb;
+    if (f.calls[i] > 0) out.ns[fn_name(group_of(fit, i))] += c * ns_per_cycle;
+  }
+  out.ns["syscall_entry"] = f.syscalls * fit.syscall_cycles * ns_per_cycle;
+  out.ns["user"] = fit.user_cycles * ns_per_cycle;
+  for (const auto& [k, v] : out.ns) out.cpu_ns += v;
+  return out;
+}
+
+void write_linux_profile(const LinuxFit& fit, const fs::path& dir, const std::string& name) {
+  const std::string head = fmt::format(
+      "# Fitted by simloop calibrate --source linux to measure kernel --split on\n"
+      "# {} ({}), clock {:.6g} MHz; files: {}.\n"
+      "# Training points: {} (statistic: {} over repeats). Cycles at that clock.\n",
+      fit.cpu_model, fit.kernel, fit.clock_hz / 1e6, fmt::join(fit.measured, ", "),
+      fmt::join(fit.split.specs(), "; "), fit.stat == Stat::min ? "min" : "median");
+  std::string stack = head + fmt::format(
+                                 "# Each function's fixed cycles are its perf self time (its "
+                                 "helpers' included) over the\n"
+                                 "# simulated stack's calls per packet on the same path.\n"
+                                 "name: {}-stack\ndescription: Linux UDP path on {} ({}), per "
+                                 "function, fitted\nkind: linux\nfunctions:\n",
+                                 name, fit.cpu_model, fit.kernel);
+  for (size_t i = 0; i < fns().size(); ++i) {
+    const std::string n = fn_name(i);
+    std::string note;
+    if (const auto it = fit.inlined_into.find(n); it != fit.inlined_into.end())
+      note = "  # inlined into " + it->second + " on this kernel: its time is there";
+    else if (std::find(fit.undetermined.begin(), fit.undetermined.end(), "fixed:" + n) !=
+             fit.undetermined.end())
+      note = "  # not determined: the training paths never call it";
+    stack += fmt::format("  {}: {:.1f}{}\n", n, fit.value("fixed:" + n), note);
+  }
+  stack +=
+      "cksum_cycles_per_byte: 0  # not determined: lo offloads the UDP checksum, and the IP\n"
+      "                          # header's is folded into the functions' fixed cycles\n";
+  const double cpb = fit.value("copy.cycles_per_byte");
+  std::string machine =
+      head +
+      fmt::format(
+          "name: {0}-machine\ndescription: {1} ({2}), measured with perf\nclock_hz: {3:.0f}\n"
+          "syscall:  # perf's entry and exit symbols over two system calls a packet, halved\n"
+          "  entry_cycles: {4:.1f}\n  exit_cycles: {4:.1f}\n"
+          "user_loop_cycles: {5:.1f}  # user space per packet: the loop and the C library\n"
+          "copy:\n  setup_cycles: 0  # folded into the copying functions' fixed cycles\n"
+          "  cycles_per_byte: {6:.4f}\n  unaligned_cycles_per_byte: {7:.4f}{8}\n"
+          "unaligned_access_cycles: 0  # not measured: Linux keeps its headers aligned\n",
+          name, fit.cpu_model, fit.kernel, fit.clock_hz, fit.syscall_cycles / 2, fit.user_cycles,
+          cpb, fit.value("copy.unaligned_cycles_per_byte"),
+          std::find(fit.undetermined.begin(), fit.undetermined.end(),
+                    "copy.unaligned_cycles_per_byte") != fit.undetermined.end()
+              ? "  # not determined: every copy here is aligned"
+              : "");
+  const std::string exp = fmt::format(
+      "# The calibrated Linux profile on its measured path: UDP to 127.0.0.1, each\n"
+      "# datagram read by a receiver on the same CPU, no interrupts.\n"
+      "name: {0}\ndescription: UDP to loopback on the Linux stack fitted to {1} ({2})\n"
+      "machine: {0}-machine.yaml\nstack: {0}-stack.yaml\n"
+      "workload:\n  payload: 18\n  packets: 20000\n  dest: loopback\n  receive: true\n"
+      "  link: {{bandwidth_bps: 1e13, latency_s: 0}}\ninterrupts: {{enabled: false}}\nseed: 1\n",
+      name, fit.cpu_model, fit.kernel);
+  fs::create_directories(dir);
+  report::write_file_atomic(dir / (name + "-machine.yaml"), machine);
+  report::write_file_atomic(dir / (name + "-stack.yaml"), stack);
+  report::write_file_atomic(dir / (name + ".yaml"), exp);
+}
+
+nlohmann::json linux_fit_json(const LinuxFit& fit, const LinuxMeasured& m) {
+  nlohmann::json j;
+  j["source"] = "linux";
+  j["cpu_model"] = fit.cpu_model;
+  j["kernel"] = fit.kernel;
+  j["clock_hz"] = fit.clock_hz;
+  j["loadavg_1m"] = m.loadavg;
+  j["train"] = fit.split.specs();
+  j["stat"] = fit.stat == Stat::min ? "min" : "median";
+  j["measured"] = fit.measured;
+  for (size_t i = 0; i < fit.names.size(); ++i) j["values"][fit.names[i]] = fit.values[i];
+  j["syscall_cycles"] = fit.syscall_cycles;
+  j["user_cycles"] = fit.user_cycles;
+  j["undetermined"] = fit.undetermined;
+  j["inlined_into"] = fit.inlined_into;
+  for (const auto& p : m.points) {
+    const LinuxPrediction pr = predict_linux(fit, p);
+    nlohmann::json q;
+    q["path"] = p.path;
+    q["payload"] = p.payload;
+    q["set"] = fit.split.trains(as_point(p)) ? "train" : "validation";
+    q["repeats"] = p.repeats.size();
+    q["measured_wall_ns"] = p.value.wall_ns;
+    q["measured_cpu_ns"] = p.value.cpu_ns;
+    q["measured_other_ns"] = p.value.other_ns;
+    q["predicted_ns"] = pr.cpu_ns;
+    std::set<std::string> keys = {"syscall_entry", "user"};
+    for (const auto& [k, v] : p.value.fn_ns) keys.insert(k);
+    for (const auto& [k, v] : pr.ns) keys.insert(k);
+    for (const auto& k : keys) {
+      const auto it = pr.ns.find(k);
+      const double pv = it == pr.ns.end() ? 0 : it->second;
+      q["share"][k] = {{"measured", p.share(k)}, {"predicted", pr.cpu_ns > 0 ? pv / pr.cpu_ns : 0}};
+    }
+    j["points"].push_back(q);
+  }
+  return j;
+}
+
+}  // namespace simloop::measure

@@ -1,0 +1,185 @@
+// Reading `measure kernel --split` rows into Linux points (linux_fit.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <tuple>
+
+#include "sim/report/csv_table.h"
+#include "sim/stack/linux/fns.h"
+#include "sim/support/yaml_input.h"
+#include "sim/tools/calibrate/linux_fit.h"
+
+namespace simloop::measure {
+
+namespace fs = std::filesystem;
+
+std::string LinuxPoint::label() const {
+  return fmt::format("path={} payload={}", path, payload);
+}
+
+double LinuxPoint::share(const std::string& fn) const {
+  if (value.cpu_ns <= 0) return 0;
+  double v = 0;
+  if (fn == "syscall_entry")
+    v = value.syscall_ns;
+  else if (fn == "user")
+    v = value.user_ns;
+  else if (auto it = value.fn_ns.find(fn); it != value.fn_ns.end())
+    v = it->second;
+  return v / value.cpu_ns;
+}
+
+namespace {
+
+constexpr const char* kColumns[] = {
+    "repeat",        "payload",   "path",       "packets",
+    "ns_per_packet", "kind",      "charged_to", "self_ns_per_packet",
+    "loadavg_1m",    "cpu_model", "kernel"};
+
+// The machine a split file was measured on: its clock, from FILE.machine.json.
+double clock_of(const fs::path& csv) {
+  const fs::path mj = csv.string() + ".machine.json";
+  std::ifstream in(mj);
+  if (!in)
+    throw InputError(
+        fmt::format("{}: cannot read it (measure kernel --split -o {} writes it beside "
+                    "the rows; its cpu_mhz is the clock the fit prices cycles at)",
+                    mj.string(), csv.string()));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: not JSON: {}", mj.string(), e.what()));
+  }
+  if (!j.contains("cpu_mhz") || !j["cpu_mhz"].is_number() || j["cpu_mhz"].get<double>() <= 0)
+    throw InputError(
+        fmt::format("{}: cpu_mhz: expected a positive number (the CPU's clock)", mj.string()));
+  return j["cpu_mhz"].get<double>() * 1e6;
+}
+
+}  // namespace
+
+LinuxMeasured read_linux_split(const std::vector<fs::path>& csvs, Stat stat) {
+  LinuxMeasured m;
+  const net::FnTable& fns = net::lnx::fn_table();
+  // (path, payload) -> the point's index; (file, repeat) within each point.
+  std::map<std::pair<std::string, int>, size_t> index;
+  std::map<std::pair<size_t, std::pair<size_t, int>>, size_t> repeat_of;
+  for (size_t fi = 0; fi < csvs.size(); ++fi) {
+    const fs::path& csv = csvs[fi];
+    const double clock = clock_of(csv);
+    if (m.clock_hz > 0 && std::abs(clock - m.clock_hz) > 1e-3 * m.clock_hz)
+      throw InputError(
+          fmt::format("{}: measured at {:.6g} MHz, the files before it at {:.6g} MHz: "
+                      "one fit is of one machine",
+                      csv.string(), clock / 1e6, m.clock_hz / 1e6));
+    m.clock_hz = clock;
+    std::string text;
+    try {
+      text = report::read_csv_file(csv, csv.string(), "the rows of measure kernel --split");
+    } catch (const report::CsvError& e) {
+      throw InputError(e.what());
+    }
+    try {
+      report::CsvReader r(text, csv.string(), {.expected = "the rows of measure kernel --split"});
+      std::map<std::string, size_t> col;
+      for (const char* c : kColumns) {
+        const auto at = r.column(c);
+        if (!at)
+          throw InputError(
+              fmt::format("{}:1: column '{}' missing: expected the rows of measure "
+                          "kernel --split",
+                          csv.string(), c));
+        col[c] = *at;
+      }
+      auto number = [&](const char* c) {
+        double v = 0;
+        if (!report::parse_number(r.cell(col[c]), &v))
+          throw InputError(fmt::format("{}: {}: expected a number, found '{}'", r.where(), c,
+                                       config::printable(r.cell(col[c]))));
+        return v;
+      };
+      while (r.next()) {
+        const std::string path = r.cell(col["path"]);
+        if (path != "unconnected" && path != "connected")
+          throw InputError(fmt::format("{}: path: expected unconnected or connected, found '{}'",
+                                       r.where(), config::printable(path)));
+        const int payload = static_cast<int>(number("payload"));
+        const int repeat = static_cast<int>(number("repeat"));
+        const std::string to = r.cell(col["charged_to"]);
+        const std::string kind = r.cell(col["kind"]);
+        const bool known = to.empty() || to == "syscall_entry" || to == "user" || fns.find(to);
+        if (!known)
+          throw InputError(
+              fmt::format("{}: charged_to: '{}' is not a function of the Linux "
+                          "stack (sim/stack/linux/fns.h), syscall_entry, user or empty",
+                          r.where(), config::printable(to)));
+        auto [it, fresh] = index.try_emplace({path, payload}, m.points.size());
+        if (fresh) {
+          LinuxPoint p;
+          p.path = path;
+          p.payload = payload;
+          p.where = r.where();
+          m.points.push_back(std::move(p));
+        }
+        LinuxPoint& p = m.points[it->second];
+        auto [rt, new_repeat] = repeat_of.try_emplace({it->second, {fi, repeat}}, p.repeats.size());
+        if (new_repeat) {
+          p.repeats.emplace_back();
+          p.repeats.back().wall_ns = number("ns_per_packet");
+        }
+        LinuxRepeat& rep = p.repeats[rt->second];
+        const double ns = number("self_ns_per_packet");
+        rep.cpu_ns += ns;
+        if (to == "syscall_entry")
+          rep.syscall_ns += ns;
+        else if (to == "user")
+          rep.user_ns += ns;
+        else if (to.empty())
+          rep.other_ns += ns;
+        else
+          rep.fn_ns[to] += ns;
+        (void)kind;
+        m.loadavg = std::max(m.loadavg, number("loadavg_1m"));
+        const std::string cpu = r.cell(col["cpu_model"]), kernel = r.cell(col["kernel"]);
+        if (m.cpu_model.empty()) m.cpu_model = cpu, m.kernel = kernel;
+        if (cpu != m.cpu_model || kernel != m.kernel)
+          throw InputError(fmt::format(
+              "{}: measured on {} ({}), rows before it on {} ({}): one fit "
+              "is of one machine",
+              r.where(), config::printable(cpu), config::printable(kernel), m.cpu_model, m.kernel));
+      }
+    } catch (const report::CsvError& e) {
+      throw InputError(e.what());
+    }
+  }
+  if (m.points.empty())
+    throw InputError(fmt::format("{}: no rows", csvs.empty() ? "" : csvs.front().string()));
+  // The statistic of each quantity over the repeats; a function a repeat
+  // never sampled counts 0 there.
+  for (auto& p : m.points) {
+    auto over = [&](auto get) {
+      std::vector<double> v;
+      for (const auto& r : p.repeats) v.push_back(get(r));
+      return apply_stat(stat, v);
+    };
+    p.value.wall_ns = over([](const LinuxRepeat& r) { return r.wall_ns; });
+    p.value.cpu_ns = over([](const LinuxRepeat& r) { return r.cpu_ns; });
+    p.value.syscall_ns = over([](const LinuxRepeat& r) { return r.syscall_ns; });
+    p.value.user_ns = over([](const LinuxRepeat& r) { return r.user_ns; });
+    p.value.other_ns = over([](const LinuxRepeat& r) { return r.other_ns; });
+    std::set<std::string> names;
+    for (const auto& r : p.repeats)
+      for (const auto& [fn, ns] : r.fn_ns) names.insert(fn);
+    for (const auto& fn : names)
+      p.value.fn_ns[fn] = over([&](const LinuxRepeat& r) {
+        const auto it = r.fn_ns.find(fn);
+        return it == r.fn_ns.end() ? 0.0 : it->second;
+      });
+  }
+  return m;
+}
+
+}  // namespace simloop::measure

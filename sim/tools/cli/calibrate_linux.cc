@@ -1,0 +1,88 @@
+#include "sim/tools/cli/calibrate_linux.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include "sim/config/experiment.h"
+#include "sim/report/safe_file.h"
+#include "sim/support/yaml_input.h"
+#include "sim/tools/calibrate/linux_fit.h"
+#include "sim/tools/cli/commands.h"
+
+namespace simloop::cli {
+
+namespace fs = std::filesystem;
+
+int calibrate_linux_cmd(const LinuxCalibrateArgs& a) {
+  const std::string name = a.name.empty() ? "linux-calibrated" : a.name;
+  if (const std::string why = config::name_problem(name); !why.empty())
+    throw UserError(fmt::format("{} '{}': {}", a.name.empty() ? "the profile name" : "--name",
+                                config::printable(name), why));
+  const auto stat = *measure::parse_stat(a.stat);
+  std::vector<fs::path> files(a.measured.begin(), a.measured.end());
+  measure::LinuxMeasured m;
+  measure::LinuxFit fit;
+  nlohmann::json j;
+  try {
+    m = measure::read_linux_split(files, stat);
+    const auto split = measure::parse_split(a.train);
+    for (const auto& [key, values] : split.allow)
+      if (key != "path" && key != "payload")
+        throw measure::InputError(
+            fmt::format("--train {}: the split rows' points have keys path and payload only",
+                        config::printable(key)));
+    fit = measure::fit_linux(m, split, stat);
+    fit.measured = a.measured;
+    j = measure::linux_fit_json(fit, m);
+  } catch (const measure::InputError& e) {
+    throw UserError(e.what());
+  }
+  std::cout << fmt::format(
+      "linux fit on {} ({}), {:.6g} MHz, load average up to {:.2f}; training: {}; statistic: "
+      "{}\n",
+      fit.cpu_model, fit.kernel, fit.clock_hz / 1e6, m.loadavg, fmt::join(fit.split.specs(), "; "),
+      a.stat);
+  std::cout << "fitted cycles:\n";
+  for (size_t i = 0; i < fit.names.size(); ++i)
+    std::cout << fmt::format("  {:<40} {:10.2f}\n", fit.names[i], fit.values[i]);
+  std::cout << fmt::format("  {:<40} {:10.2f}\n  {:<40} {:10.2f}\n", "system call (entry + exit)",
+                           fit.syscall_cycles, "user space per packet", fit.user_cycles);
+  for (const auto& [fn, caller] : fit.inlined_into)
+    std::cout << fmt::format("inlined into {} on this kernel (priced 0): {}\n", caller, fn);
+  if (!fit.undetermined.empty())
+    std::cout << fmt::format("not determined (0): {}\n", fmt::join(fit.undetermined, ", "));
+  std::cout << fmt::format("{:<34} {:>10} {:>10} {:>10} {:>8} {:>10}  {}\n", "point", "set",
+                           "cpu ns", "predicted", "error", "wall ns", "largest share difference");
+  for (const auto& q : j["points"]) {
+    const double meas = q["measured_cpu_ns"], pred = q["predicted_ns"];
+    double worst = 0;
+    std::string where;
+    for (const auto& [k, s] : q["share"].items()) {
+      const double d = 100 * (s["predicted"].get<double>() - s["measured"].get<double>());
+      if (std::abs(d) > std::abs(worst)) worst = d, where = k;
+    }
+    std::cout << fmt::format(
+        "{:<34} {:>10} {:>10.1f} {:>10.1f} {:>+7.2f}% {:>10.1f}  {:+.2f} ({})\n",
+        fmt::format("path={} payload={}", q["path"].get<std::string>(), q["payload"].get<int>()),
+        q["set"].get<std::string>(), meas, pred, 100 * (pred - meas) / meas,
+        q["measured_wall_ns"].get<double>(), worst, where);
+  }
+  try {
+    measure::write_linux_profile(fit, a.dir, name);
+  } catch (const measure::InputError& e) {
+    throw UserError(e.what());
+  }
+  j["experiment"] = name + ".yaml";
+  const fs::path out = fs::path(a.dir) / (name + "-fit.json");
+  report::write_file_atomic(out, j.dump(1) + "\n");
+  spdlog::info("wrote {0}/{1}.yaml, {0}/{1}-machine.yaml, {0}/{1}-stack.yaml and {2}", a.dir, name,
+               out.string());
+  return 0;
+}
+
+}  // namespace simloop::cli

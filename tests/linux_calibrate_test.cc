@@ -1,0 +1,110 @@
+// Calibration of the simulated Linux stack from measure kernel --split rows:
+// the counts it divides by come from the simulated stack on the same path,
+// the fit gives back costs it was made from, and bad rows name their line.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "sim/stack/linux/fns.h"
+#include "sim/tools/calibrate/linux_fit.h"
+
+namespace simloop::measure {
+namespace {
+
+namespace fs = std::filesystem;
+
+size_t at(const char* name) {
+  return net::index(*net::lnx::fn_table().find(name));
+}
+
+TEST(LinuxCalibrate, CountsComeFromTheSimulatedStackOnEachPath) {
+  const LinuxFeatures u = linux_features("unconnected", 1000);
+  const LinuxFeatures c = linux_features("connected", 1000);
+  EXPECT_DOUBLE_EQ(u.calls[at("ip_route_output_flow")], 1.0);
+  EXPECT_DOUBLE_EQ(c.calls[at("ip_route_output_flow")], 0.0);  // the socket keeps its route
+  for (const auto* f : {&u, &c}) {
+    EXPECT_DOUBLE_EQ(f->calls[at("__sys_sendto")], 1.0);
+    EXPECT_DOUBLE_EQ(f->calls[at("__sys_recvfrom")], 1.0);
+    EXPECT_DOUBLE_EQ(f->syscalls, 2.0);
+    // The payload copied in by __ip_append_data and out by skb_copy_datagram_iter.
+    EXPECT_DOUBLE_EQ(f->copy_bytes[at("__ip_append_data")], 1000.0);
+    EXPECT_DOUBLE_EQ(f->copy_bytes[at("skb_copy_datagram_iter")], 1000.0);
+    EXPECT_EQ(f->parent[at("skb_copy_datagram_iter")], static_cast<int>(at("udp_recvmsg")));
+  }
+  EXPECT_THROW(linux_features("sideways", 18), InputError);
+}
+
+class LinuxCalibrateFiles : public ::testing::Test {
+ protected:
+  fs::path dir = fs::temp_directory_path() / ("linux-calibrate-" + std::to_string(::getpid()));
+  void SetUp() override { fs::create_directories(dir); }
+  void TearDown() override { fs::remove_all(dir); }
+  // A split file priced by known costs: every function `fixed` cycles a
+  // call, 0.5 cycles per copied byte, at 2 GHz.
+  fs::path synthetic(double fixed, const std::string& extra_row = "") {
+    const fs::path csv = dir / "split.csv";
+    std::ofstream o(csv);
+    o << "source,repeat,payload,dest,path,packets,ns_per_packet,kind,name,charged_to,samples,"
+         "self_ns_per_packet,share,period_ns,loadavg_1m,cpu_model,kernel\n";
+    for (const char* path : {"unconnected", "connected"})
+      for (int payload : {18, 1000}) {
+        const LinuxFeatures f = linux_features(path, payload);
+        for (size_t i = 0; i < net::lnx::fn_table().size(); ++i) {
+          // skb_copy_datagram_iter is left out: inlined, as on the measured kernel.
+          if (f.calls[i] == 0 || i == at("skb_copy_datagram_iter")) continue;
+          double cycles = f.calls[i] * fixed + f.copy_bytes[i] * 0.5;
+          if (i == at("udp_recvmsg"))  // the copy out, inlined into it
+            cycles += f.copy_bytes[at("skb_copy_datagram_iter")] * 0.5;
+          const auto name = net::lnx::fn_table().name(net::fn_at(i));
+          o << "kernel,0," << payload << ",loopback," << path << ",1000,9000,function," << name
+            << "," << name << ",1," << cycles / 2 << ",0.1,100000,0.5,CPU,Linux\n";
+        }
+        o << "kernel,0," << payload << ",loopback," << path
+          << ",1000,9000,syscall_entry,do_syscall_64,syscall_entry,1,400,0.1,100000,0.5,CPU,"
+             "Linux\n";
+      }
+    o << extra_row;
+    std::ofstream(csv.string() + ".machine.json") << R"({"cpu_mhz": 2000})";
+    return csv;
+  }
+};
+
+TEST_F(LinuxCalibrateFiles, TheFitGivesBackTheCostsTheRowsWereMadeFrom) {
+  const auto m = read_linux_split({synthetic(100)}, Stat::median);
+  const LinuxFit fit = fit_linux(m, parse_split({"path=unconnected"}), Stat::median);
+  EXPECT_NEAR(fit.value("fixed:udp_sendmsg"), 100, 1e-6);
+  EXPECT_NEAR(fit.value("fixed:__ip_append_data"), 100, 1e-6);
+  EXPECT_NEAR(fit.value("copy.cycles_per_byte"), 0.5, 1e-9);
+  EXPECT_NEAR(fit.syscall_cycles, 400.0, 1e-6);  // 400 ns = 800 cycles over two calls
+  EXPECT_EQ(fit.inlined_into.at("skb_copy_datagram_iter"), "udp_recvmsg");
+  // The held-out connected path is predicted exactly: only the counts differ.
+  for (const auto& p : m.points) EXPECT_NEAR(predict_linux(fit, p).cpu_ns, p.value.cpu_ns, 1e-6);
+}
+
+TEST_F(LinuxCalibrateFiles, AFunctionNotInTheTableNamesItsLine) {
+  const fs::path csv = synthetic(
+      100,
+      "kernel,0,18,loopback,unconnected,1000,9000,function,x,udp_sendmsgg,1,5,0.1,100000,0.5,"
+      "CPU,Linux\n");
+  std::ifstream in(csv);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  const auto last_line = std::count(text.begin(), text.end(), '\n');  // the extra row's
+  try {
+    read_linux_split({csv}, Stat::median);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("split.csv:" + std::to_string(last_line) + ":"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("charged_to: 'udp_sendmsgg'"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace simloop::measure
