@@ -39,34 +39,30 @@ double FnLedger::fn_total(size_t fn) const {
 std::vector<SetMisses> attribute_icache(const ICache& cache, const LinkedLayout& code,
                                         const net::FnTable& fns, FnLedger& ledger) {
   const auto line_bytes = static_cast<uint64_t>(cache.line_bytes());
-  // Line -> owners with hot code in it; set -> symbols.
-  std::map<uint64_t, std::vector<size_t>> owners_of;
-  std::map<int64_t, std::set<std::string>> symbols_of;
-  for (size_t o : owner_slots(fns)) {
-    auto it = code.by_owner.find(std::string(owner_name(fns, o)));
-    if (it == code.by_owner.end()) continue;
-    for (const auto& r : it->second) {
-      if (r.bytes == 0) continue;
-      for (uint64_t l = r.start / line_bytes; l <= (r.start + r.bytes - 1) / line_bytes; ++l) {
-        auto& v = owners_of[l];
-        if (std::find(v.begin(), v.end(), o) == v.end()) v.push_back(o);
-        symbols_of[cache.l1_set_of(l * line_bytes)].insert(r.symbol);
-      }
-    }
-  }
+  // Line -> this stack's owners and symbols with hot code in it.
+  const auto by_line = code_by_line(code, line_bytes);
   std::map<int64_t, SetMisses> sets;
+  std::map<int64_t, std::set<std::string>> symbols_of;
   for (const auto& [line, m] : cache.line_misses()) {
-    auto it = owners_of.find(line);
+    std::vector<size_t> os;
+    const int64_t set = cache.l1_set_of(line * line_bytes);
+    if (auto it = by_line.find(line); it != by_line.end())
+      for (const LineCode& c : it->second) {
+        const auto o = owner_slot(fns, c.owner);
+        if (!o || !owner_in_use(fns, *o)) continue;
+        if (std::find(os.begin(), os.end(), *o) == os.end()) os.push_back(*o);
+        // Only lines that missed name their code: a set's other lines may
+        // hold code this path never runs.
+        symbols_of[set].insert(c.symbol);
+      }
     // Every fetched line is some owner's code; a line that is not (none
     // today) is charged to the sender's loop rather than lost.
-    const std::vector<size_t> fallback = {slot(Code::user_loop)};
-    const auto& os = it != owners_of.end() ? it->second : fallback;
+    if (os.empty()) os.push_back(slot(Code::user_loop));
     const double share = 1.0 / static_cast<double>(os.size());
     for (size_t o : os) {
       ledger.add(o, CostKind::cache, m.stall * share);
       ledger.l1i_misses[o] += static_cast<double>(m.misses) * share;
     }
-    const int64_t set = cache.l1_set_of(line * line_bytes);
     auto& s = sets[set];
     s.set = set;
     s.misses += static_cast<double>(m.misses);

@@ -96,7 +96,8 @@ def main():
     rows = where(rows, args.where)
     kind = args.kind or choose_kind(ok_rows(rows) or rows)
     if kind not in ("breakdown", "accuracy") and "kpps" not in rows[0]:
-        die(f"{kind} needs a kpps column")
+        die(f"{rows[0]['_file']}:1: the {kind} plot needs a kpps column (columns: "
+            f"{', '.join(c for c in rows[0] if not c.startswith('_'))})")
     # A swept key the plot does not show: one panel per value if there is
     # one such key with few values, else a refusal that names them.
     series = series_column(rows, kind, args.series, args.x or ("workload.payload" if kind != "padding" else None))
@@ -147,5 +148,7 @@ if __name__ == "__main__":
     try:
         main()
     except Refused as e:
-        print(f"simloop plot: {e}", file=sys.stderr)
-        sys.exit(2)
+        # As simloop's own refusals: an [error] line, 2 for bad input, 4 for
+        # an output that could not be written.
+        print(f"[error] {e}", file=sys.stderr)
+        sys.exit(e.status)

@@ -2,9 +2,10 @@
 """interval_kpps_cv measures how the send rate moves over equal slices of a
 run, so for a steady run it stays small and does not grow with the run's
 length: on every destination (wire, loopback, self, broadcast), at 20k,
-100k and 200k packets with an interrupt per completion. A run that sleeps
-on ENOBUFS (1472-byte datagrams on the wire) is bursty, but its cv must not
-grow with length either: longer slices average over more sleeps.
+100k and 200k packets, with an interrupt per completion and with interrupts
+off. A run that sleeps on ENOBUFS (1472-byte datagrams on the wire) is
+bursty, but its cv must not grow with length either: longer slices average
+over more sleeps.
 
 usage: interval_cv_test.py SIMLOOP SOURCE_DIR WORK_DIR"""
 import csv
@@ -38,21 +39,25 @@ def run(packets, *sets):
 
 
 for dest in ("wire", "loopback", "self", "broadcast"):
-    cvs = {}
-    for n in SIZES:
-        cv, kpps, enobufs = run(n, f"workload.dest={dest}")
-        cvs[n] = cv
-        print(f"{dest:9} {n:7} packets: {kpps:9.3f} kpps, interval_kpps_cv {cv:.3g}, ENOBUFS {enobufs}")
-        if enobufs != 0:
-            failures.append(f"{dest} {n}: {enobufs} ENOBUFS: not the steady run this test needs")
-        if cv > STEADY_CV:
-            failures.append(f"{dest} {n}: cv {cv:.3g} > {STEADY_CV} for a steady run")
-    base = cvs[SIZES[0]]
-    for n in SIZES[1:]:
-        # Not growing: at most the shorter run's cv, with room for rounding.
-        if cvs[n] > 1.5 * base + 1e-3:
-            failures.append(f"{dest}: cv grew with run length: {base:.3g} at {SIZES[0]} packets, "
-                            f"{cvs[n]:.3g} at {n}")
+    # Interrupts on (one per completion) and off (the driver reaps as it queues).
+    for irq in ("interrupts.enabled=true", "interrupts.enabled=false"):
+        cvs = {}
+        what = f"{dest} irq {'on' if irq.endswith('true') else 'off'}"
+        for n in SIZES:
+            cv, kpps, enobufs = run(n, f"workload.dest={dest}", irq)
+            cvs[n] = cv
+            print(f"{what:18} {n:7} packets: {kpps:9.3f} kpps, interval_kpps_cv {cv:.3g}, "
+                  f"ENOBUFS {enobufs}")
+            if enobufs != 0:
+                failures.append(f"{what} {n}: {enobufs} ENOBUFS: not the steady run this test needs")
+            if cv > STEADY_CV:
+                failures.append(f"{what} {n}: cv {cv:.3g} > {STEADY_CV} for a steady run")
+        base = cvs[SIZES[0]]
+        for n in SIZES[1:]:
+            # Not growing: at most the shorter run's cv, with room for rounding.
+            if cvs[n] > 1.5 * base + 1e-3:
+                failures.append(f"{what}: cv grew with run length: {base:.3g} at {SIZES[0]} "
+                                f"packets, {cvs[n]:.3g} at {n}")
 
 # Bursty (ENOBUFS sleeps), but no more so in a longer run.
 cvs = {}

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Results that cannot be written end simloop with exit status 4 and a
 message naming the file and the system's reason, never with another status:
-`run -o`, `sweep` and `compare -o` with every file limited to 0 bytes
-(RLIMIT_FSIZE: "File too large"), and, where a file system can be mounted
+`run -o`, `run --trace`, `sweep`, `compare -o` and `plot -o` with every file
+limited to 0 bytes (RLIMIT_FSIZE: "File too large"), and, where a file
+system can be mounted
 (root, a private mount namespace), on a full tmpfs ("No space left on
 device (ENOSPC)").
 
@@ -41,6 +42,11 @@ sweep:
     workload.payload: [18, 64]
 """)
 (WORK / "data.csv").write_text("source,payload,kpps,dest\nbench,18,300,wire\n")
+# A results CSV to plot, written where nothing is limited.
+made = subprocess.run([SIMLOOP, "-q", "run", str(WORK / "exp.yaml"), "-o", str(WORK / "plotme")],
+                      cwd=WORK, capture_output=True, text=True, timeout=300)
+check(made.returncode == 0, f"run for the plot's input: {made.stderr}")
+RESULTS = WORK / "plotme" / "write-failure.csv"
 
 
 def no_file_may_grow():
@@ -63,11 +69,16 @@ COMMANDS = {
     "sweep": lambda d: ["sweep", str(WORK / "exp.yaml"), "-j", "1", "-o", str(d)],
     "compare -o": lambda d: ["compare", str(WORK / "exp.yaml"), str(WORK / "data.csv"), "-o",
                              str(d / "compare.csv")],
+    "plot -o": lambda d: ["plot", str(RESULTS), "-o", str(d / "p")],
+    # The trace is written during the simulation: a failure there must come
+    # out as this message, not abort the process.
+    "run --trace": lambda d: ["run", str(WORK / "exp.yaml"), "--trace", str(d / "t.json"), "-o",
+                              str(d)],
 }
 
 # Every file limited to 0 bytes.
 for name, args in COMMANDS.items():
-    d = WORK / ("fsize-" + name.split()[0])
+    d = WORK / ("fsize-" + name.replace(" ", "").replace("-", ""))
     d.mkdir()
     p = subprocess.run([SIMLOOP, "-q", *args(d)], cwd=WORK, capture_output=True, text=True,
                        timeout=300, preexec_fn=no_file_may_grow)
@@ -89,5 +100,17 @@ else:
              f"(head -c 1048576 /dev/zero > {full}/filler) 2>/dev/null; exec {cmd}"],
             cwd=WORK, capture_output=True, text=True, timeout=300)
         expect_write_failed(f"{name} (full tmpfs)", p, full, "No space left on device (ENOSPC)")
+
+# Where a plot goes: a missing directory is made; a file where the directory
+# should be is bad input, said on an [error] line, never a traceback.
+p = subprocess.run([SIMLOOP, "-q", "plot", str(RESULTS), "-o", "nodir/x"], cwd=WORK,
+                   capture_output=True, text=True, timeout=300)
+check(p.returncode == 0 and (WORK / "nodir" / "x.png").is_file(),
+      f"plot -o nodir/x: exit {p.returncode}: {p.stderr}")
+(WORK / "afile").write_text("")
+p = subprocess.run([SIMLOOP, "-q", "plot", str(RESULTS), "-o", "afile/x"], cwd=WORK,
+                   capture_output=True, text=True, timeout=300)
+check(p.returncode == 2 and p.stderr.startswith("[error] afile: not a directory")
+      and "Traceback" not in p.stderr, f"plot -o afile/x: exit {p.returncode}: {p.stderr}")
 
 finish()

@@ -90,7 +90,10 @@ def choose_kind(rows):
         return "payload"
     if any(k.startswith("cycles_") for k in rows[0]):
         return "breakdown"
-    die("cannot tell which plot fits these columns; use --kind")
+    cols = [c for c in rows[0] if not c.startswith("_")]
+    die(f"{rows[0]['_file']}:1: cannot tell which plot fits these columns ({', '.join(cols[:12])}"
+        f"{', ...' if len(cols) > 12 else ''}): expected kpps with payload, padding or align "
+        "varying, or cycles_* columns; or name one with --kind")
 
 
 def label_of(row):

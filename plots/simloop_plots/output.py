@@ -1,14 +1,36 @@
-"""Refusals and outputs: a message and exit status 2 for bad input, and
-files written whole, never through a symbolic link."""
+"""Refusals and outputs: a message and exit status 2 for bad input, 4 for an
+output that could not be written, and files written whole, never through a
+symbolic link."""
+import errno
 import os
 
 
 class Refused(Exception):
     """Bad input or a plot that would mislead: a message and exit status 2."""
+    status = 2
+
+
+class WriteFailed(Refused):
+    """An output that could not be written (a full disk, a read-only
+    directory): not bad input; exit status 4, as simloop's own outputs."""
+    status = 4
 
 
 def die(msg):
     raise Refused(msg)
+
+
+def reason(err):
+    """The system's reason as simloop words it: "No space left on device
+    (ENOSPC)", else the text and the number."""
+    text = err.strerror or str(err)
+    if err.errno == errno.ENOSPC:
+        return f"{text} (ENOSPC)"
+    return f"{text} ({err.errno})" if err.errno else text
+
+
+def write_failed(path, what, err):
+    raise WriteFailed(f"{path}: {what}: {reason(err)}")
 
 
 # Outputs are never written through a symbolic link (a link planted where a
@@ -23,12 +45,12 @@ def refuse_link(path):
 
 def output_dir(path):
     d = os.path.dirname(path) or "."
+    if os.path.exists(d) and not os.path.isdir(d):
+        die(f"{d}: not a directory")
     try:
         os.makedirs(d, exist_ok=True)
     except OSError as err:
-        die(f"{d}: cannot create the directory: {err.strerror}")
-    if not os.path.isdir(d):
-        die(f"{d}: not a directory")
+        write_failed(d, "cannot create the directory", err)
     return d
 
 
@@ -40,7 +62,7 @@ def write_atomic(path, write):
     try:
         fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     except OSError as err:
-        die(f"{path}: cannot write: {err.strerror}")
+        write_failed(path, "cannot write", err)
     try:
         mask = os.umask(0)
         os.umask(mask)
@@ -55,7 +77,7 @@ def write_atomic(path, write):
             os.unlink(tmp)
         except OSError:
             pass
-        die(f"{path}: cannot write: {err.strerror}")
+        write_failed(path, "cannot write", err)
     except BaseException:
         try:
             os.unlink(tmp)

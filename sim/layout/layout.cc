@@ -110,4 +110,20 @@ void validate(const Layout& layout) {
   }
 }
 
+std::map<uint64_t, std::vector<LineCode>> code_by_line(const LinkedLayout& linked,
+                                                       uint64_t line_bytes) {
+  std::map<uint64_t, std::vector<LineCode>> lines;
+  if (line_bytes == 0) return lines;
+  for (const auto& [owner, ranges] : linked.by_owner)
+    for (const auto& r : ranges) {
+      if (r.bytes == 0) continue;
+      for (uint64_t l = r.start / line_bytes; l <= (r.start + r.bytes - 1) / line_bytes; ++l) {
+        auto& v = lines[l];
+        LineCode c{r.symbol, owner};
+        if (std::find(v.begin(), v.end(), c) == v.end()) v.push_back(std::move(c));
+      }
+    }
+  return lines;
+}
+
 }  // namespace simloop::models

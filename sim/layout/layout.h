@@ -131,6 +131,18 @@ struct LinkedLayout {
   std::map<std::string, int> entry;  // owner -> index in routines
 };
 
+// The hot code in one cache line: a symbol and the owner that runs it.
+struct LineCode {
+  std::string symbol, owner;
+  bool operator==(const LineCode&) const = default;
+};
+// Cache line (address / line_bytes) -> the hot code in it, each (symbol,
+// owner) once, by owner then execution order. The one lookup of who holds a
+// line, for a run's I-cache detail and for simloop layout alike: both name
+// only the lines a run fetched, so code that never runs is never named.
+std::map<uint64_t, std::vector<LineCode>> code_by_line(const LinkedLayout& linked,
+                                                       uint64_t line_bytes);
+
 // Throws LayoutError "file:line:col: key: message" for YAML syntax errors,
 // unknown keys, wrong types, bad alignments, duplicate objects, functions
 // outside their object or overlapping, and unknown owners.

@@ -27,7 +27,7 @@ limit_s=120     # a hang, not a slow run: every case takes well under a second
 declare -A pass fail xfail
 subs=()
 failures=0
-located='^\[error\] ([^ :]+:[0-9]+(:[0-9]+)?: |--set [^ ]+: |--train [^ ]+: |--where [^ ]+: |[^ :]+: (is a directory|is not a regular file|cannot read|no manifest|this is also one of the merge.s inputs)|[^ :]+: sweep point [0-9]+ \()|^simloop: unknown subcommand'
+located='^\[error\] ([^ :]+:[0-9]+(:[0-9]+)?: |--set [^ ]+: |--train [^ ]+: |--where [^ ]+: |[^ :]+: (is a directory|is not a regular file|cannot read|no manifest|this is also one of the merge.s inputs)|[^ :]+: too large: [0-9]+ bytes|[^ :]+: sweep point [0-9]+ \()|^\[error\] simloop: unknown subcommand'
 
 # run_case SUB NAME REGEX ARGS...: simloop ARGS must exit 2, and its
 # standard error match REGEX and the located form.
@@ -347,6 +347,8 @@ csv_cases() {  # SUB PREFIX...: the bad CSVs through a subcommand
   run_case "$sub" binary 'binary\.csv:1:1: byte 0x7f is not UTF-8 text' "$@" binary.csv
   run_case "$sub" directory 'dir\.csv: is a directory' "$@" dir.csv
   run_case "$sub" missing 'nowhere\.csv: cannot read the file' "$@" nowhere.csv
+  truncate -s 9M huge-measured.csv
+  run_case "$sub" too-large 'huge-measured\.csv: too large: 9437184 bytes, past the limit of 8 MiB' "$@" huge-measured.csv
 }
 csv_cases calibrate calibrate --source kernel --train payload=18 -o "$work/out"
 run_case calibrate train-unknown "--train paylod: no such column in good\.csv; did you mean 'payload'" \
@@ -396,6 +398,10 @@ plot_cases() {
   run_case plot where-malformed "--where payload=>5: '=>' is not a comparison" plot where.csv --where 'payload=>5' -o "$work/out/p"
   printf '{"result": {}}\n' > result.json
   run_case plot result-json 'result\.json:1:1: this looks like JSON' plot result.json -o "$work/out/p"
+  truncate -s 17M huge-results.csv
+  run_case plot too-large 'huge-results\.csv: too large: 17825792 bytes, past the limit of 16 MiB' plot huge-results.csv -o "$work/out/p"
+  printf 'a,b\n1,2\n' > no-kind.csv
+  run_case plot no-kind 'no-kind\.csv:1: cannot tell which plot fits these columns \(a, b\)' plot no-kind.csv -o "$work/out/p"
 }
 plot_cases
 

@@ -80,33 +80,26 @@ PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_pac
   return out;
 }
 
-// Which symbols and owners hold each line (for conflict reports).
+// Which symbols and owners hold each line (for conflict reports), from the
+// lookup a run's I-cache detail uses too (code_by_line).
 struct LineInfo {
   std::string symbols, owners;
 };
 
 std::unordered_map<uint64_t, LineInfo> line_info(const LinkedLayout& linked, int line_shift) {
   std::unordered_map<uint64_t, LineInfo> info;
-  for (const auto& [owner, ranges] : linked.by_owner)
-    for (const auto& range : ranges) {
-      if (range.bytes == 0) continue;
-      const uint64_t first = range.start >> line_shift;
-      const uint64_t last = (range.start + range.bytes - 1) >> line_shift;
-      for (uint64_t l = first; l <= last; ++l) {
-        LineInfo& li = info[l];
-        auto add = [](std::string& list, const std::string& name) {
-          if (list.empty()) {
-            list = name;
-            return;
-          }
-          // Comma-separated, without repeats.
-          const std::string padded = "," + list + ",";
-          if (padded.find("," + name + ",") == std::string::npos) list += "," + name;
-        };
-        add(li.symbols, range.symbol);
-        add(li.owners, owner);
-      }
+  auto add = [](std::string& list, const std::string& name) {
+    // Comma-separated, without repeats.
+    if (("," + list + ",").find("," + name + ",") != std::string::npos) return;
+    list += (list.empty() ? "" : ",") + name;
+  };
+  for (const auto& [line, code] : code_by_line(linked, uint64_t{1} << line_shift)) {
+    LineInfo& li = info[line];
+    for (const LineCode& c : code) {
+      add(li.symbols, c.symbol);
+      add(li.owners, c.owner);
     }
+  }
   return info;
 }
 

@@ -50,7 +50,8 @@ struct Columns {
 std::vector<fs::path> paths_of(const std::vector<std::string>& v) {
   std::vector<fs::path> out;
   for (const auto& s : v) {
-    check_results_csv(s, {}, {});
+    check_results_csv(s, {}, {}, kMaxMeasuredCsvBytes,
+                      "the most calibrate and compare read (pick the rows to fit first)");
     out.emplace_back(s);
   }
   return out;
@@ -480,7 +481,7 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
       "its calls per packet in the simulated stack on the same path; writes a kind: linux\n"
       "stack at the measured clock.");
   cal->add_option("measured", a->measured,
-                  "Measured CSVs (simloop's own, or docs/measured-data.md)")
+                  "Measured CSVs (simloop's own, or docs/measured-data.md), at most 8 MiB each")
       ->required();
   cal->add_option("--source", a->source,
                   "Which rows and model: native (source=native rows), kernel (all others) or\n"
@@ -524,7 +525,8 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
       "each measured point's payload and path (nothing fitted).");
   cmp->add_option("fit", c->fit, "A NAME-fit.json written by simloop calibrate, or an experiment")
       ->required();
-  cmp->add_option("measured", c->measured, "Measured CSVs (default: those the fit was made from)");
+  cmp->add_option("measured", c->measured,
+                  "Measured CSVs, at most 8 MiB each (default: those the fit was made from)");
   cmp->add_option(
       "--group", c->groups,
       "KEY=V1,V2,...: also summarise the held-out points whose KEY is one of the values\n"

@@ -13,6 +13,7 @@
 #include "sim/config/data_root.h"
 #include "sim/config/experiment.h"
 #include "sim/engine/simulation.h"
+#include "sim/report/csv_table.h"
 #include "sim/tools/measure/native.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
@@ -89,7 +90,18 @@ std::string read_input_file(const std::string& path, const std::string& what, si
 // missing `required` column (with "did you mean"), a row of another width,
 // a non-number in a `numeric` column, no rows. Throws UserError naming the
 // file, line and column.
+// A file larger than `max_bytes` is refused before it is read, the message
+// naming the limit and `limit_for` (what it bounds, e.g. "the most simloop
+// plot draws").
 void check_results_csv(const std::string& path, const std::vector<std::string>& required,
-                       const std::vector<std::string>& numeric);
+                       const std::vector<std::string>& numeric,
+                       size_t max_bytes = report::kMaxCsvBytes, const std::string& limit_for = "");
+
+// The largest measured CSV calibrate and compare read, and the largest
+// results CSV plot draws: past them a run takes minutes and gigabytes (every
+// repeat is resampled; every row is held in Python), so they are refused
+// with exit status 2 (README: "Input sizes").
+inline constexpr size_t kMaxMeasuredCsvBytes = size_t{8} << 20;
+inline constexpr size_t kMaxPlotCsvBytes = size_t{16} << 20;
 
 }  // namespace simloop::cli

@@ -35,10 +35,18 @@ std::string read_input_file(const std::string& path, const std::string& what, si
 }
 
 void check_results_csv(const std::string& path, const std::vector<std::string>& required,
-                       const std::vector<std::string>& numeric) {
+                       const std::vector<std::string>& numeric, size_t max_bytes,
+                       const std::string& limit_for) {
   const std::string what = "a CSV of results";
-  const std::string text = read_input_file(path, what, report::kMaxCsvBytes);
   const std::string name = config::printable(path, 200);
+  // Refused by its size before a byte is read (read_input_file still stops
+  // one byte past the limit for a file whose size says nothing).
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec))
+    if (const auto size = std::filesystem::file_size(path, ec); !ec && size > max_bytes)
+      throw UserError(fmt::format("{}: too large: {} bytes, past the limit of {} MiB{}", name, size,
+                                  max_bytes >> 20, limit_for.empty() ? "" : ", " + limit_for));
+  const std::string text = read_input_file(path, what, max_bytes);
   if (!text.empty() && (text[0] == '{' || text[0] == '['))
     throw UserError(
         fmt::format("{}:1:1: this looks like JSON; expected {} (the .csv beside it?)", name, what));

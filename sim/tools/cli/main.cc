@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
         fmt::format("simloop: unknown subcommand '{}'", simloop::config::printable(arg));
     if (const auto near = simloop::support::closest(arg, names, 2); !near.empty())
       msg += fmt::format("; did you mean '{}'?", near);
-    std::fprintf(stderr, "%s (subcommands: %s; see simloop --help)\n", msg.c_str(),
+    std::fprintf(stderr, "[error] %s (subcommands: %s; see simloop --help)\n", msg.c_str(),
                  fmt::format("{}", fmt::join(names, ", ")).c_str());
     return 2;
   }
@@ -68,8 +68,18 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    // --help and --version print and succeed; a bad command line is bad
+    // input, said on an [error] line like every other refusal.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::string where = "simloop";
+    for (const CLI::App* sub = &app; sub != nullptr;) {
+      const auto parsed = sub->get_subcommands();
+      sub = parsed.empty() ? nullptr : parsed.front();
+      if (sub != nullptr) where += " " + sub->get_name();
+    }
+    std::fprintf(stderr, "[error] %s: %s (see %s --help)\n", where.c_str(), e.what(),
+                 where.c_str());
+    return 2;
   }
 
   // Logs go to stderr so that tables and CSV on stdout stay clean.

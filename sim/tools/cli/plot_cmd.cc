@@ -46,7 +46,9 @@ int run_plot(const std::vector<std::string>& results, const std::string& kind, c
   // An explanation (explain -o) or a trace (run --trace) is JSON the script
   // draws; anything else must be a CSV of results.
   for (const auto& r : results)
-    if (!plottable_json(r)) check_results_csv(r, {}, {"kpps", "payload"});
+    if (!plottable_json(r))
+      check_results_csv(r, {}, {"kpps", "payload"}, kMaxPlotCsvBytes,
+                        "the most simloop plot draws (pick the rows to draw first)");
   for (const auto& w : wheres) {
     try {
       (void)report::parse_condition(w);
@@ -127,7 +129,8 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
       "ranges with --where). Faulted runs are marked.";
   auto* plot = app.add_subcommand("plot", help);
   plot->add_option("results", a->results,
-                   "CSVs written by simloop run, sweep, merge or measure; or the JSON of "
+                   "CSVs written by simloop run, sweep, merge or measure (at most 16 MiB each); "
+                   "or the JSON of "
                    "simloop explain -o (a waterfall) or of simloop run --trace (a timeline)")
       ->required();
   std::string kinds_help;

@@ -177,6 +177,7 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   engine::route_simgrid_log_to_spdlog();
   std::optional<report::AtomicFile> trace_out;
   std::optional<engine::Tracer> tracer;
+  std::optional<report::WriteError> trace_failed;
   engine::TraceWindow window;
   if (!trace_window.empty()) {
     if (trace_file.empty()) throw UserError("--trace-window needs --trace FILE.json", 2);
@@ -196,14 +197,23 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
           "packet)",
           window.from, window.to, packets,
           static_cast<double>(packets) * kTraceBytesPerPacket / 1e6, kTraceBytesPerPacket / 1000);
-    tracer.emplace(window, x.machine.clock_hz, *x.stack.fns, x.name,
-                   [&trace_out, next = kTraceProgressBytes](std::string_view s) mutable {
-                     trace_out->write(s);
-                     if (trace_out->bytes() >= next) {
-                       spdlog::info("trace: {} MB written", trace_out->bytes() >> 20);
-                       next += kTraceProgressBytes;
-                     }
-                   });
+    // A write that fails inside the simulation is kept and thrown once it
+    // returns: an exception must not cross SimGrid's actor (it aborts).
+    tracer.emplace(
+        window, x.machine.clock_hz, *x.stack.fns, x.name,
+        [&trace_out, &trace_failed, next = kTraceProgressBytes](std::string_view s) mutable {
+          if (trace_failed) return;
+          try {
+            trace_out->write(s);
+          } catch (const report::WriteError& e) {
+            trace_failed.emplace(e);
+            return;
+          }
+          if (trace_out->bytes() >= next) {
+            spdlog::info("trace: {} MB written", trace_out->bytes() >> 20);
+            next += kTraceProgressBytes;
+          }
+        });
   }
   engine::SimResult r;
   try {
@@ -211,6 +221,7 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   } catch (const std::invalid_argument& e) {
     throw UserError(e.what(), 2);  // a --cfg item SimGrid refused
   }
+  if (trace_failed) throw *trace_failed;
   const report::Row row = engine::result_row(x, r);
 
   std::cout << report::format_table(
@@ -240,6 +251,7 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   }
   if (tracer) {
     tracer->finish();
+    if (trace_failed) throw *trace_failed;
     trace_out->commit();
     std::cout << "wrote " << trace_file << "\n";
     spdlog::info("trace of packets {}:{}: {} events, {} bytes", window.from, window.to,
