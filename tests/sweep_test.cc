@@ -395,6 +395,61 @@ TEST_F(SweepTest, ResumeKeepsRowsByPointHash) {
                StoreError);
 }
 
+// A row that says its run ended without a result (status error) is run
+// again by every resume; it is not set aside as a point the sweep lost.
+TEST_F(SweepTest, ResumeRunsRowsWithoutAResultAgain) {
+  const Table old = parse_csv(
+      "point,repeat,point_hash,k,kpps,status\n"
+      "0,0,h1,1,300,ok\n1,0,h2,2,,error\n2,0,h3,3,280,crashed\n",
+      "r.csv");
+  const std::vector<std::map<std::string, std::string>> settings = {
+      {{"k", "1"}}, {{"k", "2"}}, {{"k", "3"}}};
+  const auto plan =
+      plan_resume(old, "r.csv", {"h1", "h2", "h3"}, 1, old.header, settings, false);
+  EXPECT_EQ(plan.rerun, 1u);
+  EXPECT_EQ(plan.retried, 0u);
+  EXPECT_TRUE(plan.dropped.empty());
+  EXPECT_EQ(plan.done, (std::set<std::pair<size_t, int>>{{0, 0}, {2, 0}}));
+  EXPECT_TRUE(plan.rewrite);
+  const auto retry = plan_resume(old, "r.csv", {"h1", "h2", "h3"}, 1, old.header, settings, true);
+  EXPECT_EQ(retry.rerun, 1u);
+  EXPECT_EQ(retry.retried, 1u);
+  EXPECT_TRUE(retry.dropped.empty());
+  EXPECT_EQ(retry.done, (std::set<std::pair<size_t, int>>{{0, 0}}));
+}
+
+// Rows set aside keep every column of every sweep that set rows aside, and
+// a run set aside twice (a grid shrunk, grown and shrunk again) is there once.
+TEST_F(SweepTest, RowsSetAsideAreAUnionWithoutDuplicates) {
+  const std::string first = aside_text("", "d.csv", {"point", "repeat", "point_hash", "a", "kpps"},
+                                       {{"0", "0", "h1", "1", "300"}, {"1", "0", "h2", "2", "290"}});
+  EXPECT_EQ(first, "point,repeat,point_hash,a,kpps\n0,0,h1,1,300\n1,0,h2,2,290\n");
+  // Another sweep's columns (b swept, not a), one run already there.
+  const std::string second =
+      aside_text(first, "d.csv", {"point", "repeat", "point_hash", "b", "kpps"},
+                 {{"3", "0", "h1", "", "300"}, {"0", "0", "h7", "x", "100"}});
+  EXPECT_EQ(second,
+            "point,repeat,point_hash,a,kpps,b\n0,0,h1,1,300,\n1,0,h2,2,290,\n0,0,h7,,100,x\n");
+  // Nothing new: the text as it was.
+  EXPECT_EQ(aside_text(second, "d.csv", {"point", "repeat", "point_hash", "kpps"},
+                       {{"5", "0", "h2", "290"}}),
+            second);
+  EXPECT_THROW(aside_text("point,repeat,point_hash\n\"0,0,h\n", "d.csv",
+                          {"point", "repeat", "point_hash"}, {{"0", "0", "h"}}),
+               StoreError);
+}
+
+// Rows re-indexed to a resumed sweep's points (its results written, its
+// manifest not yet) are known by that sweep's list, at the same index.
+TEST_F(SweepTest, RowsAreKnownByTheManifestOrTheResumingSweep) {
+  const auto ids = row_ids(parse_csv("point,repeat,point_hash\n0,0,bb\n1,0,aa\n", "r.csv"), "r.csv");
+  const KnownPoints manifest{{"aa", "bb", "cc"}, 1}, resuming{{"bb", "aa"}, 1};
+  EXPECT_THROW(check_known(ids, manifest, "r.csv"), StoreError);
+  EXPECT_NO_THROW(check_known(ids, manifest, "r.csv", &resuming));
+  const KnownPoints other{{"aa", "bb"}, 1};
+  EXPECT_THROW(check_known(ids, manifest, "r.csv", &other), StoreError);
+}
+
 TEST_F(SweepTest, TheLockIsExclusiveAndNamesItsHolder) {
   const fs::path lock = dir_ / "s.lock";
   EXPECT_FALSE(StoreLock::held(lock));

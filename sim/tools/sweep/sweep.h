@@ -122,8 +122,18 @@ struct RowId {
 // column of a row whose point or repeat is not a number in range.
 std::vector<RowId> row_ids(const Table& t, const std::string& name);
 // Throws StoreError listing the lines of rows whose point is not one of
-// `known` (index out of range, another hash, or a repeat past repeats).
-void check_known(const std::vector<RowId>& ids, const KnownPoints& known, const std::string& name);
+// `known` (index out of range, another hash, or a repeat past repeats) nor,
+// if given, of `also` (the points of a sweep resuming into them).
+void check_known(const std::vector<RowId>& ids, const KnownPoints& known, const std::string& name,
+                 const KnownPoints* also = nullptr);
+
+// The text of a file of rows set aside (`existing`, possibly empty, named
+// `name`) with `rows` of `header` added: its columns are the union of both
+// (the file's first), and a run (point_hash, repeat) already there is not
+// added again. Returns `existing` itself when nothing changes.
+std::string aside_text(const std::string& existing, const std::string& name,
+                       const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows);
 
 // Resuming into existing results. Each point is identified by the hash of
 // its resolved configuration, so a grown or shrunk sweep keeps the rows of
@@ -133,14 +143,16 @@ struct ResumePlan {
   std::vector<std::vector<std::string>> kept;     // in the new header's columns
   std::vector<std::vector<std::string>> dropped;  // as they were, old header
   std::set<std::pair<size_t, int>> done;          // (new point, repeat) of kept rows
-  size_t retried = 0;                             // crashed rows dropped to run again
+  size_t retried = 0;                             // crashed rows to run again
+  size_t rerun = 0;                               // rows without a result to run again
   bool rewrite = false;                           // kept rows differ from the file's
 };
 // `old` is the existing CSV, `hashes` the new sweep's point hashes by index,
 // `header` its columns and `settings` each point's swept values (by key).
 // Swept-key columns may come and go; any other difference of columns is a
-// StoreError. With `retry_crashed`, rows whose status is crashed are not
-// kept, so they run again.
+// StoreError. Rows whose status is error (no result) are not kept, so they
+// run again; with `retry_crashed`, nor are rows whose status is crashed.
+// Neither is among `dropped`.
 ResumePlan plan_resume(const Table& old, const std::string& name,
                        const std::vector<std::string>& hashes, int repeats,
                        const std::vector<std::string>& header,
