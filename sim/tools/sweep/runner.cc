@@ -17,6 +17,7 @@
 #include "sim/report/safe_file.h"
 #include "sim/report/table.h"
 #include "sim/support/process_pool.h"
+#include "sim/support/yaml_input.h"
 
 namespace simloop::sweep {
 
@@ -213,6 +214,9 @@ std::string effective_status(const json& m, const fs::path& csv) {
 }
 
 Plan make_plan(const Options& o) {
+  // Every point reads the same files, and so does every run (a fork of
+  // this process): each is parsed once.
+  config::cache_parsed_yaml(true);
   Plan p;
   p.base = config::load_experiment(o.experiment, o.sets);
   p.spec = load_spec(o.experiment);
