@@ -519,7 +519,8 @@ TEST_F(SweepCliTest, KeptRunsAreReadByExplain) {
     const json j = json::parse(slurp(doc));
     EXPECT_TRUE(j.contains("functions") && j.contains("icache_sets")) << doc;
     const double kpps = std::stod(r[t.column("kpps")]);
-    EXPECT_NEAR(j["result"]["kpps"].get<double>(), kpps, 1e-5 * kpps) << doc;  // the CSV keeps 6 digits
+    EXPECT_NEAR(j["result"]["kpps"].get<double>(), kpps, 1e-5 * kpps)
+        << doc;  // the CSV keeps 6 digits
     docs.push_back(doc);
   }
   // Point 0 (18 B, none) against point 1 (18 B, copy-down).

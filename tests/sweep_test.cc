@@ -245,6 +245,30 @@ TEST_F(SweepTest, ResultStoreAppendsWholeRows) {
   EXPECT_EQ(t.lines, (std::vector<size_t>{2, 3}));
 }
 
+// Each row is in the file as soon as it is appended (another reader sees
+// it; it survives the end of this process); fsync runs once per interval,
+// not once per row, and at sync() and the store's end.
+TEST_F(SweepTest, RowsAreWrittenAtOnceAndSyncedInBatches) {
+  const fs::path p = dir_ / "r.csv";
+  const std::vector<std::string> header = {"point", "repeat"};
+  write_file_atomic(p, csv_line(header));
+  {
+    ResultStore s(p, header, std::chrono::hours(1));
+    for (int i = 0; i < 100; ++i) {
+      s.append({std::to_string(i), "0"});
+      ASSERT_EQ(read_csv(p).rows.size(), static_cast<size_t>(i + 1));
+    }
+    EXPECT_EQ(s.syncs(), 0u);
+    s.sync();
+    s.sync();  // nothing new: no second fsync
+    EXPECT_EQ(s.syncs(), 1u);
+  }
+  ResultStore every(p, header, std::chrono::milliseconds(0));
+  every.append({"100", "0"});
+  every.append({"101", "0"});
+  EXPECT_EQ(every.syncs(), 2u);
+}
+
 // A full disk is reported as such, not as "Success", and as a failed write
 // (simloop's exit status 4), not as any other error.
 TEST_F(SweepTest, AFullDiskIsReportedAsENOSPC) {
@@ -404,8 +428,7 @@ TEST_F(SweepTest, ResumeRunsRowsWithoutAResultAgain) {
       "r.csv");
   const std::vector<std::map<std::string, std::string>> settings = {
       {{"k", "1"}}, {{"k", "2"}}, {{"k", "3"}}};
-  const auto plan =
-      plan_resume(old, "r.csv", {"h1", "h2", "h3"}, 1, old.header, settings, false);
+  const auto plan = plan_resume(old, "r.csv", {"h1", "h2", "h3"}, 1, old.header, settings, false);
   EXPECT_EQ(plan.rerun, 1u);
   EXPECT_EQ(plan.retried, 0u);
   EXPECT_TRUE(plan.dropped.empty());
@@ -421,8 +444,9 @@ TEST_F(SweepTest, ResumeRunsRowsWithoutAResultAgain) {
 // Rows set aside keep every column of every sweep that set rows aside, and
 // a run set aside twice (a grid shrunk, grown and shrunk again) is there once.
 TEST_F(SweepTest, RowsSetAsideAreAUnionWithoutDuplicates) {
-  const std::string first = aside_text("", "d.csv", {"point", "repeat", "point_hash", "a", "kpps"},
-                                       {{"0", "0", "h1", "1", "300"}, {"1", "0", "h2", "2", "290"}});
+  const std::string first =
+      aside_text("", "d.csv", {"point", "repeat", "point_hash", "a", "kpps"},
+                 {{"0", "0", "h1", "1", "300"}, {"1", "0", "h2", "2", "290"}});
   EXPECT_EQ(first, "point,repeat,point_hash,a,kpps\n0,0,h1,1,300\n1,0,h2,2,290\n");
   // Another sweep's columns (b swept, not a), one run already there.
   const std::string second =
@@ -442,7 +466,8 @@ TEST_F(SweepTest, RowsSetAsideAreAUnionWithoutDuplicates) {
 // Rows re-indexed to a resumed sweep's points (its results written, its
 // manifest not yet) are known by that sweep's list, at the same index.
 TEST_F(SweepTest, RowsAreKnownByTheManifestOrTheResumingSweep) {
-  const auto ids = row_ids(parse_csv("point,repeat,point_hash\n0,0,bb\n1,0,aa\n", "r.csv"), "r.csv");
+  const auto ids =
+      row_ids(parse_csv("point,repeat,point_hash\n0,0,bb\n1,0,aa\n", "r.csv"), "r.csv");
   const KnownPoints manifest{{"aa", "bb", "cc"}, 1}, resuming{{"bb", "aa"}, 1};
   EXPECT_THROW(check_known(ids, manifest, "r.csv"), StoreError);
   EXPECT_NO_THROW(check_known(ids, manifest, "r.csv", &resuming));

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -329,23 +329,21 @@ void add_speed(CLI::App& app, std::vector<Command>& commands) {
   speed->add_option("-j,--jobs", a->jobs, "With --sweep: the study's runs at a time")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
-  commands.push_back({speed, [a] {
-                        if (a->sweep) {
-                          if (a->scaling || !a->files.empty() || !a->sets.empty())
-                            throw UserError(
-                                "speed: --sweep goes without --scaling, experiments or --set");
-                          return sweep_cost(a->sweep_points, a->study_points, a->study_packets,
-                                            a->jobs);
-                        }
-                        if (!a->scaling) {
-                          if (a->files.size() > 1)
-                            throw UserError("speed: one experiment at a time without --scaling");
-                          return native_vs_simulated(a->files.empty() ? "" : a->files[0], a->sets);
-                        }
-                        if (!a->sets.empty())
-                          throw UserError("speed: --set goes without --scaling");
-                        return scaling(a->files, a->matrix, a->sizes);
-                      }});
+  commands.push_back(
+      {speed, [a] {
+         if (a->sweep) {
+           if (a->scaling || !a->files.empty() || !a->sets.empty())
+             throw UserError("speed: --sweep goes without --scaling, experiments or --set");
+           return sweep_cost(a->sweep_points, a->study_points, a->study_packets, a->jobs);
+         }
+         if (!a->scaling) {
+           if (a->files.size() > 1)
+             throw UserError("speed: one experiment at a time without --scaling");
+           return native_vs_simulated(a->files.empty() ? "" : a->files[0], a->sets);
+         }
+         if (!a->sets.empty()) throw UserError("speed: --set goes without --scaling");
+         return scaling(a->files, a->matrix, a->sizes);
+       }});
 }
 
 }  // namespace simloop::cli

@@ -1,9 +1,9 @@
 #include "sim/tools/sweep/runner.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -135,7 +135,8 @@ json manifest_json(const Options& o, const Plan& plan, const std::string& starte
   m["points"] = pts;
   m["shard"] = {{"k", o.shard.k}, {"n", o.shard.n}};
   m["results"] = plan.csv.filename().string();
-  if (o.keep_runs) m["kept_runs"] = plan.runs_dir.filename().string() + "/<point_hash>-<repeat>.json";
+  if (o.keep_runs)
+    m["kept_runs"] = plan.runs_dir.filename().string() + "/<point_hash>-<repeat>.json";
   m["started_at"] = started;
   m["finished_at"] = nullptr;
   m["status"] = "running";
@@ -540,8 +541,8 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     std::error_code ec;
     fs::create_directory(plan.runs_dir, ec);
     if (ec)
-      throw report::WriteError(fmt::format("{}: cannot create the directory: {}",
-                                           plan.runs_dir.string(), ec.message()));
+      throw report::WriteError(
+          fmt::format("{}: cannot create the directory: {}", plan.runs_dir.string(), ec.message()));
   }
 
   std::vector<Todo> todo;
@@ -559,14 +560,14 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     }
   }
   if (ex.have_rows)
-    spdlog::info("resuming: kept {} rows, {} runs to add, dropped {} rows{}{}{}", sum.skipped,
-                 todo.size(), sum.dropped,
-                 sum.dropped > 0 ? fmt::format(" of points no longer in the sweep (kept in {})",
-                                               plan.dropped.string())
-                                 : "",
-                 rp.retried > 0 ? fmt::format("; {} crashed runs to run again", rp.retried) : "",
-                 rp.rerun > 0 ? fmt::format("; {} runs without a result to run again", rp.rerun)
-                              : "");
+    spdlog::info(
+        "resuming: kept {} rows, {} runs to add, dropped {} rows{}{}{}", sum.skipped, todo.size(),
+        sum.dropped,
+        sum.dropped > 0
+            ? fmt::format(" of points no longer in the sweep (kept in {})", plan.dropped.string())
+            : "",
+        rp.retried > 0 ? fmt::format("; {} crashed runs to run again", rp.retried) : "",
+        rp.rerun > 0 ? fmt::format("; {} runs without a result to run again", rp.rerun) : "");
   spdlog::info("sweep {}: {} points x {} repeats{}, {} runs to do, {} at a time -> {}",
                plan.base.name, plan.spec.points.size(), plan.spec.repeats,
                o.shard.n > 1 ? fmt::format(" (shard {}/{})", o.shard.k, o.shard.n) : "",
@@ -618,6 +619,11 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     // A failure to record (a full disk) stops the sweep: no more runs start,
     // the running ones are stopped (by the pool), and the manifest says why.
     progress.clear();
+    try {
+      store.sync();
+    } catch (const std::exception&) {
+      // The error that stopped the sweep says enough.
+    }
     manifest["finished_at"] = utc_now();
     manifest["status"] = "failed";
     manifest["error"] = e.what();
@@ -631,6 +637,7 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     throw;
   }
   progress.show(true);
+  store.sync();
 
   // Rows were appended as runs finished; the file keeps them in point order.
   try {

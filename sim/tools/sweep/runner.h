@@ -50,8 +50,8 @@ struct Plan {
   std::vector<nlohmann::json> point_configs;  // each point's resolved configuration
   std::string hash;
   std::filesystem::path csv, manifest;
-  std::filesystem::path lock;     // held for the whole sweep (<stem>.lock)
-  std::filesystem::path dropped;  // rows of points a resumed sweep no longer has
+  std::filesystem::path lock;      // held for the whole sweep (<stem>.lock)
+  std::filesystem::path dropped;   // rows of points a resumed sweep no longer has
   std::filesystem::path runs_dir;  // kept runs (Options::keep_runs)
 };
 

@@ -424,15 +424,23 @@ bool StoreLock::held(const fs::path& lock_file) {
   return !free;
 }
 
-ResultStore::ResultStore(const fs::path& path, const std::vector<std::string>& header)
-    : path_(path), columns_(header.size()) {
+ResultStore::ResultStore(const fs::path& path, const std::vector<std::string>& header,
+                         std::chrono::milliseconds sync_every)
+    : path_(path),
+      columns_(header.size()),
+      sync_every_(sync_every),
+      synced_at_(std::chrono::steady_clock::now()) {
   fd_ = report::open_no_follow(path, O_RDWR | O_APPEND);
   if (fd_ < 0)
     throw report::WriteError(fmt::format("{}: cannot open: {}", path.string(), errno_text(errno)));
 }
 
 ResultStore::~ResultStore() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ < 0) return;
+  if (unsynced_ && ::fsync(fd_) != 0) {
+    // Written all the same; only a crash of the system could lose them.
+  }
+  ::close(fd_);
 }
 
 void ResultStore::append(const std::vector<std::string>& fields) {
@@ -444,15 +452,25 @@ void ResultStore::append(const std::vector<std::string>& fields) {
   const off_t before = ::fstat(fd_, &st) == 0 ? st.st_size : -1;
   // One row per write() with O_APPEND: a crash leaves at most one partial
   // last line, which readers drop.
-  int e = write_fully(fd_, line);
-  if (e == 0 && ::fsync(fd_) != 0) e = errno;
-  if (e != 0) {
+  if (const int e = write_fully(fd_, line); e != 0) {
     if (before >= 0 && ::ftruncate(fd_, before) != 0) {
       // Readers drop a partial last line anyway.
     }
     throw report::WriteError(
         fmt::format("{}: cannot record a finished run: {}", path_.string(), errno_text(e)));
   }
+  unsynced_ = true;
+  if (std::chrono::steady_clock::now() - synced_at_ >= sync_every_) sync();
+}
+
+void ResultStore::sync() {
+  if (!unsynced_) return;
+  if (::fsync(fd_) != 0)
+    throw report::WriteError(
+        fmt::format("{}: cannot record finished runs: {}", path_.string(), errno_text(errno)));
+  unsynced_ = false;
+  ++syncs_;
+  synced_at_ = std::chrono::steady_clock::now();
 }
 
 }  // namespace simloop::sweep

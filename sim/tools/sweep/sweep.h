@@ -9,6 +9,7 @@
 // mixed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -188,27 +189,38 @@ class StoreLock {
 };
 
 // The append-only results file of a sweep. Each finished run is one line
-// written to a file opened O_APPEND and fsync'ed, so rows already written
-// survive a crash or an interrupt of the sweep.
+// written at once to a file opened O_APPEND, so rows already written
+// survive a crash or an interrupt of the sweep; fsync, which makes them
+// survive a crash of the system too, runs at most every `sync_every` (it
+// costs milliseconds a row on a disk) and by sync().
 class ResultStore {
  public:
   // Opens `path` for appending rows of `header`; it must exist with that
   // header (write it with write_file_atomic first).
-  ResultStore(const std::filesystem::path& path, const std::vector<std::string>& header);
-  ~ResultStore();
+  ResultStore(const std::filesystem::path& path, const std::vector<std::string>& header,
+              std::chrono::milliseconds sync_every = std::chrono::milliseconds(250));
+  ~ResultStore();  // syncs what is not yet
   ResultStore(const ResultStore&) = delete;
   ResultStore& operator=(const ResultStore&) = delete;
 
-  // Appends one row (fields in header order). A short or failed write or
-  // fsync throws report::WriteError with its cause (e.g. No space left on
-  // device) and cuts the file back to its last whole row.
+  // Appends one row (fields in header order). A short or failed write
+  // throws report::WriteError with its cause (e.g. No space left on device)
+  // and cuts the file back to its last whole row; a failed fsync throws it
+  // too.
   void append(const std::vector<std::string>& fields);
+  // fsync now if rows were written since the last; WriteError on failure.
+  void sync();
   int fd() const { return fd_; }
+  size_t syncs() const { return syncs_; }
 
  private:
   std::filesystem::path path_;
   int fd_ = -1;
   size_t columns_ = 0;
+  std::chrono::milliseconds sync_every_;
+  std::chrono::steady_clock::time_point synced_at_;
+  bool unsynced_ = false;
+  size_t syncs_ = 0;
 };
 
 }  // namespace simloop::sweep
