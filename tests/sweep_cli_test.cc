@@ -93,10 +93,14 @@ class SweepCliTest : public ::testing::Test {
     std::ifstream f(p);
     return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   }
-  // Starts `simloop -v sweep EXP -j 1` in the background, its log in `log`.
-  pid_t start(const fs::path& exp, const fs::path& log, const std::string& extra = "") {
+  // Starts `simloop -v sweep EXP -j 1` in the background, its log in `log`;
+  // with `own_group`, as a terminal starts a job: in a process group of its
+  // own, which a Ctrl-C signals as a whole.
+  pid_t start(const fs::path& exp, const fs::path& log, const std::string& extra = "",
+              bool own_group = false) {
     const pid_t pid = ::fork();
     if (pid == 0) {
+      if (own_group) ::setpgid(0, 0);
       std::freopen(log.c_str(), "w", stderr);
       std::freopen("/dev/null", "w", stdout);
       if (extra.empty())
@@ -370,6 +374,160 @@ sweep:
   const Table t = read_csv(csv);
   EXPECT_EQ(t.rows.size(), 21u);
   EXPECT_EQ(comparable(t).size(), 21u);
+}
+
+// Ctrl-C in a terminal signals the sweep's whole process group: the runs
+// under way are not killed by it (they would be recorded as errors); the
+// sweep finishes them, records them and stops.
+TEST_F(SweepCliTest, CtrlCToTheProcessGroupLetsRunningRunsFinish) {
+  // Runs of about a second or two, so that the interrupt reaches one in
+  // the middle of its simulation (where SimGrid's own handler would end it).
+  const fs::path exp = write("long.yaml", R"(name: long
+machine: athlon-xp-2700
+stack: freebsd6
+workload: {payload: 18, packets: 1000000}
+interrupts: {enabled: true, handler_cycles: 2000, moderation: {interval_s: 125e-6}}
+sweep:
+  grid:
+    workload.payload: {start: 18, stop: 33, step: 5}
+)");
+  const fs::path csv = dir_ / "long-sweep.csv";
+  const fs::path log_path = dir_ / "sweep.log";
+  const pid_t pid = start(exp, log_path, "", true);
+  ASSERT_TRUE(wait_for_recorded(log_path, pid, 1)) << slurp(log_path);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  ASSERT_EQ(::kill(-pid, SIGINT), 0) << "the group of the sweep and its runs";
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st)) << slurp(log_path);
+  EXPECT_EQ(WEXITSTATUS(st), 130) << slurp(log_path);
+  const Table t = read_csv(csv);
+  ASSERT_GE(t.rows.size(), 2u) << "the run under way at the interrupt is recorded";
+  EXPECT_LT(t.rows.size(), 4u);
+  for (const auto& r : t.rows) EXPECT_EQ(r[t.column("status")], "ok") << r[t.column("error")];
+  const Result r = simloop(sweep("--resume", exp));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Table all = read_csv(csv);
+  EXPECT_EQ(comparable(all).size(), 4u);
+  for (const auto& row : all.rows) EXPECT_EQ(row[all.column("status")], "ok");
+}
+
+// A row of a run that ended without a result (status error) is run again by
+// --resume; the summary counts it.
+TEST_F(SweepCliTest, ResumeRunsRowsWithoutAResultAgain) {
+  ASSERT_EQ(simloop(sweep()).status, 0);
+  const fs::path csv = dir_ / "small-sweep.csv";
+  const Table whole = read_csv(csv);
+  Table t = whole;
+  const int sc = t.column("status"), ec = t.column("error"), kc = t.column("kpps");
+  for (size_t i : {size_t{2}, size_t{9}}) {
+    t.rows[i][static_cast<size_t>(sc)] = "error";
+    t.rows[i][static_cast<size_t>(ec)] = "exited with status 1 and no result";
+    t.rows[i][static_cast<size_t>(kc)] = "";
+  }
+  std::string text = csv_line(t.header);
+  for (const auto& r : t.rows) text += csv_line(r);
+  { std::ofstream(csv, std::ios::trunc) << text; }
+  const Result r = simloop(sweep("--resume"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("kept 10 rows, 2 runs to add, dropped 0 rows; 2 runs without a result "
+                          "to run again"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(comparable(read_csv(csv)), comparable(whole));
+  EXPECT_FALSE(fs::exists(dir_ / "small-sweep-dropped.csv"));
+}
+
+// The store of a sweep whose grid changed its keys stays resumable: rows
+// set aside by two grids of different columns go into one file (the union
+// of the columns), a run set aside twice is there once, and a resume that
+// is refused leaves every file as it was, byte for byte.
+TEST_F(SweepCliTest, EveryStoreStaysResumable) {
+  auto grid = [&](const std::string& lines) {
+    std::string text = kExperiment;
+    const auto from = text.find("  grid:\n") + 8;
+    text.replace(from, text.find("  repeats:") - from, lines);
+    write("small.yaml", text);
+  };
+  const fs::path csv = dir_ / "small-sweep.csv", manifest = dir_ / "small-sweep.json",
+                 aside = dir_ / "small-sweep-dropped.csv";
+  ASSERT_EQ(simloop(sweep()).status, 0);
+  grid("    workload.payload: [18, 64]\n    options.align: [none, copy-down]\n");
+  const Result shrunk = simloop(sweep("--resume"));
+  ASSERT_EQ(shrunk.status, 0) << shrunk.output;
+  ASSERT_EQ(read_csv(aside).rows.size(), 4u);
+  // Another grid, other keys, into the same place.
+  fs::remove(csv);
+  fs::remove(manifest);
+  grid("    workload.payload: [18, 64]\n    workload.dest: [broadcast, wire]\n");
+  ASSERT_EQ(simloop(sweep()).status, 0);
+  grid("    workload.payload: [18]\n    workload.dest: [broadcast, wire]\n");
+  const Result other = simloop(sweep("--resume"));
+  ASSERT_EQ(other.status, 0) << other.output;
+  const Table both = read_csv(aside);
+  EXPECT_EQ(both.rows.size(), 8u);
+  EXPECT_GE(both.column("options.align"), 0);
+  EXPECT_GE(both.column("workload.dest"), 0);
+  const Result again = simloop(sweep("--resume"));
+  ASSERT_EQ(again.status, 0) << again.output;
+  EXPECT_NE(again.output.find("kept 4 rows, 0 runs to add"), std::string::npos) << again.output;
+
+  // Grown and shrunk again, twice: the same runs go aside, once each.
+  for (int i = 0; i < 2; ++i) {
+    grid("    workload.payload: [18, 64]\n    workload.dest: [broadcast, wire]\n");
+    ASSERT_EQ(simloop(sweep("--resume")).status, 0);
+    grid("    workload.payload: [18]\n    workload.dest: [broadcast, wire]\n");
+    ASSERT_EQ(simloop(sweep("--resume")).status, 0);
+  }
+  const Table t = read_csv(aside);
+  std::set<std::pair<std::string, std::string>> runs;
+  for (const auto& r : t.rows)
+    EXPECT_TRUE(runs.emplace(r[t.column("point_hash")], r[t.column("repeat")]).second)
+        << "set aside twice: " << r[t.column("point_hash")] << " " << r[t.column("repeat")];
+  EXPECT_EQ(t.rows.size(), 8u);
+
+  // A refused resume (the rows set aside cannot be read) changes nothing.
+  { std::ofstream(aside, std::ios::app) << "\"0,0\n"; }
+  const std::string csv_before = slurp(csv), manifest_before = slurp(manifest),
+                    aside_before = slurp(aside);
+  grid("    workload.payload: [18]\n    workload.dest: [wire]\n");
+  const Result refused = simloop(sweep("--resume"));
+  EXPECT_EQ(refused.status, 2) << refused.output;
+  EXPECT_NE(refused.output.find(aside.string()), std::string::npos) << refused.output;
+  EXPECT_EQ(slurp(csv), csv_before);
+  EXPECT_EQ(slurp(manifest), manifest_before);
+  EXPECT_EQ(slurp(aside), aside_before);
+  // Mended, the same resume goes through.
+  { std::ofstream(aside, std::ios::trunc) << aside_before.substr(0, aside_before.size() - 5); }
+  const Result mended = simloop(sweep("--resume"));
+  ASSERT_EQ(mended.status, 0) << mended.output;
+  EXPECT_EQ(read_csv(aside).rows.size(), 10u);
+}
+
+// --keep-runs keeps each run's document (as simloop run writes it) and log,
+// named by point hash and repeat; explain reads two of them as they are.
+TEST_F(SweepCliTest, KeptRunsAreReadByExplain) {
+  ASSERT_EQ(simloop(sweep("--keep-runs")).status, 0);
+  const Table t = read_csv(dir_ / "small-sweep.csv");
+  ASSERT_EQ(t.rows.size(), 12u);
+  std::vector<fs::path> docs;
+  for (const auto& r : t.rows) {
+    const std::string stem = r[t.column("point_hash")] + "-" + r[t.column("repeat")];
+    const fs::path doc = dir_ / "small-sweep-runs" / (stem + ".json");
+    ASSERT_TRUE(fs::exists(doc)) << doc;
+    EXPECT_TRUE(fs::exists(dir_ / "small-sweep-runs" / (stem + ".log")));
+    const json j = json::parse(slurp(doc));
+    EXPECT_TRUE(j.contains("functions") && j.contains("icache_sets")) << doc;
+    const double kpps = std::stod(r[t.column("kpps")]);
+    EXPECT_NEAR(j["result"]["kpps"].get<double>(), kpps, 1e-5 * kpps)
+        << doc;  // the CSV keeps 6 digits
+    docs.push_back(doc);
+  }
+  // Point 0 (18 B, none) against point 1 (18 B, copy-down).
+  const Result e = simloop(fmt::format("explain '{}' '{}' -o '{}'", docs[0].string(),
+                                       docs[2].string(), (dir_ / "why.json").string()));
+  ASSERT_EQ(e.status, 0) << e.output;
+  EXPECT_TRUE(json::parse(slurp(dir_ / "why.json")).is_object());
 }
 
 // A grid that grows keeps every row of the points it had (by the hash of

@@ -245,6 +245,30 @@ TEST_F(SweepTest, ResultStoreAppendsWholeRows) {
   EXPECT_EQ(t.lines, (std::vector<size_t>{2, 3}));
 }
 
+// Each row is in the file as soon as it is appended (another reader sees
+// it; it survives the end of this process); fsync runs once per interval,
+// not once per row, and at sync() and the store's end.
+TEST_F(SweepTest, RowsAreWrittenAtOnceAndSyncedInBatches) {
+  const fs::path p = dir_ / "r.csv";
+  const std::vector<std::string> header = {"point", "repeat"};
+  write_file_atomic(p, csv_line(header));
+  {
+    ResultStore s(p, header, std::chrono::hours(1));
+    for (int i = 0; i < 100; ++i) {
+      s.append({std::to_string(i), "0"});
+      ASSERT_EQ(read_csv(p).rows.size(), static_cast<size_t>(i + 1));
+    }
+    EXPECT_EQ(s.syncs(), 0u);
+    s.sync();
+    s.sync();  // nothing new: no second fsync
+    EXPECT_EQ(s.syncs(), 1u);
+  }
+  ResultStore every(p, header, std::chrono::milliseconds(0));
+  every.append({"100", "0"});
+  every.append({"101", "0"});
+  EXPECT_EQ(every.syncs(), 2u);
+}
+
 // A full disk is reported as such, not as "Success", and as a failed write
 // (simloop's exit status 4), not as any other error.
 TEST_F(SweepTest, AFullDiskIsReportedAsENOSPC) {
@@ -393,6 +417,62 @@ TEST_F(SweepTest, ResumeKeepsRowsByPointHash) {
   const Table twice = parse_csv("point,repeat,point_hash,k\n0,0,h,1\n0,0,h,1\n", "t.csv");
   EXPECT_THROW(plan_resume(twice, "t.csv", {"h"}, 1, twice.header, {{{"k", "1"}}}, false),
                StoreError);
+}
+
+// A row that says its run ended without a result (status error) is run
+// again by every resume; it is not set aside as a point the sweep lost.
+TEST_F(SweepTest, ResumeRunsRowsWithoutAResultAgain) {
+  const Table old = parse_csv(
+      "point,repeat,point_hash,k,kpps,status\n"
+      "0,0,h1,1,300,ok\n1,0,h2,2,,error\n2,0,h3,3,280,crashed\n",
+      "r.csv");
+  const std::vector<std::map<std::string, std::string>> settings = {
+      {{"k", "1"}}, {{"k", "2"}}, {{"k", "3"}}};
+  const auto plan = plan_resume(old, "r.csv", {"h1", "h2", "h3"}, 1, old.header, settings, false);
+  EXPECT_EQ(plan.rerun, 1u);
+  EXPECT_EQ(plan.retried, 0u);
+  EXPECT_TRUE(plan.dropped.empty());
+  EXPECT_EQ(plan.done, (std::set<std::pair<size_t, int>>{{0, 0}, {2, 0}}));
+  EXPECT_TRUE(plan.rewrite);
+  const auto retry = plan_resume(old, "r.csv", {"h1", "h2", "h3"}, 1, old.header, settings, true);
+  EXPECT_EQ(retry.rerun, 1u);
+  EXPECT_EQ(retry.retried, 1u);
+  EXPECT_TRUE(retry.dropped.empty());
+  EXPECT_EQ(retry.done, (std::set<std::pair<size_t, int>>{{0, 0}}));
+}
+
+// Rows set aside keep every column of every sweep that set rows aside, and
+// a run set aside twice (a grid shrunk, grown and shrunk again) is there once.
+TEST_F(SweepTest, RowsSetAsideAreAUnionWithoutDuplicates) {
+  const std::string first =
+      aside_text("", "d.csv", {"point", "repeat", "point_hash", "a", "kpps"},
+                 {{"0", "0", "h1", "1", "300"}, {"1", "0", "h2", "2", "290"}});
+  EXPECT_EQ(first, "point,repeat,point_hash,a,kpps\n0,0,h1,1,300\n1,0,h2,2,290\n");
+  // Another sweep's columns (b swept, not a), one run already there.
+  const std::string second =
+      aside_text(first, "d.csv", {"point", "repeat", "point_hash", "b", "kpps"},
+                 {{"3", "0", "h1", "", "300"}, {"0", "0", "h7", "x", "100"}});
+  EXPECT_EQ(second,
+            "point,repeat,point_hash,a,kpps,b\n0,0,h1,1,300,\n1,0,h2,2,290,\n0,0,h7,,100,x\n");
+  // Nothing new: the text as it was.
+  EXPECT_EQ(aside_text(second, "d.csv", {"point", "repeat", "point_hash", "kpps"},
+                       {{"5", "0", "h2", "290"}}),
+            second);
+  EXPECT_THROW(aside_text("point,repeat,point_hash\n\"0,0,h\n", "d.csv",
+                          {"point", "repeat", "point_hash"}, {{"0", "0", "h"}}),
+               StoreError);
+}
+
+// Rows re-indexed to a resumed sweep's points (its results written, its
+// manifest not yet) are known by that sweep's list, at the same index.
+TEST_F(SweepTest, RowsAreKnownByTheManifestOrTheResumingSweep) {
+  const auto ids =
+      row_ids(parse_csv("point,repeat,point_hash\n0,0,bb\n1,0,aa\n", "r.csv"), "r.csv");
+  const KnownPoints manifest{{"aa", "bb", "cc"}, 1}, resuming{{"bb", "aa"}, 1};
+  EXPECT_THROW(check_known(ids, manifest, "r.csv"), StoreError);
+  EXPECT_NO_THROW(check_known(ids, manifest, "r.csv", &resuming));
+  const KnownPoints other{{"aa", "bb"}, 1};
+  EXPECT_THROW(check_known(ids, manifest, "r.csv", &other), StoreError);
 }
 
 TEST_F(SweepTest, TheLockIsExclusiveAndNamesItsHolder) {

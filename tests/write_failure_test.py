@@ -101,6 +101,45 @@ else:
             cwd=WORK, capture_output=True, text=True, timeout=300)
         expect_write_failed(f"{name} (full tmpfs)", p, full, "No space left on device (ENOSPC)")
 
+    # A disk that fills while a sweep runs (after its third row), and a
+    # resume on a full disk: exit status 4 naming ENOSPC; the rows written
+    # stay, and once there is room again --resume completes the results.
+    (WORK / "mid.yaml").write_text(
+        (WORK / "exp.yaml").read_text().replace("workload.payload: [18, 64]",
+                                                "workload.payload: {start: 18, stop: 47, step: 1}"))
+    (WORK / "mid-shrunk.yaml").write_text(
+        (WORK / "exp.yaml").read_text().replace("workload.payload: [18, 64]",
+                                                "workload.payload: {start: 18, stop: 37, step: 1}"))
+    log = WORK / "mid.log"
+    sweep = f"'{SIMLOOP}' -v sweep '{WORK}/mid.yaml' -j 1 -o {full}/o"
+    script = f"""mount -t tmpfs -o size=2m tmpfs {full} || exit 99
+{sweep} 2>{log} & pid=$!
+until grep -q 'recorded point 2 ' {log}; do kill -0 $pid 2>/dev/null || break; sleep 0.02; done
+head -c 4m /dev/zero > {full}/filler 2>/dev/null
+wait $pid; echo "mid $?"
+rows=$(grep -c '' {full}/o/write-failure-sweep.csv)
+{SIMLOOP} -q sweep '{WORK}/mid-shrunk.yaml' -j 1 -o {full}/o --resume 2>{WORK}/full-resume.log
+echo "resume $?"
+rm {full}/filler
+{sweep} --resume 2>/dev/null; echo "after $?"
+echo "rows $rows $(grep -c '' {full}/o/write-failure-sweep.csv)"
+"""
+    p = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                       timeout=600)
+    out = dict(l.split(" ", 1) for l in p.stdout.splitlines() if " " in l)
+    err = [l for l in log.read_text().splitlines() if l.startswith("[error]")]
+    check(out.get("mid") == str(WRITE_FAILED),
+          f"sweep (disk filled mid-sweep): {p.stdout} {p.stderr} {err}")
+    check(err and "No space left on device (ENOSPC)" in err[-1],
+          f"sweep (disk filled mid-sweep): no ENOSPC in the last error: {err}")
+    resume_err = (WORK / "full-resume.log").read_text()
+    check(out.get("resume") == str(WRITE_FAILED) and "(ENOSPC)" in resume_err,
+          f"sweep --resume on a full disk: {p.stdout} {resume_err}")
+    check(out.get("after") == "0", f"sweep --resume with room again: {p.stdout}")
+    rows = out.get("rows", "0 0").split()
+    check(int(rows[0]) >= 4 and rows[1] == "31",
+          f"rows before the disk filled stay, and the resume completes them: {p.stdout}")
+
 # Where a plot goes: a missing directory is made; a file where the directory
 # should be is bad input, said on an [error] line, never a traceback.
 p = subprocess.run([SIMLOOP, "-q", "plot", str(RESULTS), "-o", "nodir/x"], cwd=WORK,

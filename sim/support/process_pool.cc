@@ -121,6 +121,11 @@ void ProcessPool::start(size_t job, const Body& body) {
     for (const int fd : o_.close_in_child)
       if (fd >= 0) ::close(fd);
     if (o_.handle_interrupts) {
+      // A process group of its own: a terminal's Ctrl-C (SIGINT to the
+      // foreground group) reaches only the parent, which decides. Ignoring
+      // SIGINT is not enough: code the child runs (SimGrid) installs its
+      // own handler that ends the process.
+      ::setpgid(0, 0);
       std::signal(SIGINT, SIG_IGN);
       std::signal(SIGTERM, SIG_DFL);
     }
@@ -135,6 +140,9 @@ void ProcessPool::start(size_t job, const Body& body) {
     std::fflush(nullptr);
     ::_exit(rc);
   }
+  // Here too, so that no signal to our group reaches the child before it
+  // has left it.
+  if (o_.handle_interrupts) ::setpgid(pid, pid);
   // Only the child holds the write end, so its exit is our end of file.
   ::close(fds[1]);
   Child c{pid, {}};

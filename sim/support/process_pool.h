@@ -38,9 +38,11 @@ struct PoolOptions {
   int jobs = 1;  // children running at once, at least 1
   // While run() runs: the first SIGINT starts no more jobs and lets the
   // running ones finish; a second SIGINT, or a SIGTERM, kills them (their
-  // outcomes say `stopped`). Children ignore SIGINT (the pool decides what
-  // an interrupt does to them) and die of SIGTERM. Off: no handler is
-  // installed and children keep the dispositions they inherit.
+  // outcomes say `stopped`). Children run in a process group of their own
+  // (a terminal's Ctrl-C reaches the parent only, which decides what an
+  // interrupt does to them), ignore SIGINT and die of SIGTERM. Off: no
+  // handler is installed and children keep their parent's group and the
+  // dispositions they inherit.
   bool handle_interrupts = false;
   // Descriptors a child must not keep open (locks, files being appended).
   std::vector<int> close_in_child;

@@ -227,6 +227,23 @@ YAML::Node parse_yaml_text(std::string_view text, const std::string& name,
   return doc;
 }
 
+namespace {
+// Parsed files by name, limits and text: a file read again with the same
+// text gives the same nodes (see cache_parsed_yaml).
+struct Parsed {
+  std::string text;
+  YamlLimits limits;
+  YAML::Node doc;
+};
+bool g_cache_on = false;
+std::unordered_map<std::string, Parsed> g_parsed;
+}  // namespace
+
+void cache_parsed_yaml(bool on) {
+  g_cache_on = on;
+  if (!on) g_parsed.clear();
+}
+
 YAML::Node read_yaml_file(const fs::path& file, const YamlLimits& limits) {
   const std::string name = shown_path(file.string());
   std::string text;
@@ -241,7 +258,17 @@ YAML::Node read_yaml_file(const fs::path& file, const YamlLimits& limits) {
             fmt::format("the file goes on past {} bytes, the most an input file may have",
                         limits.max_bytes));
   }
-  return parse_yaml_text(text, name, limits);
+  if (!g_cache_on) return parse_yaml_text(text, name, limits);
+  // The text is read every time: a file that changed is parsed anew.
+  const auto at = g_parsed.find(name);
+  if (at != g_parsed.end() && at->second.text == text &&
+      at->second.limits.max_bytes == limits.max_bytes &&
+      at->second.limits.max_nodes == limits.max_nodes &&
+      at->second.limits.max_depth == limits.max_depth)
+    return at->second.doc;
+  YAML::Node doc = parse_yaml_text(text, name, limits);
+  g_parsed[name] = Parsed{std::move(text), limits, doc};
+  return doc;
 }
 
 YamlLoc yaml_loc(const std::string& file, const YAML::Node& n) {

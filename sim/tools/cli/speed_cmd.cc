@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -22,6 +23,7 @@
 #include "sim/tools/cli/child.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/measure/native.h"
+#include "sim/tools/sweep/runner.h"
 
 namespace simloop::cli {
 
@@ -188,6 +190,100 @@ int scaling(const std::vector<std::string>& files, bool matrix, std::vector<int6
   return 0;
 }
 
+// One sweep of `points` points of `packets` packets each, `jobs` at a
+// time, into `dir`: its wall time, its planning time and the sum of its
+// simulations' own wall times (the CSV's wall_s).
+struct SweepTiming {
+  double plan_s = 0, wall_s = 0, sim_s = 0;
+  double cpu_s = 0;  // of this process and its runs: less moved by other load than wall time
+  size_t runs = 0;
+};
+
+double cpu_seconds() {
+  double s = 0;
+  for (const int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    rusage u{};
+    ::getrusage(who, &u);
+    for (const timeval& t : {u.ru_utime, u.ru_stime})
+      s += static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  }
+  return s;
+}
+
+SweepTiming time_sweep(const fs::path& dir, const std::string& name, int points, int64_t packets,
+                       int jobs) {
+  const fs::path exp = dir / (name + ".yaml");
+  report::write_file_atomic(
+      exp, fmt::format("name: {}\nmachine: athlon-xp-2700\nstack: freebsd6\n"
+                       "workload: {{payload: 18, packets: {}, dest: wire}}\n"
+                       "sweep:\n  grid:\n    workload.payload: {{start: 18, stop: {}, step: 1}}\n",
+                       name, packets, 18 + points - 1));
+  sweep::Options o;
+  o.experiment = exp;
+  o.output_dir = (dir / name).string();
+  o.jobs = jobs;
+  SweepTiming t;
+  const auto t0 = std::chrono::steady_clock::now();
+  const sweep::Plan plan = sweep::make_plan(o);
+  t.plan_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu0 = cpu_seconds();
+  const sweep::Summary sum = sweep::run_sweep(o, plan);
+  t.cpu_s = cpu_seconds() - cpu0;
+  t.wall_s = sum.wall_s;
+  t.runs = sum.finished;
+  if (sum.failed > 0)
+    throw std::runtime_error(fmt::format("speed --sweep: {} of its runs failed", sum.failed));
+  const sweep::Table csv = sweep::read_csv(plan.csv);
+  const int wc = csv.column("wall_s");
+  for (const auto& r : csv.rows) t.sim_s += std::stod(r[static_cast<size_t>(wc)]);
+  return t;
+}
+
+// What a sweep costs beyond its simulations: a sweep of 1-packet points at
+// -j 1 (each point's fixed cost: fork, set-up, recording its row), and a
+// study of longer points at -j `jobs` (its wall time against the sum of its
+// simulations' wall times, the least it could take on `jobs` cores).
+int sweep_cost(int points, int study_points, int64_t study_packets, int jobs) {
+  std::string tmpl = (fs::temp_directory_path() / "simloop-speed-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    throw std::runtime_error(
+        fmt::format("{}: cannot make a temporary directory: {}", tmpl, std::strerror(errno)));
+  const fs::path tmp = tmpl;
+  const auto level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::warn);  // the sweeps' own progress is not the point here
+  SweepTiming fixed, study;
+  try {
+    fixed = time_sweep(tmp, "fixed", points, 1, 1);
+    study = time_sweep(tmp, "study", study_points, study_packets, jobs);
+  } catch (...) {
+    spdlog::set_level(level);
+    fs::remove_all(tmp);
+    throw;
+  }
+  spdlog::set_level(level);
+  fs::remove_all(tmp);
+  const double n = static_cast<double>(std::max<size_t>(fixed.runs, 1));
+  std::cout << fmt::format("sweep of {} points of 1 packet, -j 1 (planning {:.3f} s):\n", points,
+                           fixed.plan_s);
+  std::cout << fmt::format("  wall time per point:         {:8.2f} ms\n", 1e3 * fixed.wall_s / n);
+  std::cout << fmt::format("  simulation per point:        {:8.2f} ms\n", 1e3 * fixed.sim_s / n);
+  std::cout << fmt::format("  fixed cost per point:        {:8.2f} ms (wall - simulation)\n",
+                           1e3 * (fixed.wall_s - fixed.sim_s) / n);
+  std::cout << fmt::format("  CPU time per point:          {:8.2f} ms (the sweep and its runs)\n",
+                           1e3 * fixed.cpu_s / n);
+  std::cout << fmt::format("study of {} points of {} packets, -j {} (planning {:.3f} s):\n",
+                           study_points, study_packets, jobs, study.plan_s);
+  std::cout << fmt::format("  wall time:                   {:8.2f} s\n", study.wall_s);
+  std::cout << fmt::format("  sum of its simulations:      {:8.2f} s\n", study.sim_s);
+  std::cout << fmt::format("  CPU time:                    {:8.2f} s (the sweep and its runs)\n",
+                           study.cpu_s);
+  const double ideal = study.sim_s / jobs;
+  std::cout << fmt::format(
+      "  wall / (sum / jobs):         {:8.2f} (1 = no cost beyond the simulations)\n",
+      ideal > 0 ? study.wall_s / ideal : 0);
+  return 0;
+}
+
 }  // namespace
 
 void add_speed(CLI::App& app, std::vector<Command>& commands) {
@@ -196,6 +292,9 @@ void add_speed(CLI::App& app, std::vector<Command>& commands) {
     std::vector<std::string> sets;
     bool scaling = false, matrix = false;
     std::vector<int64_t> sizes{10000, 100000, 1000000};
+    bool sweep = false;
+    int sweep_points = 200, study_points = 40, jobs = 2;
+    int64_t study_packets = 100000;
   };
   auto a = std::make_shared<Args>();
   auto* speed = app.add_subcommand(
@@ -206,7 +305,10 @@ void add_speed(CLI::App& app, std::vector<Command>& commands) {
       "With --scaling: run each experiment (default: every shipped one) at several packet\n"
       "counts, each in a process of its own, and print wall time per simulated packet, how it\n"
       "grows with the count, and peak memory. --matrix adds the minimal experiment for every\n"
-      "destination x interrupts x alignment policy x loop copy.");
+      "destination x interrupts x alignment policy x loop copy.\n"
+      "With --sweep: what a sweep costs beyond its simulations: the fixed cost per point (a\n"
+      "sweep of 1-packet points at -j 1), and a study's wall time against the sum of its\n"
+      "simulations' wall times (--study-points points of --study-packets packets at -j).");
   speed->add_option("experiment", a->files,
                     "Experiment YAML file(s) (default: the seed experiment; with --scaling, "
                     "every shipped experiment)");
@@ -218,16 +320,34 @@ void add_speed(CLI::App& app, std::vector<Command>& commands) {
       ->allow_extra_args(false)
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  commands.push_back({speed, [a] {
-                        if (!a->scaling) {
-                          if (a->files.size() > 1)
-                            throw UserError("speed: one experiment at a time without --scaling");
-                          return native_vs_simulated(a->files.empty() ? "" : a->files[0], a->sets);
-                        }
-                        if (!a->sets.empty())
-                          throw UserError("speed: --set goes without --scaling");
-                        return scaling(a->files, a->matrix, a->sizes);
-                      }});
+  speed->add_flag("--sweep", a->sweep, "Measure a sweep's cost per point");
+  speed->add_option("--points", a->sweep_points, "With --sweep: 1-packet points timed")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  speed->add_option("--study-points", a->study_points, "With --sweep: points of the study")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  speed->add_option("--study-packets", a->study_packets, "With --sweep: packets per study point")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000000}))
+      ->capture_default_str();
+  speed->add_option("-j,--jobs", a->jobs, "With --sweep: the study's runs at a time")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  commands.push_back(
+      {speed, [a] {
+         if (a->sweep) {
+           if (a->scaling || !a->files.empty() || !a->sets.empty())
+             throw UserError("speed: --sweep goes without --scaling, experiments or --set");
+           return sweep_cost(a->sweep_points, a->study_points, a->study_packets, a->jobs);
+         }
+         if (!a->scaling) {
+           if (a->files.size() > 1)
+             throw UserError("speed: one experiment at a time without --scaling");
+           return native_vs_simulated(a->files.empty() ? "" : a->files[0], a->sets);
+         }
+         if (!a->sets.empty()) throw UserError("speed: --set goes without --scaling");
+         return scaling(a->files, a->matrix, a->sizes);
+       }});
 }
 
 }  // namespace simloop::cli

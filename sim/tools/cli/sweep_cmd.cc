@@ -114,7 +114,7 @@ struct SweepArgs {
   std::string file, output_dir, shard = "1/1";
   std::vector<std::string> sets;
   int jobs = 0;
-  bool resume = false, retry_crashed = false, list = false;
+  bool resume = false, retry_crashed = false, list = false, keep_runs = false;
 };
 
 sweep::Options options_of(const SweepArgs& a) {
@@ -134,6 +134,8 @@ sweep::Options options_of(const SweepArgs& a) {
   // The progress line is for people watching a terminal, not for logs.
   o.progress = ::isatty(STDERR_FILENO) != 0 && spdlog::get_level() <= spdlog::level::info;
   o.provenance = {SIMLOOP_VERSION, SIMLOOP_GIT_REV, SIMLOOP_GIT_DIRTY != 0};
+  o.keep_runs = a.keep_runs;
+  o.run_document = run_document;
   return o;
 }
 
@@ -247,6 +249,10 @@ void add_sweep(CLI::App& app, std::vector<Command>& commands) {
                  "Override a key of the base experiment: path.to.key=value (repeatable)");
   sw->add_option("-o,--output-dir", a->output_dir,
                  "Directory for the results (default: output.dir)");
+  sw->add_flag("--keep-runs", a->keep_runs,
+               "Keep each run's result JSON (as simloop run writes it: per-function cycles, "
+               "I-cache sets; for explain) and its log in <dir>/<name>-sweep-runs/"
+               "<point_hash>-<repeat>.json and .log");
   sw->add_flag("--list", a->list, "Print the runs (point, repeat, seed, settings) as CSV and exit");
   commands.push_back({sw, [a] { return sweep_cmd(*a); }});
 

@@ -1,6 +1,8 @@
 #include "sim/tools/sweep/runner.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -12,8 +14,10 @@
 #include <map>
 
 #include "sim/engine/simulation.h"
+#include "sim/report/safe_file.h"
 #include "sim/report/table.h"
 #include "sim/support/process_pool.h"
+#include "sim/support/yaml_input.h"
 
 namespace simloop::sweep {
 
@@ -23,23 +27,10 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string hms(double s) {
   const auto t = static_cast<long>(s + 0.5);
   if (t >= 3600) return fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60);
   return fmt::format("{}:{:02}", t / 60, t % 60);
-}
-
-json read_json(const fs::path& p) {
-  return parse_manifest(read_text(p), p.string());
 }
 
 // A configuration as dot paths and values.
@@ -59,9 +50,32 @@ json identity_of(json config) {
   return config;
 }
 
-// The child: one simulation, its row sent back as one JSON line.
-int child_main(const Options& o, const Point& p, uint64_t seed, int fd) {
-  if (spdlog::get_level() > spdlog::level::debug) spdlog::set_level(spdlog::level::warn);
+// Where a kept run's files go: <runs>/<point hash>-<repeat>.json and .log.
+fs::path kept_run(const Plan& plan, const Point& p, int repeat, const char* ext) {
+  return plan.runs_dir / fmt::format("{}-{}{}", p.hash, repeat, ext);
+}
+
+// The child: one simulation, its row sent back as one JSON line (with
+// --keep-runs also the run's whole document, and its log in a file).
+int child_main(const Options& o, const Plan& plan, const Point& p, int repeat, uint64_t seed,
+               int fd) {
+  if (o.keep_runs) {
+    // The run's log in its own file; on failure it goes where it always did.
+    const int log = report::open_no_follow(kept_run(plan, p, repeat, ".log"),
+                                           O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (log >= 0) {
+      ::dup2(log, STDERR_FILENO);
+      ::close(log);
+      // Plain text (no terminal colours), at least info.
+      const auto level = std::min(spdlog::get_level(), spdlog::level::info);
+      spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+          "run", std::make_shared<spdlog::sinks::stderr_sink_mt>()));
+      spdlog::set_pattern("[%l] %v");
+      spdlog::set_level(level);
+    }
+  } else if (spdlog::get_level() > spdlog::level::debug) {
+    spdlog::set_level(spdlog::level::warn);
+  }
   json msg;
   int rc = 0;
   try {
@@ -72,10 +86,12 @@ int child_main(const Options& o, const Point& p, uint64_t seed, int fd) {
     engine::route_simgrid_log_to_spdlog();
     const engine::SimResult r = engine::simulate(x);
     msg["row"] = report::to_json(engine::result_row(x, r));
+    if (o.keep_runs && o.run_document) msg["document"] = o.run_document(x, r);
   } catch (const std::exception& e) {
     msg["error"] = e.what();
     rc = 1;
   }
+  spdlog::default_logger()->flush();
   proc::write_all(fd, msg.dump() + "\n");
   return rc;
 }
@@ -119,6 +135,8 @@ json manifest_json(const Options& o, const Plan& plan, const std::string& starte
   m["points"] = pts;
   m["shard"] = {{"k", o.shard.k}, {"n", o.shard.n}};
   m["results"] = plan.csv.filename().string();
+  if (o.keep_runs)
+    m["kept_runs"] = plan.runs_dir.filename().string() + "/<point_hash>-<repeat>.json";
   m["started_at"] = started;
   m["finished_at"] = nullptr;
   m["status"] = "running";
@@ -127,6 +145,19 @@ json manifest_json(const Options& o, const Plan& plan, const std::string& starte
 }
 
 }  // namespace
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+json read_json(const fs::path& p) {
+  return parse_manifest(read_text(p), p.string());
+}
 
 fs::path manifest_of(const fs::path& csv) {
   fs::path m = csv;
@@ -184,6 +215,9 @@ std::string effective_status(const json& m, const fs::path& csv) {
 }
 
 Plan make_plan(const Options& o) {
+  // Every point reads the same files, and so does every run (a fork of
+  // this process): each is parsed once.
+  config::cache_parsed_yaml(true);
   Plan p;
   p.base = config::load_experiment(o.experiment, o.sets);
   p.spec = load_spec(o.experiment);
@@ -220,6 +254,7 @@ Plan make_plan(const Options& o) {
   p.manifest = manifest_of(p.csv);
   p.lock = lock_of(p.csv);
   p.dropped = dir / (stem + "-dropped.csv");
+  p.runs_dir = dir / (stem + "-runs");
   return p;
 }
 
@@ -238,20 +273,6 @@ std::string sorted_text(const std::vector<std::string>& header, Table t) {
   std::string text = csv_line(header);
   for (size_t i : order) text += csv_line(t.rows[i]);
   return text;
-}
-
-// Appends rows to a CSV of their own (created with `header`), so that rows a
-// resumed sweep no longer has are kept, not lost.
-void keep_aside(const fs::path& path, const std::vector<std::string>& header,
-                const std::vector<std::vector<std::string>>& rows) {
-  std::string text;
-  if (!fs::exists(path)) text = csv_line(header);
-  for (const auto& r : rows) text += csv_line(r);
-  std::string old = fs::exists(path) ? read_text(path) : "";
-  if (!old.empty() && parse_csv(old, path.string()).header != header)
-    throw StoreError(
-        fmt::format("{}: its columns differ; cannot keep the dropped rows there", path.string()));
-  write_file_atomic(path, old + text);
 }
 
 // What a sweep finds in its output place and keeps: the rows of finished
@@ -308,6 +329,12 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
       settings.push_back(std::move(st));
     }
     const auto ids = row_ids(old, plan.csv.string());
+    // Rows must be of points the manifest lists, or, at the same index, of
+    // points of this sweep (a resume stopped between writing the results
+    // and the manifest leaves rows re-indexed to the new points).
+    KnownPoints here;
+    here.hashes = hashes;
+    here.repeats = plan.spec.repeats;
     if (have_manifest) {
       const json prev = read_json(plan.manifest);
       if (!prev.contains("point_hash_rule"))
@@ -315,8 +342,7 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
             "{}: written by an older simloop whose point hashes do not cover the resolved "
             "configuration; not resuming into it (use another -o)",
             plan.manifest.string()));
-      // Rows must be of points the manifest lists.
-      check_known(ids, known_points(prev, plan.manifest.string()), plan.csv.string());
+      check_known(ids, known_points(prev, plan.manifest.string()), plan.csv.string(), &here);
       std::set<std::string> swept(plan.spec.keys.begin(), plan.spec.keys.end());
       if (prev.contains("keys") && prev["keys"].is_array())
         for (const auto& k : prev["keys"])
@@ -335,8 +361,6 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
       // No manifest (its write never happened): the rows' point hashes say
       // which configuration each ran, so rows of points this sweep has are
       // kept, and rows of no point of it are refused.
-      KnownPoints known;
-      known.repeats = plan.spec.repeats;
       std::map<std::string, size_t> at;
       for (size_t i = 0; i < hashes.size(); ++i) at.emplace(hashes[i], i);
       std::vector<RowId> ids_here = ids;
@@ -344,8 +368,7 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
         const auto it = at.find(id.hash);
         if (it != at.end()) id.point = it->second;
       }
-      known.hashes = hashes;
-      check_known(ids_here, known, plan.csv.string());
+      check_known(ids_here, here, plan.csv.string());
       spdlog::warn("{}: no manifest beside it; keeping its rows by their point hashes",
                    plan.csv.string());
     }
@@ -356,24 +379,32 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
     spdlog::info("{}: holds no finished run; starting afresh", plan.csv.string());
   }
 
-  // The manifest first: results are never without one.
-  write_file_atomic(plan.manifest, manifest.dump(2) + "\n");
-  if (!rp.dropped.empty()) {
-    const size_t moved = rp.dropped.size() - rp.retried;
-    if (moved > 0) {
-      std::vector<std::vector<std::string>> aside;
-      const int sc = old.column("status");
-      for (const auto& r : rp.dropped)
-        if (!(o.retry_crashed && sc >= 0 && r[static_cast<size_t>(sc)] == "crashed"))
-          aside.push_back(r);
-      keep_aside(plan.dropped, old.header, aside);
-    }
-  }
+  // Everything is read and checked before anything is written, so a
+  // refused resume leaves the files as they were.
+  const std::string aside_before =
+      rp.dropped.empty() || !fs::exists(plan.dropped) ? "" : read_text(plan.dropped);
+  const std::string aside =
+      rp.dropped.empty() ? ""
+                         : aside_text(aside_before, plan.dropped.string(), old.header, rp.dropped);
+  const std::string manifest_text = manifest.dump(2) + "\n";
+  std::string text;
   if (!ex.have_rows || rp.rewrite) {
-    std::string text = csv_line(header);
+    text = csv_line(header);
     for (const auto& r : rp.kept) text += csv_line(r);
-    write_file_atomic(plan.csv, text);
   }
+  if (!ex.have_rows) {
+    // The manifest first: results are never without one.
+    write_file_atomic(plan.manifest, manifest_text);
+    write_file_atomic(plan.csv, text);
+    return ex;
+  }
+  // Resuming: rows set aside first (a run twice there is kept once), then
+  // the kept rows, then the manifest listing the new points. Every row in
+  // the results is of a point the manifest lists at each step, so a resume
+  // stopped at any step can be resumed.
+  if (aside != aside_before) write_file_atomic(plan.dropped, aside);
+  if (rp.rewrite) write_file_atomic(plan.csv, text);
+  write_file_atomic(plan.manifest, manifest_text);
   return ex;
 }
 
@@ -388,6 +419,7 @@ struct Todo {
 struct Recorded {
   std::vector<std::string> fields;
   std::string state, error;
+  json document;  // with --keep-runs: what `simloop run` writes as its JSON
 };
 
 // The row of a run from what its child sent back (one JSON line: its result
@@ -405,6 +437,7 @@ Recorded row_of(const Plan& plan, const std::vector<std::string>& header, const 
     }
   }
   Recorded rec;
+  if (msg.contains("document")) rec.document = std::move(msg["document"]);
   if (out.signaled()) {
     rec.state = "crashed";
     rec.error = fmt::format("killed by signal {} ({})", out.signal(), strsignal(out.signal()));
@@ -497,16 +530,24 @@ Summary run_sweep(const Options& o, const Plan& plan) {
   // check of what exists and the creation below are one step for others.
   const StoreLock lock(plan.lock, plan.csv.string());
   // Refused before anything is written, not halfway through.
-  for (const auto& p : {plan.csv, plan.manifest, plan.dropped}) report::refuse_link(p);
+  for (const auto& p : {plan.csv, plan.manifest, plan.dropped, plan.runs_dir})
+    report::refuse_link(p);
   const auto header = header_of(plan);
   json manifest = manifest_json(o, plan, started);
   const Existing ex = prepare_results(o, plan, header, manifest, started);
   const ResumePlan& rp = ex.rp;
   ResultStore store(plan.csv, header);
+  if (o.keep_runs) {
+    std::error_code ec;
+    fs::create_directory(plan.runs_dir, ec);
+    if (ec)
+      throw report::WriteError(
+          fmt::format("{}: cannot create the directory: {}", plan.runs_dir.string(), ec.message()));
+  }
 
   std::vector<Todo> todo;
   Summary sum;
-  sum.dropped = rp.dropped.size() - rp.retried;
+  sum.dropped = rp.dropped.size();
   for (const auto& p : plan.spec.points) {
     if (!o.shard.contains(p)) continue;
     for (int r = 0; r < plan.spec.repeats; ++r) {
@@ -519,12 +560,14 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     }
   }
   if (ex.have_rows)
-    spdlog::info("resuming: kept {} rows, {} runs to add, dropped {} rows{}{}", sum.skipped,
-                 todo.size(), sum.dropped,
-                 sum.dropped > 0 ? fmt::format(" of points no longer in the sweep (kept in {})",
-                                               plan.dropped.string())
-                                 : "",
-                 rp.retried > 0 ? fmt::format("; {} crashed runs to run again", rp.retried) : "");
+    spdlog::info(
+        "resuming: kept {} rows, {} runs to add, dropped {} rows{}{}{}", sum.skipped, todo.size(),
+        sum.dropped,
+        sum.dropped > 0
+            ? fmt::format(" of points no longer in the sweep (kept in {})", plan.dropped.string())
+            : "",
+        rp.retried > 0 ? fmt::format("; {} crashed runs to run again", rp.retried) : "",
+        rp.rerun > 0 ? fmt::format("; {} runs without a result to run again", rp.rerun) : "");
   spdlog::info("sweep {}: {} points x {} repeats{}, {} runs to do, {} at a time -> {}",
                plan.base.name, plan.spec.points.size(), plan.spec.repeats,
                o.shard.n > 1 ? fmt::format(" (shard {}/{})", o.shard.k, o.shard.n) : "",
@@ -540,6 +583,9 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     if (out.stopped) return;  // we stopped it: not a result, --resume runs it again
     const Todo& t = todo[out.job];
     const Recorded rec = row_of(plan, header, t, out);
+    // The run's document before its row: a recorded row's files are there.
+    if (o.keep_runs && !rec.document.is_null())
+      write_file_atomic(kept_run(plan, *t.point, t.repeat, ".json"), rec.document.dump(2) + "\n");
     store.append(rec.fields);
     ++sum.finished;
     // After the row is on disk: what a watcher of the log can wait for.
@@ -565,11 +611,19 @@ Summary run_sweep(const Options& o, const Plan& plan) {
   try {
     ran = pool.run(
         todo.size(),
-        [&](size_t i, int fd) { return child_main(o, *todo[i].point, todo[i].seed, fd); }, cb);
+        [&](size_t i, int fd) {
+          return child_main(o, plan, *todo[i].point, todo[i].repeat, todo[i].seed, fd);
+        },
+        cb);
   } catch (const std::exception& e) {
     // A failure to record (a full disk) stops the sweep: no more runs start,
     // the running ones are stopped (by the pool), and the manifest says why.
     progress.clear();
+    try {
+      store.sync();
+    } catch (const std::exception&) {
+      // The error that stopped the sweep says enough.
+    }
     manifest["finished_at"] = utc_now();
     manifest["status"] = "failed";
     manifest["error"] = e.what();
@@ -583,6 +637,7 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     throw;
   }
   progress.show(true);
+  store.sync();
 
   // Rows were appended as runs finished; the file keeps them in point order.
   try {
@@ -600,85 +655,6 @@ Summary run_sweep(const Options& o, const Plan& plan) {
   manifest["failed_this_session"] = sum.failed;
   manifest["wall_s_this_session"] = sum.wall_s;
   write_file_atomic(plan.manifest, manifest.dump(2) + "\n");
-  return sum;
-}
-
-MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
-  if (shards.empty()) throw MismatchError("merge: no shard results given");
-  // Never write over an input: compare the files themselves, not names.
-  auto same_file = [](const fs::path& a, const fs::path& b) {
-    std::error_code ec;
-    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
-    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
-  };
-  for (const auto& s : shards)
-    if (same_file(out, s) || same_file(manifest_of(out), manifest_of(s)))
-      throw StoreError(fmt::format(
-          "{}: this is also one of the merge's inputs; write the merged results to a new file",
-          out.string()));
-  // Refuse shards without manifests before touching the output's place.
-  for (const auto& s : shards)
-    if (!fs::exists(manifest_of(s)))
-      throw MismatchError(fmt::format("{}: no manifest ({}); cannot tell which sweep it holds",
-                                      s.string(), manifest_of(s).string()));
-  for (const auto& p : {out, manifest_of(out)}) report::refuse_link(p);
-  const StoreLock lock(lock_of(out), out.string());
-  json first;
-  Table all;
-  std::map<std::pair<size_t, int>, std::vector<std::string>> rows;
-  MergeSummary sum;
-  json from = json::array();
-  for (const auto& s : shards) {
-    const fs::path mp = manifest_of(s);
-    if (!fs::exists(mp))
-      throw MismatchError(fmt::format("{}: no manifest ({}); cannot tell which sweep it holds",
-                                      s.string(), mp.string()));
-    const json m = read_json(mp);
-    if (first.is_null()) {
-      first = m;
-    } else if (m.value("experiment_hash", json()) != first.value("experiment_hash", json())) {
-      throw MismatchError(fmt::format(
-          "{}: experiment hash {} differs from {}'s {}: these are results of different sweeps; "
-          "not merging",
-          s.string(), m.value("experiment_hash", json("?")).dump(), shards.front().string(),
-          first.value("experiment_hash", json("?")).dump()));
-    }
-    const Table t = read_csv(s);
-    if (all.header.empty()) {
-      all.header = t.header;
-    } else if (t.header != all.header) {
-      throw MismatchError(
-          fmt::format("{}: its columns differ from {}'s", s.string(), shards.front().string()));
-    }
-    const auto ids = row_ids(t, s.string());
-    check_known(ids, known_points(m, mp.string()), s.string());
-    for (size_t i = 0; i < ids.size(); ++i)
-      if (!rows.emplace(std::make_pair(ids[i].point, ids[i].repeat), t.rows[i]).second)
-        ++sum.duplicates;
-    const std::string status = effective_status(m, s);
-    if (status == "running")
-      spdlog::warn("{}: its sweep is still running; merging the rows it has so far", s.string());
-    from.push_back({{"results", fs::absolute(s).string()},
-                    {"shard", m.value("shard", json())},
-                    {"status", status}});
-  }
-  std::string text = csv_line(all.header);
-  for (const auto& [k, r] : rows) text += csv_line(r);
-  sum.rows = rows.size();
-  const auto known = known_points(first, manifest_of(shards.front()).string());
-  const size_t expected = known.hashes.size() * static_cast<size_t>(known.repeats);
-  sum.missing = expected > sum.rows ? expected - sum.rows : 0;
-  json m = first;
-  m["shard"] = nullptr;
-  m["merged_from"] = from;
-  m["merged_at"] = utc_now();
-  m["results"] = out.filename().string();
-  m["runs"] = expected;
-  m["runs_recorded"] = sum.rows;
-  m["status"] = sum.missing == 0 ? "complete" : "incomplete";
-  m.erase("pid");
-  write_file_atomic(manifest_of(out), m.dump(2) + "\n");
-  write_file_atomic(out, text);
   return sum;
 }
 

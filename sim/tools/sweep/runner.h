@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "sim/config/experiment.h"
+#include "sim/engine/simulation.h"
 #include "sim/tools/sweep/sweep.h"
 
 namespace simloop::sweep {
@@ -32,6 +34,10 @@ struct Options {
   Shard shard;
   bool progress = false;  // a progress line on stderr
   Provenance provenance;
+  // Keep each run's document (what `simloop run` writes as JSON, made by
+  // run_document) and its log in <stem>-runs/<point hash>-<repeat>.json/.log.
+  bool keep_runs = false;
+  std::function<nlohmann::json(const config::Experiment&, const engine::SimResult&)> run_document;
 };
 
 // A sweep before it runs: the base experiment, its points, and the hash that
@@ -44,8 +50,9 @@ struct Plan {
   std::vector<nlohmann::json> point_configs;  // each point's resolved configuration
   std::string hash;
   std::filesystem::path csv, manifest;
-  std::filesystem::path lock;     // held for the whole sweep (<stem>.lock)
-  std::filesystem::path dropped;  // rows of points a resumed sweep no longer has
+  std::filesystem::path lock;      // held for the whole sweep (<stem>.lock)
+  std::filesystem::path dropped;   // rows of points a resumed sweep no longer has
+  std::filesystem::path runs_dir;  // kept runs (Options::keep_runs)
 };
 
 // Loads and checks everything, including every point's configuration.
@@ -91,6 +98,11 @@ struct MergeSummary {
 };
 MergeSummary merge(const std::filesystem::path& out,
                    const std::vector<std::filesystem::path>& shards);
+
+// The time now, UTC, as 2026-01-31T12:00:00Z.
+std::string utc_now();
+// A manifest read from its file; StoreError naming the file if it is not one.
+nlohmann::json read_json(const std::filesystem::path& p);
 
 // The manifest that goes with a results CSV: same name, .json; its lock:
 // same name, .lock.

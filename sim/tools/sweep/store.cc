@@ -145,13 +145,15 @@ std::vector<RowId> row_ids(const Table& t, const std::string& name) {
   return out;
 }
 
-void check_known(const std::vector<RowId>& ids, const KnownPoints& known, const std::string& name) {
+void check_known(const std::vector<RowId>& ids, const KnownPoints& known, const std::string& name,
+                 const KnownPoints* also) {
+  auto lists = [](const KnownPoints& k, const RowId& id) {
+    return id.point < k.hashes.size() && k.hashes[id.point] == id.hash && id.repeat < k.repeats;
+  };
   std::vector<std::string> bad;
   size_t count = 0;
   for (const auto& id : ids) {
-    const bool ok = id.point < known.hashes.size() && known.hashes[id.point] == id.hash &&
-                    id.repeat < known.repeats;
-    if (ok) continue;
+    if (lists(known, id) || (also != nullptr && lists(*also, id))) continue;
     if (++count <= 8)
       bad.push_back(
           id.point >= known.hashes.size() ? fmt::format("line {} (point {}: the sweep has {})",
@@ -203,9 +205,11 @@ ResumePlan plan_resume(const Table& old, const std::string& name,
       plan.rewrite = true;
       continue;
     }
-    if (retry_crashed && sc >= 0 && row[static_cast<size_t>(sc)] == "crashed") {
-      plan.dropped.push_back(row);
-      ++plan.retried;
+    // A row that carries no result (status error: the run ended without
+    // saying how it went) is run again, and with retry_crashed a crashed one.
+    const std::string status = sc >= 0 ? row[static_cast<size_t>(sc)] : "";
+    if (status == "error" || (retry_crashed && status == "crashed")) {
+      ++(status == "error" ? plan.rerun : plan.retried);
       plan.rewrite = true;
       continue;
     }
@@ -232,6 +236,42 @@ ResumePlan plan_resume(const Table& old, const std::string& name,
     plan.kept.push_back(std::move(out));
   }
   return plan;
+}
+
+std::string aside_text(const std::string& existing, const std::string& name,
+                       const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows) {
+  Table t;
+  if (existing.find('\n') != std::string::npos) t = parse_csv(existing, name);
+  // The union of the columns: those already there, then the new ones.
+  std::vector<std::string> cols = t.header;
+  for (const auto& c : header)
+    if (std::find(cols.begin(), cols.end(), c) == cols.end()) cols.push_back(c);
+  const int hc = std::find(cols.begin(), cols.end(), "point_hash") - cols.begin();
+  const int rc = std::find(cols.begin(), cols.end(), "repeat") - cols.begin();
+  if (static_cast<size_t>(hc) == cols.size() || static_cast<size_t>(rc) == cols.size())
+    throw StoreError(
+        fmt::format("{}: not sweep results: the header lacks repeat or point_hash", name));
+  std::set<std::pair<std::string, std::string>> seen;
+  std::string text = csv_line(cols);
+  size_t added = 0;
+  auto add = [&](const std::vector<std::string>& from, const std::vector<std::string>& row) {
+    std::vector<std::string> out;
+    out.reserve(cols.size());
+    for (const auto& c : cols) {
+      const auto at = std::find(from.begin(), from.end(), c);
+      out.push_back(at == from.end() ? "" : row[static_cast<size_t>(at - from.begin())]);
+    }
+    // A run is kept aside once: the same point and repeat is the same run.
+    if (!seen.emplace(out[static_cast<size_t>(hc)], out[static_cast<size_t>(rc)]).second) return;
+    text += csv_line(out);
+    ++added;
+  };
+  for (const auto& r : t.rows) add(t.header, r);
+  const size_t before = added;
+  for (const auto& r : rows) add(header, r);
+  if (added == before && cols == t.header) return existing;
+  return text;
 }
 
 using report::errno_text;
@@ -384,15 +424,23 @@ bool StoreLock::held(const fs::path& lock_file) {
   return !free;
 }
 
-ResultStore::ResultStore(const fs::path& path, const std::vector<std::string>& header)
-    : path_(path), columns_(header.size()) {
+ResultStore::ResultStore(const fs::path& path, const std::vector<std::string>& header,
+                         std::chrono::milliseconds sync_every)
+    : path_(path),
+      columns_(header.size()),
+      sync_every_(sync_every),
+      synced_at_(std::chrono::steady_clock::now()) {
   fd_ = report::open_no_follow(path, O_RDWR | O_APPEND);
   if (fd_ < 0)
     throw report::WriteError(fmt::format("{}: cannot open: {}", path.string(), errno_text(errno)));
 }
 
 ResultStore::~ResultStore() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ < 0) return;
+  if (unsynced_ && ::fsync(fd_) != 0) {
+    // Written all the same; only a crash of the system could lose them.
+  }
+  ::close(fd_);
 }
 
 void ResultStore::append(const std::vector<std::string>& fields) {
@@ -404,15 +452,25 @@ void ResultStore::append(const std::vector<std::string>& fields) {
   const off_t before = ::fstat(fd_, &st) == 0 ? st.st_size : -1;
   // One row per write() with O_APPEND: a crash leaves at most one partial
   // last line, which readers drop.
-  int e = write_fully(fd_, line);
-  if (e == 0 && ::fsync(fd_) != 0) e = errno;
-  if (e != 0) {
+  if (const int e = write_fully(fd_, line); e != 0) {
     if (before >= 0 && ::ftruncate(fd_, before) != 0) {
       // Readers drop a partial last line anyway.
     }
     throw report::WriteError(
         fmt::format("{}: cannot record a finished run: {}", path_.string(), errno_text(e)));
   }
+  unsynced_ = true;
+  if (std::chrono::steady_clock::now() - synced_at_ >= sync_every_) sync();
+}
+
+void ResultStore::sync() {
+  if (!unsynced_) return;
+  if (::fsync(fd_) != 0)
+    throw report::WriteError(
+        fmt::format("{}: cannot record finished runs: {}", path_.string(), errno_text(errno)));
+  unsynced_ = false;
+  ++syncs_;
+  synced_at_ = std::chrono::steady_clock::now();
 }
 
 }  // namespace simloop::sweep

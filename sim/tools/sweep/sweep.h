@@ -9,6 +9,7 @@
 // mixed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -122,8 +123,18 @@ struct RowId {
 // column of a row whose point or repeat is not a number in range.
 std::vector<RowId> row_ids(const Table& t, const std::string& name);
 // Throws StoreError listing the lines of rows whose point is not one of
-// `known` (index out of range, another hash, or a repeat past repeats).
-void check_known(const std::vector<RowId>& ids, const KnownPoints& known, const std::string& name);
+// `known` (index out of range, another hash, or a repeat past repeats) nor,
+// if given, of `also` (the points of a sweep resuming into them).
+void check_known(const std::vector<RowId>& ids, const KnownPoints& known, const std::string& name,
+                 const KnownPoints* also = nullptr);
+
+// The text of a file of rows set aside (`existing`, possibly empty, named
+// `name`) with `rows` of `header` added: its columns are the union of both
+// (the file's first), and a run (point_hash, repeat) already there is not
+// added again. Returns `existing` itself when nothing changes.
+std::string aside_text(const std::string& existing, const std::string& name,
+                       const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows);
 
 // Resuming into existing results. Each point is identified by the hash of
 // its resolved configuration, so a grown or shrunk sweep keeps the rows of
@@ -133,14 +144,16 @@ struct ResumePlan {
   std::vector<std::vector<std::string>> kept;     // in the new header's columns
   std::vector<std::vector<std::string>> dropped;  // as they were, old header
   std::set<std::pair<size_t, int>> done;          // (new point, repeat) of kept rows
-  size_t retried = 0;                             // crashed rows dropped to run again
+  size_t retried = 0;                             // crashed rows to run again
+  size_t rerun = 0;                               // rows without a result to run again
   bool rewrite = false;                           // kept rows differ from the file's
 };
 // `old` is the existing CSV, `hashes` the new sweep's point hashes by index,
 // `header` its columns and `settings` each point's swept values (by key).
 // Swept-key columns may come and go; any other difference of columns is a
-// StoreError. With `retry_crashed`, rows whose status is crashed are not
-// kept, so they run again.
+// StoreError. Rows whose status is error (no result) are not kept, so they
+// run again; with `retry_crashed`, nor are rows whose status is crashed.
+// Neither is among `dropped`.
 ResumePlan plan_resume(const Table& old, const std::string& name,
                        const std::vector<std::string>& hashes, int repeats,
                        const std::vector<std::string>& header,
@@ -176,27 +189,38 @@ class StoreLock {
 };
 
 // The append-only results file of a sweep. Each finished run is one line
-// written to a file opened O_APPEND and fsync'ed, so rows already written
-// survive a crash or an interrupt of the sweep.
+// written at once to a file opened O_APPEND, so rows already written
+// survive a crash or an interrupt of the sweep; fsync, which makes them
+// survive a crash of the system too, runs at most every `sync_every` (it
+// costs milliseconds a row on a disk) and by sync().
 class ResultStore {
  public:
   // Opens `path` for appending rows of `header`; it must exist with that
   // header (write it with write_file_atomic first).
-  ResultStore(const std::filesystem::path& path, const std::vector<std::string>& header);
-  ~ResultStore();
+  ResultStore(const std::filesystem::path& path, const std::vector<std::string>& header,
+              std::chrono::milliseconds sync_every = std::chrono::milliseconds(250));
+  ~ResultStore();  // syncs what is not yet
   ResultStore(const ResultStore&) = delete;
   ResultStore& operator=(const ResultStore&) = delete;
 
-  // Appends one row (fields in header order). A short or failed write or
-  // fsync throws report::WriteError with its cause (e.g. No space left on
-  // device) and cuts the file back to its last whole row.
+  // Appends one row (fields in header order). A short or failed write
+  // throws report::WriteError with its cause (e.g. No space left on device)
+  // and cuts the file back to its last whole row; a failed fsync throws it
+  // too.
   void append(const std::vector<std::string>& fields);
+  // fsync now if rows were written since the last; WriteError on failure.
+  void sync();
   int fd() const { return fd_; }
+  size_t syncs() const { return syncs_; }
 
  private:
   std::filesystem::path path_;
   int fd_ = -1;
   size_t columns_ = 0;
+  std::chrono::milliseconds sync_every_;
+  std::chrono::steady_clock::time_point synced_at_;
+  bool unsynced_ = false;
+  size_t syncs_ = 0;
 };
 
 }  // namespace simloop::sweep

@@ -1,0 +1,94 @@
+// Merging the results of sweep shards into one CSV and its manifest.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "sim/report/safe_file.h"
+#include "sim/tools/sweep/runner.h"
+
+namespace simloop::sweep {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
+  if (shards.empty()) throw MismatchError("merge: no shard results given");
+  // Never write over an input: compare the files themselves, not names.
+  auto same_file = [](const fs::path& a, const fs::path& b) {
+    std::error_code ec;
+    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+  };
+  for (const auto& s : shards)
+    if (same_file(out, s) || same_file(manifest_of(out), manifest_of(s)))
+      throw StoreError(fmt::format(
+          "{}: this is also one of the merge's inputs; write the merged results to a new file",
+          out.string()));
+  // Refuse shards without manifests before touching the output's place.
+  for (const auto& s : shards)
+    if (!fs::exists(manifest_of(s)))
+      throw MismatchError(fmt::format("{}: no manifest ({}); cannot tell which sweep it holds",
+                                      s.string(), manifest_of(s).string()));
+  for (const auto& p : {out, manifest_of(out)}) report::refuse_link(p);
+  const StoreLock lock(lock_of(out), out.string());
+  json first;
+  Table all;
+  std::map<std::pair<size_t, int>, std::vector<std::string>> rows;
+  MergeSummary sum;
+  json from = json::array();
+  for (const auto& s : shards) {
+    const fs::path mp = manifest_of(s);
+    if (!fs::exists(mp))
+      throw MismatchError(fmt::format("{}: no manifest ({}); cannot tell which sweep it holds",
+                                      s.string(), mp.string()));
+    const json m = read_json(mp);
+    if (first.is_null()) {
+      first = m;
+    } else if (m.value("experiment_hash", json()) != first.value("experiment_hash", json())) {
+      throw MismatchError(fmt::format(
+          "{}: experiment hash {} differs from {}'s {}: these are results of different sweeps; "
+          "not merging",
+          s.string(), m.value("experiment_hash", json("?")).dump(), shards.front().string(),
+          first.value("experiment_hash", json("?")).dump()));
+    }
+    const Table t = read_csv(s);
+    if (all.header.empty()) {
+      all.header = t.header;
+    } else if (t.header != all.header) {
+      throw MismatchError(
+          fmt::format("{}: its columns differ from {}'s", s.string(), shards.front().string()));
+    }
+    const auto ids = row_ids(t, s.string());
+    check_known(ids, known_points(m, mp.string()), s.string());
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (!rows.emplace(std::make_pair(ids[i].point, ids[i].repeat), t.rows[i]).second)
+        ++sum.duplicates;
+    const std::string status = effective_status(m, s);
+    if (status == "running")
+      spdlog::warn("{}: its sweep is still running; merging the rows it has so far", s.string());
+    from.push_back({{"results", fs::absolute(s).string()},
+                    {"shard", m.value("shard", json())},
+                    {"status", status}});
+  }
+  std::string text = csv_line(all.header);
+  for (const auto& [k, r] : rows) text += csv_line(r);
+  sum.rows = rows.size();
+  const auto known = known_points(first, manifest_of(shards.front()).string());
+  const size_t expected = known.hashes.size() * static_cast<size_t>(known.repeats);
+  sum.missing = expected > sum.rows ? expected - sum.rows : 0;
+  json m = first;
+  m["shard"] = nullptr;
+  m["merged_from"] = from;
+  m["merged_at"] = utc_now();
+  m["results"] = out.filename().string();
+  m["runs"] = expected;
+  m["runs_recorded"] = sum.rows;
+  m["status"] = sum.missing == 0 ? "complete" : "incomplete";
+  m.erase("pid");
+  write_file_atomic(manifest_of(out), m.dump(2) + "\n");
+  write_file_atomic(out, text);
+  return sum;
+}
+
+}  // namespace simloop::sweep
