@@ -119,8 +119,8 @@ std::vector<uint64_t> place_sections(const LinkMap& map, const std::vector<NmSym
   for (size_t i = 0; i < n; ++i)
     if (again[i] != map.text[i].addr)
       throw LayoutError(fmt::format(
-          "link map: {} is at {:#x}, but its sections in map order place it at {:#x}: not a "
-          "plain ld.lld link of .text",
+          "{} is at {:#x}, but the sections before it, aligned, end at {:#x}: not a plain "
+          "ld.lld link of .text",
           map.text[i].input, map.text[i].addr, again[i]));
   if (order.empty()) return again;
   // A section's priority is its first listed symbol's place (ld.lld's).

@@ -109,6 +109,8 @@ void write_order(const fs::path& file, const std::vector<std::string>& order) {
 int layout_build_cmd(const LayoutBuildArgs& a) {
   if (a.nm.empty()) throw UserError("a real build needs --nm (its nm map) as well as --path");
   if (a.paths.empty()) throw UserError("--nm with --map needs at least one --path");
+  if (a.map.empty() && !a.orders.empty())
+    throw UserError("--order needs --map: the link map says how functions move");
   measure::OrderProblem pb;
   pb.owners =
       read_owners(a.owners.empty() ? tree_file("configs/harness/owners.txt").string() : a.owners);
@@ -129,9 +131,13 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
     try {
       std::istringstream map(read_text(a.map, "link map"));
       pb.map = models::parse_lld_map(map, a.map);
+    } catch (const models::LayoutError& e) {
+      throw UserError(e.what());  // names the map and its line
+    }
+    try {
       models::place_sections(pb.map, pb.symbols, {});  // the map is a plain link
     } catch (const models::LayoutError& e) {
-      throw UserError(fmt::format("{} (nm map {}): {}", a.map, a.nm, e.what()));
+      throw UserError(fmt::format("{}: {}", a.map, e.what()));
     }
   }
   for (const auto& spec : a.paths) pb.paths.push_back(parse_path(spec));
