@@ -11,7 +11,8 @@
 # Usage: experiments/validation/link_order.sh [SIMLOOP]
 #   LINK_BUILD   where the builds go (default build-link-order)
 #   CANDIDATES   paddings drawn (default 12), BAD how many to advise on (3)
-#   BUDGET       seconds of search per layout (default 120)
+#   BUDGET       seconds of search per layout at most (default 600; the search
+#                stops at 2000 orders evaluated, or where no move helps)
 #
 # Fixed before any result was seen:
 #   paths       loopback 18 B, wire 18 B, self 1024 B, weight 1 each
@@ -27,7 +28,7 @@ simloop=${1:-${SIMLOOP:-$root/build/simloop}}
 lbuild=${LINK_BUILD:-$root/build-link-order}
 candidates=${CANDIDATES:-12}
 bad=${BAD:-3}
-budget=${BUDGET:-120}
+budget=${BUDGET:-600}
 data=$here/data/link-order
 py=$here/link_order.py
 geoms="16384,1,64 16384,2,64 32768,2,64"
@@ -107,7 +108,7 @@ while read -r l padunit; do
   mkdir -p "$out"
   # shellcheck disable=SC2086
   nice "$simloop" -q layout --nm "$tmp/$l.nm" --map "$(harness "$l").map" $pathargs $i1 \
-    --budget "$budget" --max-evals 100000 --out-dir "$out" >"$out/layout.txt"
+    --budget "$budget" --max-evals 2000 --out-dir "$out" >"$out/layout.txt"
   for o in "$out"/*.order; do
     kind=$(basename "$o" .order)
     b=$("$root/scripts/link-harness.sh" "$lbuild" "$l-$kind" "$o" "$padunit")
