@@ -406,9 +406,10 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
                   "still linked beside");
   cmd->add_option(
       "--nm", a->nm_file,
-      "Output of `nm -S --defined-only -n` for a real binary instead of a YAML layout (needs "
-      "--owners;\n"
-      "report only: nm does not say which object a symbol is in, so there is nothing to reorder)");
+      "Output of `nm -S --defined-only -n` for a real binary instead of a YAML layout. Alone\n"
+      "(needs --owners) a report only: nm does not say which section a symbol is in; with\n"
+      "--map and --path, the real build's prediction and a function order (owners default to\n"
+      "configs/harness/owners.txt)");
   cmd->add_option(
       "--owners", a->owners_file,
       "With --nm: a file of 'symbol owner' lines ('#' comments) naming what runs each symbol: a "
