@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "sim/layout/layout.h"
+#include "sim/layout/link_map.h"
 #include "sim/support/text.h"
 
 namespace simloop::models {
@@ -187,6 +188,13 @@ LinkedLayout layout_from_nm(std::istream& nm_output,
                             const std::multimap<std::string, std::string>& owners,
                             double hot_fraction, const HotProfile* profile,
                             const WalkProfile* walks) {
+  return layout_from_nm(parse_nm(nm_output), owners, hot_fraction, profile, walks);
+}
+
+LinkedLayout layout_from_nm(const std::vector<NmSymbol>& syms,
+                            const std::multimap<std::string, std::string>& owners,
+                            double hot_fraction, const HotProfile* profile,
+                            const WalkProfile* walks) {
   if (!(hot_fraction > 0 && hot_fraction <= 1))
     throw LayoutError(fmt::format("hot_fraction must be in (0, 1], got {}", hot_fraction));
   for (const auto& [sym, owner] : owners)
@@ -194,7 +202,6 @@ LinkedLayout layout_from_nm(std::istream& nm_output,
       throw LayoutError(fmt::format("symbol {}: unknown owner '{}' (valid: {})", sym, owner,
                                     fmt::join(layout_owners(), ", ")));
   LinkedLayout out;
-  const std::vector<NmSymbol> syms = parse_nm(nm_output);
   for (const NmSymbol& s : syms) {
     if (!s.text || s.size == 0) continue;
     const auto [first, last] = owners.equal_range(s.name);

@@ -17,6 +17,7 @@
 #include "sim/support/text.h"
 #include "sim/tools/advise/layout_advice.h"
 #include "sim/tools/cli/commands.h"
+#include "sim/tools/cli/layout_build.h"
 
 namespace simloop::cli {
 
@@ -38,6 +39,7 @@ struct LayoutArgs {
   bool no_search = false;
   int top = 10;
   std::string json_out;
+  LayoutBuildArgs build;  // a real build: --map, --path, --I1, --out-dir
 };
 
 models::PathSpec path_spec(const config::Experiment& x) {
@@ -190,7 +192,8 @@ void print_advice(const models::Advice& adv, const config::Experiment& x, const 
 
   if (!adv.result) {
     if (!a.nm_file.empty())
-      std::cout << "\nno search: nm output does not say which object a symbol is in\n";
+      std::cout << "\nno search: nm output does not say which section a symbol is in (give "
+                   "--map and --path for a real build)\n";
   } else {
     const models::SearchResult& r = *adv.result;
     const double k0 = kpps(hz, cpp + r.before.stall_cycles_per_packet);
@@ -295,6 +298,20 @@ Layouts load_layouts(const config::Experiment& x, const fs::path& file, const La
 }
 
 int layout_cmd(const LayoutArgs& a) {
+  if (!a.build.map.empty() || !a.build.paths.empty()) {
+    if (!a.file.empty() || !a.sets.empty() || !a.layout_file.empty() || !a.json_out.empty())
+      throw UserError(
+          "a real build (--map, --path) takes no experiment, --set, --layout or -o (see "
+          "--out-dir)");
+    LayoutBuildArgs b = a.build;
+    b.nm = a.nm_file;
+    b.owners = a.owners_file;
+    b.budget_s = a.budget_s;
+    b.max_evals = a.max_evals;
+    b.seed = a.seed;
+    b.no_search = a.no_search;
+    return layout_build_cmd(b);
+  }
   fs::path file = experiment_path(a.file);
   if (file.empty()) file = tree_file(kDefaultExperiment);
   config::Experiment x;
@@ -389,9 +406,10 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
                   "still linked beside");
   cmd->add_option(
       "--nm", a->nm_file,
-      "Output of `nm -S --defined-only -n` for a real binary instead of a YAML layout (needs "
-      "--owners;\n"
-      "report only: nm does not say which object a symbol is in, so there is nothing to reorder)");
+      "Output of `nm -S --defined-only -n` for a real binary instead of a YAML layout. Alone\n"
+      "(needs --owners) a report only: nm does not say which section a symbol is in; with\n"
+      "--map and --path, the real build's prediction and a function order (owners default to\n"
+      "configs/harness/owners.txt)");
   cmd->add_option(
       "--owners", a->owners_file,
       "With --nm: a file of 'symbol owner' lines ('#' comments) naming what runs each symbol: a "
@@ -401,6 +419,28 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
                   "With --nm: the part of each symbol that is hot, from its start")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_option("--map", a->build.map,
+                  "With --nm: the build's ld.lld link map (-Map); with --path, predicts the\n"
+                  "build's misses as `simloop icache` does and searches a function order for\n"
+                  "ld.lld --symbol-ordering-file (functions in sections of their own:\n"
+                  "-ffunction-sections) with fewer misses on every path, beside hot functions\n"
+                  "in call order; runtime libraries stay where the linker puts them");
+  cmd->add_option("--path", a->build.paths,
+                  "With --nm: a path the build runs, "
+                  "name=NAME,profile=FILE,payload=BYTES[,path=SPEC][,weight=W]\n"
+                  "(FILE from `simloop measure profile` of the build on that path; SPEC a\n"
+                  "destination, or DEST/ALIGN/COPY...); repeat for several: the search weighs "
+                  "their misses and\n"
+                  "makes none worse than the default link");
+  cmd->add_option("--order", a->build.orders,
+                  "With --map: also predict this function order, NAME=FILE (one symbol a line,\n"
+                  "as ld.lld --symbol-ordering-file reads it); repeatable");
+  cmd->add_option("--I1", a->build.i1,
+                  "With --path: I1 geometries SIZE,ASSOC,LINE the search counts misses at")
+      ->capture_default_str();
+  cmd->add_option("--out-dir", a->build.out_dir,
+                  "With --path: write predicted.csv and an order file per order (advice.order,\n"
+                  "call-order-*.order) into this directory");
   cmd->add_option("--budget", a->budget_s, "Seconds the search may take at most")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();

@@ -1,0 +1,250 @@
+// simloop layout on a real build: its nm map, its ld.lld link map and
+// callgrind profiles of one or more paths. Predicts the build's I1 misses
+// with `simloop icache`'s model, and searches a function order for ld.lld's
+// --symbol-ordering-file with fewer misses on every path, beside the
+// baselines (hot functions in call order, from each path and from all).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "sim/report/safe_file.h"
+#include "sim/report/table.h"
+#include "sim/support/text.h"
+#include "sim/tools/cli/layout_build.h"
+#include "sim/tools/measure/icache_check.h"
+#include "sim/tools/measure/link_order.h"
+
+namespace simloop::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const std::string& file, const char* what) {
+  std::ifstream in(file);
+  if (!in) throw UserError(fmt::format("{}: cannot read the {}", file, what));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// "name=N,profile=FILE,payload=B,path=SPEC[,weight=W]".
+measure::OrderPath parse_path(const std::string& spec) {
+  measure::OrderPath p;
+  p.opt.warmup = 1000;  // as `simloop icache` and `measure cachegrind` run it
+  std::string profile;
+  bool has_payload = false;
+  std::vector<std::string> parts;
+  for (size_t from = 0;;) {
+    const size_t comma = spec.find(',', from);
+    parts.push_back(spec.substr(from, comma - from));
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  for (const auto& kv : parts) {
+    const auto eq = kv.find('=');
+    const std::string key = kv.substr(0, eq),
+                      value = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    auto bad = [&](const std::string& why) {
+      return UserError(fmt::format("--path '{}': {}: {}", spec, key, why));
+    };
+    if (eq == std::string::npos || value.empty()) throw bad("expected key=value");
+    if (key == "name") {
+      p.name = value;
+    } else if (key == "profile") {
+      profile = value;
+    } else if (key == "payload") {
+      uint64_t v = 0;
+      if (!support::parse_u64(value, &v) || v > workload::Path::kMaxPayload)
+        throw bad(fmt::format("expected bytes from 0 to {}", workload::Path::kMaxPayload));
+      p.opt.payload = static_cast<int>(v);
+      has_payload = true;
+    } else if (key == "path") {
+      try {
+        // A destination alone keeps the other fields at their defaults.
+        if (value.find('/') == std::string::npos)
+          p.opt.path.set("dest", value);
+        else
+          p.opt.path = workload::Path::parse(value);
+      } catch (const std::exception& e) {
+        throw bad(e.what());
+      }
+    } else if (key == "weight") {
+      char* end = nullptr;
+      p.weight = std::strtod(value.c_str(), &end);
+      if (end != value.c_str() + value.size() || !(p.weight > 0) || !std::isfinite(p.weight))
+        throw bad("expected a positive number");
+    } else {
+      throw bad("unknown key (expected name, profile, payload, path, weight)");
+    }
+  }
+  if (p.name.empty() || profile.empty() || !has_payload)
+    throw UserError(fmt::format("--path '{}': name, profile and payload are required", spec));
+  if (auto why = p.opt.path.payload_problem(p.opt.payload, p.opt.stack); !why.empty())
+    throw UserError(fmt::format("--path '{}': payload {}: {}", spec, p.opt.payload, why));
+  std::istringstream in(read_text(profile, "profile"));
+  try {
+    p.profile = measure::load_profile(in, profile);
+    p.trace = measure::harness_trace(p.opt);
+  } catch (const std::runtime_error& e) {
+    throw UserError(e.what());
+  }
+  return p;
+}
+
+void write_order(const fs::path& file, const std::vector<std::string>& order) {
+  std::string text;
+  for (const auto& s : order) text += s + "\n";
+  report::write_file_atomic(file, text);
+}
+
+}  // namespace
+
+int layout_build_cmd(const LayoutBuildArgs& a) {
+  if (a.nm.empty()) throw UserError("a real build needs --nm (its nm map) as well as --path");
+  if (a.paths.empty()) throw UserError("--nm with --map needs at least one --path");
+  if (a.map.empty() && !a.orders.empty())
+    throw UserError("--order needs --map: the link map says how functions move");
+  measure::OrderProblem pb;
+  pb.owners =
+      read_owners(a.owners.empty() ? tree_file("configs/harness/owners.txt").string() : a.owners);
+  for (const auto& s : a.i1) {
+    try {
+      pb.geometries.push_back(measure::parse_geometry(s));
+    } catch (const std::invalid_argument& e) {
+      throw UserError(fmt::format("--I1: {}", e.what()));
+    }
+  }
+  try {
+    std::istringstream nm(read_text(a.nm, "nm map"));
+    pb.symbols = models::parse_nm(nm);
+  } catch (const models::LayoutError& e) {
+    throw UserError(fmt::format("{}: {}", a.nm, e.what()));
+  }
+  if (!a.map.empty()) {
+    try {
+      std::istringstream map(read_text(a.map, "link map"));
+      pb.map = models::parse_lld_map(map, a.map);
+    } catch (const models::LayoutError& e) {
+      throw UserError(e.what());  // names the map and its line
+    }
+    try {
+      models::place_sections(pb.map, pb.symbols, {});  // the map is a plain link
+    } catch (const models::LayoutError& e) {
+      throw UserError(fmt::format("{}: {}", a.map, e.what()));
+    }
+  }
+  for (const auto& spec : a.paths) pb.paths.push_back(parse_path(spec));
+
+  struct Named {
+    std::string name;
+    std::vector<std::string> order;
+    std::vector<double> cells;
+  };
+  std::vector<Named> rows;
+  auto predict = [&](const std::vector<std::string>& order) {
+    try {
+      return measure::predict_order(pb, order);
+    } catch (const models::LayoutError& e) {
+      throw UserError(fmt::format("{}: {}", a.nm, e.what()));
+    }
+  };
+  rows.push_back({"default link", {}, predict({})});
+  const std::vector<double> limit = rows.front().cells;
+  std::optional<measure::OrderResult> advice;
+  if (!a.map.empty()) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> starts;
+    std::vector<size_t> all;
+    for (size_t i = 0; i < pb.paths.size(); ++i) {
+      all.push_back(i);
+      starts.emplace_back("call order " + pb.paths[i].name, measure::call_order(pb, {i}));
+    }
+    if (pb.paths.size() > 1) starts.emplace_back("call order all", measure::call_order(pb, all));
+    for (const auto& [name, order] : starts) rows.push_back({name, order, predict(order)});
+    for (const auto& spec : a.orders) {
+      const auto eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+        throw UserError(fmt::format("--order '{}': expected NAME=FILE", spec));
+      std::vector<std::string> order;
+      std::istringstream in(read_text(spec.substr(eq + 1), "order file"));
+      for (std::string line; std::getline(in, line);)
+        for (auto& w : support::words(line.substr(0, line.find('#')))) order.push_back(w);
+      rows.push_back({spec.substr(0, eq), order, predict(order)});
+    }
+    if (!a.no_search) {
+      measure::OrderSearchOptions so;
+      so.budget_s = a.budget_s;
+      so.max_evaluations = a.max_evals;
+      so.seed = a.seed;
+      advice = measure::search_order(pb, limit, starts, so);
+      rows.push_back({"advice", advice->order, advice->cells});
+    }
+  }
+
+  // The table: one line per order and path, misses per geometry.
+  const size_t g = pb.geometries.size();
+  std::cout << fmt::format(
+      "build: {}{}\n", a.nm,
+      a.map.empty() ? std::string(" (no --map: prediction only)")
+                    : fmt::format(" (map {}: {} input sections in .text, "
+                                  "{} hot functions can be ordered)",
+                                  a.map, pb.map.text.size(), measure::hot_functions(pb).size()));
+  for (const auto& p : pb.paths)
+    std::cout << fmt::format("path {}: payload {} B, {}, weight {}\n", p.name, p.opt.payload,
+                             p.opt.path.spec(), p.weight);
+  std::cout << "predicted I1 misses per packet (fetch call-sites):\n";
+  std::string head = fmt::format("  {:<24} {:<14}", "order", "path");
+  for (const auto& geo : pb.geometries) head += fmt::format(" {:>12}", measure::geometry_spec(geo));
+  std::cout << head << fmt::format(" {:>10}\n", "cost");
+  std::vector<report::Row> csv;
+  for (const auto& r : rows) {
+    for (size_t p = 0; p < pb.paths.size(); ++p) {
+      std::string line = fmt::format("  {:<24} {:<14}", r.name, pb.paths[p].name);
+      for (size_t k = 0; k < g; ++k) {
+        line += fmt::format(" {:>12.2f}", r.cells[p * g + k]);
+        report::Row row;
+        row.set("order", r.name)
+            .set("path", pb.paths[p].name)
+            .set("i1", measure::geometry_spec(pb.geometries[k]))
+            .set("predicted_i1_misses_per_packet", r.cells[p * g + k]);
+        csv.push_back(std::move(row));
+      }
+      std::cout << line
+                << (p == 0 ? fmt::format(" {:>10.2f}", measure::order_cost(pb, r.cells))
+                           : std::string())
+                << "\n";
+    }
+  }
+  if (advice) {
+    std::cout << fmt::format(
+        "advice: {} functions ordered, from {}; {} orders evaluated (seed {}, {}); no cell above "
+        "the default link's\n",
+        advice->order.size(), advice->start, advice->evaluations, a.seed,
+        advice->stopped_by_time ? "stopped by the time budget: may differ on a faster machine"
+                                : "deterministic");
+  }
+  if (!a.out_dir.empty()) {
+    const fs::path dir = a.out_dir;
+    report::write_rows((dir / "predicted.csv").string(), csv);
+    for (const auto& r : rows) {
+      if (!r.name.starts_with("advice") && !r.name.starts_with("call order")) continue;
+      std::string file = r.name;
+      for (char& c : file)
+        if (c == ' ') c = '-';
+      write_order(dir / (file + ".order"), r.order);
+    }
+    std::cout << fmt::format(
+        "wrote {}/predicted.csv and an order file per order (for ld.lld "
+        "--symbol-ordering-file)\n",
+        a.out_dir);
+  }
+  return 0;
+}
+
+}  // namespace simloop::cli

@@ -1,0 +1,161 @@
+#include "sim/tools/measure/link_order.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <set>
+
+#include "sim/tools/measure/icache_check.h"
+
+namespace simloop::measure {
+
+std::vector<double> predict_order(const OrderProblem& pb, const std::vector<std::string>& order) {
+  const auto placed = models::place_sections(pb.map, pb.symbols, order);
+  const auto syms = models::relink_symbols(pb.symbols, pb.map, placed);
+  std::vector<double> cells;
+  cells.reserve(pb.paths.size() * pb.geometries.size());
+  for (const auto& p : pb.paths) {
+    // As `simloop icache` builds it from the nm map.
+    const auto linked =
+        models::layout_from_nm(syms, pb.owners, 1.0, &p.profile.hot, &p.profile.walks);
+    for (const auto& g : pb.geometries)
+      cells.push_back(predict_misses(linked, g, p.trace, pb.fetch).i1_misses);
+  }
+  return cells;
+}
+
+std::vector<std::string> hot_functions(const OrderProblem& pb) {
+  std::set<std::string> hot;
+  for (const auto& p : pb.paths)
+    for (const auto& [sym, ranges] : p.profile.hot) hot.insert(sym);
+  std::vector<std::string> out;
+  std::set<int> taken;
+  for (const auto& s : pb.symbols) {
+    if (!s.text || hot.count(s.name) == 0) continue;
+    const int sec = models::section_of(pb.map, s.addr);
+    if (sec < 0 || pb.map.text[static_cast<size_t>(sec)].runtime) continue;
+    if (taken.insert(sec).second) out.push_back(s.name);
+  }
+  return out;
+}
+
+std::vector<std::string> call_order(const OrderProblem& pb, const std::vector<size_t>& paths) {
+  const auto hot = hot_functions(pb);
+  const std::set<std::string> orderable(hot.begin(), hot.end());
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& s) {
+    if (orderable.count(s) != 0 && seen.insert(s).second) out.push_back(s);
+  };
+  for (size_t pi : paths) {
+    const auto& walks = pb.paths.at(pi).profile.walks;
+    std::set<std::pair<std::string, uint64_t>> done;
+    // Depth first, iteratively: (walk, next item).
+    std::vector<std::pair<const models::Walk*, size_t>> stack;
+    auto enter = [&](const std::pair<std::string, uint64_t>& key) {
+      add(key.first);
+      const auto w = walks.find(key);
+      if (w != walks.end() && done.insert(key).second) stack.emplace_back(&w->second, 0);
+    };
+    for (const auto& [key, walk] : walks) {
+      if (walk.calls_per_packet != 0) continue;  // not a loop around the packets
+      enter(key);
+      while (!stack.empty()) {
+        auto& [w, i] = stack.back();
+        if (i == w->items.size()) {
+          stack.pop_back();
+          continue;
+        }
+        const models::WalkItem& item = w->items[i++];
+        if (!item.target.empty()) enter({item.target, item.target_offset});
+      }
+    }
+  }
+  for (const auto& s : hot) add(s);
+  return out;
+}
+
+double order_cost(const OrderProblem& pb, const std::vector<double>& cells) {
+  const size_t g = pb.geometries.size();
+  double c = 0;
+  for (size_t p = 0; p < pb.paths.size(); ++p)
+    for (size_t k = 0; k < g; ++k) c += pb.paths[p].weight * cells[p * g + k];
+  return c;
+}
+
+namespace {
+
+bool within(const std::vector<double>& cells, const std::vector<double>& limit) {
+  for (size_t i = 0; i < cells.size(); ++i)
+    if (cells[i] > limit[i] + 1e-9) return false;
+  return true;
+}
+
+}  // namespace
+
+OrderResult search_order(
+    const OrderProblem& pb, const std::vector<double>& limit,
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& starts,
+    const OrderSearchOptions& opt) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  OrderResult r;
+  r.start = "default link";
+  r.cells = limit;
+  double cost = order_cost(pb, limit);
+  for (const auto& [name, order] : starts) {
+    const auto cells = predict_order(pb, order);
+    ++r.evaluations;
+    const double c = order_cost(pb, cells);
+    if (within(cells, limit) && c < cost - 1e-9) {
+      r = {order, cells, name, r.evaluations, false};
+      cost = c;
+    }
+  }
+  const auto hot = hot_functions(pb);
+  std::mt19937_64 rng(opt.seed);
+  auto out_of_budget = [&] {
+    return r.evaluations >= opt.max_evaluations ||
+           std::chrono::duration<double>(Clock::now() - t0).count() >= opt.budget_s;
+  };
+  bool improved = true;
+  while (improved && cost > 0 && !out_of_budget()) {
+    improved = false;
+    // Every move of one function (ordered or not) to another place in the
+    // order, and every drop of one from it.
+    std::vector<std::vector<std::string>> cands;
+    const auto& cur = r.order;
+    for (const auto& f : hot) {
+      std::vector<std::string> rest = cur;
+      const auto at = std::find(rest.begin(), rest.end(), f);
+      const bool listed = at != rest.end();
+      if (listed) {
+        rest.erase(at);
+        cands.push_back(rest);  // dropped: back to its place in the link
+      }
+      for (size_t j = 0; j <= rest.size(); ++j) {
+        auto c = rest;
+        c.insert(c.begin() + static_cast<std::ptrdiff_t>(j), f);
+        if (c != cur) cands.push_back(std::move(c));
+      }
+    }
+    std::shuffle(cands.begin(), cands.end(), rng);
+    for (auto& c : cands) {
+      if (out_of_budget()) break;
+      ++r.evaluations;
+      const auto cells = predict_order(pb, c);
+      const double cc = order_cost(pb, cells);
+      if (within(cells, limit) && cc < cost - 1e-9) {
+        r.order = std::move(c);
+        r.cells = cells;
+        cost = cc;
+        improved = true;
+        break;
+      }
+    }
+  }
+  r.stopped_by_time = std::chrono::duration<double>(Clock::now() - t0).count() >= opt.budget_s;
+  return r;
+}
+
+}  // namespace simloop::measure

@@ -1,0 +1,82 @@
+// Function orders for a real build: the I-cache misses a build would have
+// if ld.lld placed its functions in another order (--symbol-ordering-file),
+// predicted with the model `simloop icache` uses on the build itself, and a
+// search for an order with fewer misses on several paths at once.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/icache.h"
+#include "sim/layout/layout.h"
+#include "sim/layout/link_map.h"
+#include "sim/tools/advise/layout_advisor.h"
+#include "sim/tools/measure/harness_run.h"
+
+namespace simloop::measure {
+
+// One path through the stack, with the profile of the build taken on it.
+struct OrderPath {
+  std::string name;
+  double weight = 1;
+  NativeOptions opt;
+  CodeProfile profile;
+  models::PathTrace trace;  // harness_trace(opt)
+};
+
+struct OrderProblem {
+  std::vector<models::NmSymbol> symbols;  // the build's (parse_nm of nm_output)
+  models::LinkMap map;
+  std::multimap<std::string, std::string> owners;
+  std::vector<OrderPath> paths;
+  std::vector<models::CacheGeometry> geometries;
+  models::FetchMode fetch = models::FetchMode::call_sites;
+};
+
+// Predicted I1 misses per packet, by path then geometry (index p * G + g),
+// of the build relinked with `order` (empty: the build as it is, the same
+// figures as `simloop icache` on its nm map).
+std::vector<double> predict_order(const OrderProblem& pb, const std::vector<std::string>& order);
+
+// Functions worth ordering: text symbols that run on some path (its
+// profile), in a section that is not a runtime library's, one name per
+// section, in address order.
+std::vector<std::string> hot_functions(const OrderProblem& pb);
+
+// Hot functions grouped in the order they are first called (depth first
+// through the profile's walks from the sender's loop), for the paths given
+// by index, the first path's calls first; hot functions no walk reaches
+// follow in address order.
+std::vector<std::string> call_order(const OrderProblem& pb, const std::vector<size_t>& paths);
+
+struct OrderSearchOptions {
+  double budget_s = 60;
+  int max_evaluations = 4000;
+  uint64_t seed = 1;
+};
+
+struct OrderResult {
+  std::vector<std::string> order;
+  std::vector<double> cells;  // predict_order(order)
+  std::string start;          // which starting order it grew from
+  int evaluations = 0;
+  bool stopped_by_time = false;
+};
+
+// The weighted sum over paths of the misses summed over geometries.
+double order_cost(const OrderProblem& pb, const std::vector<double>& cells);
+
+// Local search for an order of the hot functions with the least cost such
+// that no cell gets more misses than with `limit` (the default link's
+// cells): from the best of `starts` that keeps within the limit (the
+// default link itself if none does), moves of one function to another
+// place and drops of one function from the order, first improvement, in an
+// order shuffled by the seed. Deterministic unless stopped by the budget.
+OrderResult search_order(
+    const OrderProblem& pb, const std::vector<double>& limit,
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& starts,
+    const OrderSearchOptions& opt = {});
+
+}  // namespace simloop::measure
