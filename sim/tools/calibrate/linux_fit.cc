@@ -7,12 +7,12 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <set>
 
 #include "sim/report/safe_file.h"
 #include "sim/stack/linux/stack.h"
+#include "sim/stack/workload/driver.h"
+#include "sim/stack/workload/linux_options.h"
 #include "sim/tools/calibrate/nnls.h"
 
 namespace simloop::measure {
@@ -20,8 +20,6 @@ namespace simloop::measure {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr uint16_t kPort = 5001;
 
 // Counts what each function of the stack does per packet while `on`; who
 // called whom is followed always.
@@ -91,31 +89,32 @@ Point as_point(const LinuxPoint& p) {
 LinuxFeatures linux_features(const std::string& path, int payload, int packets) {
   if (path != "unconnected" && path != "connected")
     throw InputError("path '" + path + "': expected unconnected or connected");
+  // The loop every run drives (workload::Driver): sendto(), or send() on a
+  // socket connected once, the softirq, and the receiver's recvfrom().
   CountProbe probe;
-  net::lnx::Stack<CountProbe> st(probe, {});
-  const int rx = st.socket(), tx = st.socket();
-  if (st.bind(rx, net::kLoopAddr, kPort) != 0) throw InputError("the simulated stack: bind failed");
-  const bool connected = path == "connected";
-  if (connected && st.connect(tx, net::kLoopAddr, kPort) != 0)
-    throw InputError("the simulated stack: connect failed");
-  std::vector<uint64_t> words(static_cast<size_t>(payload) / 8 + 1, 0x0101010101010101ULL);
-  std::vector<uint64_t> rwords(65536 / 8);
-  auto one = [&] {
-    const int err = connected ? st.send(tx, words.data(), payload)
-                              : st.sendto(tx, words.data(), payload, net::kLoopAddr, kPort);
-    if (err != 0)
-      throw InputError(fmt::format("the simulated stack refuses {} B on path {}: {}", payload, path,
-                                   std::strerror(err)));
-    st.netisr_run();
-    int got = 0;
-    if (st.recvfrom(rx, rwords.data(), 65536, &got) != 0 || got != payload)
-      throw InputError(
-          fmt::format("the simulated stack lost a {} B datagram on path {}", payload, path));
-    if (probe.on) probe.f.syscalls += 2;
-  };
-  for (int i = 0; i < 16; ++i) one();
+  struct Syscalls : workload::NoHooks {
+    CountProbe* p;
+    void syscall_enter() { p->f.syscalls += p->on ? 1 : 0; }
+    void receive_enter() { p->f.syscalls += p->on ? 1 : 0; }
+  } hooks{{}, &probe};
+  workload::Driver<CountProbe, net::lnx::Stack<CountProbe>> drv(
+      probe,
+      {.path = {.dest = workload::Dest::loopback, .service = workload::Service::simulated},
+       .payload = payload,
+       .warmup = 16,
+       .connected = path == "connected"},
+      net::lnx::Options{});
+  if (const std::string why = drv.start(hooks); !why.empty())
+    throw InputError("the simulated stack: " + why);
+  const uint64_t delivered = drv.stack().counters().delivered;
   probe.on = true;
-  for (int i = 0; i < packets; ++i) one();
+  for (int i = 0; i < packets; ++i)
+    if (const workload::Step step = drv.send(hooks); !step.ok())
+      throw InputError(fmt::format("the simulated stack refuses {} B on path {}: {}", payload, path,
+                                   drv.why(step)));
+  if (drv.stack().counters().delivered - delivered != static_cast<uint64_t>(packets))
+    throw InputError(
+        fmt::format("the simulated stack lost {} B datagrams on path {}", payload, path));
   LinuxFeatures f = probe.f;
   const double per = 1.0 / packets;
   for (auto* a : {&f.calls, &f.copy_bytes, &f.unaligned_bytes, &f.cksum_bytes})
