@@ -403,6 +403,42 @@ TEST(LinuxStack, StrictAlignmentNeverFaultsAndCopyDownIsRefused) {
   }
 }
 
+// options.linux.headroom: a what-if headroom of 14 (the Ethernet header
+// alone) puts every IP and UDP header 2 bytes off, on every destination;
+// x86 counts the misaligned accesses, a strict CPU faults on the first.
+// The Linux default of 16 is aligned, and headroom 32 as well.
+TEST(LinuxStack, HeadroomOffHhDataModMisalignsEveryHeader) {
+  const auto data = Pattern(33, 1);
+  for (uint32_t dst : {kLoopAddr, kHostAddr, kBroadcastAddr, kPeerAddr}) {
+    for (int headroom : {14, 16, 18, 32}) {
+      SCOPED_TRACE(testing::Message() << "dst " << dst << " headroom " << headroom);
+      Options o;
+      o.headroom = headroom;
+      Rig r(o);
+      ASSERT_EQ(r.st.sendto(r.tx, data.data(), 33, dst, kPort), 0);
+      r.Drain();
+      const bool off = headroom % 4 != 0;
+      EXPECT_EQ(r.probe.misaligned_accesses > 0, off);
+      EXPECT_EQ(r.st.counters().delivered, dst == kPeerAddr ? 0u : 1u);
+      r.ExpectNoLeak();
+      Options so = o;
+      so.align = AlignPolicy::strict;
+      Rig s(so);
+      const int rc = s.st.sendto(s.tx, data.data(), 33, dst, kPort);
+      s.Drain();
+      EXPECT_EQ(s.st.fault().has_value(), off);
+      EXPECT_EQ(rc != 0, off);
+      s.ExpectNoLeak();
+    }
+  }
+  for (int bad : {13, 257}) {
+    Options o;
+    o.headroom = bad;
+    NullProbe probe;
+    EXPECT_THROW(Stack<NullProbe>(probe, o), std::invalid_argument);
+  }
+}
+
 TEST(LinuxStack, ClosingASocketFreesItsQueue) {
   Rig r;
   const auto data = Pattern(18, 3);

@@ -202,9 +202,9 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
   std::map<std::string, Loc> where;
   record_locations(doc, "", f, where);
   for (const auto& [key, value] : overrides) {
-    const Field* f = schema().field(key);
-    check_applies(*f, x, Loc{});
-    f->set(x, set_value(key, value), Loc{});
+    const Field* field = schema().field(key);
+    check_applies(*field, x, Loc{});
+    field->set(x, set_value(key, value), Loc{});
     where[key] = Loc{};
   }
   check_consistency(x, where);

@@ -487,6 +487,12 @@ Schema::Schema() {
                    "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.", 1, 1e6,
                    [](Experiment& x) -> int& { return x.linux_options.netdev_max_backlog; })));
   add(only({"linux"},
+           integer("options.linux.headroom",
+                   "Bytes a sent skb reserves before its IP header: LL_RESERVED_SPACE, 16 for lo "
+                   "and Ethernet (a multiple of 16 in Linux). Other values are what-ifs: 14 puts "
+                   "every IP and UDP header 2 bytes off 4-byte alignment.",
+                   14, 256, [](Experiment& x) -> int& { return x.linux_options.headroom; })));
+  add(only({"linux"},
            integer("options.linux.sndbuf",
                    "SO_SNDBUF: the socket's send buffer, bytes of truesize "
                    "(net.core.wmem_default 212992).",

@@ -16,6 +16,12 @@ struct Options {
   // LL_RESERVED_SPACE, keeps every IP header 4-byte aligned); with strict, a
   // misaligned header access would fault as on the BSD stack.
   AlignPolicy align = AlignPolicy::none;
+  // Bytes a sent datagram's skb reserves in front of its IP header:
+  // LL_RESERVED_SPACE of the route's device, which Linux rounds up to a
+  // multiple of HH_DATA_MOD (16), so the IP header lands 4-byte aligned.
+  // Other values are what-ifs: 14 (the Ethernet header alone, as BSD's
+  // max_linkhdr reserves) puts every IP and UDP header 2 bytes off.
+  int headroom = 16;
   int netdev_max_backlog = 1000;          // net.core.netdev_max_backlog
   int nic_ring = 256;                     // eth0's transmit descriptors
   int sndbuf = core::kSysctlWmemDefault;  // sk_sndbuf (net.core.wmem_default)

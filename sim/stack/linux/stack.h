@@ -162,8 +162,10 @@ class Stack {
   core::SkbPool& pool() { return pool_; }
   const core::SkbPool& pool() const { return pool_; }
 
-  // LL_RESERVED_SPACE of both devices: Ethernet's 14 bytes rounded up to HH_DATA_MOD.
+  // LL_RESERVED_SPACE of both devices: Ethernet's 14 bytes rounded up to
+  // HH_DATA_MOD (Options::headroom's default), and the what-ifs' bound.
   static constexpr int kHhLen = 16;
+  static constexpr int kMaxHeadroom = 256;
 
  private:
   static constexpr int kMaxSockets = 16;

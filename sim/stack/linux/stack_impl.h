@@ -36,6 +36,10 @@ void Stack<P>::init() {
         "no copy-down fix-up)");
   if (opt_.netdev_max_backlog < 1 || opt_.nic_ring < 1 || opt_.sndbuf < 1 || opt_.rcvbuf < 1)
     throw std::invalid_argument("linux stack: queue and buffer limits must be positive");
+  if (opt_.headroom < kEtherHdrLen || opt_.headroom > kMaxHeadroom)
+    throw std::invalid_argument("linux stack: headroom must leave room for the Ethernet header (" +
+                                std::to_string(kEtherHdrLen) + " to " +
+                                std::to_string(kMaxHeadroom) + " bytes)");
   if (opt_.lo_mtu < 68 || opt_.eth_mtu < 68 || opt_.eth_mtu > kMaxEtherMtu)
     throw std::invalid_argument("linux stack: MTU out of range");
   lo_.name = "lo";
@@ -254,7 +258,7 @@ core::SkBuff* Stack<P>::ip_append_data(UdpSock& so, const Route& rt, const void*
     return nullptr;
   }
   const int fraglen = fragheaderlen + transhdrlen + len;
-  const int alloc_extra = kHhLen + 15;
+  const int alloc_extra = opt_.headroom + 15;
   core::SkBuff* skb = alloc_skb(static_cast<unsigned>(fraglen + alloc_extra));
   if (skb == nullptr) {
     *err = -ENOBUFS;
@@ -265,7 +269,7 @@ core::SkBuff* Stack<P>::ip_append_data(UdpSock& so, const Route& rt, const void*
   core::skb_set_owner_w(skb, &so);
   // lo offloads the checksum (NETIF_F_HW_CSUM); eth0 here does not.
   skb->ip_summed = rt.dev->loopback ? core::CHECKSUM_PARTIAL : core::CHECKSUM_NONE;
-  core::skb_reserve(skb, kHhLen);
+  core::skb_reserve(skb, opt_.headroom);
   core::skb_put(skb, static_cast<unsigned>(fraglen));
   core::skb_set_network_header(skb, 0);
   skb->transport_header = static_cast<uint16_t>(skb->network_header + fragheaderlen);
@@ -371,8 +375,8 @@ template <class P>
 int Stack<P>::ip_finish_output2(core::SkBuff* skb) {
   FnScope<P> scope(probe_, Fn::ip_finish_output2);
   const Route& rt = *static_cast<const Route*>(skb->dst);
-  if (core::skb_headroom(skb) < static_cast<unsigned>(kHhLen) &&
-      pool_.skb_cow_head(skb, kHhLen) != 0) {
+  if (core::skb_headroom(skb) < static_cast<unsigned>(opt_.headroom) &&
+      pool_.skb_cow_head(skb, static_cast<unsigned>(opt_.headroom)) != 0) {
     drop(Drop::no_buffers, skb, core::SkbDropReason::kNoMem);
     return -ENOMEM;
   }
@@ -385,9 +389,17 @@ template <class P>
 int Stack<P>::neigh_hh_output(const HhCache& hh, core::SkBuff* skb) {
   FnScope<P> scope(probe_, Fn::neigh_hh_output);
   // A block copy, reported as the BSD stack reports its link addresses:
-  // bytewise, never a misaligned word.
-  SIMLOOP_PROBE(header(id(Fn::neigh_hh_output), skb->data - kHhDataMod, 1, true));
-  std::memcpy(skb->data - kHhDataMod, hh.data.data(), kHhDataMod);
+  // bytewise, never a misaligned word. A what-if headroom below HH_DATA_MOD
+  // (which Linux never builds: it would drop the packet) gets the header's
+  // own bytes only.
+  if (core::skb_headroom(skb) >= static_cast<unsigned>(kHhDataMod)) {
+    SIMLOOP_PROBE(header(id(Fn::neigh_hh_output), skb->data - kHhDataMod, 1, true));
+    std::memcpy(skb->data - kHhDataMod, hh.data.data(), kHhDataMod);
+  } else {
+    SIMLOOP_PROBE(header(id(Fn::neigh_hh_output), skb->data - hh.len, 1, true));
+    std::memcpy(skb->data - hh.len, hh.data.data() + kHhDataMod - hh.len,
+                static_cast<size_t>(hh.len));
+  }
   core::skb_push(skb, static_cast<unsigned>(hh.len));
   return dev_queue_xmit(skb);
 }
