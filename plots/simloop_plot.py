@@ -37,7 +37,14 @@ import os
 import sys
 import warnings
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError as e:
+    # An installation that cannot draw: simloop's exit status 1, on an
+    # [error] line like its other refusals, not a traceback.
+    print(f"[error] simloop plot needs python3-matplotlib ({e}): apt-get install "
+          "python3-matplotlib", file=sys.stderr)
+    sys.exit(1)
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -76,10 +77,15 @@ int run_plot(const std::vector<std::string>& results, const std::string& kind, c
   }
   int status = 0;
   waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status))
+    throw UserError(fmt::format("the plotting script {} was killed by signal {} ({})", script,
+                                WTERMSIG(status), strsignal(WTERMSIG(status))),
+                    1);
   if (!WIFEXITED(status) || WEXITSTATUS(status) == 127)
-    throw UserError(
-        std::string(kPython) + " with matplotlib is needed (apt-get install python3-matplotlib)",
-        1);
+    throw UserError(fmt::format("cannot run {}: simloop plot needs it, with matplotlib "
+                                "(apt-get install python3-matplotlib)",
+                                kPython),
+                    1);
   return WEXITSTATUS(status);
 }
 
