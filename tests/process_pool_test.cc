@@ -178,7 +178,12 @@ TEST(ProcessPool, FirstInterruptStartsNoMoreAndLetsTheRunningFinish) {
   EXPECT_TRUE(no_children());
 }
 
-TEST(ProcessPool, SigtermKillsTheRunningChildrenAsStopped) {
+// SIGTERM, and SIGHUP (a closed terminal: it reaches only the parent, the
+// children being in groups of their own), end the running children at once.
+class EndingSignal : public testing::TestWithParam<int> {};
+
+TEST_P(EndingSignal, KillsTheRunningChildrenAsStopped) {
+  const int sig = GetParam();
   ProcessPool pool(options(2, true));
   std::vector<Outcome> out;
   bool sent = false;
@@ -186,7 +191,7 @@ TEST(ProcessPool, SigtermKillsTheRunningChildrenAsStopped) {
   cb.on_tick = [&] {
     if (!sent) {
       sent = true;
-      ::raise(SIGTERM);
+      ::raise(sig);
     }
   };
   const auto t0 = std::chrono::steady_clock::now();
@@ -206,10 +211,15 @@ TEST(ProcessPool, SigtermKillsTheRunningChildrenAsStopped) {
     EXPECT_EQ(o.signal(), SIGKILL);
   }
   struct sigaction now {};
-  sigaction(SIGTERM, nullptr, &now);
+  sigaction(sig, nullptr, &now);
   EXPECT_EQ(now.sa_handler, SIG_DFL);
   EXPECT_TRUE(no_children());
 }
+
+INSTANTIATE_TEST_SUITE_P(ProcessPool, EndingSignal, testing::Values(SIGTERM, SIGHUP),
+                         [](const testing::TestParamInfo<int>& i) {
+                           return std::string(i.param == SIGTERM ? "sigterm" : "sighup");
+                         });
 
 TEST(ProcessPool, RunOneGivesTheChildsOutputAndUsage) {
   const Outcome o = run_one([](int fd) {

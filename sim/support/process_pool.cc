@@ -21,11 +21,13 @@ volatile std::sig_atomic_t g_terminate = 0;
 bool g_handling = false;  // a pool that handles interrupts is running
 
 extern "C" void on_signal(int sig) {
-  if (sig == SIGTERM) g_terminate = 1;
+  if (sig == SIGTERM || sig == SIGHUP) g_terminate = 1;
   g_interrupts = g_interrupts + 1;
 }
 
-// SIGINT and SIGTERM counted while it lives; the old handlers back after.
+// SIGINT, SIGTERM and SIGHUP counted while it lives; the old handlers back
+// after. A hang-up ends the runs as SIGTERM does: the children, in groups of
+// their own, would not see the terminal close and would run on unread.
 class InterruptHandlers {
  public:
   explicit InterruptHandlers(bool on) : on_(on) {
@@ -40,11 +42,13 @@ class InterruptHandlers {
     sa.sa_flags = 0;  // no SA_RESTART: poll() returns at once
     sigaction(SIGINT, &sa, &old_int_);
     sigaction(SIGTERM, &sa, &old_term_);
+    sigaction(SIGHUP, &sa, &old_hup_);
   }
   ~InterruptHandlers() {
     if (!on_) return;
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGHUP, &old_hup_, nullptr);
     g_handling = false;
   }
   InterruptHandlers(const InterruptHandlers&) = delete;
@@ -57,6 +61,7 @@ class InterruptHandlers {
   bool on_;
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
+  struct sigaction old_hup_ {};
 };
 
 int reap(pid_t pid, rusage* usage) {
@@ -128,6 +133,7 @@ void ProcessPool::start(size_t job, const Body& body) {
       ::setpgid(0, 0);
       std::signal(SIGINT, SIG_IGN);
       std::signal(SIGTERM, SIG_DFL);
+      std::signal(SIGHUP, SIG_DFL);
     }
     int rc = 1;
     try {
