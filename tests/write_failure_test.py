@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Results that cannot be written end simloop with exit status 4 and a
 message naming the file and the system's reason, never with another status:
-`run -o`, `run --trace`, `sweep`, `compare -o` and `plot -o` with every file
+`run -o`, `run --trace`, `sweep`, `compare -o`, `plot -o` and `calibrate -o`
+(whose four files go together: none of them, and no directory it made, is
+left behind) with every file
 limited to 0 bytes (RLIMIT_FSIZE: "File too large"), and, where a file
 system can be mounted
 (root, a private mount namespace), on a full tmpfs ("No space left on
@@ -47,6 +49,7 @@ made = subprocess.run([SIMLOOP, "-q", "run", str(WORK / "exp.yaml"), "-o", str(W
                       cwd=WORK, capture_output=True, text=True, timeout=300)
 check(made.returncode == 0, f"run for the plot's input: {made.stderr}")
 RESULTS = WORK / "plotme" / "write-failure.csv"
+MEASURED = pathlib.Path(__file__).resolve().parent.parent / "experiments/validation/data/native-1.csv"
 
 
 def no_file_may_grow():
@@ -70,6 +73,8 @@ COMMANDS = {
     "compare -o": lambda d: ["compare", str(WORK / "exp.yaml"), str(WORK / "data.csv"), "-o",
                              str(d / "compare.csv")],
     "plot -o": lambda d: ["plot", str(RESULTS), "-o", str(d / "p")],
+    "calibrate -o": lambda d: ["calibrate", str(MEASURED), "--train", "payload=18,1024",
+                               "--bootstrap", "0", "--name", "cal", "-o", str(d / "cal")],
     # The trace is written during the simulation: a failure there must come
     # out as this message, not abort the process.
     "run --trace": lambda d: ["run", str(WORK / "exp.yaml"), "--trace", str(d / "t.json"), "-o",
@@ -83,6 +88,8 @@ for name, args in COMMANDS.items():
     p = subprocess.run([SIMLOOP, "-q", *args(d)], cwd=WORK, capture_output=True, text=True,
                        timeout=300, preexec_fn=no_file_may_grow)
     expect_write_failed(f"{name} (RLIMIT_FSIZE 0)", p, d, "File too large")
+    if name == "calibrate -o":
+        check(not (d / "cal").exists(), f"calibrate -o (RLIMIT_FSIZE 0) left {d / 'cal'}")
 
 # A full file system, where one can be mounted.
 full = WORK / "full"
@@ -97,9 +104,13 @@ else:
         p = subprocess.run(
             ["unshare", "-m", "sh", "-c",
              f"mount -t tmpfs -o size=16k tmpfs {full} && "
-             f"(head -c 1048576 /dev/zero > {full}/filler) 2>/dev/null; exec {cmd}"],
+             f"(head -c 1048576 /dev/zero > {full}/filler) 2>/dev/null; {cmd}; s=$?; "
+             f"ls -A {full} | grep -v '^filler$' | sed 's/^/left: /'; exit $s"],
             cwd=WORK, capture_output=True, text=True, timeout=300)
         expect_write_failed(f"{name} (full tmpfs)", p, full, "No space left on device (ENOSPC)")
+        # Nothing half-written: whatever failed left no file or directory.
+        left = [l for l in p.stdout.splitlines() if l.startswith("left: ")]
+        check(not left, f"{name} (full tmpfs) left {left}")
 
     # A disk that fills while a sweep runs (after its third row), and a
     # resume on a full disk: exit status 4 naming ENOSPC; the rows written

@@ -112,19 +112,56 @@ void AtomicFile::flush() {
   buf_.clear();
 }
 
-void AtomicFile::commit() {
+void AtomicFile::sync() {
+  if (synced_) return;
   if (fd_ < 0) throw WriteError(path_.string() + ": committed after it was closed");
   flush();
   int e = ::fsync(fd_) != 0 ? errno : 0;
   if (::close(fd_) != 0 && e == 0) e = errno;
   fd_ = -1;
-  // rename() replaces a link planted meanwhile; it never writes through it.
-  if (e == 0 && ::rename(tmp_.c_str(), path_.c_str()) != 0) e = errno;
   if (e != 0) {
     ::unlink(tmp_.c_str());
     throw WriteError(fmt::format("{}: cannot write: {}", path_.string(), errno_text(e)));
   }
+  synced_ = true;
+}
+
+void AtomicFile::commit() {
+  sync();
+  // rename() replaces a link planted meanwhile; it never writes through it.
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp_.c_str());
+    throw WriteError(fmt::format("{}: cannot write: {}", path_.string(), errno_text(e)));
+  }
   committed_ = true;
+}
+
+void write_files_atomic(const fs::path& dir,
+                        const std::vector<std::pair<std::string, std::string>>& files) {
+  // The directories this call makes, deepest first, to take back on failure.
+  std::vector<fs::path> made;
+  for (fs::path d = dir.empty() ? fs::path(".") : dir; !d.empty(); d = d.parent_path()) {
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(d, ec))) break;
+    made.push_back(d);
+    if (d == d.parent_path()) break;
+  }
+  try {
+    std::vector<std::unique_ptr<AtomicFile>> staged;
+    for (const auto& [name, text] : files) {
+      staged.push_back(std::make_unique<AtomicFile>(dir / name));
+      staged.back()->write(text);
+    }
+    for (auto& f : staged) f->sync();
+    for (auto& f : staged) f->commit();
+  } catch (...) {
+    for (const auto& d : made) {
+      std::error_code ec;
+      fs::remove(d, ec);  // only if empty: nothing of anyone else's goes
+    }
+    throw;
+  }
 }
 
 void write_file_atomic(const fs::path& path, std::string_view text) {

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace simloop::report {
 
@@ -60,6 +62,7 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
   void write(std::string_view text);
+  void sync();    // flushed and fsync'ed: what is left for commit() is the rename
   void commit();  // flushed, fsync'ed and renamed into place
   uint64_t bytes() const { return bytes_; }
   const std::filesystem::path& path() const { return path_; }
@@ -73,7 +76,16 @@ class AtomicFile {
   std::string buf_;
   uint64_t bytes_ = 0;
   bool committed_ = false;
+  bool synced_ = false;
 };
+
+// Files that belong together (a calibrated machine, stack and experiment):
+// `dir` is made, every file is written and fsync'ed to a temporary first,
+// and only then are they renamed into place, so a full disk or a link where
+// one goes leaves none of them (and no directory this call made) behind.
+// Throws as write_file_atomic does.
+void write_files_atomic(const std::filesystem::path& dir,
+                        const std::vector<std::pair<std::string, std::string>>& files);
 
 // A temporary file of an unpredictable name in `dir` (mkstemps), holding
 // `text`, named `<prefix>XXXXXX<suffix>`; removed when this goes away.

@@ -239,7 +239,8 @@ LinuxPrediction predict_linux(const LinuxFit& fit, const LinuxPoint& p) {
   return out;
 }
 
-void write_linux_profile(const LinuxFit& fit, const fs::path& dir, const std::string& name) {
+void write_linux_profile(const LinuxFit& fit, const fs::path& dir, const std::string& name,
+                         const std::vector<std::pair<std::string, std::string>>& extra) {
   const std::string head = fmt::format(
       "# Fitted by simloop calibrate --source linux to measure kernel --split on\n"
       "# {} ({}), clock {:.6g} MHz; files: {}.\n"
@@ -291,10 +292,10 @@ void write_linux_profile(const LinuxFit& fit, const fs::path& dir, const std::st
       "workload:\n  payload: 18\n  packets: 20000\n  dest: loopback\n  receive: true\n"
       "  link: {{bandwidth_bps: 1e13, latency_s: 0}}\ninterrupts: {{enabled: false}}\nseed: 1\n",
       name, fit.cpu_model, fit.kernel);
-  fs::create_directories(dir);
-  report::write_file_atomic(dir / (name + "-machine.yaml"), machine);
-  report::write_file_atomic(dir / (name + "-stack.yaml"), stack);
-  report::write_file_atomic(dir / (name + ".yaml"), exp);
+  std::vector<std::pair<std::string, std::string>> files = {
+      {name + "-machine.yaml", machine}, {name + "-stack.yaml", stack}, {name + ".yaml", exp}};
+  files.insert(files.end(), extra.begin(), extra.end());
+  report::write_files_atomic(dir, files);
 }
 
 nlohmann::json linux_fit_json(const LinuxFit& fit, const LinuxMeasured& m) {

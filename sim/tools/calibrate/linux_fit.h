@@ -99,9 +99,11 @@ LinuxPrediction predict_linux(const LinuxFit& fit, const LinuxPoint& p);
 
 // Writes DIR/NAME-stack.yaml (kind linux), DIR/NAME-machine.yaml and an
 // experiment DIR/NAME.yaml (loopback, 18 B, a receiver), each headed by
-// where its numbers came from.
+// where its numbers came from; `extra` files (name, text) with them, all or
+// none.
 void write_linux_profile(const LinuxFit& fit, const std::filesystem::path& dir,
-                         const std::string& name);
+                         const std::string& name,
+                         const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 // The fit and every point's measured and predicted values, for reports.
 nlohmann::json linux_fit_json(const LinuxFit& fit, const LinuxMeasured& m);

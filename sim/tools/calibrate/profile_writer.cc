@@ -87,7 +87,8 @@ std::string emit_component(const config::Experiment& x, const std::string& prefi
 }  // namespace
 
 void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::path& dir,
-                   const std::string& name) {
+                   const std::string& name,
+                   const std::vector<std::pair<std::string, std::string>>& extra) {
   config::Experiment x;
   for (const auto& k : config::cost_keys()) config::set_number(x, k, 0);
   config::set_number(x, "machine.clock_hz", 1e9);
@@ -190,10 +191,12 @@ void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::p
   e << YAML::Key << "seed" << YAML::Value << 1;
   e << YAML::EndMap;
 
-  fs::create_directories(dir);
-  report::write_file_atomic(dir / (name + "-machine.yaml"), machine);
-  report::write_file_atomic(dir / (name + "-stack.yaml"), stack);
-  report::write_file_atomic(dir / (name + ".yaml"), std::string(e.c_str()) + "\n");
+  std::vector<std::pair<std::string, std::string>> files = {
+      {name + "-machine.yaml", machine},
+      {name + "-stack.yaml", stack},
+      {name + ".yaml", std::string(e.c_str()) + "\n"}};
+  files.insert(files.end(), extra.begin(), extra.end());
+  report::write_files_atomic(dir, files);
 }
 
 }  // namespace simloop::measure

@@ -16,7 +16,9 @@ namespace simloop::measure {
 // emitted from the schema's keys and values. `points` are the measured
 // points (the kernel profile takes its null syscall from the training
 // points). Undetermined parameters are written as 0 with a comment.
+// `extra` files (name, text) go with them: all are written, or none.
 void write_profile(const Fit& fit, const std::vector<Point>& points,
-                   const std::filesystem::path& dir, const std::string& name);
+                   const std::filesystem::path& dir, const std::string& name,
+                   const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 }  // namespace simloop::measure

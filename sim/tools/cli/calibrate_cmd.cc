@@ -202,18 +202,17 @@ int calibrate_cmd(const CalibrateArgs& a) {
         "(see the warnings); train on points that exercise them. Nothing was written.",
         relying));
 
-  try {
-    measure::write_profile(fit, points, a.dir, name);
-  } catch (const measure::InputError& e) {
-    throw UserError(e.what());
-  }
   auto j = fit.to_json();
   j["experiment"] = name + ".yaml";
   j["columns"] = a.columns.map;
   j["ignore_columns"] = a.columns.ignore;
   j["time"] = a.columns.time;
   const fs::path out = fs::path(a.dir) / (name + "-fit.json");
-  report::write_file_atomic(out, j.dump(1) + "\n");
+  try {
+    measure::write_profile(fit, points, a.dir, name, {{out.filename().string(), j.dump(1) + "\n"}});
+  } catch (const measure::InputError& e) {
+    throw UserError(e.what());
+  }
   spdlog::info("wrote {0}/{1}.yaml, {0}/{1}-machine.yaml, {0}/{1}-stack.yaml and {2}", a.dir, name,
                out.string());
   return 0;

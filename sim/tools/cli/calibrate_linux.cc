@@ -72,14 +72,13 @@ int calibrate_linux_cmd(const LinuxCalibrateArgs& a) {
         q["set"].get<std::string>(), meas, pred, 100 * (pred - meas) / meas,
         q["measured_wall_ns"].get<double>(), worst, where);
   }
+  j["experiment"] = name + ".yaml";
+  const fs::path out = fs::path(a.dir) / (name + "-fit.json");
   try {
-    measure::write_linux_profile(fit, a.dir, name);
+    measure::write_linux_profile(fit, a.dir, name, {{out.filename().string(), j.dump(1) + "\n"}});
   } catch (const measure::InputError& e) {
     throw UserError(e.what());
   }
-  j["experiment"] = name + ".yaml";
-  const fs::path out = fs::path(a.dir) / (name + "-fit.json");
-  report::write_file_atomic(out, j.dump(1) + "\n");
   spdlog::info("wrote {0}/{1}.yaml, {0}/{1}-machine.yaml, {0}/{1}-stack.yaml and {2}", a.dir, name,
                out.string());
   return 0;
