@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "sim/config/experiment.h"
@@ -186,15 +187,28 @@ int calibrate_cmd(const CalibrateArgs& a) {
                              100 * (r.fitted_ns - r.measured_ns) / r.measured_ns);
   std::cout << fmt::format("rms relative residual {:.2f} %\n", 100 * fit.rms_rel_residual());
 
-  // Held-out points whose prediction needs a parameter the data leave free.
+  // Held-out points whose prediction needs a parameter the data leave free:
+  // one warning per set of such parameters (a study holds hundreds of
+  // points, and they share a few sets), naming the first points.
   int relying = 0;
+  std::map<std::vector<std::string>, std::vector<std::string>> by_params;
   for (const auto& p : points) {
     if (p.native() != (a.source == "native") || fit.split.trains(p)) continue;
     const auto r = fit.relies_on(measure::features_for(fit, p));
     if (r.empty()) continue;
     ++relying;
-    spdlog::warn("held-out point {} relies on {}, which the training data do not determine",
-                 p.label(), fmt::join(r, ", "));
+    by_params[r].push_back(p.label());
+  }
+  for (const auto& [params, labels] : by_params) {
+    constexpr size_t kNamed = 3;
+    const std::vector<std::string> named(labels.begin(),
+                                         labels.begin() + std::min(labels.size(), kNamed));
+    spdlog::warn(
+        "{} held-out point(s) rely on {}, which the training data do not determine: "
+        "{}{}",
+        labels.size(), fmt::join(params, ", "), fmt::join(named, "; "),
+        labels.size() > kNamed ? fmt::format("; and {} more", labels.size() - kNamed)
+                               : std::string());
   }
   if (relying > 0 && a.strict)
     throw UserError(fmt::format(
