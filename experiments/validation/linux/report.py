@@ -178,7 +178,69 @@ def summary(rs):
     }
 
 
-def tables(fit, second=None, eng=(None, "")):
+def baselines(rs):
+    """The model beside two predictors that know nothing of the stack, fitted
+    to the same training points' CPU ns: a constant (their mean), and the
+    two-parameter line `simloop measure kernel` / `calibrate --source kernel`
+    fits (a fixed cost and a cost per byte; least squares)."""
+    train = [r for r in rs if r["set"] == "train"]
+    xs = [r["payload"] for r in train]
+    ys = [r["cpu"] for r in train]
+    const = statistics.fmean(ys)
+    mx, my = statistics.fmean(xs), const
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+    icept = my - slope * mx
+
+    def err(pred, r):
+        return 100 * (pred - r["cpu"]) / r["cpu"]
+
+    out = [f"Beside two baselines fitted to the same training points' CPU ns: the constant "
+           f"predictor ({const:.0f} ns, their mean) and the two-parameter line of `--source "
+           f"kernel` ({icept:.0f} ns + {slope:.3f} ns/B, least squares). Held-out points:", "",
+           "| path | payload (B) | CPU ns (perf) | model | constant | line |",
+           "|---|---:|---:|---:|---:|---:|"]
+    groups = {"held-out payloads, unconnected": [], "held-out connected path": []}
+    for r in rs:
+        if r["set"] != "validation":
+            continue
+        e = (r["err"], err(const, r), err(icept + slope * r["payload"], r))
+        groups["held-out connected path" if r["path"] == "connected"
+               else "held-out payloads, unconnected"].append(e)
+        out.append(f"| {r['path']} | {r['payload']} | {r['cpu']:.0f} | {e[0]:+.2f} % | "
+                   f"{e[1]:+.2f} % | {e[2]:+.2f} % |")
+    out += ["", "| points | model: median / worst abs error | constant | line |",
+            "|---|---:|---:|---:|"]
+    for name, es in groups.items():
+        if not es:
+            continue
+        cells = []
+        for i in range(3):
+            a = [abs(e[i]) for e in es]
+            cells.append(f"{statistics.median(a):.2f} / {max(a):.2f} %")
+        out.append(f"| {name} ({len(es)}) | " + " | ".join(cells) + " |")
+    return out + [""]
+
+
+BSD_A = os.path.join(HERE, "bsd-epyc.yaml")
+LINUX_B = os.path.join(ROOT, "experiments", "linux-loopback.yaml")
+
+
+def explain(simloop):
+    """simloop explain of the BSD stack against the Linux stack on this
+    machine's fitted machine profile, 18 B to loopback."""
+    cmd = [simloop, "-q", "explain", rel(BSD_A), rel(LINUX_B)]
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"report.py: {' '.join(cmd)} failed ({r.returncode}):\n{r.stderr}")
+    return ["The BSD stack against the Linux stack on this machine's fitted machine profile "
+            "(its clock, system calls, user loop and copies), 18 B to loopback with a "
+            "receiver; the BSD functions keep freebsd6's 2006 prices, so the BSD side is a "
+            "prediction:", "", f"    simloop explain {rel(BSD_A)} {rel(LINUX_B)}", "",
+            *("    " + l if l else "" for l in r.stdout.rstrip("\n").splitlines()), ""]
+
+
+def tables(fit, second=None, eng=(None, ""), bsd=None):
     rs = rows(fit, eng[0])
     s = summary(rs)
     if second:
@@ -210,6 +272,7 @@ def tables(fit, second=None, eng=(None, "")):
             lines.append(f"| {what} | {BOUNDS[k]:g} {unit} | {s[k]:.2f} {unit} | "
                          f"{'yes' if s[k] <= BOUNDS[k] else 'no'} |")
     lines.append("")
+    lines += baselines(rs)
     if second:
         rs2, other = second
         lines += [f"The second session (`data/split-2.csv`, load average up to "
@@ -236,6 +299,7 @@ def tables(fit, second=None, eng=(None, "")):
                 cells.append(f"{100 * s_['measured']:.1f} / {100 * s_['predicted']:.1f}")
             lines.append(f"| {k} | " + " | ".join(cells) + " |")
         lines.append("")
+    lines += bsd or []
     lines.append(END)
     return "\n".join(lines) + "\n", s
 
@@ -244,14 +308,14 @@ def cmd_tables(simloop):
     with tempfile.TemporaryDirectory() as tmp:
         fit, _ = calibrate(simloop, tmp)
     eng = engine(simloop, fit)
-    print(tables(fit, second_session(simloop, fit, eng[0]), eng)[0], end="")
+    print(tables(fit, second_session(simloop, fit, eng[0]), eng, explain(simloop))[0], end="")
 
 
 def cmd_update(simloop):
     with tempfile.TemporaryDirectory() as tmp:
         fit, _ = calibrate(simloop, tmp)
     eng = engine(simloop, fit)
-    text = tables(fit, second_session(simloop, fit, eng[0]), eng)[0]
+    text = tables(fit, second_session(simloop, fit, eng[0]), eng, explain(simloop))[0]
     path = os.path.join(HERE, "linux.md")
     with open(path) as f:
         md = f.read()
@@ -267,7 +331,7 @@ def cmd_check(simloop):
     with tempfile.TemporaryDirectory() as tmp:
         fit, _ = calibrate(simloop, tmp)
     eng = engine(simloop, fit)
-    text, s = tables(fit, second_session(simloop, fit, eng[0]), eng)
+    text, s = tables(fit, second_session(simloop, fit, eng[0]), eng, explain(simloop))
     failed = []
     with open(os.path.join(HERE, "linux.md")) as f:
         md = f.read()
