@@ -9,6 +9,7 @@ packages=(
   libsimgrid-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev
   libboost-math-dev            # report/stats.cc: Student's t quantiles
+  zlib1g-dev                   # sim/layout/build.cc: gzip-compressed nm and link maps
   nlohmann-json3-dev python3-matplotlib python3-numpy valgrind iperf3
   slurm-wlm munge parallel     # the Slurm and GNU parallel recipes and their tests
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer with ASan and UBSan

@@ -199,5 +199,25 @@ table_entry=$(python3 "$py" report --order "$required $more" $entry_summaries)
     echo
     cat "$here/icache-wire-assoc.md"
   fi
+  # simloop run on the same builds (run_build.py; its ctest checks this table).
+  echo
+  echo "### \`simloop run\` on the same builds"
+  echo
+  echo "An experiment can take its code layout from a harness build (\`layout.build.nm\`, with the"
+  echo "path's callgrind profile as \`layout.build.profile\`) and serve the host as the harness's loop"
+  echo "does (\`workload.service: full\`: after every send the netisr, \`recvfrom()\` until it says"
+  echo "EWOULDBLOCK, transmit completion; interrupts off). \`simloop run\` of"
+  echo "\`run-build/harness.yaml\` on each build above, at cachegrind's geometry (no L2, no"
+  echo "next-line fetch), beside cachegrind's counts; its misses include the cold ones of the first"
+  echo "packets. \`run_build.py same\` holds run's misses to \`simloop icache\`'s and \`simloop"
+  echo "layout\`'s within 1 % on one build (ctest \`validation.run_predicts_a_build_as_icache_does\`);"
+  echo "ctest \`validation.run_against_cachegrind_table\` recomputes this table:"
+  echo
+  echo "    python3 experiments/validation/run_build.py --simloop build/simloop --packets 5000 \\"
+  echo "        table --check experiments/validation/icache.md"
+  echo
+  echo "<!-- table: run_build.py table -->"
+  python3 "$here/run_build.py" --simloop "$simloop" --packets 5000 table
+  echo "<!-- end of run table -->"
 } >"$here/icache.md"
 echo "wrote $here/icache.md"

@@ -6,7 +6,9 @@
 #include <random>
 #include <sstream>
 
+#include "sim/config/data_root.h"
 #include "sim/config/loader_detail.h"
+#include "sim/layout/build.h"
 
 namespace simloop::config {
 
@@ -41,15 +43,71 @@ fs::path find_layout(const fs::path& experiment_file, const std::string& ref) {
 
 namespace detail {
 
+namespace {
+
+// layout.build: a real build's maps, read as `simloop icache` and `simloop
+// layout --nm` read them; none of the layout.* transforms of a YAML layout
+// apply to it.
+void build_code_layout_from_build(Experiment& x, const std::map<std::string, Loc>& where) {
+  auto loc = [&](const std::string& key) {
+    auto it = where.find(key);
+    return it != where.end() ? it->second : Loc{x.source.string(), 1, 1};
+  };
+  const BuildLayout& b = x.layout.build;
+  if (b.nm.empty()) fail(loc("layout.build"), "layout.build.nm", "expected the build's nm map");
+  const LayoutOptions none;
+  const std::pair<const char*, bool> exclusive[] = {
+      {"layout.kernel", !x.layout.kernel.empty()},
+      {"layout.user", !x.layout.user.empty()},
+      {"layout.pad_object", !x.layout.pad_object.empty()},
+      {"layout.move_to_end", !x.layout.move_to_end.empty()},
+      {"layout.function_align", x.layout.function_align != none.function_align},
+      {"layout.order", !x.layout.order.empty()},
+      {"variance.link_perturbation_bytes", x.variance.link_perturbation_bytes > 0},
+  };
+  for (const auto& [key, set] : exclusive)
+    if (set)
+      fail(loc(key), key,
+           "does not apply with layout.build (a real build is linked as its maps say; relink "
+           "it with layout.build.map and layout.build.order)");
+  if (!b.order.empty() && b.map.empty())
+    fail(loc("layout.build.order"), "layout.build.order",
+         "needs layout.build.map: the link map says how the functions move");
+  auto file = [&](const std::string& key, const std::string& ref) -> fs::path {
+    if (ref.empty()) return {};
+    return resolve_ref(x.source, "", ref, loc(key), key);
+  };
+  models::BuildFiles f;
+  f.nm = file("layout.build.nm", b.nm);
+  f.map = file("layout.build.map", b.map);
+  f.order = file("layout.build.order", b.order);
+  f.profile = file("layout.build.profile", b.profile);
+  f.owners = b.owners.empty() ? data_root() / "configs" / "harness" / "owners.txt"
+                              : file("layout.build.owners", b.owners);
+  f.hot_fraction = b.hot_fraction;
+  try {
+    x.code = std::make_shared<const models::LinkedLayout>(models::load_build(f));
+  } catch (const models::LayoutError& e) {
+    fail(loc("layout.build.nm"), "layout.build", e.what());
+  }
+}
+
+}  // namespace
+
 void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
   auto loc = [&](const std::string& key) {
     auto it = where.find(key);
     return it != where.end() ? it->second : Loc{x.source.string(), 1, 1};
   };
+  if (!x.layout.build.nm.empty() || !x.layout.build.map.empty() || !x.layout.build.order.empty() ||
+      !x.layout.build.profile.empty()) {
+    build_code_layout_from_build(x, where);
+    return;
+  }
   if (x.layout.kernel.empty()) {
     if (x.cache_enabled)
       fail(loc("machine.cache.enabled"), "machine.cache.enabled",
-           "the cache model needs layout.kernel");
+           "the cache model needs layout.kernel or layout.build.nm");
     return;
   }
   auto load = [&](const std::string& key, const std::string& ref) {

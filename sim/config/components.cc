@@ -18,7 +18,8 @@ namespace detail {
 fs::path resolve_ref(const fs::path& experiment, const std::string& kind, const std::string& ref,
                      const Loc& loc, const std::string& key) {
   const fs::path base = experiment.has_parent_path() ? experiment.parent_path() : fs::path(".");
-  const bool is_path = ref.find('/') != std::string::npos || fs::path(ref).extension() == ".yaml";
+  const bool is_path =
+      kind.empty() || ref.find('/') != std::string::npos || fs::path(ref).extension() == ".yaml";
   std::vector<fs::path> tried;
   if (is_path) {
     // A relative path: from the experiment's directory, then the working
@@ -35,7 +36,7 @@ fs::path resolve_ref(const fs::path& experiment, const std::string& kind, const 
     for (const auto& root : config_roots(experiment))
       tried.push_back(root / kind / (ref + ".yaml"));
   }
-  const std::string what = kind.substr(0, kind.size() - 1);
+  const std::string what = kind.empty() ? "file" : kind.substr(0, kind.size() - 1);
   if (ref.empty()) fail(loc, key, fmt::format("expected the name or path of a {}", what));
   for (const auto& p : tried) {
     std::error_code ec;

@@ -42,6 +42,22 @@ struct Workload {
   double link_latency_s = 10e-6;
   bool receive = true;     // a receiver drains the socket (loopback, broadcast)
   bool connected = false;  // the sender connect()s once and send()s (the Linux stack)
+  // What serves the host after each send: the simulated host (interrupts
+  // and the netisr as their models say), or the native harness's loop
+  // (full, send-only), which fetches the same code in the same order as
+  // `simloop icache` replays for a harness build.
+  workload::Service service = workload::Service::simulated;
+};
+
+// A real build as the code layout (sim/layout/build.h): file paths as given,
+// resolved against the experiment's directory when loaded.
+struct BuildLayout {
+  std::string nm;       // the build's symbol map; "" for none
+  std::string map;      // its ld.lld link map (with `order`)
+  std::string order;    // a function order to relink the build in
+  std::string profile;  // hot ranges and walks (simloop measure profile)
+  std::string owners;   // "" for configs/harness/owners.txt
+  double hot_fraction = 1.0;
 };
 
 // Which code layout feeds the I-cache model, and how it is transformed.
@@ -54,6 +70,7 @@ struct LayoutOptions {
   std::string move_to_end;  // move this object to the end of the link
   int64_t function_align = 0;
   std::string order;  // comma-separated objects to link first, in this order
+  BuildLayout build;  // instead of kernel: a real build's maps
 };
 
 // Effects that differ between separate runs but not within one.
@@ -201,12 +218,12 @@ inline bool runs_linux(const Experiment& x) {
 }
 
 // The path the experiment's sender takes: its destination and stack
-// options, served as the simulated host serves it.
+// options, and what serves the host after each send.
 inline workload::Path path_of(const Experiment& x) {
   return {.dest = x.workload.dest,
           .align = x.options.align,
           .copy = x.options.loop_copy,
-          .service = workload::Service::simulated,
+          .service = x.workload.service,
           .sockaddr_misalign = x.options.sockaddr_misalign};
 }
 

@@ -20,7 +20,8 @@ void apply_map(Experiment& x, const YAML::Node& map, const std::string& prefix,
                const std::string& file, const std::vector<std::string>& skip = {});
 
 // Finds a named machine, stack or layout (`kind` is "machines", "stacks" or
-// "layouts") for the experiment `experiment`; refuses with `loc` and `key`.
+// "layouts"), or with `kind` "" a file given by path, for the experiment
+// `experiment`; refuses with `loc` and `key`.
 std::filesystem::path resolve_ref(const std::filesystem::path& experiment, const std::string& kind,
                                   const std::string& ref, const Loc& loc, const std::string& key);
 

@@ -306,7 +306,8 @@ Schema::Schema() {
                   1e6,
                   [](Experiment& x) -> double& { return x.machine.unaligned_line_cross_cycles; })));
   section("machine.cache", "The instruction cache model, fed by the code layout (`layout`).");
-  add(boolean("machine.cache.enabled", "Charge I-cache misses (needs layout.kernel).",
+  add(boolean("machine.cache.enabled",
+              "Charge I-cache misses (needs layout.kernel or layout.build.nm).",
               [](Experiment& x) -> bool& { return x.cache_enabled; }));
   section("machine.cache.l1", "First-level instruction cache, virtually indexed.");
   add(integer("machine.cache.l1.size_bytes", "Capacity in bytes.", 64, 1 << 26,
@@ -412,6 +413,23 @@ Schema::Schema() {
              [](Experiment& x) -> double& { return x.workload.enobufs_sleep_s; }));
   add(boolean("workload.receive", "A receiver reads the looped datagrams (its cycles count).",
               [](Experiment& x) -> bool& { return x.workload.receive; }));
+  add(only({"bsd"},
+           choice(
+               "workload.service",
+               "What serves the host after each sendto(). simulated: the simulated host (the "
+               "netisr runs at once where the datagram loops back, the receiver reads what is "
+               "queued, the NIC's completions as the interrupt model says). full: the native "
+               "harness's loop (simloop-harness, `simloop icache --service full`): the netisr, "
+               "recvfrom() until it says EWOULDBLOCK and transmit completion after every send, "
+               "so the code runs in the order `simloop icache` replays. send-only: as full, "
+               "with transmit completion only.",
+               {"simulated", "full", "send-only"},
+               [](Experiment& x, const std::string& v) {
+                 x.workload.service = v == "full"        ? workload::Service::drained
+                                      : v == "send-only" ? workload::Service::send_only
+                                                         : workload::Service::simulated;
+               },
+               [](const Experiment& x) { return workload::service_name(x.workload.service); })));
   add(only({"linux"},
            boolean("workload.connected",
                    "The sender connect()s its socket once and sends with send(): the Linux stack "
@@ -525,6 +543,34 @@ Schema::Schema() {
               [](Experiment& x) -> int64_t& { return x.layout.function_align; }));
   add(text("layout.order", "Kernel objects to link first, comma-separated, in this order.",
            [](Experiment& x) -> std::string& { return x.layout.order; }));
+  section("layout.build",
+          "A real build as the code layout, instead of layout.kernel: the files `simloop icache` "
+          "and `simloop layout --nm` read. Paths are relative to the experiment's directory "
+          "(then the working directory, then the data directory); maps may be gzip-compressed. "
+          "Use it with workload.service full or send-only for the harness's own loop.");
+  add(text("layout.build.nm",
+           "The build's symbol map (`nm -S --defined-only -n`, as `simloop measure cachegrind "
+           "-o` writes it beside its CSV).",
+           [](Experiment& x) -> std::string& { return x.layout.build.nm; }));
+  add(text("layout.build.profile",
+           "Hot ranges and walks from `simloop measure profile` (\"\": whole symbols, times "
+           "hot_fraction).",
+           [](Experiment& x) -> std::string& { return x.layout.build.profile; }));
+  add(text("layout.build.owners",
+           "'symbol owner' lines naming what runs each function (\"\": "
+           "configs/harness/owners.txt).",
+           [](Experiment& x) -> std::string& { return x.layout.build.owners; }));
+  add(text("layout.build.map",
+           "The build's ld.lld link map (-Map), to relink it in layout.build.order.",
+           [](Experiment& x) -> std::string& { return x.layout.build.map; }));
+  add(text("layout.build.order",
+           "A function order (as ld.lld's --symbol-ordering-file takes it, e.g. the advice of "
+           "`simloop layout --nm --map`): the build's sections placed as ld.lld would place "
+           "them in this order. Needs layout.build.map.",
+           [](Experiment& x) -> std::string& { return x.layout.build.order; }));
+  add(number("layout.build.hot_fraction",
+             "Without a profile: the part of each symbol taken as hot, from its start.", 0.001, 1,
+             [](Experiment& x) -> double& { return x.layout.build.hot_fraction; }));
 
   section("variance",
           "Effects that differ between separate runs but not within one (from the seed).");

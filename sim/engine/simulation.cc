@@ -185,10 +185,13 @@ struct World {
     irq_wake->release();
   }
 
-  // The driver's txeof: frees the first `k` frames of the ring.
+  // The driver's txeof: frees the first `k` frames of the ring. With the
+  // harness's service loop (workload.service full or send-only) the loop
+  // has already run transmit completion after each send: the frames are
+  // only taken off the wire's books.
   void reap(int k) {
     if (k <= 0) return;
-    loop.reap(k);
+    if (x.workload.service == workload::Service::simulated) loop.reap(k);
     for (int i = 0; i < k; ++i) ring.pop_front();
   }
 

@@ -15,6 +15,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "sim/layout/build.h"
 #include "sim/report/safe_file.h"
 #include "sim/report/table.h"
 #include "sim/support/text.h"
@@ -171,10 +172,8 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
       const auto eq = spec.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
         throw UserError(fmt::format("--order '{}': expected NAME=FILE", spec));
-      std::vector<std::string> order;
       std::istringstream in(read_text(spec.substr(eq + 1), "order file"));
-      for (std::string line; std::getline(in, line);)
-        for (auto& w : support::words(line.substr(0, line.find('#')))) order.push_back(w);
+      const std::vector<std::string> order = models::load_order(in);
       rows.push_back({spec.substr(0, eq), order, predict(order)});
     }
     if (!a.no_search) {

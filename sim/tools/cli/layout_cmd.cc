@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/config/experiment.h"
+#include "sim/layout/build.h"
 #include "sim/report/table.h"
 #include "sim/stack/net/inet.h"
 #include "sim/support/text.h"
@@ -466,19 +467,11 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
 std::multimap<std::string, std::string> read_owners(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw UserError(fmt::format("{}: cannot read the file", file));
-  std::multimap<std::string, std::string> m;
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    const auto w = support::words(line);
-    if (w.empty()) continue;
-    if (w.size() != 2)
-      throw UserError(fmt::format("{}:{}: expected 'symbol owner', got '{}'", file, n, line));
-    m.emplace(w[0], w[1]);
+  try {
+    return models::load_owners(in, file);
+  } catch (const models::LayoutError& e) {
+    throw UserError(e.what());
   }
-  return m;
 }
 
 }  // namespace simloop::cli

@@ -232,55 +232,6 @@ std::string format_profile(const CodeProfile& p, const std::string& header) {
   return out + format_walks(p.walks);
 }
 
-CodeProfile load_profile(std::istream& in, const std::string& what) {
-  CodeProfile p;
-  models::Walk* walk = nullptr;
-  int lineno = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++lineno;
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    const auto w = words(line);
-    if (w.empty()) continue;
-    auto fail = [&](const char* expected) {
-      throw std::runtime_error(
-          fmt::format("{}:{}: expected {}, got '{}'", what, lineno, expected, line));
-    };
-    uint64_t off = 0, bytes = 0;
-    if (w[0] == "walk") {
-      double calls = 0;
-      if (w.size() != 4 || !parse_u64(w[2], &off, 16)) fail("'walk SYMBOL ENTRY CALLS_PER_PACKET'");
-      try {
-        size_t used = 0;
-        calls = std::stod(w[3], &used);
-        if (used != w[3].size() || !(calls >= 0) || !std::isfinite(calls)) throw std::exception();
-      } catch (const std::exception&) {
-        fail("'walk SYMBOL ENTRY CALLS_PER_PACKET' (calls a number >= 0)");
-      }
-      walk = &p.walks[{w[1], off}];
-      if (!walk->items.empty()) fail("one walk per routine (this one came before)");
-      walk->calls_per_packet = calls;
-    } else if (w[0] == "run") {
-      if (walk == nullptr) fail("a 'walk' line before 'run'");
-      if (w.size() != 3 || !parse_u64(w[1], &off, 16) || !parse_u64(w[2], &bytes) || bytes == 0)
-        fail("'run OFFSET BYTES' (hex offset, bytes > 0)");
-      walk->items.push_back({off, bytes, {}, 0});
-    } else if (w[0] == "call") {
-      uint64_t target_off = 0;
-      if (walk == nullptr) fail("a 'walk' line before 'call'");
-      if (w.size() != 4 || !parse_u64(w[1], &off, 16) || !parse_u64(w[3], &target_off, 16))
-        fail("'call OFFSET TARGET TARGET_OFFSET' (hex offsets)");
-      walk->items.push_back({off, 0, w[2], target_off});
-    } else {
-      if (w.size() != 3 || !parse_u64(w[0], &off, 16) || !parse_u64(w[1], &bytes) || bytes == 0)
-        fail("'OFFSET BYTES SYMBOL' (hex offset, bytes > 0)");
-      p.hot[w[2]].emplace_back(off, bytes);
-    }
-  }
-  if (p.hot.empty()) throw std::runtime_error(fmt::format("{}: no ranges", what));
-  for (auto& [sym, ranges] : p.hot) std::sort(ranges.begin(), ranges.end());
-  return p;
-}
-
 models::HotProfile load_hot_profile(std::istream& in, const std::string& what) {
   return load_profile(in, what).hot;
 }

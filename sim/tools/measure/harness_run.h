@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "models/icache.h"
+#include "sim/layout/build.h"
 #include "sim/layout/layout.h"
 #include "sim/report/table.h"
 #include "sim/tools/measure/code_walk.h"
@@ -52,19 +53,15 @@ models::HotProfile hot_profile(const std::map<uint64_t, uint64_t>& lo,
                                double min_per_packet = 0.5,
                                const std::vector<uint64_t>* instruction_starts = nullptr);
 
-// What `simloop measure profile` writes: the hot ranges, and the walks of
-// every routine (measure/code_walk.h).
-struct CodeProfile {
-  models::HotProfile hot;
-  models::WalkProfile walks;
-};
+// What `simloop measure profile` writes (sim/layout/build.h).
+using models::CodeProfile;
 
 // A profile as text ("offset bytes symbol" lines, hex offsets, '#' comments,
-// then the walks) and back; load throws std::runtime_error naming `what` and
-// the line. load_hot_profile keeps only the hot ranges.
+// then the walks) and back; load throws models::LayoutError naming `what`
+// and the line. load_hot_profile keeps only the hot ranges.
 std::string format_hot_profile(const models::HotProfile& p, const std::string& header);
 std::string format_profile(const CodeProfile& p, const std::string& header);
-CodeProfile load_profile(std::istream& in, const std::string& what);
+using models::load_profile;
 models::HotProfile load_hot_profile(std::istream& in, const std::string& what);
 
 struct HarnessSpec {

@@ -1,0 +1,164 @@
+#include "sim/layout/build.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "sim/layout/link_map.h"
+#include "sim/support/text.h"
+
+namespace simloop::models {
+
+namespace {
+using support::parse_u64;
+using support::words;
+}  // namespace
+
+CodeProfile load_profile(std::istream& in, const std::string& what) {
+  CodeProfile p;
+  Walk* walk = nullptr;
+  int lineno = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    const auto w = words(line);
+    if (w.empty()) continue;
+    auto fail = [&](const char* expected) {
+      throw LayoutError(fmt::format("{}:{}: expected {}, got '{}'", what, lineno, expected, line));
+    };
+    uint64_t off = 0, bytes = 0;
+    if (w[0] == "walk") {
+      double calls = 0;
+      if (w.size() != 4 || !parse_u64(w[2], &off, 16)) fail("'walk SYMBOL ENTRY CALLS_PER_PACKET'");
+      try {
+        size_t used = 0;
+        calls = std::stod(w[3], &used);
+        if (used != w[3].size() || !(calls >= 0) || !std::isfinite(calls)) throw std::exception();
+      } catch (const std::exception&) {
+        fail("'walk SYMBOL ENTRY CALLS_PER_PACKET' (calls a number >= 0)");
+      }
+      walk = &p.walks[{w[1], off}];
+      if (!walk->items.empty()) fail("one walk per routine (this one came before)");
+      walk->calls_per_packet = calls;
+    } else if (w[0] == "run") {
+      if (walk == nullptr) fail("a 'walk' line before 'run'");
+      if (w.size() != 3 || !parse_u64(w[1], &off, 16) || !parse_u64(w[2], &bytes) || bytes == 0)
+        fail("'run OFFSET BYTES' (hex offset, bytes > 0)");
+      walk->items.push_back({off, bytes, {}, 0});
+    } else if (w[0] == "call") {
+      uint64_t target_off = 0;
+      if (walk == nullptr) fail("a 'walk' line before 'call'");
+      if (w.size() != 4 || !parse_u64(w[1], &off, 16) || !parse_u64(w[3], &target_off, 16))
+        fail("'call OFFSET TARGET TARGET_OFFSET' (hex offsets)");
+      walk->items.push_back({off, 0, w[2], target_off});
+    } else {
+      if (w.size() != 3 || !parse_u64(w[0], &off, 16) || !parse_u64(w[1], &bytes) || bytes == 0)
+        fail("'OFFSET BYTES SYMBOL' (hex offset, bytes > 0)");
+      p.hot[w[2]].emplace_back(off, bytes);
+    }
+  }
+  if (p.hot.empty()) throw LayoutError(fmt::format("{}: no ranges", what));
+  for (auto& [sym, ranges] : p.hot) std::sort(ranges.begin(), ranges.end());
+  return p;
+}
+
+std::multimap<std::string, std::string> load_owners(std::istream& in, const std::string& what) {
+  std::multimap<std::string, std::string> m;
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    const auto w = words(line);
+    if (w.empty()) continue;
+    if (w.size() != 2)
+      throw LayoutError(fmt::format("{}:{}: expected 'symbol owner', got '{}'", what, n, line));
+    m.emplace(w[0], w[1]);
+  }
+  return m;
+}
+
+std::vector<std::string> load_order(std::istream& in) {
+  std::vector<std::string> order;
+  for (std::string line; std::getline(in, line);)
+    for (auto& w : words(line.substr(0, line.find('#')))) order.push_back(std::move(w));
+  return order;
+}
+
+std::string read_text_file(const std::filesystem::path& file, size_t max_bytes) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw LayoutError(fmt::format("{}: cannot read the file (not a regular file)", file.string()));
+  // gzread reads a file that is not compressed as it is.
+  const std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(file.c_str(), "rb"), gzclose);
+  if (!gz) throw LayoutError(fmt::format("{}: cannot read the file", file.string()));
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const int n = gzread(gz.get(), buf, sizeof buf);
+    if (n < 0) {
+      int err = 0;
+      throw LayoutError(
+          fmt::format("{}: cannot read the file: {}", file.string(), gzerror(gz.get(), &err)));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > max_bytes)
+      throw LayoutError(
+          fmt::format("{}: longer than {} bytes; expected a text map", file.string(), max_bytes));
+  }
+  return text;
+}
+
+LinkedLayout load_build(const BuildFiles& f) {
+  std::istringstream owners_text(read_text_file(f.owners));
+  const auto owners = load_owners(owners_text, f.owners.string());
+  std::vector<NmSymbol> symbols;
+  {
+    std::istringstream nm(read_text_file(f.nm));
+    try {
+      symbols = parse_nm(nm);
+    } catch (const LayoutError& e) {
+      throw LayoutError(fmt::format("{}: {}", f.nm.string(), e.what()));
+    }
+  }
+  if (!f.order.empty() && f.map.empty())
+    throw LayoutError(fmt::format(
+        "{}: an order needs the build's link map: it says how functions move", f.order.string()));
+  if (!f.map.empty()) {
+    std::istringstream map_text(read_text_file(f.map));
+    const LinkMap map = parse_lld_map(map_text, f.map.string());
+    std::vector<std::string> order;
+    if (!f.order.empty()) {
+      std::istringstream in(read_text_file(f.order));
+      order = load_order(in);
+    }
+    try {
+      symbols = relink_symbols(symbols, map, place_sections(map, symbols, order));
+    } catch (const LayoutError& e) {
+      throw LayoutError(fmt::format("{}: {}", f.map.string(), e.what()));
+    }
+  }
+  std::optional<CodeProfile> profile;
+  if (!f.profile.empty()) {
+    std::istringstream in(read_text_file(f.profile));
+    profile = load_profile(in, f.profile.string());
+  }
+  LinkedLayout linked =
+      layout_from_nm(symbols, owners, f.hot_fraction, profile ? &profile->hot : nullptr,
+                     profile ? &profile->walks : nullptr);
+  if (linked.by_owner.empty())
+    throw LayoutError(
+        fmt::format("{}: no symbol of {} is in this build (or ran): is it a "
+                    "simloop-harness build?",
+                    f.nm.string(), f.owners.string()));
+  return linked;
+}
+
+}  // namespace simloop::models
