@@ -323,11 +323,16 @@ TEST(LinuxStack, SendBufferExhaustedOnTheWireStopsTheSender) {
     int ok = 0, err = 0;
     while ((err = r.st.sendto(r.tx, data.data(), 18, kPeerAddr, kPort)) == 0) ++ok;
     EXPECT_EQ(err, dontwait ? EAGAIN : ENOBUFS);
+    // A blocking socket would sleep for room: its caller is told so, and
+    // nothing counts as dropped; MSG_DONTWAIT's EAGAIN loses the datagram.
+    EXPECT_EQ(r.st.send_blocked(), !dontwait);
+    EXPECT_EQ(r.st.counters().drops[static_cast<size_t>(Drop::no_buffers)], dontwait ? 1u : 0u);
     const unsigned truesize = r.st.nic_frame(0)->truesize;
     EXPECT_EQ(ok, (o.sndbuf + static_cast<int>(truesize) - 1) / static_cast<int>(truesize));
     EXPECT_EQ(r.st.sock(r.tx).stats.sndbuf_full, 1u);
     EXPECT_EQ(r.st.nic_txeof(), ok);
     EXPECT_EQ(r.st.sendto(r.tx, data.data(), 18, kPeerAddr, kPort), 0);
+    EXPECT_FALSE(r.st.send_blocked());
     r.Drain();
     r.ExpectNoLeak();
   }

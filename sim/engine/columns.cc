@@ -47,7 +47,8 @@ std::string stage_meaning(models::Stage s) {
     case Stage::interrupt:
       return "NIC interrupt handlers, transmit completion included (time taken from the sender)";
     case Stage::sleep:
-      return "the CPU idle while the sender sleeps after ENOBUFS (interrupt handlers that ran "
+      return "the CPU idle while the sender sleeps after ENOBUFS or waits for send space "
+             "(interrupt handlers that ran "
              "meanwhile are in `cycles_interrupt`)";
     case Stage::idle:
       return "the CPU idle for any other reason: run time no stage explains (0 up to rounding "
@@ -120,7 +121,8 @@ std::vector<Column> build() {
   add("interrupt_pct", "%", R, "share of simulated time that interrupt handlers held the CPU");
   add("interrupts", "count", R, "interrupt handler runs");
   add("enobufs", "count", R, "sendto() calls that failed with ENOBUFS (the sender then slept)");
-  add("sleep_s", "s (simulated)", R, "simulated time the sender slept after ENOBUFS");
+  add("sleep_s", "s (simulated)", R,
+      "simulated time the sender slept after ENOBUFS, or blocked on a full send buffer (Linux)");
   add("interval_kpps_cv", "ratio", R,
       "coefficient of variation of the rate over 20 equal slices of the run (0 when too few "
       "batches)");

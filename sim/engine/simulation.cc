@@ -299,6 +299,7 @@ void sender_main(W& w) {
     double batch = 0;
     const int64_t sent_before = sent;
     bool enobufs = false;
+    bool blocked = false;
     Tracer* const tr = w.tracer;
     if (tr != nullptr) tr->begin_batch(t);
     for (int n = 0; n < x.engine.max_batch; ++n) {
@@ -329,6 +330,10 @@ void sender_main(W& w) {
         enobufs = true;
         break;
       }
+      if (step.outcome == workload::Outcome::blocked) {
+        blocked = true;
+        break;
+      }
       if (!step.ok()) {
         w.r.outcome = step.outcome == workload::Outcome::fault ? "alignment-fault" : "error";
         w.r.detail = w.driver.why(step);
@@ -356,18 +361,33 @@ void sender_main(W& w) {
     if (tr != nullptr) tr->flush_batch();
     w.trim_in_flight(sg::Engine::get_clock());
     w.rate.add(batch_start, sg::Engine::get_clock(), static_cast<double>(sent - sent_before));
-    if (enobufs && !stop) {
-      // ttcp sleeps and retries. The CPU is idle meanwhile, but for
-      // interrupt handlers, which then preempt nothing.
+    if ((enobufs || blocked) && !stop) {
+      // ttcp sleeps and retries. A blocking Linux send instead sleeps until
+      // a transmit completion frees send space (sock_wfree): the next
+      // interrupt where they reap the ring, else the first frame's end on
+      // the wire, where the sender reaps it itself. The CPU is idle
+      // meanwhile, but for interrupt handlers, which then preempt nothing.
       const double t0 = sg::Engine::get_clock();
+      double wait = x.workload.enobufs_sleep_s;
+      if (blocked) {
+        double until = w.ring.empty() ? t0 : w.ring.front().depart;
+        if (x.interrupts.enabled && !w.irq_due.empty()) until = std::max(until, w.irq_due.front());
+        // Never a busy loop: a completion due now still takes the
+        // smallest step of simulated time.
+        wait = std::max(until - t0, 1e-9);
+      }
       w.irq_cycles_asleep = 0;
       w.sender_asleep = true;
-      sg::this_actor::sleep_for(x.workload.enobufs_sleep_s);
+      sg::this_actor::sleep_for(wait);
       w.sender_asleep = false;
       if (w.irq_running) {  // a handler that began while asleep keeps the CPU
         w.sender_parked = true;
         sg::this_actor::suspend();
       }
+      // No interrupt was due to reap what left: the driver's own reclaim
+      // (as without interrupts), so that the wait always ends with room.
+      if (blocked && uses_ring && x.interrupts.enabled && w.irq_due.empty())
+        w.reap(w.frames_done_by(sg::Engine::get_clock()));
       const double slept = sg::Engine::get_clock() - t0;
       if (tr != nullptr) tr->sleep(t0, sg::Engine::get_clock());
       w.r.sleep_s += slept;

@@ -25,7 +25,7 @@ struct SimResult {
   models::StageCycles cycles{};  // CPU cycles by stage over the run
   int64_t interrupts = 0;
   double interrupt_s = 0;  // time interrupt handlers held the CPU
-  double sleep_s = 0;      // time the sender slept after ENOBUFS
+  double sleep_s = 0;      // time the sender slept after ENOBUFS or blocked for send space
   int64_t enobufs = 0;
   std::array<uint64_t, net::kDropCount> drops{};
   int64_t delivered = 0, delivered_bytes = 0;  // to the receiving socket, or frames onto the wire

@@ -136,6 +136,11 @@ class Stack {
   // no address given (send() on a connected socket).
   int sendto(int s, const void* buf, int len, uint32_t dst, uint16_t dport);
   int send(int s, const void* buf, int len) { return sendto(s, buf, len, 0, 0); }
+  // The last sendto() found no send space on a blocking socket: Linux would
+  // sleep in sock_alloc_send_pskb until sock_wfree makes room, so its
+  // ENOBUFS is the caller's cue to wait for a transmit completion and try
+  // again, not an error the application sees (nothing was dropped).
+  bool send_blocked() const { return send_blocked_; }
   // recvfrom(): 0 and the datagram (truncated to maxlen), or EAGAIN (== EWOULDBLOCK).
   int recvfrom(int s, void* buf, int maxlen, int* got, uint32_t* src = nullptr,
                uint16_t* sport = nullptr);
@@ -246,6 +251,7 @@ class Stack {
   std::array<UdpSock, kMaxSockets> socks_{};
   uint16_t next_port_ = 32768;  // net.ipv4.ip_local_port_range
   bool trap_ = false;
+  bool send_blocked_ = false;
   std::optional<AlignmentFault> fault_;
   StackCounters counters_;
 };

@@ -142,6 +142,7 @@ void Stack<P>::close(int s) {
 template <class P>
 int Stack<P>::sendto(int s, const void* buf, int len, uint32_t dst, uint16_t dport) {
   FnScope<P> scope(probe_, Fn::sys_sendto);
+  send_blocked_ = false;
   if (!valid(s)) {
     ++counters_.send_errors;
     return EBADF;
@@ -252,9 +253,14 @@ core::SkBuff* Stack<P>::ip_append_data(UdpSock& so, const Route& rt, const void*
   // sock_alloc_send_pskb's check, before any allocation.
   if (core::sk_wmem_alloc_get(so) >= so.sk_sndbuf) {
     ++so.stats.sndbuf_full;
-    *err = opt_.dontwait ? -EAGAIN : -ENOBUFS;
-    SIMLOOP_PROBE(drop(Drop::no_buffers));
-    ++counters_.drops[static_cast<size_t>(Drop::no_buffers)];
+    if (opt_.dontwait) {
+      *err = -EAGAIN;
+      SIMLOOP_PROBE(drop(Drop::no_buffers));
+      ++counters_.drops[static_cast<size_t>(Drop::no_buffers)];
+    } else {
+      *err = -ENOBUFS;  // the caller waits (send_blocked): nothing is dropped
+      send_blocked_ = true;
+    }
     return nullptr;
   }
   const int fraglen = fragheaderlen + transhdrlen + len;

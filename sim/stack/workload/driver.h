@@ -39,7 +39,10 @@ struct DriveOptions {
 // strict-alignment CPU's) ends the run whatever sendto() said; ENOBUFS is
 // ttcp's to sleep on and retry (the simulator) or, after the loop's own
 // retries (Service::drained), the end of the run; any other error ends it.
-enum class Outcome : uint8_t { sent, enobufs, fault, error };
+// blocked: no send space on a blocking socket (the Linux stack's
+// send_blocked()): the sender waits for a transmit completion, as the
+// kernel would sleep in the send, and tries again; ttcp never sees it.
+enum class Outcome : uint8_t { sent, enobufs, blocked, fault, error };
 
 struct Step {
   Sent sent;
@@ -89,10 +92,10 @@ class Driver {
     if (loop_.stack().fault())
       s.outcome = Outcome::fault;
     else if (s.sent.err == ENOBUFS)
-      s.outcome = Outcome::enobufs;
+      s.outcome = send_blocked() ? Outcome::blocked : Outcome::enobufs;
     else if (s.sent.err != 0)
       s.outcome = Outcome::error;
-    stopped_ = stopped_ || !s.ok();
+    stopped_ = stopped_ || (!s.ok() && s.outcome != Outcome::blocked);
     return s;
   }
   Step send() {
@@ -123,6 +126,12 @@ class Driver {
   const DriveOptions& options() const { return opt_; }
 
  private:
+  bool send_blocked() const {
+    if constexpr (requires(const S& st) { st.send_blocked(); })
+      return loop_.stack().send_blocked();
+    else
+      return false;
+  }
   static size_t storage_bytes(const DriveOptions& o) {
     if (o.path.buffer_misalign < 0 || o.path.buffer_misalign > Path::kMaxBufferMisalign)
       throw std::invalid_argument("driver: buffer_misalign must be 0..7");

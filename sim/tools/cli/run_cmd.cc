@@ -69,7 +69,7 @@ std::string breakdown(const config::Experiment& x, const engine::SimResult& r) {
     // cost) is named for what it is.
     const config::StageMeaning m = config::stage_meaning(x, models::stage_name(stage));
     const std::string note = stage == models::Stage::sleep
-                                 ? "  (CPU idle: the sender asleep after ENOBUFS)"
+                                 ? "  (CPU idle: the sender asleep after ENOBUFS or for send space)"
                              : stage == models::Stage::idle ? "  (CPU idle: unexplained)"
                              : !m.note.empty()              ? fmt::format("  ({})", m.note)
                                                             : "";
