@@ -8,6 +8,7 @@ are real ENOBUFS and ttcp's sleep still follows them.
     linux_blocking_send_test.py SIMLOOP EXPERIMENT WORK_DIR
 """
 import csv
+import json
 import pathlib
 import shutil
 import subprocess
@@ -44,6 +45,18 @@ for dest in ("wire", "broadcast"):
             check(abs(kpps - line_kpps) <= 0.01 * line_kpps,
                   f"{name}: {kpps:.2f} kpps, the link carries {line_kpps:.2f}")
             check(r["enobufs"] == "0", f"{name}: {r['enobufs']} ENOBUFS on a blocking socket")
+
+# The trace of a blocked sender shows its waits, never an ENOBUFS the
+# application did not see.
+trace = WORK / "blocked-trace.json"
+p = subprocess.run([SIMLOOP, "-q", "run", EXPERIMENT, "-o", str(WORK / "traced"), "--set",
+                    "workload.dest=wire", "--set", "workload.payload=1472", "--set",
+                    "workload.packets=2000", "--trace", str(trace)],
+                   capture_output=True, text=True, timeout=300)
+check(p.returncode == 0, f"traced run: exit {p.returncode}: {p.stderr}")
+events = json.loads(trace.read_text())["traceEvents"] if trace.exists() else []
+check(not any(e.get("name") == "ENOBUFS" for e in events),
+      "the trace marks ENOBUFS where the Linux sender only waited for send space")
 
 r = run("recverr", "workload.dest=wire", "workload.payload=1472", "options.linux.recverr=true",
         "options.nic_ring=8")

@@ -315,7 +315,6 @@ void sender_main(W& w) {
       if (tr != nullptr) tr->packet(sent);
       if (uses_ring && !x.interrupts.enabled) w.reap(w.frames_done_by(t));
       const workload::Step step = w.driver.send(hooks);
-      const int err = step.sent.err;
       if (tr != nullptr && loops_back) hooks.counters();
       const double c = models::total(w.pending()) - batch;
       batch += c;
@@ -323,7 +322,7 @@ void sender_main(W& w) {
       if (tr != nullptr) {
         tr->drops(w.stack.counters().drops);
         if (step.outcome == workload::Outcome::fault) tr->instant("alignment fault");
-        if (err == ENOBUFS) tr->instant("ENOBUFS");
+        if (step.outcome == workload::Outcome::enobufs) tr->instant("ENOBUFS");
       }
       if (step.outcome == workload::Outcome::enobufs) {
         ++w.r.enobufs;
