@@ -221,6 +221,44 @@ INSTANTIATE_TEST_SUITE_P(ProcessPool, EndingSignal, testing::Values(SIGTERM, SIG
                            return std::string(i.param == SIGTERM ? "sigterm" : "sighup");
                          });
 
+// Under nohup (SIGHUP ignored) a hang-up ends nothing: every run finishes,
+// in children that ignore it too, and the disposition is left as it was.
+TEST(ProcessPool, AnIgnoredHangUpStaysIgnored) {
+  struct sigaction ign {
+  }, before{};
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGHUP, &ign, &before);
+  ProcessPool pool(options(2, true));
+  std::vector<Outcome> out;
+  bool sent = false;
+  ProcessPool::Callbacks cb = collect(out);
+  cb.on_tick = [&] {
+    if (!sent) {
+      sent = true;
+      ::raise(SIGHUP);
+    }
+  };
+  const auto sum = pool.run(
+      3,
+      [](size_t, int fd) {
+        ::raise(SIGHUP);  // the child's own: ignored as well
+        ::usleep(100000);
+        write_all(fd, "finished");
+        return 0;
+      },
+      cb);
+  EXPECT_FALSE(sum.killed);
+  EXPECT_EQ(sum.interrupts, 0);
+  ASSERT_EQ(out.size(), 3u);
+  for (const auto& o : out) EXPECT_EQ(o.output, "finished");
+  struct sigaction now {};
+  sigaction(SIGHUP, nullptr, &now);
+  EXPECT_EQ(now.sa_handler, SIG_IGN);
+  sigaction(SIGHUP, &before, nullptr);
+  EXPECT_TRUE(no_children());
+}
+
 TEST(ProcessPool, RunOneGivesTheChildsOutputAndUsage) {
   const Outcome o = run_one([](int fd) {
     std::vector<char> touch(32u << 20, 1);  // 32 MiB resident in the child only

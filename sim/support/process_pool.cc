@@ -18,7 +18,8 @@ namespace {
 
 volatile std::sig_atomic_t g_interrupts = 0;
 volatile std::sig_atomic_t g_terminate = 0;
-bool g_handling = false;  // a pool that handles interrupts is running
+bool g_handling = false;     // a pool that handles interrupts is running
+bool g_hup_ignored = false;  // SIGHUP was ignored (nohup): it stays so, here and in children
 
 extern "C" void on_signal(int sig) {
   if (sig == SIGTERM || sig == SIGHUP) g_terminate = 1;
@@ -42,7 +43,11 @@ class InterruptHandlers {
     sa.sa_flags = 0;  // no SA_RESTART: poll() returns at once
     sigaction(SIGINT, &sa, &old_int_);
     sigaction(SIGTERM, &sa, &old_term_);
-    sigaction(SIGHUP, &sa, &old_hup_);
+    // Under nohup a hang-up must not end the runs: an ignored SIGHUP stays
+    // ignored.
+    sigaction(SIGHUP, nullptr, &old_hup_);
+    g_hup_ignored = old_hup_.sa_handler == SIG_IGN;
+    if (!g_hup_ignored) sigaction(SIGHUP, &sa, nullptr);
   }
   ~InterruptHandlers() {
     if (!on_) return;
@@ -133,7 +138,7 @@ void ProcessPool::start(size_t job, const Body& body) {
       ::setpgid(0, 0);
       std::signal(SIGINT, SIG_IGN);
       std::signal(SIGTERM, SIG_DFL);
-      std::signal(SIGHUP, SIG_DFL);
+      std::signal(SIGHUP, g_hup_ignored ? SIG_IGN : SIG_DFL);
     }
     int rc = 1;
     try {
