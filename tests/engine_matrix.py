@@ -30,20 +30,30 @@ MINIMAL = "name: minimal\nmachine: athlon-xp-2700\nstack: freebsd6\n"
 LINUX = f"name: minimal-linux\nmachine: athlon-xp-2700\nstack: {ROOT}/tests/data/stacks/linux-test.yaml\n"
 
 
+# The I-cache model on, with the synthetic kernel and ttcp's user code.
+CACHE_SETS = ["machine.cache.enabled=true", "layout.kernel=freebsd6-i386-synthetic",
+              "layout.user=ttcp-user"]
+
+
+def path_sets(dest, irq, align, receive):
+    """A path's keys: where the datagrams go, interrupts (priced when on),
+    the alignment policy and whether a receiver reads them."""
+    sets = [f"workload.dest={dest}", f"interrupts.enabled={str(irq).lower()}",
+            f"options.align={align}", f"workload.receive={str(receive).lower()}"]
+    if irq:
+        sets.append("interrupts.handler_cycles=2000")
+    return sets
+
+
 def cases(packets):
     out = []
     for dest, irq, align, copy, receive, cache in itertools.product(
             ["loopback", "broadcast", "wire", "self"], [False, True],
             ["none", "copy-down", "strict", "copy-down-unsafe"], ["m_copy", "m_dup"],
             [True, False], [False, True]):
-        sets = [f"workload.dest={dest}", f"interrupts.enabled={str(irq).lower()}",
-                f"options.align={align}", f"options.copy={copy}",
-                f"workload.receive={str(receive).lower()}"]
-        if irq:
-            sets.append("interrupts.handler_cycles=2000")
+        sets = path_sets(dest, irq, align, receive) + [f"options.copy={copy}"]
         if cache:
-            sets += ["machine.cache.enabled=true", "layout.kernel=freebsd6-i386-synthetic",
-                     "layout.user=ttcp-user"]
+            sets += CACHE_SETS
         name = f"{dest}/irq={int(irq)}/{align}/{copy}/rx={int(receive)}/cache={int(cache)}"
         out.append((name, None, sets))
     # The optional timing models on, small enough to stall often: their
@@ -55,8 +65,7 @@ def cases(packets):
                 "machine.dtlb.entries=2", "machine.branch.enabled=true",
                 "machine.branch.btb_entries=4", "machine.branch.ras_depth=2"]
         if cache:
-            sets += ["machine.cache.enabled=true", "layout.kernel=freebsd6-i386-synthetic",
-                     "layout.user=ttcp-user"]
+            sets += CACHE_SETS
         out.append((f"models/{dest}/irq={int(irq)}/cache={int(cache)}", None, sets))
     # Interrupt settings that once aborted or stalled runs.
     irq = ["interrupts.enabled=true"]
@@ -84,11 +93,8 @@ def cases(packets):
     for dest, irq, align, receive, connected, models in itertools.product(
             ["loopback", "broadcast", "wire", "self"], [False, True], ["none", "strict"],
             [True, False], [False, True], [False, True]):
-        sets = [f"workload.dest={dest}", f"interrupts.enabled={str(irq).lower()}",
-                f"options.align={align}", f"workload.receive={str(receive).lower()}",
-                f"workload.connected={str(connected).lower()}"]
-        if irq:
-            sets.append("interrupts.handler_cycles=2000")
+        sets = path_sets(dest, irq, align, receive) + [
+            f"workload.connected={str(connected).lower()}"]
         if models:
             sets += ["machine.dtlb.enabled=true", "machine.dtlb.entries=2",
                      "machine.branch.enabled=true", "machine.branch.btb_entries=4"]

@@ -45,6 +45,16 @@ std::vector<Outcome> run_all(ProcessPool& pool, size_t n, const ProcessPool::Bod
   return out;
 }
 
+// Raises `sig` in the parent once, on the pool's first tick.
+void raise_on_first_tick(ProcessPool::Callbacks& cb, int sig) {
+  cb.on_tick = [sig, sent = false]() mutable {
+    if (!sent) {
+      sent = true;
+      ::raise(sig);
+    }
+  };
+}
+
 TEST(ProcessPool, CollectsEachJobsOutputAndRunsAtMostNAtOnce) {
   ProcessPool pool(options(3));
   size_t most = 0;
@@ -147,14 +157,8 @@ TEST(ProcessPool, FirstInterruptStartsNoMoreAndLetsTheRunningFinish) {
   ProcessPool pool(options(1, true));
   std::vector<Outcome> out;
   size_t running_when_told = 99;
-  bool sent = false;
   ProcessPool::Callbacks cb = collect(out);
-  cb.on_tick = [&] {
-    if (!sent) {
-      sent = true;
-      ::raise(SIGINT);  // counted by the pool: the test goes on
-    }
-  };
+  raise_on_first_tick(cb, SIGINT);  // counted by the pool: the test goes on
   cb.on_interrupt = [&](size_t running) { running_when_told = running; };
   const auto sum = pool.run(
       4,
@@ -186,14 +190,8 @@ TEST_P(EndingSignal, KillsTheRunningChildrenAsStopped) {
   const int sig = GetParam();
   ProcessPool pool(options(2, true));
   std::vector<Outcome> out;
-  bool sent = false;
   ProcessPool::Callbacks cb = collect(out);
-  cb.on_tick = [&] {
-    if (!sent) {
-      sent = true;
-      ::raise(sig);
-    }
-  };
+  raise_on_first_tick(cb, sig);
   const auto t0 = std::chrono::steady_clock::now();
   const auto sum = pool.run(
       5,
@@ -224,21 +222,15 @@ INSTANTIATE_TEST_SUITE_P(ProcessPool, EndingSignal, testing::Values(SIGTERM, SIG
 // Under nohup (SIGHUP ignored) a hang-up ends nothing: every run finishes,
 // in children that ignore it too, and the disposition is left as it was.
 TEST(ProcessPool, AnIgnoredHangUpStaysIgnored) {
-  struct sigaction ign {
-  }, before{};
+  struct sigaction ign {};
+  struct sigaction before {};
   ign.sa_handler = SIG_IGN;
   sigemptyset(&ign.sa_mask);
   sigaction(SIGHUP, &ign, &before);
   ProcessPool pool(options(2, true));
   std::vector<Outcome> out;
-  bool sent = false;
   ProcessPool::Callbacks cb = collect(out);
-  cb.on_tick = [&] {
-    if (!sent) {
-      sent = true;
-      ::raise(SIGHUP);
-    }
-  };
+  raise_on_first_tick(cb, SIGHUP);
   const auto sum = pool.run(
       3,
       [](size_t, int fd) {

@@ -373,20 +373,24 @@ Schema::Schema() {
           "Base cycles each time a function of the real stack runs; the keys are the functions "
           "of the stack that stack.kind names.");
   add_function_keys([this](Field f) { add(std::move(f)); });
-  section("stack.alloc", "Buffer allocation from the zones.");
-  add(only({"bsd"},
-           cost(number("stack.alloc.mbuf_cycles", "Cycles per mbuf allocated.", 0, 1e6,
-                       [](Experiment& x) -> double& { return x.stack.mbuf_alloc_cycles; }))));
-  add(only({"bsd"},
-           cost(number("stack.alloc.cluster_cycles", "Cycles per cluster allocated.", 0, 1e6,
-                       [](Experiment& x) -> double& { return x.stack.cluster_alloc_cycles; }))));
-  section("stack.free", "Buffer release to the zones.");
-  add(only({"bsd"},
-           cost(number("stack.free.mbuf_cycles", "Cycles per mbuf freed.", 0, 1e6,
-                       [](Experiment& x) -> double& { return x.stack.mbuf_free_cycles; }))));
-  add(only({"bsd"},
-           cost(number("stack.free.cluster_cycles", "Cycles per cluster freed.", 0, 1e6,
-                       [](Experiment& x) -> double& { return x.stack.cluster_free_cycles; }))));
+  // The zones' prices (the BSD stack's mbufs and clusters), taken and given back.
+  using Price = double models::StackCosts::*;
+  struct Zone {
+    const char *op, *doc, *done;
+    Price mbuf, cluster;
+  };
+  for (const Zone& z :
+       {Zone{"alloc", "Buffer allocation from the zones.", "allocated",
+             &models::StackCosts::mbuf_alloc_cycles, &models::StackCosts::cluster_alloc_cycles},
+        Zone{"free", "Buffer release to the zones.", "freed", &models::StackCosts::mbuf_free_cycles,
+             &models::StackCosts::cluster_free_cycles}}) {
+    section(fmt::format("stack.{}", z.op), z.doc);
+    for (const auto& [obj, price] : {std::pair{"mbuf", z.mbuf}, std::pair{"cluster", z.cluster}})
+      add(only({"bsd"},
+               cost(number(fmt::format("stack.{}.{}_cycles", z.op, obj),
+                           fmt::format("Cycles per {} {}.", obj, z.done), 0, 1e6,
+                           [price](Experiment& x) -> double& { return x.stack.*price; }))));
+  }
   add(cost(number("stack.cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.",
                   0, 1e3, [](Experiment& x) -> double& { return x.stack.cksum_cycles_per_byte; })));
 
