@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/support/zero_pages.h"
+
 namespace simloop::engine {
 
 class RateSlices {
@@ -30,7 +32,7 @@ class RateSlices {
     if (bins_.empty()) {
       t0_ = from;
       width_ = std::max(to - from, 1e-9);
-      bins_.assign(kBins, Bin{});
+      bins_ = support::ZeroPages<Bin>(kBins);
     }
     from = std::max(from, t0_);
     to = std::max(to, from);
@@ -119,7 +121,7 @@ class RateSlices {
 
   double t0_ = 0, width_ = 0;
   int64_t batches_ = 0;
-  std::vector<Bin> bins_;
+  support::ZeroPages<Bin> bins_;  // all zero bytes: no packets yet
 };
 
 }  // namespace simloop::engine

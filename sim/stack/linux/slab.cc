@@ -10,7 +10,7 @@
 namespace simloop::lnx {
 
 KmemCache::KmemCache(std::string name, size_t object_size, size_t capacity)
-    : name_(std::move(name)), object_size_(object_size), capacity_(capacity), live_(capacity, 0) {
+    : name_(std::move(name)), object_size_(object_size), capacity_(capacity), live_(capacity) {
   if (object_size == 0 || object_size % kAlign != 0)
     throw std::invalid_argument("kmem_cache " + name_ + ": object size must be a multiple of 64");
   if (capacity == 0)

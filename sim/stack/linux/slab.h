@@ -13,7 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <vector>
+
+#include "sim/support/zero_pages.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SIMLOOP_LNX_ASAN 1
@@ -119,7 +120,7 @@ class KmemCache {
   uintptr_t base_ = 0;
   size_t map_bytes_ = 0;
   FreeObject* free_ = nullptr;
-  std::vector<uint8_t> live_;
+  support::ZeroPages<uint8_t> live_;  // 1 while the object is allocated
   KmemCacheStats stats_;
 };
 

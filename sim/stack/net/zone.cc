@@ -10,7 +10,7 @@
 namespace simloop::net {
 
 Zone::Zone(std::string name, size_t item_size, size_t capacity)
-    : name_(std::move(name)), item_size_(item_size), capacity_(capacity), live_(capacity, 0) {
+    : name_(std::move(name)), item_size_(item_size), capacity_(capacity), live_(capacity) {
   if (item_size == 0 || (item_size & (item_size - 1)) != 0 || 4096 % item_size != 0)
     throw std::invalid_argument("zone " + name_ + ": item size must be a power of two <= 4096");
   if (capacity == 0) throw std::invalid_argument("zone " + name_ + ": capacity must be positive");
@@ -52,6 +52,6 @@ void Zone::set_limit(size_t limit) {
 MbufPool::MbufPool(size_t mbuf_capacity, size_t cluster_capacity)
     : mbufs("mbuf", kMSize, mbuf_capacity),
       clusters("mbuf_cluster", kMClBytes, cluster_capacity),
-      refcnt(cluster_capacity, 0) {}
+      refcnt(cluster_capacity) {}
 
 }  // namespace simloop::net

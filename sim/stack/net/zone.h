@@ -11,7 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <vector>
+
+#include "sim/support/zero_pages.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -95,7 +96,7 @@ class Zone {
   size_t capacity_;
   uintptr_t base_ = 0;
   FreeItem* free_ = nullptr;
-  std::vector<uint8_t> live_;
+  support::ZeroPages<uint8_t> live_;  // 1 while the item is allocated
   ZoneStats stats_;
 };
 
@@ -112,7 +113,7 @@ struct MbufPool {
 
   Zone mbufs;
   Zone clusters;
-  std::vector<uint32_t> refcnt;
+  support::ZeroPages<uint32_t> refcnt;
 };
 
 }  // namespace simloop::net
