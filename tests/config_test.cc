@@ -441,6 +441,28 @@ TEST_F(ConfigTest, CacheGeometryIsCheckedAtLoad) {
 // docs/config-reference.md is generated from the schema; they must agree.
 // A relative path is taken from the working directory when it is there, else
 // from the data directory; an absolute one, or one found nowhere, as given.
+// A sweep reads its files once: every point, and every run forked from it,
+// sees the machine as the sweep first read it, so an edit mid-sweep cannot
+// make a point run another configuration than its hash stands for. Without
+// the cache, the edit is seen at once.
+TEST_F(ConfigTest, WhileCachedAFileEditedAfterItsFirstReadIsNotReadAgain) {
+  const std::string machine = "name: m\nclock_hz: 1.5e9\n";
+  write("m.yaml", machine);
+  const fs::path exp = write("exp.yaml", "machine: m.yaml\nstack: freebsd6\n");
+  cache_parsed_yaml(true);
+  EXPECT_TRUE(parsed_yaml_cached());
+  EXPECT_DOUBLE_EQ(load_experiment(exp).machine.clock_hz, 1.5e9);
+  write("m.yaml", "name: m\nclock_hz: 3.0e9\n");
+  EXPECT_DOUBLE_EQ(load_experiment(exp).machine.clock_hz, 1.5e9);
+  EXPECT_DOUBLE_EQ(load_experiment(exp, {"workload.payload=100"}).machine.clock_hz, 1.5e9);
+  // Off empties it: the file as it is now.
+  cache_parsed_yaml(false);
+  EXPECT_FALSE(parsed_yaml_cached());
+  EXPECT_DOUBLE_EQ(load_experiment(exp).machine.clock_hz, 3.0e9);
+  write("m.yaml", machine);
+  EXPECT_DOUBLE_EQ(load_experiment(exp).machine.clock_hz, 1.5e9);
+}
+
 TEST_F(ConfigTest, RelativeInputsAreFoundInTheWorkingThenTheDataDirectory) {
   const fs::path data = dir_ / "data";
   fs::create_directories(data / "experiments");

@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <system_error>
+#include <tuple>
 
 #include "sim/config/data_root.h"
 #include "sim/config/loader_detail.h"
@@ -15,8 +17,10 @@ namespace fs = std::filesystem;
 
 namespace detail {
 
-fs::path resolve_ref(const fs::path& experiment, const std::string& kind, const std::string& ref,
-                     const Loc& loc, const std::string& key) {
+namespace {
+
+fs::path find_ref(const fs::path& experiment, const std::string& kind, const std::string& ref,
+                  const Loc& loc, const std::string& key) {
   const fs::path base = experiment.has_parent_path() ? experiment.parent_path() : fs::path(".");
   const bool is_path =
       kind.empty() || ref.find('/') != std::string::npos || fs::path(ref).extension() == ".yaml";
@@ -49,6 +53,18 @@ fs::path resolve_ref(const fs::path& experiment, const std::string& kind, const 
   fail(loc, key,
        fmt::format("no {} named '{}' (looked for {})", what, printable(ref),
                    fmt::join(names, ", ")));
+}
+
+}  // namespace
+
+fs::path resolve_ref(const fs::path& experiment, const std::string& kind, const std::string& ref,
+                     const Loc& loc, const std::string& key) {
+  if (!parsed_yaml_cached()) return find_ref(experiment, kind, ref, loc, key);
+  // Files are read once (a sweep): so are the places they are found.
+  static std::map<std::tuple<std::string, std::string, std::string>, fs::path> found;
+  const auto k = std::make_tuple(experiment.string(), kind, ref);
+  if (const auto it = found.find(k); it != found.end()) return it->second;
+  return found[k] = find_ref(experiment, kind, ref, loc, key);
 }
 
 void apply_component(Experiment& x, const YAML::Node& node, const std::string& key,

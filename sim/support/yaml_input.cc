@@ -228,10 +228,9 @@ YAML::Node parse_yaml_text(std::string_view text, const std::string& name,
 }
 
 namespace {
-// Parsed files by name, limits and text: a file read again with the same
-// text gives the same nodes (see cache_parsed_yaml).
+// Parsed files by path, with the limits they were read under (see
+// cache_parsed_yaml).
 struct Parsed {
-  std::string text;
   YamlLimits limits;
   YAML::Node doc;
 };
@@ -244,8 +243,19 @@ void cache_parsed_yaml(bool on) {
   if (!on) g_parsed.clear();
 }
 
+bool parsed_yaml_cached() {
+  return g_cache_on;
+}
+
 YAML::Node read_yaml_file(const fs::path& file, const YamlLimits& limits) {
   const std::string name = shown_path(file.string());
+  if (g_cache_on) {
+    const auto at = g_parsed.find(file.string());
+    if (at != g_parsed.end() && at->second.limits.max_bytes == limits.max_bytes &&
+        at->second.limits.max_nodes == limits.max_nodes &&
+        at->second.limits.max_depth == limits.max_depth)
+      return at->second.doc;
+  }
   std::string text;
   try {
     text = support::read_input_file(file, name, "a YAML file", limits.max_bytes);
@@ -258,16 +268,8 @@ YAML::Node read_yaml_file(const fs::path& file, const YamlLimits& limits) {
             fmt::format("the file goes on past {} bytes, the most an input file may have",
                         limits.max_bytes));
   }
-  if (!g_cache_on) return parse_yaml_text(text, name, limits);
-  // The text is read every time: a file that changed is parsed anew.
-  const auto at = g_parsed.find(name);
-  if (at != g_parsed.end() && at->second.text == text &&
-      at->second.limits.max_bytes == limits.max_bytes &&
-      at->second.limits.max_nodes == limits.max_nodes &&
-      at->second.limits.max_depth == limits.max_depth)
-    return at->second.doc;
   YAML::Node doc = parse_yaml_text(text, name, limits);
-  g_parsed[name] = Parsed{std::move(text), limits, doc};
+  if (g_cache_on) g_parsed[file.string()] = Parsed{limits, doc};
   return doc;
 }
 

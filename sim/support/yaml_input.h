@@ -37,11 +37,15 @@ inline constexpr YamlLimits kYamlLimits{};
 // nests deeper than the limit, refers to itself through an alias, or
 // expands past the node limit through aliases.
 YAML::Node read_yaml_file(const std::filesystem::path& file, const YamlLimits& limits = {});
-// While on, read_yaml_file keeps what it parsed and gives a file whose text
-// has not changed its nodes again, not a copy: for a process (a sweep) that
-// reads the same files for every point and forks runs that read them again.
-// Its callers must not change the nodes. Off (the default) empties it.
+// While on, files are read once: read_yaml_file keeps what it parsed and
+// gives the same nodes again, not a copy, without reading the file anew.
+// For a process (a sweep) that reads the same files for every point and
+// forks runs that read them again: every point sees the files as the sweep
+// first read them, so a file edited mid-sweep does not change the
+// configuration its point hashes stand for. Callers must not change the
+// nodes. Off (the default) empties it.
 void cache_parsed_yaml(bool on);
+bool parsed_yaml_cached();
 // The same for text read from elsewhere; `name` stands for the file.
 YAML::Node parse_yaml_text(std::string_view text, const std::string& name,
                            const YamlLimits& limits = {});
