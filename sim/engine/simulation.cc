@@ -1,11 +1,13 @@
 #include "sim/engine/simulation.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <xbt/log.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -506,6 +508,19 @@ sg::Engine& make_engine() {
 }
 
 }  // namespace
+
+void prepare_engine() {
+  route_simgrid_log_to_spdlog();
+  // SimGrid installs handlers (SIGINT prints its actors and exits); the
+  // process that prepares the engine keeps its own.
+  std::array<struct sigaction, NSIG> saved{};
+  for (int s = 1; s < NSIG; ++s) ::sigaction(s, nullptr, &saved[static_cast<size_t>(s)]);
+  make_engine();
+  for (int s = 1; s < NSIG; ++s) {
+    if (s == SIGKILL || s == SIGSTOP) continue;
+    ::sigaction(s, &saved[static_cast<size_t>(s)], nullptr);
+  }
+}
 
 void set_simgrid_config(const std::vector<std::string>& items) {
   simgrid_config() = items;

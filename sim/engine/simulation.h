@@ -72,4 +72,11 @@ void set_simgrid_config(const std::vector<std::string>& items);
 // Routes SimGrid's own log through spdlog (call before any Engine exists).
 void route_simgrid_log_to_spdlog();
 
+// Starts SimGrid's engine now without running anything, so that processes
+// forked afterwards (a sweep's runs) each run their one simulation without
+// paying the engine's start-up. Routes SimGrid's log to spdlog first. The
+// signal dispositions SimGrid would install (its own Ctrl-C handler) are
+// put back as they were. Call it in a process that never simulates itself.
+void prepare_engine();
+
 }  // namespace simloop::engine

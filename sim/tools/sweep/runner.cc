@@ -573,6 +573,8 @@ Summary run_sweep(const Options& o, const Plan& plan) {
                o.shard.n > 1 ? fmt::format(" (shard {}/{})", o.shard.k, o.shard.n) : "",
                todo.size(), o.jobs, plan.csv.string());
 
+  // Each run forks from here: SimGrid's start-up is paid once, not per run.
+  engine::prepare_engine();
   proc::PoolOptions po;
   po.jobs = o.jobs;
   po.handle_interrupts = true;
