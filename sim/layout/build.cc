@@ -98,16 +98,28 @@ std::string read_text_file(const std::filesystem::path& file, size_t max_bytes) 
   // gzread reads a file that is not compressed as it is.
   const std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(file.c_str(), "rb"), gzclose);
   if (!gz) throw LayoutError(fmt::format("{}: cannot read the file", file.string()));
+  // zlib's message, without the file name it starts with.
+  auto zlib_error = [&]() {
+    int err = 0;
+    std::string msg = gzerror(gz.get(), &err);
+    if (const std::string name = file.string() + ": "; msg.starts_with(name))
+      msg.erase(0, name.size());
+    return err == Z_OK ? std::string() : msg;
+  };
   std::string text;
   char buf[1 << 16];
   for (;;) {
     const int n = gzread(gz.get(), buf, sizeof buf);
-    if (n < 0) {
-      int err = 0;
-      throw LayoutError(
-          fmt::format("{}: cannot read the file: {}", file.string(), gzerror(gz.get(), &err)));
+    if (n < 0)
+      throw LayoutError(fmt::format("{}: cannot read the file: {}", file.string(), zlib_error()));
+    if (n == 0) {
+      // gzread ends a compressed file cut short as if it were whole, and
+      // says so only here.
+      if (const std::string msg = zlib_error(); !msg.empty())
+        throw LayoutError(fmt::format("{}: cannot read the file: {} (expected a whole gzip file)",
+                                      file.string(), msg));
+      break;
     }
-    if (n == 0) break;
     text.append(buf, static_cast<size_t>(n));
     if (text.size() > max_bytes)
       throw LayoutError(

@@ -38,7 +38,7 @@ std::vector<std::string> load_order(std::istream& in);
 
 // A whole text file, gzip-compressed or not (the repository keeps large
 // maps compressed). Throws LayoutError "FILE: cannot read ..." if it cannot
-// be read or is over `max_bytes`.
+// be read (a compressed file cut short included) or is over `max_bytes`.
 std::string read_text_file(const std::filesystem::path& file, size_t max_bytes = 256u << 20);
 
 struct BuildFiles {
