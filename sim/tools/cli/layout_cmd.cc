@@ -5,11 +5,11 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "sim/config/experiment.h"
 #include "sim/layout/build.h"
@@ -266,8 +266,7 @@ Layouts load_layouts(const config::Experiment& x, const fs::path& file, const La
     if (!x.layout.user.empty())
       l.user = models::link(models::load_layout_yaml(config::find_layout(x.source, x.layout.user)));
     if (!a.nm_file.empty()) {
-      std::ifstream in(a.nm_file);
-      if (!in) throw UserError(fmt::format("{}: cannot read the file", a.nm_file));
+      std::istringstream in(read_build_file(a.nm_file));
       l.input = models::layout_from_nm(in, read_owners(a.owners_file), a.hot_fraction);
       l.source = fmt::format("nm output {} (owners {})", a.nm_file, a.owners_file);
       return l;
@@ -407,10 +406,10 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
                   "still linked beside");
   cmd->add_option(
       "--nm", a->nm_file,
-      "Output of `nm -S --defined-only -n` for a real binary instead of a YAML layout. Alone\n"
-      "(needs --owners) a report only: nm does not say which section a symbol is in; with\n"
-      "--map and --path, the real build's prediction and a function order (owners default to\n"
-      "configs/harness/owners.txt)");
+      "Output of `nm -S --defined-only -n` for a real binary (gzip-compressed or not) instead\n"
+      "of a YAML layout. Alone (needs --owners) a report only: nm does not say which section\n"
+      "a symbol is in; with --map and --path, the real build's prediction and a function order\n"
+      "(owners default to configs/harness/owners.txt)");
   cmd->add_option(
       "--owners", a->owners_file,
       "With --nm: a file of 'symbol owner' lines ('#' comments) naming what runs each symbol: a "
@@ -464,9 +463,16 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
   commands.push_back({cmd, [a] { return layout_cmd(*a); }});
 }
 
+std::string read_build_file(const std::string& file) {
+  try {
+    return models::read_text_file(file);
+  } catch (const models::LayoutError& e) {
+    throw UserError(e.what());
+  }
+}
+
 std::multimap<std::string, std::string> read_owners(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw UserError(fmt::format("{}: cannot read the file", file));
+  std::istringstream in(read_build_file(file));
   try {
     return models::load_owners(in, file);
   } catch (const models::LayoutError& e) {
