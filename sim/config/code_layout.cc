@@ -45,6 +45,23 @@ namespace detail {
 
 namespace {
 
+// The layout.build key of one of a build's files.
+std::string build_file_key(models::BuildFile f) {
+  switch (f) {
+    case models::BuildFile::nm:
+      return "layout.build.nm";
+    case models::BuildFile::owners:
+      return "layout.build.owners";
+    case models::BuildFile::profile:
+      return "layout.build.profile";
+    case models::BuildFile::map:
+      return "layout.build.map";
+    case models::BuildFile::order:
+      return "layout.build.order";
+  }
+  return "layout.build";
+}
+
 // layout.build: a real build's maps, read as `simloop icache` and `simloop
 // layout --nm` read them; none of the layout.* transforms of a YAML layout
 // apply to it.
@@ -87,8 +104,13 @@ void build_code_layout_from_build(Experiment& x, const std::map<std::string, Loc
   f.hot_fraction = b.hot_fraction;
   try {
     x.code = std::make_shared<const models::LinkedLayout>(models::load_build(f));
+  } catch (const models::BuildFileError& e) {
+    // At the key that named the file (the default owners file has none:
+    // then at layout.build).
+    const std::string key = build_file_key(e.file);
+    fail(where.count(key) != 0 ? loc(key) : loc("layout.build"), key, e.what());
   } catch (const models::LayoutError& e) {
-    fail(loc("layout.build.nm"), "layout.build", e.what());
+    fail(loc("layout.build"), "layout.build", e.what());
   }
 }
 

@@ -1,6 +1,7 @@
 #include "sim/layout/build.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -79,6 +80,9 @@ std::multimap<std::string, std::string> load_owners(std::istream& in, const std:
     if (w.empty()) continue;
     if (w.size() != 2)
       throw LayoutError(fmt::format("{}:{}: expected 'symbol owner', got '{}'", what, n, line));
+    if (!is_layout_owner(w[1]))
+      throw LayoutError(fmt::format("{}:{}: expected an owner ({}), got '{}'", what, n,
+                                    fmt::join(layout_owners(), ", "), w[1]));
     m.emplace(w[0], w[1]);
   }
   return m;
@@ -98,16 +102,28 @@ std::string read_text_file(const std::filesystem::path& file, size_t max_bytes) 
   // gzread reads a file that is not compressed as it is.
   const std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(file.c_str(), "rb"), gzclose);
   if (!gz) throw LayoutError(fmt::format("{}: cannot read the file", file.string()));
+  // zlib's message, without the file name it starts with.
+  auto zlib_error = [&]() {
+    int err = 0;
+    std::string msg = gzerror(gz.get(), &err);
+    if (const std::string name = file.string() + ": "; msg.starts_with(name))
+      msg.erase(0, name.size());
+    return err == Z_OK ? std::string() : msg;
+  };
   std::string text;
   char buf[1 << 16];
   for (;;) {
     const int n = gzread(gz.get(), buf, sizeof buf);
-    if (n < 0) {
-      int err = 0;
-      throw LayoutError(
-          fmt::format("{}: cannot read the file: {}", file.string(), gzerror(gz.get(), &err)));
+    if (n < 0)
+      throw LayoutError(fmt::format("{}: cannot read the file: {}", file.string(), zlib_error()));
+    if (n == 0) {
+      // gzread ends a compressed file cut short as if it were whole, and
+      // says so only here.
+      if (const std::string msg = zlib_error(); !msg.empty())
+        throw LayoutError(fmt::format("{}: cannot read the file: {} (expected a whole gzip file)",
+                                      file.string(), msg));
+      break;
     }
-    if (n == 0) break;
     text.append(buf, static_cast<size_t>(n));
     if (text.size() > max_bytes)
       throw LayoutError(
@@ -117,47 +133,83 @@ std::string read_text_file(const std::filesystem::path& file, size_t max_bytes) 
 }
 
 LinkedLayout load_build(const BuildFiles& f) {
-  std::istringstream owners_text(read_text_file(f.owners));
-  const auto owners = load_owners(owners_text, f.owners.string());
+  // Every error names the file it is about, for the caller to say which
+  // of the build's keys or options gave it.
+  auto read = [](BuildFile which, const std::filesystem::path& file) {
+    try {
+      return read_text_file(file);
+    } catch (const LayoutError& e) {
+      throw BuildFileError(which, e.what());
+    }
+  };
+  std::multimap<std::string, std::string> owners;
+  {
+    std::istringstream in(read(BuildFile::owners, f.owners));
+    try {
+      owners = load_owners(in, f.owners.string());
+    } catch (const LayoutError& e) {
+      throw BuildFileError(BuildFile::owners, e.what());  // names the file and line
+    }
+  }
   std::vector<NmSymbol> symbols;
   {
-    std::istringstream nm(read_text_file(f.nm));
+    std::istringstream nm(read(BuildFile::nm, f.nm));
     try {
       symbols = parse_nm(nm);
     } catch (const LayoutError& e) {
-      throw LayoutError(fmt::format("{}: {}", f.nm.string(), e.what()));
+      throw BuildFileError(BuildFile::nm, fmt::format("{}: {}", f.nm.string(), e.what()));
     }
   }
   if (!f.order.empty() && f.map.empty())
-    throw LayoutError(fmt::format(
-        "{}: an order needs the build's link map: it says how functions move", f.order.string()));
+    throw BuildFileError(
+        BuildFile::order,
+        fmt::format("{}: an order needs the build's link map: it says how functions move",
+                    f.order.string()));
   if (!f.map.empty()) {
-    std::istringstream map_text(read_text_file(f.map));
-    const LinkMap map = parse_lld_map(map_text, f.map.string());
+    std::istringstream map_text(read(BuildFile::map, f.map));
+    LinkMap map;
+    try {
+      map = parse_lld_map(map_text, f.map.string());
+    } catch (const LayoutError& e) {
+      throw BuildFileError(BuildFile::map, e.what());  // names the map and its line
+    }
     std::vector<std::string> order;
     if (!f.order.empty()) {
-      std::istringstream in(read_text_file(f.order));
+      std::istringstream in(read(BuildFile::order, f.order));
       order = load_order(in);
     }
     try {
       symbols = relink_symbols(symbols, map, place_sections(map, symbols, order));
     } catch (const LayoutError& e) {
-      throw LayoutError(fmt::format("{}: {}", f.map.string(), e.what()));
+      throw BuildFileError(BuildFile::map, fmt::format("{}: {}", f.map.string(), e.what()));
     }
   }
   std::optional<CodeProfile> profile;
   if (!f.profile.empty()) {
-    std::istringstream in(read_text_file(f.profile));
-    profile = load_profile(in, f.profile.string());
+    std::istringstream in(read(BuildFile::profile, f.profile));
+    try {
+      profile = load_profile(in, f.profile.string());
+    } catch (const LayoutError& e) {
+      throw BuildFileError(BuildFile::profile, e.what());  // names the file and line
+    }
   }
-  LinkedLayout linked =
-      layout_from_nm(symbols, owners, f.hot_fraction, profile ? &profile->hot : nullptr,
-                     profile ? &profile->walks : nullptr);
+  LinkedLayout linked;
+  try {
+    linked = layout_from_nm(symbols, owners, f.hot_fraction, profile ? &profile->hot : nullptr,
+                            profile ? &profile->walks : nullptr);
+  } catch (const LayoutError& e) {
+    // Owners are checked as they are read: what is left is a profile that
+    // does not fit the build's symbols.
+    if (profile)
+      throw BuildFileError(BuildFile::profile, fmt::format("{}: {} (nm {})", f.profile.string(),
+                                                           e.what(), f.nm.string()));
+    throw BuildFileError(BuildFile::nm, fmt::format("{}: {}", f.nm.string(), e.what()));
+  }
   if (linked.by_owner.empty())
-    throw LayoutError(
-        fmt::format("{}: no symbol of {} is in this build (or ran): is it a "
-                    "simloop-harness build?",
-                    f.nm.string(), f.owners.string()));
+    throw BuildFileError(BuildFile::nm,
+                         fmt::format("{}: no symbol of {} is in this build (or ran): is it a "
+                                     "simloop-harness build?",
+                                     f.nm.string(), f.owners.string()));
   return linked;
 }
 

@@ -29,7 +29,8 @@ struct CodeProfile {
 CodeProfile load_profile(std::istream& in, const std::string& what);
 
 // "symbol owner" lines ('#' comments): symbol -> owner, a symbol under
-// several owners once for each. Throws LayoutError "WHAT:LINE: ...".
+// several owners once for each. Throws LayoutError "WHAT:LINE: ..." for a
+// line that is not two words or names no owner of layout_owners().
 std::multimap<std::string, std::string> load_owners(std::istream& in, const std::string& what);
 
 // Function names, whitespace-separated ('#' comments), as ld.lld's
@@ -38,8 +39,18 @@ std::vector<std::string> load_order(std::istream& in);
 
 // A whole text file, gzip-compressed or not (the repository keeps large
 // maps compressed). Throws LayoutError "FILE: cannot read ..." if it cannot
-// be read or is over `max_bytes`.
+// be read (a compressed file cut short included) or is over `max_bytes`.
 std::string read_text_file(const std::filesystem::path& file, size_t max_bytes = 256u << 20);
+
+// The files of a build, to say which one an error is about.
+enum class BuildFile { nm, owners, profile, map, order };
+
+// An error of one of a build's files: its message names the file (and the
+// line, where there is one); `file` says which it is.
+struct BuildFileError : LayoutError {
+  BuildFileError(BuildFile f, const std::string& msg) : LayoutError(msg), file(f) {}
+  BuildFile file;
+};
 
 struct BuildFiles {
   std::filesystem::path nm;       // required
@@ -52,8 +63,8 @@ struct BuildFiles {
 
 // The build's linked layout (layout_from_nm): its symbols, moved with their
 // sections to where `order` places them if a map and an order are given.
-// Throws LayoutError naming the file at fault, and if no symbol of the
-// owners file is in the build.
+// Throws BuildFileError naming the file at fault (the nm map if no symbol of
+// the owners file is in the build).
 LinkedLayout load_build(const BuildFiles& files);
 
 }  // namespace simloop::models

@@ -82,6 +82,11 @@ void print_rows(const std::vector<report::Row>& rows, const std::string& format,
 // binary, for models::layout_from_nm. Throws UserError naming file and line.
 std::multimap<std::string, std::string> read_owners(const std::string& file);
 
+// One of a real build's files (nm map, profile, owners, link map, order),
+// gzip-compressed or not, read as layout.build reads it
+// (models::read_text_file). Throws UserError naming the file.
+std::string read_build_file(const std::string& file);
+
 // Reads a whole input file that must be UTF-8 text of at most `max_bytes`;
 // throws UserError (exit status 2) naming the file (and line and column of
 // a byte that is not text) and saying it expected `what`.

@@ -9,9 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -257,8 +255,7 @@ int run_icache_cmd(const ICacheArgs& a) {
   const auto owners = read_owners(owners_file);
   std::optional<measure::CodeProfile> profile;
   if (!a.profile.empty()) {
-    std::ifstream in(a.profile);
-    if (!in) throw UserError(fmt::format("{}: cannot read the file", a.profile));
+    std::istringstream in(read_build_file(a.profile));
     try {
       profile = measure::load_profile(in, a.profile);
     } catch (const std::runtime_error& e) {
@@ -277,16 +274,10 @@ int run_icache_cmd(const ICacheArgs& a) {
   std::vector<Point> ll_points;
   for (const auto& path : harnesses_or_default(a.harnesses)) {
     // A build, or the symbol map one left (FILE.nm, as measure cachegrind
-    // writes them beside its CSV): the same text either way.
-    const bool nm_file = path.ends_with(".nm");
-    std::string nm_text;
-    if (nm_file) {
-      std::ifstream in(path);
-      if (!in) throw UserError(fmt::format("{}: cannot read the symbol map", path));
-      nm_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    } else {
-      nm_text = measure::nm_output(path);
-    }
+    // writes them beside its CSV, or FILE.nm.gz): the same text either way.
+    const bool gz = path.ends_with(".nm.gz");
+    const bool nm_file = gz || path.ends_with(".nm");
+    const std::string nm_text = nm_file ? read_build_file(path) : measure::nm_output(path);
     std::istringstream nm(nm_text);
     models::LinkedLayout linked;
     try {
@@ -314,7 +305,8 @@ int run_icache_cmd(const ICacheArgs& a) {
                      missing.size(), owners_file, fmt::join(missing, " "));
     }
     const std::string layout =
-        nm_file ? std::filesystem::path(path).stem().string() : measure::harness_layout_name(path);
+        nm_file ? fs::path(gz ? path.substr(0, path.size() - 3) : path).stem().string()
+                : measure::harness_layout_name(path);
     // The profile's hot bytes that this build has (what `measure profile`
     // counts), or without a profile the bytes taken from the owned symbols.
     int64_t hot_bytes = static_cast<int64_t>(models::total_hot_bytes(linked));
@@ -516,15 +508,16 @@ void add_icache(CLI::App& app, std::vector<Command>& commands) {
       "with errors and whether the layouts are ranked alike.");
   auto a = std::make_shared<ICacheArgs>();
   ic->add_option("harness", a->harnesses,
-                 "Harness builds, or their symbol maps as LAYOUT.nm files (default: every "
-                 "simloop-harness* beside this simloop)");
+                 "Harness builds, or their symbol maps as LAYOUT.nm or LAYOUT.nm.gz files "
+                 "(default: every simloop-harness* beside this simloop)");
   a->path.add(ic);
   add_i1_option(ic, a->i1);
   ic->add_option("--owners", a->owners,
                  "'symbol owner' lines naming what runs each function (default: "
-                 "configs/harness/owners.txt)");
+                 "configs/harness/owners.txt); gzip-compressed or not");
   ic->add_option("--profile", a->profile,
-                 "Hot ranges and walks from `simloop measure profile` (default: whole symbols)");
+                 "Hot ranges and walks from `simloop measure profile` (default: whole symbols); "
+                 "gzip-compressed or not");
   ic->add_option("--hot-fraction", a->hot_fraction,
                  "Without --profile: the part of each symbol taken as hot, from its start")
       ->check(CLI::Range(0.001, 1.0))

@@ -10,9 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <sstream>
 
 #include "sim/layout/build.h"
@@ -28,12 +26,6 @@ namespace simloop::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_text(const std::string& file, const char* what) {
-  std::ifstream in(file);
-  if (!in) throw UserError(fmt::format("{}: cannot read the {}", file, what));
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // "name=N,profile=FILE,payload=B,path=SPEC[,weight=W]".
 measure::OrderPath parse_path(const std::string& spec) {
@@ -89,7 +81,7 @@ measure::OrderPath parse_path(const std::string& spec) {
     throw UserError(fmt::format("--path '{}': name, profile and payload are required", spec));
   if (auto why = p.opt.path.payload_problem(p.opt.payload, p.opt.stack); !why.empty())
     throw UserError(fmt::format("--path '{}': payload {}: {}", spec, p.opt.payload, why));
-  std::istringstream in(read_text(profile, "profile"));
+  std::istringstream in(read_build_file(profile));
   try {
     p.profile = measure::load_profile(in, profile);
     p.trace = measure::harness_trace(p.opt);
@@ -123,14 +115,14 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
     }
   }
   try {
-    std::istringstream nm(read_text(a.nm, "nm map"));
+    std::istringstream nm(read_build_file(a.nm));
     pb.symbols = models::parse_nm(nm);
   } catch (const models::LayoutError& e) {
     throw UserError(fmt::format("{}: {}", a.nm, e.what()));
   }
   if (!a.map.empty()) {
     try {
-      std::istringstream map(read_text(a.map, "link map"));
+      std::istringstream map(read_build_file(a.map));
       pb.map = models::parse_lld_map(map, a.map);
     } catch (const models::LayoutError& e) {
       throw UserError(e.what());  // names the map and its line
@@ -172,7 +164,7 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
       const auto eq = spec.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
         throw UserError(fmt::format("--order '{}': expected NAME=FILE", spec));
-      std::istringstream in(read_text(spec.substr(eq + 1), "order file"));
+      std::istringstream in(read_build_file(spec.substr(eq + 1)));
       const std::vector<std::string> order = models::load_order(in);
       rows.push_back({spec.substr(0, eq), order, predict(order)});
     }

@@ -5,17 +5,18 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "sim/config/experiment.h"
 #include "sim/layout/build.h"
 #include "sim/report/table.h"
 #include "sim/stack/net/inet.h"
 #include "sim/support/text.h"
+#include "sim/support/yaml_input.h"
 #include "sim/tools/advise/layout_advice.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/cli/layout_build.h"
@@ -33,6 +34,7 @@ struct LayoutArgs {
   std::vector<std::string> sets;
   std::string layout_file, nm_file, owners_file;
   double hot_fraction = 1.0;
+  bool hot_fraction_given = false;
   double budget_s = 10;
   int max_evals = 20000;
   uint64_t seed = 1;
@@ -192,7 +194,10 @@ void print_advice(const models::Advice& adv, const config::Experiment& x, const 
                       {"before", to_json(before, hz, cpp)}};
 
   if (!adv.result) {
-    if (!a.nm_file.empty())
+    if (!x.layout.build.nm.empty() && a.layout_file.empty())
+      std::cout << "\nno search: a real build's layout is searched as a function order (give "
+                   "--nm, --map and --path)\n";
+    else if (!a.nm_file.empty())
       std::cout << "\nno search: nm output does not say which section a symbol is in (give "
                    "--map and --path for a real build)\n";
   } else {
@@ -260,14 +265,60 @@ struct Layouts {
   std::string source;  // what the report calls it
 };
 
+// The layout.build key an option of a build stands for.
+std::string build_key(std::string_view option) {
+  if (option == "--nm") return "layout.build.nm";
+  if (option == "--owners") return "layout.build.owners";
+  return "layout.build.hot_fraction";
+}
+
+// A path as a --set value: absolute (the experiment's directory is not the
+// working directory), quoted as YAML.
+std::string yaml_path(const std::string& file) {
+  std::string q = "\"";
+  for (const char c : fs::absolute(file).string()) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+// Whether the experiment (or a --set) sets layout.build: then the build is
+// its code layout. A file that cannot be read says no: loading it says why.
+bool uses_build(const fs::path& file, const std::vector<std::string>& sets) {
+  for (const auto& s : sets)
+    if (s.starts_with("layout.build.")) return true;
+  try {
+    const YAML::Node doc = config::read_yaml_file(file);
+    return doc.IsMap() && doc["layout"] && doc["layout"].IsMap() && doc["layout"]["build"];
+  } catch (const config::ConfigError&) {
+    return false;
+  }
+}
+
 Layouts load_layouts(const config::Experiment& x, const fs::path& file, const LayoutArgs& a) {
   Layouts l;
   try {
     if (!x.layout.user.empty())
       l.user = models::link(models::load_layout_yaml(config::find_layout(x.source, x.layout.user)));
+    if (!x.layout.build.nm.empty() && a.layout_file.empty()) {
+      // As `simloop run` links it: the experiment's build, with --nm,
+      // --owners and --hot-fraction in place of its keys.
+      const auto& b = x.layout.build;
+      std::string keys = "nm " + b.nm;
+      for (const auto& [key, value] :
+           {std::pair<const char*, const std::string&>{"profile", b.profile},
+            {"owners", b.owners},
+            {"map", b.map},
+            {"order", b.order}})
+        if (!value.empty()) keys += fmt::format(", {} {}", key, value);
+      if (b.profile.empty()) keys += fmt::format(", hot_fraction {}", b.hot_fraction);
+      l.input = *x.code;
+      l.source = fmt::format("{} (layout.build: {})", file.string(), keys);
+      return l;
+    }
     if (!a.nm_file.empty()) {
-      std::ifstream in(a.nm_file);
-      if (!in) throw UserError(fmt::format("{}: cannot read the file", a.nm_file));
+      std::istringstream in(read_build_file(a.nm_file));
       l.input = models::layout_from_nm(in, read_owners(a.owners_file), a.hot_fraction);
       l.source = fmt::format("nm output {} (owners {})", a.nm_file, a.owners_file);
       return l;
@@ -277,8 +328,8 @@ Layouts load_layouts(const config::Experiment& x, const fs::path& file, const La
       l.source = a.layout_file;
     } else {
       if (x.layout.kernel.empty())
-        throw UserError(
-            fmt::format("{}: no layout.kernel; give one, or --layout/--nm", file.string()));
+        throw UserError(fmt::format(
+            "{}: no layout.kernel or layout.build; give one, or --layout/--nm", file.string()));
       l.kernel = config::transform_layout(
           models::load_layout_yaml(config::find_layout(x.source, x.layout.kernel)), x.layout);
       l.source = fmt::format("{} (layout.kernel {} with the experiment's layout.* keys)",
@@ -315,15 +366,35 @@ int layout_cmd(const LayoutArgs& a) {
   }
   fs::path file = experiment_path(a.file);
   if (file.empty()) file = tree_file(kDefaultExperiment);
-  config::Experiment x;
-  try {
-    x = config::load_experiment(file, a.sets);
-  } catch (const config::ConfigError& e) {
-    throw UserError(e.what(), 2);
-  }
   if (!a.layout_file.empty() && !a.nm_file.empty())
     throw UserError("give --layout or --nm, not both");
-  if (!a.nm_file.empty() && a.owners_file.empty()) throw UserError("--nm needs --owners");
+  // On an experiment with layout.build, --nm, --owners and --hot-fraction
+  // stand for its keys: the experiment is loaded with them, as `simloop run
+  // --set` would load it, so the build is read and linked as a run links it.
+  const bool build = a.layout_file.empty() && uses_build(file, a.sets);
+  std::vector<std::string> sets = a.sets;
+  const std::pair<const char*, std::string> overrides[] = {
+      {"--nm", a.nm_file.empty() ? "" : yaml_path(a.nm_file)},
+      {"--owners", a.owners_file.empty() ? "" : yaml_path(a.owners_file)},
+      {"--hot-fraction", a.hot_fraction_given ? fmt::format("{}", a.hot_fraction) : ""}};
+  if (build)
+    for (const auto& [option, value] : overrides)
+      if (!value.empty()) sets.push_back(fmt::format("{}={}", build_key(option), value));
+  config::Experiment x;
+  try {
+    x = config::load_experiment(file, sets);
+  } catch (const config::ConfigError& e) {
+    std::string msg = e.what();
+    for (const auto& [option, value] : overrides) {
+      // An error of a file given as an option names the option.
+      const std::string from = fmt::format("--set {}: ", build_key(option));
+      if (build && !value.empty() && msg.starts_with(from))
+        msg = fmt::format("{}: {}", option, msg.substr(from.size()));
+    }
+    throw UserError(msg, 2);
+  }
+  if (!build && !a.nm_file.empty() && a.owners_file.empty())
+    throw UserError("--nm needs --owners (or an experiment with layout.build)");
   Layouts l = load_layouts(x, file, a);
 
   models::AdviceRequest req;
@@ -372,6 +443,13 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
       "at least 20 packets (whole interrupt periods). These are the misses `simloop run` reports "
       "in steady\n"
       "state (page colouring aside: the replay uses the identity page map).\n\n"
+      "An experiment with layout.build is advised on with the real build's layout as `simloop "
+      "run` links it\n"
+      "(its nm map, profile, owners, link map and order); --nm, --owners and --hot-fraction "
+      "replace those\n"
+      "keys. It is reported on, not searched: a build's function order is searched with --nm, "
+      "--map and\n"
+      "--path, without an experiment.\n\n"
       "Colliding sets are L1 sets that more distinct hot lines map to than the cache has ways; "
       "each is\n"
       "listed with its lines (address, symbol, owner) and the misses per packet they take.\n\n"
@@ -402,24 +480,27 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("--set", a->sets, "Override an experiment key: path.to.key=value (repeatable)");
   cmd->add_option("--layout", a->layout_file,
                   "A kernel layout YAML (configs/layouts format) instead of the experiment's "
-                  "layout.kernel; the\n"
+                  "layout.kernel (or layout.build); the\n"
                   "experiment's layout.* transforms are not applied to it, its layout.user is "
                   "still linked beside");
   cmd->add_option(
       "--nm", a->nm_file,
-      "Output of `nm -S --defined-only -n` for a real binary instead of a YAML layout. Alone\n"
+      "Output of `nm -S --defined-only -n` for a real binary (gzip-compressed or not) instead\n"
+      "of a YAML layout. On an experiment with layout.build, its layout.build.nm. Else alone\n"
       "(needs --owners) a report only: nm does not say which section a symbol is in; with\n"
       "--map and --path, the real build's prediction and a function order (owners default to\n"
       "configs/harness/owners.txt)");
   cmd->add_option(
       "--owners", a->owners_file,
-      "With --nm: a file of 'symbol owner' lines ('#' comments) naming what runs each symbol: a "
-      "stack\n"
-      "function (sendto, udp_output, ip_output, ...) or syscall_entry, syscall_exit, user_loop");
-  cmd->add_option("--hot-fraction", a->hot_fraction,
-                  "With --nm: the part of each symbol that is hot, from its start")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
+      "With --nm or layout.build (its layout.build.owners): a file of 'symbol owner' lines\n"
+      "('#' comments) naming what runs each symbol: a stack function (sendto, udp_output,\n"
+      "ip_output, ...) or syscall_entry, syscall_exit, user_loop");
+  auto* hot_fraction = cmd->add_option("--hot-fraction", a->hot_fraction,
+                                       "With --nm alone, or layout.build without a profile (its "
+                                       "layout.build.hot_fraction): the\n"
+                                       "part of each symbol that is hot, from its start")
+                           ->check(CLI::Range(0.0, 1.0))
+                           ->capture_default_str();
   cmd->add_option("--map", a->build.map,
                   "With --nm: the build's ld.lld link map (-Map); with --path, predicts the\n"
                   "build's misses as `simloop icache` does and searches a function order for\n"
@@ -461,12 +542,22 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("-o,--output", a->json_out,
                   "Also write the report as JSON: misses before/after, collision tables, "
                   "recommended order and padding");
-  commands.push_back({cmd, [a] { return layout_cmd(*a); }});
+  commands.push_back({cmd, [a, hot_fraction] {
+                        a->hot_fraction_given = hot_fraction->count() > 0;
+                        return layout_cmd(*a);
+                      }});
+}
+
+std::string read_build_file(const std::string& file) {
+  try {
+    return models::read_text_file(file);
+  } catch (const models::LayoutError& e) {
+    throw UserError(e.what());
+  }
 }
 
 std::multimap<std::string, std::string> read_owners(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw UserError(fmt::format("{}: cannot read the file", file));
+  std::istringstream in(read_build_file(file));
   try {
     return models::load_owners(in, file);
   } catch (const models::LayoutError& e) {

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""`simloop layout EXPERIMENT.yaml` on an experiment with layout.build
+reports on the build as `simloop run` links it (nm map, profile, owners,
+link map and order from the experiment): the same misses per packet as the
+run. --nm, --owners and --hot-fraction replace the experiment's keys, and a
+bad file given so is refused naming the option, the file and its line.
+
+    layout_build_experiment_test.py SIMLOOP DATA_DIR WORK_DIR
+"""
+import csv
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+from checks import check, finish  # tests/checks.py
+
+SIMLOOP, DATA, WORK = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+shutil.rmtree(WORK, ignore_errors=True)
+WORK.mkdir(parents=True)
+EXP = DATA / "experiments" / "validation" / "run-build" / "harness.yaml"
+LINK = DATA / "experiments" / "validation" / "data" / "link-order"
+OTHER = LINK / "c000-stack-9952.nm.gz"  # another build of the same objects
+
+
+def simloop(*args):
+    return subprocess.run([SIMLOOP, "-q", *map(str, args)], cwd=WORK, capture_output=True,
+                          text=True, timeout=600)
+
+
+def layout(name, *args):
+    """`simloop layout EXP --no-search`: (its JSON report or None, the process)."""
+    out = WORK / f"{name}.json"
+    p = simloop("layout", EXP, "--no-search", "-o", out, *args)
+    check(p.returncode == 0, f"layout {name}: exit {p.returncode}: {p.stderr}")
+    return (json.loads(out.read_text()) if p.returncode == 0 else None), p
+
+
+def run_misses(name, *sets):
+    d = WORK / f"run-{name}"
+    cmd = ["run", EXP, "-o", d, "--set", f"name={name}", "--set", "workload.packets=5000"]
+    for s in sets:
+        cmd += ["--set", s]
+    p = simloop(*cmd)
+    check(p.returncode == 0, f"run {name}: exit {p.returncode}: {p.stderr}")
+    if p.returncode != 0:
+        return None
+    with open(d / f"{name}.csv", newline="") as f:
+        return float(next(csv.DictReader(f))["i1_misses_per_packet"])
+
+
+def same(what, layout_report, run):
+    if layout_report is None or run is None:
+        return
+    lo = layout_report["before"]["l1_misses_per_packet"]
+    check(abs(lo - run) <= 0.01 * run + 0.05,
+          f"{what}: layout predicts {lo} misses per packet, the run has {run}")
+
+
+# The experiment's own build.
+j, p = layout("experiment")
+if j:
+    check("layout.build: nm ../data/link-order/c009-zone-6896.nm.gz, profile "
+          "../data/link-order/profile-loopback-18.txt" in j["layout"],
+          f"the report does not name the experiment's build: {j['layout']!r}")
+same("the experiment's build", j, run_misses("experiment"))
+
+# --nm in place of layout.build.nm: what the run gives with that nm.
+j, p = layout("nm", "--nm", OTHER)
+if j:
+    check(f"nm {OTHER}, profile ../data/link-order/profile-loopback-18.txt" in j["layout"],
+          f"--nm does not replace layout.build.nm: {j['layout']!r}")
+same("--nm", j, run_misses("nm", f"layout.build.nm={OTHER}"))
+
+# --owners and --hot-fraction in place of theirs (no profile: whole symbols
+# times the fraction).
+owners = WORK / "owners.txt"
+owners.write_text((DATA / "configs" / "harness" / "owners.txt").read_text())
+j, p = layout("owners", "--owners", owners, "--hot-fraction", "0.5", "--set",
+              'layout.build.profile=""')
+if j:
+    check(f"owners {owners}, hot_fraction 0.5" in j["layout"],
+          f"--owners, --hot-fraction do not replace theirs: {j['layout']!r}")
+same("--owners --hot-fraction", j,
+     run_misses("owners", f"layout.build.owners={owners}", "layout.build.hot_fraction=0.5",
+                'layout.build.profile=""'))
+
+# A bad file given as an option: the option, the file and its line.
+bad = WORK / "bad-owners.txt"
+bad.write_text("sendto sendto\nudp_output\n")
+p = simloop("layout", EXP, "--no-search", "--owners", bad)
+check(p.returncode == 2, f"a bad --owners: exit {p.returncode}: {p.stderr}")
+check(f"--owners: {bad}:2: expected 'symbol owner'" in p.stderr, f"a bad --owners: {p.stderr!r}")
+
+# Without layout.build, --nm still needs --owners.
+p = simloop("layout", DATA / "experiments" / "seed" / "icache-baseline.yaml", "--nm", OTHER)
+check(p.returncode == 2 and "--nm needs --owners" in p.stderr,
+      f"--nm without layout.build or --owners: exit {p.returncode}: {p.stderr}")
+
+# The help says so.
+p = simloop("layout", "--help")
+check("An experiment with layout.build" in p.stdout, "layout --help does not say how it "
+      "takes an experiment's layout.build")
+
+finish()
