@@ -164,13 +164,7 @@ int sweep_cmd(const SweepArgs& a) {
     }
     return 0;
   }
-  bool varying = false;
-  for (const auto& c : plan.point_configs) {
-    const auto& v = c["variance"];
-    if (v.value("page_colouring", false) || v.value("link_perturbation_bytes", 0) > 0)
-      varying = true;
-  }
-  if (plan.spec.repeats > 1 && !varying && !runs_can_differ(plan.base))
+  if (plan.spec.repeats > 1 && !plan.points_vary && !runs_can_differ(plan.base))
     spdlog::warn(
         "repeats: {}, but nothing in this experiment differs between runs "
         "(variance.page_colouring is off and variance.link_perturbation_bytes is 0): every repeat "

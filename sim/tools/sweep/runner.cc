@@ -96,6 +96,34 @@ int child_main(const Options& o, const Plan& plan, const Point& p, int repeat, u
   return rc;
 }
 
+// The manifest's "points": one point a line, each with its settings, seeds
+// and resolved configuration. Built as text once per sweep from the plan's
+// configuration texts, not as a tree: for a large sweep the tree of every
+// configuration took more memory than all the rest of the sweep.
+std::string points_text(const Plan& plan) {
+  std::string out = "[";
+  for (const auto& p : plan.spec.points) {
+    json settings = json::object();
+    for (const auto& s : p.settings) settings[s.key] = s.value;
+    json seeds = json::array();
+    for (int r = 0; r < plan.spec.repeats; ++r) seeds.push_back(run_seed(plan.base.seed, p, r));
+    std::string pt =
+        json{{"index", p.index}, {"hash", p.hash}, {"settings", settings}, {"seeds", seeds}}.dump();
+    pt.pop_back();  // its closing brace: the configuration goes last
+    out += p.index == 0 ? "\n    " : ",\n    ";
+    out += pt + ",\"config\":" + plan.point_configs.at(p.index) + "}";
+  }
+  return out + (plan.spec.points.empty() ? "]" : "\n  ]");
+}
+
+// The manifest's text: `m` as JSON with the points (points_text) as its
+// last member.
+std::string manifest_text(const json& m, const std::string& points) {
+  std::string text = m.dump(2);  // ends with "\n}"
+  text.resize(text.size() - 2);
+  return text + ",\n  \"points\": " + points + "\n}\n";
+}
+
 std::string json_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer()) return fmt::format("{}", v.get<int64_t>());
@@ -119,20 +147,7 @@ json manifest_json(const Options& o, const Plan& plan, const std::string& starte
   m["repeats"] = plan.spec.repeats;
   m["seed_rule"] =
       "fnv1a64(\"SEED|key=value;...|REPEAT\"), one splitmix64 step, mod 2^52; SEED is config.seed";
-  json pts = json::array();
-  for (const auto& p : plan.spec.points) {
-    json settings = json::object();
-    for (const auto& s : p.settings) settings[s.key] = s.value;
-    json seeds = json::array();
-    for (int r = 0; r < plan.spec.repeats; ++r) seeds.push_back(run_seed(plan.base.seed, p, r));
-    pts.push_back({{"index", p.index},
-                   {"hash", p.hash},
-                   {"settings", settings},
-                   {"seeds", seeds},
-                   {"config", plan.point_configs.at(p.index)}});
-  }
   m["point_hash_rule"] = "fnv1a64 of the point's resolved configuration without output.*";
-  m["points"] = pts;
   m["shard"] = {{"k", o.shard.k}, {"n", o.shard.n}};
   m["results"] = plan.csv.filename().string();
   if (o.keep_runs)
@@ -232,13 +247,18 @@ Plan make_plan(const Options& o) {
   for (auto& pt : p.spec.points) {
     std::vector<std::string> sets = o.sets;
     for (auto& s : pt.as_sets()) sets.push_back(std::move(s));
+    json c;
     try {
-      p.point_configs.push_back(config::to_json(config::load_experiment(o.experiment, sets)));
+      c = config::to_json(config::load_experiment(o.experiment, sets));
     } catch (const config::ConfigError& e) {
       throw config::ConfigError(fmt::format("{}: sweep point {} ({}): {}", o.experiment.string(),
                                             pt.index, fmt::join(pt.as_sets(), " "), e.what()));
     }
-    pt.hash = hex64(fnv1a(identity_of(p.point_configs.back()).dump()));
+    if (const auto v = c.find("variance"); v != c.end() && v->is_object())
+      if (v->value("page_colouring", false) || v->value("link_perturbation_bytes", 0) > 0)
+        p.points_vary = true;
+    p.point_configs.push_back(c.dump());
+    pt.hash = hex64(fnv1a(identity_of(std::move(c)).dump()));
   }
   std::string text = identity_of(p.config).dump() + "\n" + std::to_string(p.spec.repeats) + "\n";
   for (const auto& pt : p.spec.points) {
@@ -287,7 +307,7 @@ struct Existing {
 // never without one), rows of points no longer in the sweep kept aside, and
 // the results file holding the header and the kept rows.
 Existing prepare_results(const Options& o, const Plan& plan, const std::vector<std::string>& header,
-                         json& manifest, const std::string& started) {
+                         json& manifest, const std::string& points, const std::string& started) {
   Existing ex;
   bool cut_short = false;
   Table old;
@@ -386,7 +406,7 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
   const std::string aside =
       rp.dropped.empty() ? ""
                          : aside_text(aside_before, plan.dropped.string(), old.header, rp.dropped);
-  const std::string manifest_text = manifest.dump(2) + "\n";
+  const std::string whole_manifest = manifest_text(manifest, points);
   std::string text;
   if (!ex.have_rows || rp.rewrite) {
     text = csv_line(header);
@@ -394,7 +414,7 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
   }
   if (!ex.have_rows) {
     // The manifest first: results are never without one.
-    write_file_atomic(plan.manifest, manifest_text);
+    write_file_atomic(plan.manifest, whole_manifest);
     write_file_atomic(plan.csv, text);
     return ex;
   }
@@ -404,7 +424,7 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
   // stopped at any step can be resumed.
   if (aside != aside_before) write_file_atomic(plan.dropped, aside);
   if (rp.rewrite) write_file_atomic(plan.csv, text);
-  write_file_atomic(plan.manifest, manifest_text);
+  write_file_atomic(plan.manifest, whole_manifest);
   return ex;
 }
 
@@ -534,7 +554,8 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     report::refuse_link(p);
   const auto header = header_of(plan);
   json manifest = manifest_json(o, plan, started);
-  const Existing ex = prepare_results(o, plan, header, manifest, started);
+  const std::string points = points_text(plan);
+  const Existing ex = prepare_results(o, plan, header, manifest, points, started);
   const ResumePlan& rp = ex.rp;
   ResultStore store(plan.csv, header);
   if (o.keep_runs) {
@@ -630,7 +651,7 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     manifest["status"] = "failed";
     manifest["error"] = e.what();
     try {
-      write_file_atomic(plan.manifest, manifest.dump(2) + "\n");
+      write_file_atomic(plan.manifest, manifest_text(manifest, points));
     } catch (const std::exception& m) {
       // The manifest still says running, and no one holds the lock: readers
       // take it as stopped (effective_status).
@@ -656,7 +677,7 @@ Summary run_sweep(const Options& o, const Plan& plan) {
   manifest["runs_recorded"] = sum.skipped + sum.finished;
   manifest["failed_this_session"] = sum.failed;
   manifest["wall_s_this_session"] = sum.wall_s;
-  write_file_atomic(plan.manifest, manifest.dump(2) + "\n");
+  write_file_atomic(plan.manifest, manifest_text(manifest, points));
   return sum;
 }
 

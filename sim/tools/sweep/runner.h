@@ -45,9 +45,12 @@ struct Options {
 // points and repeats).
 struct Plan {
   config::Experiment base;
-  nlohmann::json config;                      // resolved, as in the manifest
-  Spec spec;                                  // each point's hash: of its resolved configuration
-  std::vector<nlohmann::json> point_configs;  // each point's resolved configuration
+  nlohmann::json config;  // resolved, as in the manifest
+  Spec spec;              // each point's hash: of its resolved configuration
+  // Each point's resolved configuration as compact JSON text: a tenth of the
+  // memory of the parsed tree, and what the manifest writes.
+  std::vector<std::string> point_configs;
+  bool points_vary = false;  // some point turns on run-to-run variance
   std::string hash;
   std::filesystem::path csv, manifest;
   std::filesystem::path lock;      // held for the whole sweep (<stem>.lock)
