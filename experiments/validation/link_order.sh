@@ -76,10 +76,7 @@ for p in $paths; do
   "$simloop" -q icache $(for n in $names; do echo "$tmp/$n.nm"; done) -l "${rest%%:*}" \
     --dest "${rest#*:}" $i1 --profile "$data/profile-$name.txt" -o "$tmp/icache-$name.csv" >/dev/null
 done
-chosen=$(python3 "$py" pick --count "$bad" "$tmp"/icache-*.csv)
-echo "$defined;$cand" | tr ';' '\n' | while IFS=: read -r n pad unit; do
-  for c in $chosen; do [ "$c" = "$n" ] && echo "$n $pad:$unit"; done
-done >"$data/layouts.txt"
+python3 "$py" pick --count "$bad" --layouts "$defined;$cand" "$tmp"/icache-*.csv >"$data/layouts.txt"
 echo "$paths" | tr ' ' '\n' >"$data/paths.txt"
 echo "$geoms" | tr ' ' '\n' >"$data/geometries.txt"
 
