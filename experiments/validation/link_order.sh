@@ -29,6 +29,26 @@ lbuild=${LINK_BUILD:-$root/build-link-order}
 candidates=${CANDIDATES:-12}
 bad=${BAD:-3}
 budget=${BUDGET:-600}
+fail() { echo "link_order.sh: $*" >&2; exit 2; }
+for v in "CANDIDATES=$candidates" "BAD=$bad" "BUDGET=$budget"; do
+  case ${v#*=} in '' | *[!0-9]*) fail "${v%%=*} '${v#*=}': expected a whole number" ;; esac
+done
+[ "$bad" -ge 1 ] || fail "BAD '$bad': expected at least 1 layout to advise on"
+# Paths given relative to where the script was started from, as the user
+# typed them: the script runs from the tree's root.
+case $simloop in
+  /*) ;;
+  */*) simloop=$(pwd)/$simloop ;;
+  *) simloop=$(command -v "$simloop" || echo "$simloop") ;;
+esac
+case $lbuild in /*) ;; *) lbuild=$(pwd)/$lbuild ;; esac
+if [ ! -f "$simloop" ] || [ ! -x "$simloop" ]; then
+  fail "SIMLOOP '$simloop': no such program (build simloop first, or pass its path)"
+fi
+for t in cmake ninja ld.lld valgrind python3 gzip awk; do
+  command -v "$t" >/dev/null 2>&1 ||
+    fail "$t not found on PATH (needed: cmake, ninja, ld.lld, valgrind, python3, gzip, awk)"
+done
 data=$here/data/link-order
 py=$here/link_order.py
 geoms="16384,1,64 16384,2,64 32768,2,64"
