@@ -45,9 +45,9 @@ case $lbuild in /*) ;; *) lbuild=$(pwd)/$lbuild ;; esac
 if [ ! -f "$simloop" ] || [ ! -x "$simloop" ]; then
   fail "SIMLOOP '$simloop': no such program (build simloop first, or pass its path)"
 fi
-for t in cmake ninja ld.lld valgrind python3 gzip awk; do
+for t in cmake ld.lld valgrind python3 gzip awk; do
   command -v "$t" >/dev/null 2>&1 ||
-    fail "$t not found on PATH (needed: cmake, ninja, ld.lld, valgrind, python3, gzip, awk)"
+    fail "$t not found on PATH (needed: cmake, ld.lld, valgrind, python3, gzip, awk)"
 done
 data=$here/data/link-order
 py=$here/link_order.py
@@ -61,9 +61,24 @@ t0=$(date +%s)
 
 # 1. The candidate builds.
 defined=$(sed -n 's/^ *"\(base:0:;[^"]*\)"$/\1/p' CMakeLists.txt)
+[ -n "$defined" ] ||
+  fail "CMakeLists.txt: no default SIMLOOP_HARNESS_LAYOUTS line (expected one \"base:0:;...\")"
 cand=$(python3 "$here/icache_layouts.py" candidates --count "$candidates" --units native,zone,inet,stack)
-cmake -S . -B "$lbuild" -G Ninja -DSIMLOOP_BUILD_TESTS=OFF -DSIMLOOP_HARNESS_LINK_ORDER=ON \
-  "-DSIMLOOP_HARNESS_LAYOUTS=$defined;$cand" >/dev/null
+mkdir -p "$lbuild"
+log=$lbuild/link_order.log
+quiet() {  # "$@" with its output in $log; its end shown if it fails
+  if ! "$@" >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    fail "failed: $* (its whole output: $log)"
+  fi
+}
+# Ninja for a new build directory if there is one; an existing one keeps its
+# generator (scripts/link-harness.sh makes one with CMake's default).
+gen=""
+if [ ! -f "$lbuild/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then gen="-GNinja"; fi
+# shellcheck disable=SC2086
+quiet cmake -S . -B "$lbuild" $gen -DSIMLOOP_BUILD_TESTS=OFF -DSIMLOOP_HARNESS_LINK_ORDER=ON \
+  "-DSIMLOOP_HARNESS_LAYOUTS=$defined;$cand"
 names=$(echo "$defined;$cand" | tr ';' '\n' | sed 's/:.*//')
 harness() { [ "$1" = base ] && echo "$lbuild/simloop-harness" || echo "$lbuild/simloop-harness-$1"; }
 targets=""
