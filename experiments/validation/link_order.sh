@@ -84,9 +84,17 @@ harness() { [ "$1" = base ] && echo "$lbuild/simloop-harness" || echo "$lbuild/s
 targets=""
 for n in $names; do targets="$targets $(basename "$(harness "$n")")"; done
 # shellcheck disable=SC2086
-nice cmake --build "$lbuild" --target $targets >/dev/null
+quiet nice cmake --build "$lbuild" --target $targets
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+before_pid=""
+# On any exit, the cachegrind runs started in the background end too.
+cleanup() {
+  if [ -n "$before_pid" ]; then kill "$before_pid" 2>/dev/null || :; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 nm_of() {  # the symbol map as simloop reads it (nm and PLT lines)
   "$simloop" -q measure native --harness "$1" -n 10 -o "$tmp/native.csv" >/dev/null
   mv "$tmp"/native.csv.*.nm "$2"
@@ -117,13 +125,17 @@ echo "$geoms" | tr ' ' '\n' >"$data/geometries.txt"
 
 # The default links measured meanwhile (cachegrind is the slow part).
 (
+  c=""
+  trap 'if [ -n "$c" ]; then kill "$c" 2>/dev/null || :; fi; exit 143' TERM
   for p in $paths; do
     name=${p%%:*} rest=${p#*:}
     builds=""
     while read -r l padunit; do builds="$builds $(harness "$l")"; done <"$data/layouts.txt"
     # shellcheck disable=SC2086
     nice "$simloop" -q measure cachegrind $builds -l "${rest%%:*}" --dest "${rest#*:}" $i1 \
-      -o "$data/cachegrind-$name-default.csv" >/dev/null
+      -o "$data/cachegrind-$name-default.csv" >/dev/null &
+    c=$!
+    wait "$c"
     rm -f "$data"/cachegrind-"$name"-default.csv.*.nm
   done
 ) &
@@ -167,7 +179,8 @@ for p in $paths; do
     -o "$data/cachegrind-$name.csv" >/dev/null
   rm -f "$data"/cachegrind-"$name".csv.*.nm
 done
-wait "$before_pid"
+wait "$before_pid" || fail "the default links' cachegrind runs failed (their error above)"
+before_pid=""
 t1=$(date +%s)
 
 # 6. The report, from the kept data only.
