@@ -9,6 +9,8 @@
 # measured with cachegrind. Keeps everything the check needs in
 # data/link-order/ and writes link-order.md.
 # Usage: experiments/validation/link_order.sh [SIMLOOP]
+# Rewrites data/link-order/ and link-order.md beside it: run it from a copy
+# of the tree (git clone) to keep the committed ones.
 #   LINK_BUILD   where the builds go (default build-link-order)
 #   CANDIDATES   paddings drawn (default 12), BAD how many to advise on (3)
 #   BUDGET       seconds of search per layout at most (default 600; the search
@@ -149,6 +151,8 @@ while read -r l padunit; do
   awk 'NR == 1 { print; next } $5 ~ /^\./ { t = ($5 == ".text") } t && ($5 ~ /^\./ || $5 ~ /:\(/)' \
     "$(harness "$l").map" | gzip -9n >"$data/$l.map.gz"
   out=$data/advice-$l
+  # Only this run's orders are linked: none left from an earlier run.
+  rm -rf "$out"
   mkdir -p "$out"
   # shellcheck disable=SC2086
   nice "$simloop" -q layout --nm "$tmp/$l.nm" --map "$(harness "$l").map" $pathargs $i1 \
