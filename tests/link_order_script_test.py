@@ -34,6 +34,9 @@ with tempfile.TemporaryDirectory() as d:
                            ("BUDGET", "9s", "BUDGET '9s': expected a whole number")):
         r = run(["/bin/true"], {var: val})
         check(r.returncode == 2 and want in r.stderr, f"{var}={val!r} refused (got {r.stderr})")
+    r = run(["/bin/true"], {"BAD": "99", "CANDIDATES": "1"})
+    check(r.returncode == 2 and "BAD 99: more than the 7 layouts built (6 CMakeLists.txt defines, "
+          "CANDIDATES 1)" in r.stderr, f"BAD beyond the layouts refused (got {r.stderr})")
     # Only what the script needs before its checks on PATH: cmake is missing.
     os.symlink(shutil.which("dirname"), os.path.join(d, "dirname"))
     r = run(["/bin/true"], {}, path=d)

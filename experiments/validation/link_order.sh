@@ -66,6 +66,9 @@ defined=$(sed -n 's/^ *"\(base:0:;[^"]*\)"$/\1/p' CMakeLists.txt)
 [ -n "$defined" ] ||
   fail "CMakeLists.txt: no default SIMLOOP_HARNESS_LAYOUTS line (expected one \"base:0:;...\")"
 cand=$(python3 "$here/icache_layouts.py" candidates --count "$candidates" --units native,zone,inet,stack)
+ndefined=$(echo "$defined" | tr ';' '\n' | grep -c .)
+[ "$bad" -le $((ndefined + candidates)) ] ||
+  fail "BAD $bad: more than the $((ndefined + candidates)) layouts built ($ndefined CMakeLists.txt defines, CANDIDATES $candidates)"
 mkdir -p "$lbuild"
 log=$lbuild/link_order.log
 quiet() {  # "$@" with its output in $log; its end shown if it fails
