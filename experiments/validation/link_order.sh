@@ -15,6 +15,8 @@
 #   CANDIDATES   paddings drawn (default 12), BAD how many to advise on (3)
 #   BUDGET       seconds of search per layout at most (default 600; the search
 #                stops at 2000 orders evaluated, or where no move helps)
+# Needs cmake, ld.lld, valgrind, python3, gzip and awk (ninja is used for a
+# new LINK_BUILD if found); CMAKE_BUILD_PARALLEL_LEVEL limits the build jobs.
 #
 # Fixed before any result was seen:
 #   paths       loopback 18 B, wire 18 B, self 1024 B, weight 1 each
