@@ -26,7 +26,17 @@ if [ -f "$build/CMakeCache.txt" ]; then
     tr ';' '\n' | grep -v "^$name:" | paste -sd';' -)
 fi
 [ -n "$layouts" ] || layouts="base:0:"
-cmake -S "$root" -B "$build" -DSIMLOOP_HARNESS_LINK_ORDER=ON -DSIMLOOP_BUILD_TESTS=OFF \
-  "-DSIMLOOP_HARNESS_LAYOUTS=$layouts;$name:$pad:$order" >/dev/null
-cmake --build "$build" --target "simloop-harness-$name" >/dev/null
+command -v ld.lld >/dev/null 2>&1 || { echo "$0: ld.lld not found on PATH (the link uses it)" >&2; exit 2; }
+mkdir -p "$build"
+log=$build/link-harness-$name.log
+quiet() {  # "$@" with its output in $log; its end shown if it fails
+  if ! "$@" >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    echo "$0: failed: $* (its whole output: $log)" >&2
+    exit 1
+  fi
+}
+quiet cmake -S "$root" -B "$build" -DSIMLOOP_HARNESS_LINK_ORDER=ON -DSIMLOOP_BUILD_TESTS=OFF \
+  "-DSIMLOOP_HARNESS_LAYOUTS=$layouts;$name:$pad:$order"
+quiet cmake --build "$build" --target "simloop-harness-$name"
 echo "$build/simloop-harness-$name"

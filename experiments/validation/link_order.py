@@ -2,7 +2,8 @@
 """Function-order advice against cachegrind, from the data link_order.sh keeps.
 
 pick   the layouts with the most predicted misses, summed over the rows of
-       `simloop icache -o` CSVs (every path and geometry).
+       `simloop icache -o` CSVs (every path and geometry), printed as
+       layouts.txt lists them: NAME PAD_BYTES:BEFORE_UNIT, one a line.
 check  for each advised layout in data/link-order: `simloop layout` on its
        kept nm and link maps and the kept profiles predicts the default link
        and every kept order (no build, no cachegrind), beside cachegrind's
@@ -24,13 +25,36 @@ REL_BAND, ABS_BAND = 10.0, 1.0  # the I-cache validation's: 10 % where >= 1 miss
 
 
 def cmd_pick(a):
+    """Prints `NAME PAD:UNIT`, one line per layout picked: layouts.txt."""
+    entries = {}
+    for e in a.layouts.split(";"):
+        f = e.split(":")
+        if len(f) != 3 or not f[0] or not f[1].isdigit():
+            print(f"--layouts: entry '{e}': expected NAME:PAD_BYTES:BEFORE_UNIT", file=sys.stderr)
+            return 2
+        entries[f[0]] = f"{f[1]}:{f[2]}"
     total = defaultdict(float)
     for f in a.csvs:
         with open(f, newline="") as h:
-            for r in csv.DictReader(h):
+            rows = csv.DictReader(h)
+            for key in ("layout", "predicted_i1_misses_per_packet"):
+                if key not in (rows.fieldnames or []):
+                    print(f"{f}:1: no column '{key}' (expected `simloop icache -o` CSV)",
+                          file=sys.stderr)
+                    return 2
+            for n, r in enumerate(rows, start=2):
+                if r["layout"] not in entries:
+                    print(f"{f}:{n}: layout '{r['layout']}' is not one of --layouts",
+                          file=sys.stderr)
+                    return 2
                 total[r["layout"]] += float(r["predicted_i1_misses_per_packet"])
-    worst = sorted(total, key=lambda l: (-total[l], l))[:a.count]
-    print(" ".join(worst))
+    if len(total) < a.count:
+        print(f"--count {a.count}: only {len(total)} layouts in {' '.join(a.csvs)}",
+              file=sys.stderr)
+        return 2
+    for l in sorted(total, key=lambda l: (-total[l], l))[:a.count]:
+        print(l, entries[l])
+    return 0
 
 
 def lines(path):
@@ -234,6 +258,8 @@ def main():
     sub = p.add_subparsers(dest="cmd", required=True)
     k = sub.add_parser("pick")
     k.add_argument("--count", type=int, default=3)
+    k.add_argument("--layouts", required=True,
+                   help="the builds' SIMLOOP_HARNESS_LAYOUTS entries, NAME:PAD_BYTES:BEFORE_UNIT;...")
     k.add_argument("csvs", nargs="+")
     c = sub.add_parser("check")
     c.add_argument("--simloop", required=True)

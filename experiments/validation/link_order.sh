@@ -9,10 +9,14 @@
 # measured with cachegrind. Keeps everything the check needs in
 # data/link-order/ and writes link-order.md.
 # Usage: experiments/validation/link_order.sh [SIMLOOP]
+# Rewrites data/link-order/ and link-order.md beside it: run it from a copy
+# of the tree (git clone) to keep the committed ones.
 #   LINK_BUILD   where the builds go (default build-link-order)
 #   CANDIDATES   paddings drawn (default 12), BAD how many to advise on (3)
 #   BUDGET       seconds of search per layout at most (default 600; the search
 #                stops at 2000 orders evaluated, or where no move helps)
+# Needs cmake, ld.lld, valgrind, python3, gzip and awk (ninja is used for a
+# new LINK_BUILD if found); CMAKE_BUILD_PARALLEL_LEVEL limits the build jobs.
 #
 # Fixed before any result was seen:
 #   paths       loopback 18 B, wire 18 B, self 1024 B, weight 1 each
@@ -29,6 +33,26 @@ lbuild=${LINK_BUILD:-$root/build-link-order}
 candidates=${CANDIDATES:-12}
 bad=${BAD:-3}
 budget=${BUDGET:-600}
+fail() { echo "link_order.sh: $*" >&2; exit 2; }
+for v in "CANDIDATES=$candidates" "BAD=$bad" "BUDGET=$budget"; do
+  case ${v#*=} in '' | *[!0-9]*) fail "${v%%=*} '${v#*=}': expected a whole number" ;; esac
+done
+[ "$bad" -ge 1 ] || fail "BAD '$bad': expected at least 1 layout to advise on"
+# Paths given relative to where the script was started from, as the user
+# typed them: the script runs from the tree's root.
+case $simloop in
+  /*) ;;
+  */*) simloop=$(pwd)/$simloop ;;
+  *) simloop=$(command -v "$simloop" || echo "$simloop") ;;
+esac
+case $lbuild in /*) ;; *) lbuild=$(pwd)/$lbuild ;; esac
+if [ ! -f "$simloop" ] || [ ! -x "$simloop" ]; then
+  fail "SIMLOOP '$simloop': no such program (build simloop first, or pass its path)"
+fi
+for t in cmake ld.lld valgrind python3 gzip awk; do
+  command -v "$t" >/dev/null 2>&1 ||
+    fail "$t not found on PATH (needed: cmake, ld.lld, valgrind, python3, gzip, awk)"
+done
 data=$here/data/link-order
 py=$here/link_order.py
 geoms="16384,1,64 16384,2,64 32768,2,64"
@@ -41,17 +65,43 @@ t0=$(date +%s)
 
 # 1. The candidate builds.
 defined=$(sed -n 's/^ *"\(base:0:;[^"]*\)"$/\1/p' CMakeLists.txt)
+[ -n "$defined" ] ||
+  fail "CMakeLists.txt: no default SIMLOOP_HARNESS_LAYOUTS line (expected one \"base:0:;...\")"
 cand=$(python3 "$here/icache_layouts.py" candidates --count "$candidates" --units native,zone,inet,stack)
-cmake -S . -B "$lbuild" -G Ninja -DSIMLOOP_BUILD_TESTS=OFF -DSIMLOOP_HARNESS_LINK_ORDER=ON \
-  "-DSIMLOOP_HARNESS_LAYOUTS=$defined;$cand" >/dev/null
+ndefined=$(echo "$defined" | tr ';' '\n' | grep -c .)
+[ "$bad" -le $((ndefined + candidates)) ] ||
+  fail "BAD $bad: more than the $((ndefined + candidates)) layouts built ($ndefined CMakeLists.txt defines, CANDIDATES $candidates)"
+mkdir -p "$lbuild"
+log=$lbuild/link_order.log
+quiet() {  # "$@" with its output in $log; its end shown if it fails
+  if ! "$@" >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    fail "failed: $* (its whole output: $log)"
+  fi
+}
+# Ninja for a new build directory if there is one; an existing one keeps its
+# generator (scripts/link-harness.sh makes one with CMake's default).
+gen=""
+if [ ! -f "$lbuild/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then gen="-GNinja"; fi
+# shellcheck disable=SC2086
+quiet cmake -S . -B "$lbuild" $gen -DSIMLOOP_BUILD_TESTS=OFF -DSIMLOOP_HARNESS_LINK_ORDER=ON \
+  "-DSIMLOOP_HARNESS_LAYOUTS=$defined;$cand"
 names=$(echo "$defined;$cand" | tr ';' '\n' | sed 's/:.*//')
 harness() { [ "$1" = base ] && echo "$lbuild/simloop-harness" || echo "$lbuild/simloop-harness-$1"; }
 targets=""
 for n in $names; do targets="$targets $(basename "$(harness "$n")")"; done
 # shellcheck disable=SC2086
-nice cmake --build "$lbuild" --target $targets >/dev/null
+quiet nice cmake --build "$lbuild" --target $targets
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+before_pid=""
+# On any exit, the cachegrind runs started in the background end too.
+cleanup() {
+  if [ -n "$before_pid" ]; then kill "$before_pid" 2>/dev/null || :; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 nm_of() {  # the symbol map as simloop reads it (nm and PLT lines)
   "$simloop" -q measure native --harness "$1" -n 10 -o "$tmp/native.csv" >/dev/null
   mv "$tmp"/native.csv.*.nm "$2"
@@ -76,22 +126,23 @@ for p in $paths; do
   "$simloop" -q icache $(for n in $names; do echo "$tmp/$n.nm"; done) -l "${rest%%:*}" \
     --dest "${rest#*:}" $i1 --profile "$data/profile-$name.txt" -o "$tmp/icache-$name.csv" >/dev/null
 done
-chosen=$(python3 "$py" pick --count "$bad" "$tmp"/icache-*.csv)
-echo "$defined;$cand" | tr ';' '\n' | while IFS=: read -r n pad unit; do
-  for c in $chosen; do [ "$c" = "$n" ] && echo "$n $pad:$unit"; done
-done >"$data/layouts.txt"
+python3 "$py" pick --count "$bad" --layouts "$defined;$cand" "$tmp"/icache-*.csv >"$data/layouts.txt"
 echo "$paths" | tr ' ' '\n' >"$data/paths.txt"
 echo "$geoms" | tr ' ' '\n' >"$data/geometries.txt"
 
 # The default links measured meanwhile (cachegrind is the slow part).
 (
+  c=""
+  trap 'if [ -n "$c" ]; then kill "$c" 2>/dev/null || :; fi; exit 143' TERM
   for p in $paths; do
     name=${p%%:*} rest=${p#*:}
     builds=""
     while read -r l padunit; do builds="$builds $(harness "$l")"; done <"$data/layouts.txt"
     # shellcheck disable=SC2086
     nice "$simloop" -q measure cachegrind $builds -l "${rest%%:*}" --dest "${rest#*:}" $i1 \
-      -o "$data/cachegrind-$name-default.csv" >/dev/null
+      -o "$data/cachegrind-$name-default.csv" >/dev/null &
+    c=$!
+    wait "$c"
     rm -f "$data"/cachegrind-"$name"-default.csv.*.nm
   done
 ) &
@@ -105,6 +156,8 @@ while read -r l padunit; do
   awk 'NR == 1 { print; next } $5 ~ /^\./ { t = ($5 == ".text") } t && ($5 ~ /^\./ || $5 ~ /:\(/)' \
     "$(harness "$l").map" | gzip -9n >"$data/$l.map.gz"
   out=$data/advice-$l
+  # Only this run's orders are linked: none left from an earlier run.
+  rm -rf "$out"
   mkdir -p "$out"
   # shellcheck disable=SC2086
   nice "$simloop" -q layout --nm "$tmp/$l.nm" --map "$(harness "$l").map" $pathargs $i1 \
@@ -135,7 +188,8 @@ for p in $paths; do
     -o "$data/cachegrind-$name.csv" >/dev/null
   rm -f "$data"/cachegrind-"$name".csv.*.nm
 done
-wait "$before_pid"
+wait "$before_pid" || fail "the default links' cachegrind runs failed (their error above)"
+before_pid=""
 t1=$(date +%s)
 
 # 6. The report, from the kept data only.
