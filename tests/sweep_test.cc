@@ -475,6 +475,30 @@ TEST_F(SweepTest, RowsAreKnownByTheManifestOrTheResumingSweep) {
   EXPECT_THROW(check_known(ids, manifest, "r.csv", &other), StoreError);
 }
 
+// Checking rows against a manifest does not need each point's resolved
+// configuration, the bulk of a large manifest: parsed without them, the
+// points keep everything else, and the sweep's own configuration stays.
+TEST_F(SweepTest, AManifestParsedWithoutPointConfigurationsKeepsTheRest) {
+  const std::string text = R"({"config": {"seed": 1, "workload": {"payload": 18}},
+    "repeats": 2, "status": "complete",
+    "points": [
+      {"index": 0, "hash": "aa", "settings": {"workload.payload": "18"}, "seeds": [1, 2],
+       "config": {"seed": 1, "workload": {"payload": 18}}},
+      {"index": 1, "hash": "bb", "settings": {"config": "x"}, "seeds": [3, 4],
+       "config": {"seed": 1, "workload": {"payload": 19}}}]})";
+  const auto whole = parse_manifest(text, "m.json");
+  const auto lean = parse_manifest(text, "m.json", false);
+  ASSERT_TRUE(whole["points"][1].contains("config"));
+  for (const auto& pt : lean["points"]) EXPECT_FALSE(pt.contains("config")) << pt.dump();
+  EXPECT_EQ(lean["points"][1]["settings"]["config"], "x");  // a setting of that name stays
+  EXPECT_EQ(lean["points"][0]["seeds"], whole["points"][0]["seeds"]);
+  EXPECT_EQ(lean["config"], whole["config"]);
+  const auto k = known_points(lean, "m.json");
+  EXPECT_EQ(k.hashes, (std::vector<std::string>{"aa", "bb"}));
+  EXPECT_EQ(k.repeats, 2);
+  EXPECT_THROW(parse_manifest("{\"points\": [", "m.json", false), StoreError);
+}
+
 TEST_F(SweepTest, TheLockIsExclusiveAndNamesItsHolder) {
   const fs::path lock = dir_ / "s.lock";
   EXPECT_FALSE(StoreLock::held(lock));

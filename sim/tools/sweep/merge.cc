@@ -42,7 +42,9 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
     if (!fs::exists(mp))
       throw MismatchError(fmt::format("{}: no manifest ({}); cannot tell which sweep it holds",
                                       s.string(), mp.string()));
-    const json m = read_json(mp);
+    // The first manifest becomes the merged one, whole; of the others only
+    // what identifies their sweep and points is needed.
+    const json m = read_json(mp, first.is_null());
     if (first.is_null()) {
       first = m;
     } else if (m.value("experiment_hash", json()) != first.value("experiment_hash", json())) {

@@ -170,8 +170,8 @@ std::string utc_now() {
   return buf;
 }
 
-json read_json(const fs::path& p) {
-  return parse_manifest(read_text(p), p.string());
+json read_json(const fs::path& p, bool point_configs) {
+  return parse_manifest(read_text(p), p.string(), point_configs);
 }
 
 fs::path manifest_of(const fs::path& csv) {
@@ -326,7 +326,7 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
     // ended without saying so. Only said, not relied on: a manifest that
     // cannot be read is dealt with below, where it matters.
     try {
-      if (read_json(plan.manifest).value("status", json()) == json("running"))
+      if (read_json(plan.manifest, false).value("status", json()) == json("running"))
         spdlog::warn(
             "{}: the sweep that wrote it ended without finishing (killed, or its disk "
             "filled)",
@@ -356,7 +356,7 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
     here.hashes = hashes;
     here.repeats = plan.spec.repeats;
     if (have_manifest) {
-      const json prev = read_json(plan.manifest);
+      const json prev = read_json(plan.manifest, false);
       if (!prev.contains("point_hash_rule"))
         throw MismatchError(fmt::format(
             "{}: written by an older simloop whose point hashes do not cover the resolved "

@@ -105,7 +105,8 @@ MergeSummary merge(const std::filesystem::path& out,
 // The time now, UTC, as 2026-01-31T12:00:00Z.
 std::string utc_now();
 // A manifest read from its file; StoreError naming the file if it is not one.
-nlohmann::json read_json(const std::filesystem::path& p);
+// Without `point_configs`, as parse_manifest leaves them out.
+nlohmann::json read_json(const std::filesystem::path& p, bool point_configs = true);
 
 // The manifest that goes with a results CSV: same name, .json; its lock:
 // same name, .lock.

@@ -70,9 +70,15 @@ std::string csv_line(const std::vector<std::string>& fields) {
   return line;
 }
 
-nlohmann::json parse_manifest(std::string_view text, const std::string& name) {
+nlohmann::json parse_manifest(std::string_view text, const std::string& name, bool point_configs) {
   try {
-    auto j = nlohmann::json::parse(text);
+    // Depth 3: a member of a point, an object in the top object's array.
+    const nlohmann::json::parser_callback_t keep =
+        [point_configs](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+          return point_configs || depth != 3 || event != nlohmann::json::parse_event_t::key ||
+                 parsed != "config";
+        };
+    auto j = nlohmann::json::parse(text, keep);
     if (!j.is_object())
       throw StoreError(fmt::format("{}: not a manifest (not a JSON object)", name));
     return j;

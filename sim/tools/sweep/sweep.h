@@ -102,7 +102,11 @@ std::string read_text(const std::filesystem::path& path);
 std::string csv_line(const std::vector<std::string>& fields);
 
 // A manifest (JSON) from text; throws StoreError naming `name`.
-nlohmann::json parse_manifest(std::string_view text, const std::string& name);
+// Without `point_configs`, each point's resolved configuration is left out
+// as it is parsed: what checking rows against a manifest needs, in a small
+// part of the memory (a point's configuration is most of a manifest).
+nlohmann::json parse_manifest(std::string_view text, const std::string& name,
+                              bool point_configs = true);
 
 // The points a manifest lists: their hashes by index, and the repeats.
 struct KnownPoints {
