@@ -450,17 +450,27 @@ TEST_F(ConfigTest, WhileCachedAFileEditedAfterItsFirstReadIsNotReadAgain) {
   write("m.yaml", machine);
   const fs::path exp = write("exp.yaml", "machine: m.yaml\nstack: freebsd6\n");
   cache_parsed_yaml(true);
-  EXPECT_TRUE(parsed_yaml_cached());
+  EXPECT_NE(parsed_yaml_cache_id(), 0u);
   EXPECT_DOUBLE_EQ(load_experiment(exp).machine.clock_hz, 1.5e9);
   write("m.yaml", "name: m\nclock_hz: 3.0e9\n");
   EXPECT_DOUBLE_EQ(load_experiment(exp).machine.clock_hz, 1.5e9);
   EXPECT_DOUBLE_EQ(load_experiment(exp, {"workload.payload=100"}).machine.clock_hz, 1.5e9);
   // Off empties it: the file as it is now.
   cache_parsed_yaml(false);
-  EXPECT_FALSE(parsed_yaml_cached());
+  EXPECT_EQ(parsed_yaml_cache_id(), 0u);
   EXPECT_DOUBLE_EQ(load_experiment(exp).machine.clock_hz, 3.0e9);
   write("m.yaml", machine);
   EXPECT_DOUBLE_EQ(load_experiment(exp).machine.clock_hz, 1.5e9);
+  // Turned on again: kept anew (where files were found too).
+  cache_parsed_yaml(true);
+  const uint64_t first = parsed_yaml_cache_id();
+  cache_parsed_yaml(true);
+  EXPECT_EQ(parsed_yaml_cache_id(), first);
+  cache_parsed_yaml(false);
+  cache_parsed_yaml(true);
+  EXPECT_NE(parsed_yaml_cache_id(), first);
+  EXPECT_DOUBLE_EQ(load_experiment(exp).machine.clock_hz, 1.5e9);
+  cache_parsed_yaml(false);
 }
 
 TEST_F(ConfigTest, RelativeInputsAreFoundInTheWorkingThenTheDataDirectory) {

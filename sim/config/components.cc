@@ -59,9 +59,16 @@ fs::path find_ref(const fs::path& experiment, const std::string& kind, const std
 
 fs::path resolve_ref(const fs::path& experiment, const std::string& kind, const std::string& ref,
                      const Loc& loc, const std::string& key) {
-  if (!parsed_yaml_cached()) return find_ref(experiment, kind, ref, loc, key);
-  // Files are read once (a sweep): so are the places they are found.
+  const uint64_t id = parsed_yaml_cache_id();
+  if (id == 0) return find_ref(experiment, kind, ref, loc, key);
+  // Files are read once (a sweep): so are the places they are found, for
+  // as long as the files are kept.
   static std::map<std::tuple<std::string, std::string, std::string>, fs::path> found;
+  static uint64_t found_for = 0;
+  if (found_for != id) {
+    found.clear();
+    found_for = id;
+  }
   const auto k = std::make_tuple(experiment.string(), kind, ref);
   if (const auto it = found.find(k); it != found.end()) return it->second;
   return found[k] = find_ref(experiment, kind, ref, loc, key);

@@ -235,16 +235,18 @@ struct Parsed {
   YAML::Node doc;
 };
 bool g_cache_on = false;
+uint64_t g_cache_id = 0;
 std::unordered_map<std::string, Parsed> g_parsed;
 }  // namespace
 
 void cache_parsed_yaml(bool on) {
+  if (on && !g_cache_on) ++g_cache_id;
   g_cache_on = on;
   if (!on) g_parsed.clear();
 }
 
-bool parsed_yaml_cached() {
-  return g_cache_on;
+uint64_t parsed_yaml_cache_id() {
+  return g_cache_on ? g_cache_id : 0;
 }
 
 YAML::Node read_yaml_file(const fs::path& file, const YamlLimits& limits) {

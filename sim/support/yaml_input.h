@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -45,7 +46,10 @@ YAML::Node read_yaml_file(const std::filesystem::path& file, const YamlLimits& l
 // configuration its point hashes stand for. Callers must not change the
 // nodes. Off (the default) empties it.
 void cache_parsed_yaml(bool on);
-bool parsed_yaml_cached();
+// 0 while off; while on, a number of its own for each time it was turned
+// on, so that what is kept beside it (where files were found) is kept for
+// as long as the files are.
+uint64_t parsed_yaml_cache_id();
 // The same for text read from elsewhere; `name` stands for the file.
 YAML::Node parse_yaml_text(std::string_view text, const std::string& name,
                            const YamlLimits& limits = {});
