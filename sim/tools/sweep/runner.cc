@@ -83,7 +83,7 @@ int child_main(const Options& o, const Plan& plan, const Point& p, int repeat, u
     for (auto& s : p.as_sets()) sets.push_back(std::move(s));
     sets.push_back(fmt::format("seed={}", seed));
     const config::Experiment x = config::load_experiment(o.experiment, sets);
-    engine::route_simgrid_log_to_spdlog();
+    // SimGrid's log is routed to spdlog by prepare_engine, before the fork.
     const engine::SimResult r = engine::simulate(x);
     msg["row"] = report::to_json(engine::result_row(x, r));
     if (o.keep_runs && o.run_document) msg["document"] = o.run_document(x, r);
