@@ -373,6 +373,61 @@ TEST(LayoutCalls, WalksExpandHelpersAndCallOtherStackFunctions) {
   EXPECT_THROW(layout_from_nm(nm2, owners, 1.0, &hot, &w), LayoutError);
 }
 
+// Hot code no owner's event reaches is named, so a renamed function (the
+// sender's loop, once its template arguments changed) cannot silently drop
+// out of every prediction.
+TEST(LayoutCalls, HotCodeNoEventFetchesIsNamed) {
+  const std::string text =
+      "0000000000001000 0000000000000100 T udp\n"
+      "0000000000001100 0000000000000040 T helper\n"
+      "0000000000001200 0000000000000100 T loop_renamed\n"
+      "0000000000001300 0000000000000040 T never_ran\n"
+      "0000000000001340 0000000000000040 T small\n";
+  const std::multimap<std::string, std::string> owners = {{"udp", "udp_output"},
+                                                          {"loop_old_name", "user_loop"}};
+  const HotProfile hot = {{"udp", {{0, 0x50}}},
+                          {"helper", {{0, 0x20}}},
+                          {"loop_renamed", {{0x10, 0x30}, {0x80, 0x10}}},
+                          {"small", {{0, 0x8}}},
+                          {"not_in_this_build", {{0, 0x10}}}};
+  WalkProfile w;
+  w[{"udp", 0}] = {1, {{0x0, 0x10, {}, 0}, {0x10, 0, "helper", 0}}};
+  w[{"helper", 0}] = {1, {{0x0, 0x20, {}, 0}}};
+  using Missed = std::vector<std::pair<std::string, uint64_t>>;
+  {
+    // With walks: the helper runs inside udp's walk; the loop (its owner
+    // line names an older symbol) and `small` run under no event.
+    std::istringstream nm(text);
+    const LinkedLayout l = layout_from_nm(nm, owners, 1.0, &hot, &w);
+    EXPECT_EQ(l.unfetched, (Missed{{"loop_renamed", 0x40}, {"small", 0x8}}));
+    const std::string why = unfetched_warning(l, "B.nm");
+    EXPECT_NE(why.find("B.nm: 2 function(s)"), std::string::npos) << why;
+    EXPECT_NE(why.find("72 B a packet"), std::string::npos) << why;
+    EXPECT_NE(why.find("loop_renamed (64 B)"), std::string::npos) << why;
+  }
+  {
+    // Hot ranges alone: only owned symbols run, so the helper is missed too.
+    std::istringstream nm(text);
+    const LinkedLayout l = layout_from_nm(nm, owners, 1.0, &hot, nullptr);
+    EXPECT_EQ(l.unfetched, (Missed{{"loop_renamed", 0x40}, {"helper", 0x20}, {"small", 0x8}}));
+  }
+  {
+    // The loop's current name listed: nothing is missed, and nothing is said.
+    auto fixed = owners;
+    fixed.emplace("loop_renamed", "user_loop");
+    fixed.emplace("small", "udp_output");
+    std::istringstream nm(text);
+    const LinkedLayout l = layout_from_nm(nm, fixed, 1.0, &hot, &w);
+    EXPECT_TRUE(l.unfetched.empty());
+    EXPECT_EQ(unfetched_warning(l, "B.nm"), "");
+  }
+  {
+    // Without a profile nothing is known to run.
+    std::istringstream nm(text);
+    EXPECT_TRUE(layout_from_nm(nm, owners, 0.5).unfetched.empty());
+  }
+}
+
 TEST(HotBytes, CountsARangeSharedByOwnersOnce) {
   LinkedLayout l;
   l.by_owner["ip_input"] = {{0x100, 0x40, "adj"}, {0x200, 0x10, "ip"}};

@@ -110,6 +110,24 @@ void validate(const Layout& layout) {
   }
 }
 
+std::string unfetched_warning(const LinkedLayout& linked, const std::string& what) {
+  if (linked.unfetched.empty()) return "";
+  constexpr size_t kNamed = 4;
+  uint64_t bytes = 0;
+  std::vector<std::string> named;
+  for (const auto& [sym, b] : linked.unfetched) {
+    bytes += b;
+    if (named.size() < kNamed) named.push_back(fmt::format("{} ({} B)", sym, b));
+  }
+  if (linked.unfetched.size() > kNamed)
+    named.push_back(fmt::format("and {} more", linked.unfetched.size() - kNamed));
+  return fmt::format(
+      "{}: {} function(s) the profile says run, {} B a packet, are fetched by no owner's event "
+      "(not in the owners file, and no walk of an owned function calls them), so the "
+      "prediction leaves them out: {}",
+      what, linked.unfetched.size(), bytes, fmt::join(named, ", "));
+}
+
 std::map<uint64_t, std::vector<LineCode>> code_by_line(const LinkedLayout& linked,
                                                        uint64_t line_bytes) {
   std::map<uint64_t, std::vector<LineCode>> lines;

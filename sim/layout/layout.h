@@ -129,7 +129,16 @@ struct LinkedLayout {
   // routine their event runs. Other owners run their by_owner ranges.
   std::vector<Routine> routines;
   std::map<std::string, int> entry;  // owner -> index in routines
+  // Functions of this build a profile says run, that no owner's event
+  // fetches (no owner, and no walk of an owned function calls them), with
+  // their hot bytes, most first: code the prediction leaves out.
+  std::vector<std::pair<std::string, uint64_t>> unfetched;
 };
+
+// "" if every function the profile says runs is fetched; else one sentence
+// naming what the prediction leaves out (the first few, and their bytes),
+// for a warning about `what` (a build or a file).
+std::string unfetched_warning(const LinkedLayout& linked, const std::string& what);
 
 // The hot code in one cache line: a symbol and the owner that runs it.
 struct LineCode {

@@ -104,6 +104,9 @@ class WalkExpander {
     return addr_.count(symbol) != 0 && walks_.count({symbol, 0}) != 0;
   }
 
+  // Symbols some routine runs bytes of.
+  const std::set<std::string>& fetched() const { return fetched_; }
+
  private:
   static constexpr int kMaxDepth = 24;
 
@@ -157,9 +160,9 @@ class WalkExpander {
     }
   }
 
-  static void add_run(const NmSymbol& s, uint64_t off, uint64_t bytes,
-                      std::vector<CodeStep>& steps) {
+  void add_run(const NmSymbol& s, uint64_t off, uint64_t bytes, std::vector<CodeStep>& steps) {
     if (bytes == 0) return;
+    fetched_.insert(s.name);
     if (off + bytes > s.size)
       throw LayoutError(fmt::format(
           "profile: {} has a walk range [{:#x}, {:#x}) beyond its size {:#x}: is the profile "
@@ -180,7 +183,31 @@ class WalkExpander {
   LinkedLayout& out_;
   std::map<std::string, const NmSymbol*> addr_;
   std::map<std::pair<std::pair<std::string, uint64_t>, std::string>, int> memo_;
+  std::set<std::string> fetched_;
 };
+
+// The profile's functions in `syms` that nothing in `out` runs.
+std::vector<std::pair<std::string, uint64_t>> unfetched_functions(
+    const std::vector<NmSymbol>& syms, const HotProfile& profile, const LinkedLayout& out,
+    const std::set<std::string>& walked) {
+  std::set<std::string> fetched = walked;
+  for (const auto& [owner, ranges] : out.by_owner)
+    for (const auto& r : ranges) fetched.insert(r.symbol);
+  std::set<std::string> seen;
+  std::vector<std::pair<std::string, uint64_t>> missed;
+  for (const NmSymbol& s : syms) {
+    if (!s.text || s.size == 0 || fetched.count(s.name) != 0 || !seen.insert(s.name).second)
+      continue;
+    const auto p = profile.find(s.name);
+    if (p == profile.end()) continue;
+    uint64_t bytes = 0;
+    for (const auto& r : p->second) bytes += r.second;
+    if (bytes > 0) missed.emplace_back(s.name, bytes);
+  }
+  std::stable_sort(missed.begin(), missed.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  return missed;
+}
 
 }  // namespace
 
@@ -230,7 +257,10 @@ LinkedLayout layout_from_nm(const std::vector<NmSymbol>& syms,
       ranges.insert(ranges.end(), hot.begin(), hot.end());
     }
   }
-  if (walks == nullptr || walks->empty()) return out;
+  if (walks == nullptr || walks->empty()) {
+    if (profile != nullptr) out.unfetched = unfetched_functions(syms, *profile, out, {});
+    return out;
+  }
 
   // Entry routines: for each owner, its symbols with walks that no walk of
   // another of its symbols calls (in address order; several are run one
@@ -272,6 +302,8 @@ LinkedLayout layout_from_nm(const std::vector<NmSymbol>& syms,
     out.entry[owner] = static_cast<int>(out.routines.size());
     out.routines.push_back(std::move(r));
   }
+  if (profile != nullptr)
+    out.unfetched = unfetched_functions(syms, *profile, out, expander.fetched());
   return out;
 }
 

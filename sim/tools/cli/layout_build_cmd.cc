@@ -133,7 +133,20 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
       throw UserError(fmt::format("{}: {}", a.map, e.what()));
     }
   }
-  for (const auto& spec : a.paths) pb.paths.push_back(parse_path(spec));
+  for (const auto& spec : a.paths) {
+    pb.paths.push_back(parse_path(spec));
+    const auto& p = pb.paths.back();
+    try {
+      const auto linked =
+          models::layout_from_nm(pb.symbols, pb.owners, 1.0, &p.profile.hot, &p.profile.walks);
+      if (const auto w =
+              models::unfetched_warning(linked, fmt::format("{}, path {}", a.nm, p.name));
+          !w.empty())
+        spdlog::warn(w);
+    } catch (const models::LayoutError&) {
+      // The default link's prediction below names the file.
+    }
+  }
 
   struct Named {
     std::string name;

@@ -14,6 +14,7 @@
 #include "sim/engine/detail.h"
 #include "sim/engine/simulation.h"
 #include "sim/engine/trace.h"
+#include "sim/layout/layout.h"
 #include "sim/report/safe_file.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"
@@ -167,6 +168,9 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   spdlog::info("experiment {} ({}): machine {}, stack {}, {} B to {}", x.name, x.source.string(),
                x.machine_name, x.stack_name, x.workload.payload,
                config::dest_name(x.workload.dest));
+  if (x.code)
+    if (const auto w = models::unfetched_warning(*x.code, "layout.build"); !w.empty())
+      spdlog::warn(w);
   // An output that is a link is refused before the run, not after it.
   const fs::path dir = x.output.dir;
   for (const auto& [want, p] : {std::pair{x.output.csv, dir / (x.name + ".csv")},
