@@ -499,7 +499,7 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
                                        "With --nm alone, or layout.build without a profile (its "
                                        "layout.build.hot_fraction): the\n"
                                        "part of each symbol that is hot, from its start")
-                           ->check(CLI::Range(0.0, 1.0))
+                           ->check(CLI::Range(0.001, 1.0))
                            ->capture_default_str();
   cmd->add_option("--map", a->build.map,
                   "With --nm: the build's ld.lld link map (-Map); with --path, predicts the\n"
