@@ -3,7 +3,8 @@
 reports on the build as `simloop run` links it (nm map, profile, owners,
 link map and order from the experiment): the same misses per packet as the
 run. --nm, --owners and --hot-fraction replace the experiment's keys, and a
-bad file given so is refused naming the option, the file and its line.
+bad file given so is refused naming the option, the file and its line. With
+a link map the build's function order is searched on the experiment's path.
 
     layout_build_experiment_test.py SIMLOOP DATA_DIR WORK_DIR
 """
@@ -98,9 +99,83 @@ p = simloop("layout", DATA / "experiments" / "seed" / "icache-baseline.yaml", "-
 check(p.returncode == 2 and "--nm needs --owners" in p.stderr,
       f"--nm without layout.build or --owners: exit {p.returncode}: {p.stderr}")
 
+# With a link map the experiment's build is searched as a function order, on
+# the experiment's own path: the same default-link prediction as the run and
+# as --nm/--map/--path without an experiment; layout.build.order predicted
+# beside as the run links it.
+MAP = LINK / "c009-zone-6896.map.gz"
+ADVICE = LINK / "advice-c009-zone-6896" / "advice.order"
+
+
+def predicted(d):
+    with open(d / "predicted.csv", newline="") as f:
+        return {(r["order"], r["path"], r["i1"]): float(r["predicted_i1_misses_per_packet"])
+                for r in csv.DictReader(f)}
+
+
+j, p = layout("map", "--map", MAP)  # --no-search: the orders are predicted, not searched
+check("path run-build: payload 18 B, loopback/none/m_copy/0/full/0" in p.stdout,
+      f"layout EXP --map does not take the experiment's path: {p.stdout}")
+p = simloop("layout", EXP, "--map", MAP, "--budget", "30", "--out-dir", WORK / "orders")
+check(p.returncode == 0, f"layout EXP --map: exit {p.returncode}: {p.stderr}")
+if p.returncode == 0:
+    got = predicted(WORK / "orders")
+    check(set(i for (_, _, i) in got) == {"16384,1,64"},
+          f"without --I1 the search is not at the experiment's L1 only: {sorted(got)}")
+    check((WORK / "orders" / "advice.order").stat().st_size > 0, "no advice.order written")
+    if j:
+        before = j["before"]["l1_misses_per_packet"]
+        check(abs(got[("default link", "run-build", "16384,1,64")] - before) < 1e-9,
+              f"the default link is predicted {got[('default link', 'run-build', '16384,1,64')]}"
+              f", the report says {before}")
+    plain = WORK / "plain"
+    q = simloop("layout", "--nm", LINK / "c009-zone-6896.nm.gz", "--map", MAP, "--no-search",
+                "--I1", "16384,1,64", "--out-dir", plain, "--path",
+                f"name=run-build,profile={LINK / 'profile-loopback-18.txt'},payload=18,"
+                "path=loopback/none/m_copy/0/full/0")
+    check(q.returncode == 0, f"layout --nm --map --path: exit {q.returncode}: {q.stderr}")
+    if q.returncode == 0:
+        key = ("default link", "run-build", "16384,1,64")
+        check(predicted(plain)[key] == got[key],
+              f"an experiment's build and the same build by --nm differ: {predicted(plain)[key]}"
+              f" against {got[key]}")
+
+# layout.build.order with its map: predicted beside, as the run links it; a
+# --path and --I1 of the user's own add to the experiment's.
+j, p = layout("order", "--set", f"layout.build.map={MAP}", "--set",
+              f"layout.build.order={ADVICE}", "--I1", "16384,1,64", "--I1", "16384,2,64",
+              "--path", f"name=wire,profile={LINK / 'profile-wire-18.txt'},payload=18,path=wire",
+              "--out-dir", WORK / "order")
+if j:
+    got = predicted(WORK / "order")
+    key = ("layout.build.order", "run-build", "16384,1,64")
+    check(key in got and abs(got[key] - j["before"]["l1_misses_per_packet"]) < 1e-9,
+          f"layout.build.order predicted {got.get(key)}, the report (as run links it) "
+          f"{j['before']['l1_misses_per_packet']}")
+    check(("default link", "wire", "16384,2,64") in got, f"--path and --I1 not added: {got}")
+same("layout.build.order", j,
+     run_misses("order", f"layout.build.map={MAP}", f"layout.build.order={ADVICE}"))
+
+# What the search cannot do is refused, naming why.
+for args, says in (
+        (["--set", "workload.service=simulated", "--map", MAP], "workload.service simulated"),
+        (["--set", 'layout.build.profile=""', "--map", MAP], "set layout.build.profile"),
+        (["--map", MAP, "--layout", DATA / "configs" / "layouts" / "freebsd6-i386-synthetic.yaml"],
+         "give no --layout"),
+        (["--map", MAP, "--path", f"name=run-build,profile={LINK / 'profile-wire-18.txt'},"
+          "payload=18,path=wire"], "two paths are named 'run-build'")):
+    p = simloop("layout", EXP, "--no-search", *args)
+    check(p.returncode == 2 and says in p.stderr,
+          f"layout EXP {args}: exit {p.returncode}, expected 2 and {says!r}: {p.stderr}")
+p = simloop("layout", DATA / "experiments" / "seed" / "icache-baseline.yaml", "--map", MAP)
+check(p.returncode == 2 and "has no layout.build" in p.stderr,
+      f"--map on an experiment without layout.build: exit {p.returncode}: {p.stderr}")
+
 # The help says so.
 p = simloop("layout", "--help")
 check("An experiment with layout.build" in p.stdout, "layout --help does not say how it "
       "takes an experiment's layout.build")
+check("function order is searched too" in p.stdout,
+      "layout --help does not say an experiment's build is searched with its link map")
 
 finish()

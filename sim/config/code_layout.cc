@@ -102,6 +102,7 @@ void build_code_layout_from_build(Experiment& x, const std::map<std::string, Loc
   f.owners = b.owners.empty() ? data_root() / "configs" / "harness" / "owners.txt"
                               : file("layout.build.owners", b.owners);
   f.hot_fraction = b.hot_fraction;
+  x.build_files = f;
   try {
     x.code = std::make_shared<const models::LinkedLayout>(models::load_build(f));
   } catch (const models::BuildFileError& e) {

@@ -22,6 +22,7 @@
 #include "models/icache.h"
 #include "models/optional_models.h"
 #include "sim/config/error.h"
+#include "sim/layout/build.h"
 #include "sim/layout/layout.h"
 #include "sim/stack/bsd/stack.h"
 #include "sim/stack/linux/options.h"
@@ -124,6 +125,9 @@ struct Experiment {
   bool has_sweep = false;        // the file has a sweep: section (read by sim/sweep)
   // The linked code layout the I-cache model is fed with (with the cache on).
   std::shared_ptr<const models::LinkedLayout> code;
+  // layout.build's files resolved against the experiment's directory (the
+  // default owners file filled in); empty without layout.build.
+  models::BuildFiles build_files;
   std::string perturbation;  // what the random link perturbation of this run did
 };
 

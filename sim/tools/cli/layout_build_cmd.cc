@@ -27,6 +27,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+measure::OrderPath with_profile(measure::OrderPath p, const std::string& profile,
+                                const std::string& what);
+
 // "name=N,profile=FILE,payload=B,path=SPEC[,weight=W]".
 measure::OrderPath parse_path(const std::string& spec) {
   measure::OrderPath p;
@@ -79,8 +82,14 @@ measure::OrderPath parse_path(const std::string& spec) {
   }
   if (p.name.empty() || profile.empty() || !has_payload)
     throw UserError(fmt::format("--path '{}': name, profile and payload are required", spec));
+  return with_profile(std::move(p), profile, fmt::format("--path '{}'", spec));
+}
+
+// The path's profile read, and its trace recorded; `what` names the path in errors.
+measure::OrderPath with_profile(measure::OrderPath p, const std::string& profile,
+                                const std::string& what) {
   if (auto why = p.opt.path.payload_problem(p.opt.payload, p.opt.stack); !why.empty())
-    throw UserError(fmt::format("--path '{}': payload {}: {}", spec, p.opt.payload, why));
+    throw UserError(fmt::format("{}: payload {}: {}", what, p.opt.payload, why));
   std::istringstream in(read_build_file(profile));
   try {
     p.profile = measure::load_profile(in, profile);
@@ -101,7 +110,8 @@ void write_order(const fs::path& file, const std::vector<std::string>& order) {
 
 int layout_build_cmd(const LayoutBuildArgs& a) {
   if (a.nm.empty()) throw UserError("a real build needs --nm (its nm map) as well as --path");
-  if (a.paths.empty()) throw UserError("--nm with --map needs at least one --path");
+  if (a.paths.empty() && a.whole_paths.empty())
+    throw UserError("--nm with --map needs at least one --path");
   if (a.map.empty() && !a.orders.empty())
     throw UserError("--order needs --map: the link map says how functions move");
   measure::OrderProblem pb;
@@ -133,8 +143,21 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
       throw UserError(fmt::format("{}: {}", a.map, e.what()));
     }
   }
-  for (const auto& spec : a.paths) {
-    pb.paths.push_back(parse_path(spec));
+  std::vector<measure::OrderPath> given;
+  for (const auto& w : a.whole_paths) {
+    measure::OrderPath p;
+    p.opt.warmup = 1000;  // as parse_path
+    p.name = w.name;
+    p.opt.payload = w.payload;
+    p.opt.path = w.path;
+    given.push_back(with_profile(std::move(p), w.profile, fmt::format("path {}", w.name)));
+  }
+  for (const auto& spec : a.paths) given.push_back(parse_path(spec));
+  for (auto& path : given) {
+    for (const auto& other : pb.paths)
+      if (other.name == path.name)
+        throw UserError(fmt::format("two paths are named '{}': give each its own name", path.name));
+    pb.paths.push_back(std::move(path));
     const auto& p = pb.paths.back();
     try {
       const auto linked =

@@ -20,6 +20,7 @@
 #include "sim/tools/advise/layout_advice.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/cli/layout_build.h"
+#include "sim/tools/measure/harness_run.h"
 
 namespace simloop::cli {
 
@@ -35,6 +36,7 @@ struct LayoutArgs {
   std::string layout_file, nm_file, owners_file;
   double hot_fraction = 1.0;
   bool hot_fraction_given = false;
+  bool i1_given = false;
   double budget_s = 10;
   int max_evals = 20000;
   uint64_t seed = 1;
@@ -194,12 +196,14 @@ void print_advice(const models::Advice& adv, const config::Experiment& x, const 
                       {"before", to_json(before, hz, cpp)}};
 
   if (!adv.result) {
-    if (!x.layout.build.nm.empty() && a.layout_file.empty())
-      std::cout << "\nno search: a real build's layout is searched as a function order (give "
-                   "--nm, --map and --path)\n";
-    else if (!a.nm_file.empty())
+    if (!x.layout.build.nm.empty() && a.layout_file.empty()) {
+      if (a.build.map.empty() && x.build_files.map.empty())
+        std::cout << "\nno search: a real build's layout is searched as a function order, which "
+                     "needs its link map (give --map, or set layout.build.map)\n";
+    } else if (!a.nm_file.empty()) {
       std::cout << "\nno search: nm output does not say which section a symbol is in (give "
                    "--map and --path for a real build)\n";
+    }
   } else {
     const models::SearchResult& r = *adv.result;
     const double k0 = kpps(hz, cpp + r.before.stall_cycles_per_packet);
@@ -349,12 +353,44 @@ Layouts load_layouts(const config::Experiment& x, const fs::path& file, const La
   return l;
 }
 
-int layout_cmd(const LayoutArgs& a) {
-  if (!a.build.map.empty() || !a.build.paths.empty()) {
-    if (!a.file.empty() || !a.sets.empty() || !a.layout_file.empty() || !a.json_out.empty())
+// The experiment's build searched as a function order, on its own path
+// (its layout.build.profile) and any --path, at its L1 geometry unless --I1
+// says otherwise; layout.build.order is predicted beside.
+int experiment_build_order(const LayoutArgs& a, const config::Experiment& x) {
+  const models::BuildFiles& f = x.build_files;
+  LayoutBuildArgs b = a.build;
+  b.nm = f.nm.string();
+  b.owners = f.owners.string();
+  if (b.map.empty()) b.map = f.map.string();
+  if (!f.order.empty()) b.orders.insert(b.orders.begin(), "layout.build.order=" + f.order.string());
+  if (!a.i1_given) b.i1 = {measure::geometry_spec(x.icache.l1)};
+  if (!f.profile.empty()) {
+    if (x.workload.service == workload::Service::simulated)
       throw UserError(
-          "a real build (--map, --path) takes no experiment, --set, --layout or -o (see "
-          "--out-dir)");
+          "the experiment's path is not a harness loop (workload.service simulated): a "
+          "profile is replayed on `full` or `send-only`; set workload.service, or give the "
+          "build's paths with --path");
+    b.whole_paths.push_back({x.name, f.profile.string(), x.workload.payload, config::path_of(x)});
+  } else if (b.paths.empty()) {
+    throw UserError(
+        "a function order is searched on profiled paths: set layout.build.profile (the "
+        "experiment's path), or give --path");
+  }
+  b.budget_s = a.budget_s;
+  b.max_evals = a.max_evals;
+  b.seed = a.seed;
+  b.no_search = a.no_search;
+  std::cout << "\n";
+  return layout_build_cmd(b);
+}
+
+int layout_cmd(const LayoutArgs& a) {
+  const bool build_options = !a.build.map.empty() || !a.build.paths.empty();
+  if (build_options && a.file.empty() && a.sets.empty()) {
+    if (!a.layout_file.empty() || !a.json_out.empty())
+      throw UserError(
+          "a real build (--nm, --map, --path) takes no --layout or -o (see --out-dir); or give "
+          "an experiment with layout.build");
     LayoutBuildArgs b = a.build;
     b.nm = a.nm_file;
     b.owners = a.owners_file;
@@ -395,6 +431,13 @@ int layout_cmd(const LayoutArgs& a) {
   }
   if (!build && !a.nm_file.empty() && a.owners_file.empty())
     throw UserError("--nm needs --owners (or an experiment with layout.build)");
+  if (build_options && !a.layout_file.empty())
+    throw UserError("--map and --path advise the experiment's build: give no --layout");
+  if (build_options && !build)
+    throw UserError(fmt::format(
+        "--map and --path advise a real build: {} has no layout.build (give --nm with them and "
+        "no experiment, or an experiment with layout.build)",
+        file.string()));
   Layouts l = load_layouts(x, file, a);
 
   models::AdviceRequest req;
@@ -416,6 +459,8 @@ int layout_cmd(const LayoutArgs& a) {
     throw UserError(e.what(), 3);  // as `simloop run` ends early on the same path
   }
   print_advice(advice, x, file, l.source, a, l.user);
+  if (build && (!a.build.map.empty() || !x.build_files.map.empty()))
+    return experiment_build_order(a, x);
   return 0;
 }
 
@@ -447,9 +492,11 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
       "run` links it\n"
       "(its nm map, profile, owners, link map and order); --nm, --owners and --hot-fraction "
       "replace those\n"
-      "keys. It is reported on, not searched: a build's function order is searched with --nm, "
-      "--map and\n"
-      "--path, without an experiment.\n\n"
+      "keys. With its link map (layout.build.map, or --map) the build's function order is "
+      "searched too,\n"
+      "as with --nm, --map and --path: on the experiment's path (its layout.build.profile) and "
+      "any --path,\n"
+      "at its machine.cache.l1 unless --I1 is given, with layout.build.order predicted beside.\n\n"
       "Colliding sets are L1 sets that more distinct hot lines map to than the cache has ways; "
       "each is\n"
       "listed with its lines (address, symbol, owner) and the misses per packet they take.\n\n"
@@ -517,9 +564,11 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("--order", a->build.orders,
                   "With --map: also predict this function order, NAME=FILE (one symbol a line,\n"
                   "as ld.lld --symbol-ordering-file reads it); repeatable");
-  cmd->add_option("--I1", a->build.i1,
-                  "With --path: I1 geometries SIZE,ASSOC,LINE the search counts misses at")
-      ->capture_default_str();
+  auto* i1 = cmd->add_option("--I1", a->build.i1,
+                             "With --path: I1 geometries SIZE,ASSOC,LINE the search counts "
+                             "misses at (on an experiment's\n"
+                             "build: its machine.cache.l1)")
+                 ->capture_default_str();
   cmd->add_option("--out-dir", a->build.out_dir,
                   "With --path: write predicted.csv and an order file per order (advice.order,\n"
                   "call-order-*.order) into this directory");
@@ -542,8 +591,9 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("-o,--output", a->json_out,
                   "Also write the report as JSON: misses before/after, collision tables, "
                   "recommended order and padding");
-  commands.push_back({cmd, [a, hot_fraction] {
+  commands.push_back({cmd, [a, hot_fraction, i1] {
                         a->hot_fraction_given = hot_fraction->count() > 0;
+                        a->i1_given = i1->count() > 0;
                         return layout_cmd(*a);
                       }});
 }
