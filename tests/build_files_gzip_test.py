@@ -20,7 +20,7 @@ shutil.rmtree(WORK, ignore_errors=True)
 (WORK / "plain").mkdir(parents=True)
 (WORK / "gz").mkdir()
 LINK = DATA / "experiments" / "validation" / "data" / "link-order"
-BUILD = "c009-zone-6896"
+BUILD = "pad-stack-704"
 
 # The same files, plain and compressed here.
 texts = {
