@@ -249,10 +249,24 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
     }
   }
   if (advice) {
+    size_t fillers = 0;
+    uint64_t filler_bytes = 0;
+    for (const auto& s : advice->order)
+      if (measure::is_order_filler(s)) {
+        ++fillers;
+        for (const auto& sym : pb.symbols)
+          if (sym.name == s) {
+            filler_bytes += sym.size;
+            break;
+          }
+      }
     std::cout << fmt::format(
-        "advice: {} functions ordered, from {}; {} orders evaluated (seed {}, {}); no cell above "
+        "advice: {} functions ordered{}, from {}; {} orders evaluated (seed {}, {}); no cell above "
         "the default link's\n",
-        advice->order.size(), advice->start, advice->evaluations, a.seed,
+        advice->order.size() - fillers,
+        fillers == 0 ? std::string()
+                     : fmt::format(" with {} fillers between them ({} B)", fillers, filler_bytes),
+        advice->start, advice->evaluations, a.seed,
         advice->stopped_by_time ? "stopped by the time budget: may differ on a faster machine"
                                 : "deterministic");
   }

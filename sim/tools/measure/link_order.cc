@@ -39,6 +39,18 @@ std::vector<std::string> hot_functions(const OrderProblem& pb) {
   return out;
 }
 
+std::map<uint64_t, std::vector<std::string>> order_fillers(const OrderProblem& pb) {
+  std::map<uint64_t, std::vector<std::string>> out;
+  std::set<int> taken;
+  for (const auto& s : pb.symbols) {
+    if (!s.text || s.size == 0 || !is_order_filler(s.name)) continue;
+    const int sec = models::section_of(pb.map, s.addr);
+    if (sec < 0 || pb.map.text[static_cast<size_t>(sec)].runtime) continue;
+    if (taken.insert(sec).second) out[s.size].push_back(s.name);
+  }
+  return out;
+}
+
 std::vector<std::string> call_order(const OrderProblem& pb, const std::vector<size_t>& paths) {
   const auto hot = hot_functions(pb);
   const std::set<std::string> orderable(hot.begin(), hot.end());
@@ -113,6 +125,7 @@ OrderResult search_order(
     }
   }
   const auto hot = hot_functions(pb);
+  const auto fillers = order_fillers(pb);
   std::mt19937_64 rng(opt.seed);
   auto out_of_budget = [&] {
     return r.evaluations >= opt.max_evaluations ||
@@ -125,7 +138,21 @@ OrderResult search_order(
     // order, and every drop of one from it.
     std::vector<std::vector<std::string>> cands;
     const auto& cur = r.order;
-    for (const auto& f : hot) {
+    // The hot functions, the fillers placed, and one unused filler of each
+    // size (any other of that size would do the same).
+    std::vector<std::string> movable = hot;
+    for (const auto& [size, names] : fillers) {
+      bool spare = false;
+      for (const auto& n : names) {
+        if (std::find(cur.begin(), cur.end(), n) != cur.end())
+          movable.push_back(n);
+        else if (!spare) {
+          spare = true;
+          movable.push_back(n);
+        }
+      }
+    }
+    for (const auto& f : movable) {
       std::vector<std::string> rest = cur;
       const auto at = std::find(rest.begin(), rest.end(), f);
       const bool listed = at != rest.end();

@@ -45,6 +45,15 @@ std::vector<double> predict_order(const OrderProblem& pb, const std::vector<std:
 // section, in address order.
 std::vector<std::string> hot_functions(const OrderProblem& pb);
 
+// Fillers the build offers (sections of never-run bytes named
+// simloop_order_pad_*, as -DSIMLOOP_HARNESS_LINK_ORDER=ON harness builds
+// link them), by size: an order may place them between functions to move
+// what follows without moving anything else.
+std::map<uint64_t, std::vector<std::string>> order_fillers(const OrderProblem& pb);
+inline bool is_order_filler(const std::string& symbol) {
+  return symbol.starts_with("simloop_order_pad_");
+}
+
 // Hot functions grouped in the order they are first called (depth first
 // through the profile's walks from the sender's loop), for the paths given
 // by index, the first path's calls first; hot functions no walk reaches
@@ -72,8 +81,10 @@ double order_cost(const OrderProblem& pb, const std::vector<double>& cells);
 // that no cell gets more misses than with `limit` (the default link's
 // cells): from the best of `starts` that keeps within the limit (the
 // default link itself if none does), moves of one function to another
-// place and drops of one function from the order, first improvement, in an
-// order shuffled by the seed. Deterministic unless stopped by the budget.
+// place and drops of one function from the order, and the same for the
+// build's fillers (one unused filler of each size may go anywhere), first
+// improvement, in an order shuffled by the seed. Deterministic unless
+// stopped by the budget.
 OrderResult search_order(
     const OrderProblem& pb, const std::vector<double>& limit,
     const std::vector<std::pair<std::string, std::vector<std::string>>>& starts,
