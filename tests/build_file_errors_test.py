@@ -16,10 +16,10 @@ SIMLOOP, DATA, WORK = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.a
 WORK.mkdir(parents=True, exist_ok=True)
 LINK = DATA / "experiments" / "validation" / "data" / "link-order"
 GOOD = {
-    "nm": LINK / "pad-stack-704.nm.gz",
+    "nm": LINK / "c006-inet-13168.nm.gz",
     "profile": LINK / "profile-loopback-18.txt",
     "owners": DATA / "configs" / "harness" / "owners.txt",
-    "map": LINK / "pad-stack-704.map.gz",
+    "map": LINK / "c006-inet-13168.map.gz",
     "order": WORK / "good.order",
 }
 (WORK / "good.order").write_text("udp_output\nip_output\n")

@@ -20,7 +20,7 @@ shutil.rmtree(WORK, ignore_errors=True)
 (WORK / "plain").mkdir(parents=True)
 (WORK / "gz").mkdir()
 LINK = DATA / "experiments" / "validation" / "data" / "link-order"
-BUILD = "pad-stack-704"
+BUILD = "c006-inet-13168"
 
 # The same files, plain and compressed here.
 texts = {

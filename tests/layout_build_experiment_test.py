@@ -22,7 +22,7 @@ shutil.rmtree(WORK, ignore_errors=True)
 WORK.mkdir(parents=True)
 EXP = DATA / "experiments" / "validation" / "run-build" / "harness.yaml"
 LINK = DATA / "experiments" / "validation" / "data" / "link-order"
-OTHER = LINK / "c006-inet-13168.nm.gz"  # another build of the same objects
+OTHER = LINK / "c011-native-10144.nm.gz"  # another build of the same objects
 
 
 def simloop(*args):
@@ -62,7 +62,7 @@ def same(what, layout_report, run):
 # The experiment's own build.
 j, p = layout("experiment")
 if j:
-    check("layout.build: nm ../data/link-order/pad-stack-704.nm.gz, profile "
+    check("layout.build: nm ../data/link-order/c006-inet-13168.nm.gz, profile "
           "../data/link-order/profile-loopback-18.txt" in j["layout"],
           f"the report does not name the experiment's build: {j['layout']!r}")
 same("the experiment's build", j, run_misses("experiment"))
@@ -103,8 +103,8 @@ check(p.returncode == 2 and "--nm needs --owners" in p.stderr,
 # the experiment's own path: the same default-link prediction as the run and
 # as --nm/--map/--path without an experiment; layout.build.order predicted
 # beside as the run links it.
-MAP = LINK / "pad-stack-704.map.gz"
-ADVICE = LINK / "advice-pad-stack-704" / "advice.order"
+MAP = LINK / "c006-inet-13168.map.gz"
+ADVICE = LINK / "advice-c006-inet-13168" / "advice.order"
 
 
 def predicted(d):
@@ -129,7 +129,7 @@ if p.returncode == 0:
               f"the default link is predicted {got[('default link', 'run-build', '16384,1,64')]}"
               f", the report says {before}")
     plain = WORK / "plain"
-    q = simloop("layout", "--nm", LINK / "pad-stack-704.nm.gz", "--map", MAP, "--no-search",
+    q = simloop("layout", "--nm", LINK / "c006-inet-13168.nm.gz", "--map", MAP, "--no-search",
                 "--I1", "16384,1,64", "--out-dir", plain, "--path",
                 f"name=run-build,profile={LINK / 'profile-loopback-18.txt'},payload=18,"
                 "path=loopback/none/m_copy/0/full/0")

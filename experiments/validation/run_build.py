@@ -13,7 +13,7 @@ table  `simloop run` on every build cachegrind measured for the I-cache
        counts: one row per path and geometry. With --update FILE, writes
        the table between its markers in FILE; with --check FILE, fails if
        FILE's table differs.
-kpps   the README's worked example: one build (default pad-stack-704)
+kpps   the README's worked example: one build (default c006-inet-13168)
        linked by default and in the advice of `simloop layout` (the
        relinked build's own nm map), run on one path: misses, cycles and
        kpps of each, beside cachegrind's counts of both builds.
@@ -280,7 +280,7 @@ def main():
     p.add_argument("--packets", type=int, default=20000)
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("same")
-    s.add_argument("--build", default="pad-stack-704")
+    s.add_argument("--build", default="c006-inet-13168")
     s.add_argument("--paths", nargs="+", default=["loopback-18", "wire-18"])
     s.add_argument("--i1", action="append")
     s.add_argument("--tolerance", type=float, default=1.0, help="percent")
@@ -296,7 +296,7 @@ def main():
     t.add_argument("--check", action="append", default=[], metavar="FILE",
                    help="fail unless FILE's table is what the data give (repeatable)")
     k = sub.add_parser("kpps")
-    k.add_argument("--build", default="pad-stack-704")
+    k.add_argument("--build", default="c006-inet-13168")
     k.add_argument("--path", default="loopback-18")
     k.add_argument("--i1", action="append", default=None)
     k.add_argument("--check", default="", help="fail unless FILE shows the output verbatim")

@@ -265,7 +265,8 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
         "the default link's\n",
         advice->order.size() - fillers,
         fillers == 0 ? std::string()
-                     : fmt::format(" with {} fillers between them ({} B)", fillers, filler_bytes),
+                     : fmt::format(" with {} filler{} between them ({} B)", fillers,
+                                   fillers == 1 ? "" : "s", filler_bytes),
         advice->start, advice->evaluations, a.seed,
         advice->stopped_by_time ? "stopped by the time budget: may differ on a faster machine"
                                 : "deterministic");
