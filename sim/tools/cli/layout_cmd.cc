@@ -552,8 +552,10 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
                   "With --nm: the build's ld.lld link map (-Map); with --path, predicts the\n"
                   "build's misses as `simloop icache` does and searches a function order for\n"
                   "ld.lld --symbol-ordering-file (functions in sections of their own:\n"
-                  "-ffunction-sections) with fewer misses on every path, beside hot functions\n"
-                  "in call order; runtime libraries stay where the linker puts them");
+                  "-ffunction-sections) with fewer misses on every path, placing fillers\n"
+                  "(simloop_order_pad_* sections the build carries) between functions where\n"
+                  "they help, beside hot functions in call order; runtime libraries stay where\n"
+                  "the linker puts them");
   cmd->add_option("--path", a->build.paths,
                   "With --nm: a path the build runs, "
                   "name=NAME,profile=FILE,payload=BYTES[,path=SPEC][,weight=W]\n"
