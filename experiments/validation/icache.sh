@@ -59,9 +59,14 @@ nice cmake --build "$lbuild" --target $targets >/dev/null
 harness() { [ "$1" = base ] && echo "$lbuild/simloop-harness" || echo "$lbuild/simloop-harness-$1"; }
 
 # Every build's symbol map as simloop reads it (nm, and the PLT sections
-# nm does not list), compressed: the search and the model read them.
-rm -rf "$data/nm"
+# nm does not list), compressed: the search and the model read them. Only
+# this script's maps are replaced: data/nm also keeps the wire layouts of
+# icache_wire_assoc.sh (w-*), which run_build.py's table reads.
+own=$(echo "$targets" | sed 's/^simloop-harness$/base/; s/^simloop-harness-//')
 mkdir -p "$data/nm"
+for f in "$data"/nm/*.nm.gz; do
+  case $(basename "$f") in w-* | w[0-9]*) ;; *) rm -f "$f" ;; esac
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for t in $targets; do
@@ -86,10 +91,7 @@ for p in $paths; do
   nice "$simloop" -q measure profile "$(harness base)" $args -o "$data/profile-$name.txt" >/dev/null
   # 3. The search.
   nmargs=""
-  for f in "$data"/nm/*.nm.gz; do
-    l=$(basename "$f" .nm.gz)
-    nmargs="$nmargs $l=$f"
-  done
+  for l in $own; do nmargs="$nmargs $l=$data/nm/$l.nm.gz"; done
   # shellcheck disable=SC2086
   chosen=$(python3 "$py" select --profile "$data/profile-$name.txt" --geometries "$required" \
     --scores "$data/layout-search-$name.csv" --nm $nmargs)
