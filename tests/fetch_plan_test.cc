@@ -404,6 +404,11 @@ TEST(LayoutCalls, HotCodeNoEventFetchesIsNamed) {
     EXPECT_NE(why.find("B.nm: 2 function(s)"), std::string::npos) << why;
     EXPECT_NE(why.find("72 B a packet"), std::string::npos) << why;
     EXPECT_NE(why.find("loop_renamed (64 B)"), std::string::npos) << why;
+    // A function the map does not have (a PLT plain nm leaves out) is named too.
+    EXPECT_EQ(l.absent, (Missed{{"not_in_this_build", 0x10}}));
+    const std::string absent = absent_warning(l, "B.nm");
+    EXPECT_NE(absent.find("not in this build's symbol map"), std::string::npos) << absent;
+    EXPECT_NE(absent.find("not_in_this_build (16 B)"), std::string::npos) << absent;
   }
   {
     // Hot ranges alone: only owned symbols run, so the helper is missed too.
@@ -420,11 +425,15 @@ TEST(LayoutCalls, HotCodeNoEventFetchesIsNamed) {
     const LinkedLayout l = layout_from_nm(nm, fixed, 1.0, &hot, &w);
     EXPECT_TRUE(l.unfetched.empty());
     EXPECT_EQ(unfetched_warning(l, "B.nm"), "");
+    EXPECT_EQ(l.absent.size(), 1u);
   }
   {
     // Without a profile nothing is known to run.
     std::istringstream nm(text);
-    EXPECT_TRUE(layout_from_nm(nm, owners, 0.5).unfetched.empty());
+    const LinkedLayout l = layout_from_nm(nm, owners, 0.5);
+    EXPECT_TRUE(l.unfetched.empty());
+    EXPECT_TRUE(l.absent.empty());
+    EXPECT_EQ(absent_warning(l, "B.nm"), "");
   }
 }
 

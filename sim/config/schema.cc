@@ -553,8 +553,9 @@ Schema::Schema() {
           "(then the working directory, then the data directory); maps may be gzip-compressed. "
           "Use it with workload.service full or send-only for the harness's own loop.");
   add(text("layout.build.nm",
-           "The build's symbol map (`nm -S --defined-only -n`, as `simloop measure cachegrind "
-           "-o` writes it beside its CSV).",
+           "The build's symbol map as `simloop measure cachegrind -o` writes it beside its CSV "
+           "(`nm -S --defined-only -n` lines and the PLT sections nm does not list; a map from "
+           "plain nm lacks the PLT, and the run warns of the hot functions it misses).",
            [](Experiment& x) -> std::string& { return x.layout.build.nm; }));
   add(text("layout.build.profile",
            "Hot ranges and walks from `simloop measure profile` (\"\": whole symbols, times "

@@ -110,22 +110,43 @@ void validate(const Layout& layout) {
   }
 }
 
-std::string unfetched_warning(const LinkedLayout& linked, const std::string& what) {
-  if (linked.unfetched.empty()) return "";
+namespace {
+
+// "N function(s) ..., B B a packet" and the first few names.
+std::pair<std::string, std::string> named_functions(
+    const std::vector<std::pair<std::string, uint64_t>>& fns) {
   constexpr size_t kNamed = 4;
   uint64_t bytes = 0;
   std::vector<std::string> named;
-  for (const auto& [sym, b] : linked.unfetched) {
+  for (const auto& [sym, b] : fns) {
     bytes += b;
     if (named.size() < kNamed) named.push_back(fmt::format("{} ({} B)", sym, b));
   }
-  if (linked.unfetched.size() > kNamed)
-    named.push_back(fmt::format("and {} more", linked.unfetched.size() - kNamed));
+  if (fns.size() > kNamed) named.push_back(fmt::format("and {} more", fns.size() - kNamed));
+  return {fmt::format("{} function(s) the profile says run, {} B a packet,", fns.size(), bytes),
+          fmt::format("{}", fmt::join(named, ", "))};
+}
+
+}  // namespace
+
+std::string unfetched_warning(const LinkedLayout& linked, const std::string& what) {
+  if (linked.unfetched.empty()) return "";
+  const auto [count, names] = named_functions(linked.unfetched);
   return fmt::format(
-      "{}: {} function(s) the profile says run, {} B a packet, are fetched by no owner's event "
-      "(not in the owners file, and no walk of an owned function calls them), so the "
-      "prediction leaves them out: {}",
-      what, linked.unfetched.size(), bytes, fmt::join(named, ", "));
+      "{}: {} are fetched by no owner's event (not in the owners file, and no walk of an owned "
+      "function calls them), so the prediction leaves them out: {}",
+      what, count, names);
+}
+
+std::string absent_warning(const LinkedLayout& linked, const std::string& what) {
+  if (linked.absent.empty()) return "";
+  const auto [count, names] = named_functions(linked.absent);
+  return fmt::format(
+      "{}: {} are not in this build's symbol map, so the prediction leaves them out: {}. A map "
+      "from plain `nm` lacks the PLT (.plt, .iplt): give the binary itself, or the map simloop "
+      "writes (`simloop measure cachegrind` and `measure native --harness` leave CSV.LAYOUT.nm "
+      "beside their CSV); or is the profile of other objects?",
+      what, count, names);
 }
 
 std::map<uint64_t, std::vector<LineCode>> code_by_line(const LinkedLayout& linked,

@@ -133,12 +133,18 @@ struct LinkedLayout {
   // fetches (no owner, and no walk of an owned function calls them), with
   // their hot bytes, most first: code the prediction leaves out.
   std::vector<std::pair<std::string, uint64_t>> unfetched;
+  // Functions a profile says run that this build's symbol map does not
+  // have, with their hot bytes, most first: a map from plain `nm` lacks the
+  // PLT (.plt, .iplt), a profile of other objects names other functions.
+  std::vector<std::pair<std::string, uint64_t>> absent;
 };
 
 // "" if every function the profile says runs is fetched; else one sentence
 // naming what the prediction leaves out (the first few, and their bytes),
 // for a warning about `what` (a build or a file).
 std::string unfetched_warning(const LinkedLayout& linked, const std::string& what);
+// The same for `absent`.
+std::string absent_warning(const LinkedLayout& linked, const std::string& what);
 
 // The hot code in one cache line: a symbol and the owner that runs it.
 struct LineCode {

@@ -53,10 +53,11 @@ std::vector<NmSymbol> relink_symbols(const std::vector<NmSymbol>& symbols, const
                                      const std::vector<uint64_t>& placed);
 
 // layout_from_nm() from symbols already parsed (parse_nm(), or moved by
-// relink_symbols()).
+// relink_symbols()). Without `diagnose`, LinkedLayout::unfetched and
+// ::absent are left empty (a search that links one build many times).
 LinkedLayout layout_from_nm(const std::vector<NmSymbol>& symbols,
                             const std::multimap<std::string, std::string>& owners,
                             double hot_fraction = 1.0, const HotProfile* profile = nullptr,
-                            const WalkProfile* walks = nullptr);
+                            const WalkProfile* walks = nullptr, bool diagnose = true);
 
 }  // namespace simloop::models

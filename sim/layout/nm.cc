@@ -209,6 +209,24 @@ std::vector<std::pair<std::string, uint64_t>> unfetched_functions(
   return missed;
 }
 
+// The profile's functions that are no text symbol of `syms`.
+std::vector<std::pair<std::string, uint64_t>> absent_functions(const std::vector<NmSymbol>& syms,
+                                                               const HotProfile& profile) {
+  std::set<std::string> text;
+  for (const NmSymbol& s : syms)
+    if (s.text && s.size > 0) text.insert(s.name);
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (const auto& [name, ranges] : profile) {
+    if (text.count(name) != 0) continue;
+    uint64_t bytes = 0;
+    for (const auto& r : ranges) bytes += r.second;
+    if (bytes > 0) out.emplace_back(name, bytes);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  return out;
+}
+
 }  // namespace
 
 LinkedLayout layout_from_nm(std::istream& nm_output,
@@ -221,7 +239,7 @@ LinkedLayout layout_from_nm(std::istream& nm_output,
 LinkedLayout layout_from_nm(const std::vector<NmSymbol>& syms,
                             const std::multimap<std::string, std::string>& owners,
                             double hot_fraction, const HotProfile* profile,
-                            const WalkProfile* walks) {
+                            const WalkProfile* walks, bool diagnose) {
   if (!(hot_fraction > 0 && hot_fraction <= 1))
     throw LayoutError(fmt::format("hot_fraction must be in (0, 1], got {}", hot_fraction));
   for (const auto& [sym, owner] : owners)
@@ -258,7 +276,10 @@ LinkedLayout layout_from_nm(const std::vector<NmSymbol>& syms,
     }
   }
   if (walks == nullptr || walks->empty()) {
-    if (profile != nullptr) out.unfetched = unfetched_functions(syms, *profile, out, {});
+    if (profile != nullptr && diagnose) {
+      out.unfetched = unfetched_functions(syms, *profile, out, {});
+      out.absent = absent_functions(syms, *profile);
+    }
     return out;
   }
 
@@ -302,8 +323,10 @@ LinkedLayout layout_from_nm(const std::vector<NmSymbol>& syms,
     out.entry[owner] = static_cast<int>(out.routines.size());
     out.routines.push_back(std::move(r));
   }
-  if (profile != nullptr)
+  if (profile != nullptr && diagnose) {
     out.unfetched = unfetched_functions(syms, *profile, out, expander.fetched());
+    out.absent = absent_functions(syms, *profile);
+  }
   return out;
 }
 

@@ -86,6 +86,10 @@ std::multimap<std::string, std::string> read_owners(const std::string& file);
 // gzip-compressed or not, read as layout.build reads it
 // (models::read_text_file). Throws UserError naming the file.
 std::string read_build_file(const std::string& file);
+// A build's symbol map: the file as read_build_file reads it, or, where the
+// file is a binary (ELF), its map as `simloop icache` makes one (nm's
+// symbols and the PLT sections nm does not list).
+std::string read_nm_map(const std::string& file);
 
 // Reads a whole input file that must be UTF-8 text of at most `max_bytes`;
 // throws UserError (exit status 2) naming the file (and line and column of

@@ -303,7 +303,9 @@ int run_icache_cmd(const ICacheArgs& a) {
       if (!missing.empty())
         spdlog::warn("{}: {} symbol(s) of {} not in this build, their code is left out: {}", path,
                      missing.size(), owners_file, fmt::join(missing, " "));
-      if (const auto w = models::unfetched_warning(linked, path); !w.empty()) spdlog::warn(w);
+      for (const auto& w :
+           {models::absent_warning(linked, path), models::unfetched_warning(linked, path)})
+        if (!w.empty()) spdlog::warn(w);
     }
     const std::string layout =
         nm_file ? fs::path(gz ? path.substr(0, path.size() - 3) : path).stem().string()

@@ -125,7 +125,7 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
     }
   }
   try {
-    std::istringstream nm(read_build_file(a.nm));
+    std::istringstream nm(read_nm_map(a.nm));
     pb.symbols = models::parse_nm(nm);
   } catch (const models::LayoutError& e) {
     throw UserError(fmt::format("{}: {}", a.nm, e.what()));
@@ -162,10 +162,10 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
     try {
       const auto linked =
           models::layout_from_nm(pb.symbols, pb.owners, 1.0, &p.profile.hot, &p.profile.walks);
-      if (const auto w =
-              models::unfetched_warning(linked, fmt::format("{}, path {}", a.nm, p.name));
-          !w.empty())
-        spdlog::warn(w);
+      const std::string what = fmt::format("{}, path {}", a.nm, p.name);
+      for (const auto& w :
+           {models::absent_warning(linked, what), models::unfetched_warning(linked, what)})
+        if (!w.empty()) spdlog::warn(w);
     } catch (const models::LayoutError&) {
       // The default link's prediction below names the file.
     }

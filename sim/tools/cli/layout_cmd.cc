@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -322,7 +323,7 @@ Layouts load_layouts(const config::Experiment& x, const fs::path& file, const La
       return l;
     }
     if (!a.nm_file.empty()) {
-      std::istringstream in(read_build_file(a.nm_file));
+      std::istringstream in(read_nm_map(a.nm_file));
       l.input = models::layout_from_nm(in, read_owners(a.owners_file), a.hot_fraction);
       l.source = fmt::format("nm output {} (owners {})", a.nm_file, a.owners_file);
       return l;
@@ -532,8 +533,10 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
                   "still linked beside");
   cmd->add_option(
       "--nm", a->nm_file,
-      "Output of `nm -S --defined-only -n` for a real binary (gzip-compressed or not) instead\n"
-      "of a YAML layout. On an experiment with layout.build, its layout.build.nm. Else alone\n"
+      "A real binary's symbol map instead of a YAML layout: `nm -S --defined-only -n` lines\n"
+      "with the PLT sections nm does not list (`simloop measure native --harness B -n 10 -o\n"
+      "X.csv` writes X.csv.LAYOUT.nm), gzip-compressed or not, or, without an experiment, the\n"
+      "binary itself. On an experiment with layout.build, its layout.build.nm. Else alone\n"
       "(needs --owners) a report only: nm does not say which section a symbol is in; with\n"
       "--map and --path, the real build's prediction and a function order (owners default to\n"
       "configs/harness/owners.txt)");
@@ -606,6 +609,22 @@ std::string read_build_file(const std::string& file) {
   } catch (const models::LayoutError& e) {
     throw UserError(e.what());
   }
+}
+
+std::string read_nm_map(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  char magic[4] = {};
+  if (in && in.read(magic, sizeof magic) &&
+      std::string_view(magic, 4) ==
+          "\x7f"
+          "ELF") {
+    try {
+      return measure::nm_output(file);
+    } catch (const std::runtime_error& e) {
+      throw UserError(fmt::format("{}: cannot list its symbols: {}", file, e.what()));
+    }
+  }
+  return read_build_file(file);
 }
 
 std::multimap<std::string, std::string> read_owners(const std::string& file) {

@@ -169,8 +169,9 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
                x.machine_name, x.stack_name, x.workload.payload,
                config::dest_name(x.workload.dest));
   if (x.code)
-    if (const auto w = models::unfetched_warning(*x.code, "layout.build"); !w.empty())
-      spdlog::warn(w);
+    for (const auto& w : {models::absent_warning(*x.code, "layout.build"),
+                          models::unfetched_warning(*x.code, "layout.build")})
+      if (!w.empty()) spdlog::warn(w);
   // An output that is a link is refused before the run, not after it.
   const fs::path dir = x.output.dir;
   for (const auto& [want, p] : {std::pair{x.output.csv, dir / (x.name + ".csv")},

@@ -17,7 +17,7 @@ std::vector<double> predict_order(const OrderProblem& pb, const std::vector<std:
   for (const auto& p : pb.paths) {
     // As `simloop icache` builds it from the nm map.
     const auto linked =
-        models::layout_from_nm(syms, pb.owners, 1.0, &p.profile.hot, &p.profile.walks);
+        models::layout_from_nm(syms, pb.owners, 1.0, &p.profile.hot, &p.profile.walks, false);
     for (const auto& g : pb.geometries)
       cells.push_back(predict_misses(linked, g, p.trace, pb.fetch).i1_misses);
   }
