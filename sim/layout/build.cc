@@ -125,8 +125,7 @@ std::string read_text_file(const std::filesystem::path& file, size_t max_bytes) 
       break;
     }
     text.append(buf, static_cast<size_t>(n));
-    if (text.starts_with("\x7f"
-                         "ELF"))
+    if (text.starts_with("\177ELF"))
       throw LayoutError(fmt::format(
           "{}: a binary, not a text map: give its symbol map (`simloop measure native --harness "
           "BINARY -n 10 -o X.csv` writes X.csv.LAYOUT.nm: nm's symbols and the PLT)",

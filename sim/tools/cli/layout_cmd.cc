@@ -614,10 +614,7 @@ std::string read_build_file(const std::string& file) {
 std::string read_nm_map(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   char magic[4] = {};
-  if (in && in.read(magic, sizeof magic) &&
-      std::string_view(magic, 4) ==
-          "\x7f"
-          "ELF") {
+  if (in && in.read(magic, sizeof magic) && std::string_view(magic, 4) == "\177ELF") {
     try {
       return measure::nm_output(file);
     } catch (const std::runtime_error& e) {
