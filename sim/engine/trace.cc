@@ -1,5 +1,6 @@
 #include "sim/engine/trace.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -49,12 +50,22 @@ void Tracer::finish() {
 
 void Tracer::event(int64_t ts_ps, char ph, std::string_view name, std::string_view cat,
                    std::string_view rest) {
-  buf_.clear();
-  fmt::format_to(std::back_inserter(buf_),
-                 ",\n{{{}\"cat\":\"{}\",{}\"ph\":\"{}\",\"pid\":1,"
-                 "\"tid\":1,\"ts\":{}}}",
-                 rest, cat, name.empty() ? std::string() : "\"name\":" + json_quoted(name) + ",",
-                 ph, micros(ts_ps));
+  // Appended piece by piece: this runs for every event of a trace.
+  buf_.assign(",\n{");
+  buf_.append(rest).append("\"cat\":\"").append(cat).append("\",");
+  if (!name.empty()) {
+    constexpr size_t kMaxQuoted = 4096;  // names are few; never let the cache grow without end
+    auto it = quoted_.find(std::string(name));
+    if (it == quoted_.end() && quoted_.size() < kMaxQuoted)
+      it = quoted_.emplace(std::string(name), json_quoted(name)).first;
+    buf_.append("\"name\":")
+        .append(it != quoted_.end() ? it->second : json_quoted(name))
+        .append(",");
+  }
+  buf_.append("\"ph\":\"").push_back(ph);
+  buf_.append("\",\"pid\":1,\"tid\":1,\"ts\":");
+  fmt::format_to(std::back_inserter(buf_), FMT_COMPILE("{}.{:06}}}"), ts_ps / 1000000,
+                 ts_ps % 1000000);
   sink_(buf_);
   ++events_;
 }

@@ -35,6 +35,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "models/cycle_account.h"
@@ -134,6 +135,9 @@ class Tracer : public models::CycleListener {
   uint64_t events_ = 0;
   int64_t last_ps_ = 0;
   std::string buf_;
+  // Event names as JSON strings: a few hundred names (stages, functions),
+  // each quoted once rather than per event.
+  std::unordered_map<std::string, std::string> quoted_;
   std::array<uint64_t, net::kDropCount> drops_seen_{};
 };
 
