@@ -325,6 +325,11 @@ Layouts load_layouts(const config::Experiment& x, const fs::path& file, const La
     if (!a.nm_file.empty()) {
       std::istringstream in(read_nm_map(a.nm_file));
       l.input = models::layout_from_nm(in, read_owners(a.owners_file), a.hot_fraction);
+      if (l.input.by_owner.empty())
+        throw UserError(
+            fmt::format("{}: no symbol of {} is in this build: is it a build of the "
+                        "functions the owners file names?",
+                        a.nm_file, a.owners_file));
       l.source = fmt::format("nm output {} (owners {})", a.nm_file, a.owners_file);
       return l;
     }
