@@ -11,12 +11,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "sim/tools/sweep/runner.h"
 #include "sim/tools/sweep/sweep.h"
 
 namespace simloop::sweep {
@@ -228,6 +230,16 @@ TEST_F(SweepCliTest, ShardsMergedEqualTheUnshardedSweep) {
   const json mj = json::parse(mf);
   EXPECT_EQ(mj["status"], "complete");
   EXPECT_EQ(mj["merged_from"].size(), 3u);
+  // Every point with its configuration, as the shards list them (copied as
+  // text, last, so that a merge of merges copies them again).
+  std::ifstream sf(dir_ / "small-sweep-shard-1-of-3.json");
+  const json shard = json::parse(sf);
+  EXPECT_EQ(mj["points"], shard["points"]);
+  ASSERT_FALSE(mj["points"].empty());
+  EXPECT_TRUE(mj["points"][0].contains("config"));
+  std::ifstream again(dir_ / "merged.json");
+  const std::string text((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  EXPECT_FALSE(manifest_points_text(text).empty());
 }
 
 TEST_F(SweepCliTest, MergeRefusesShardsOfDifferentExperiments) {

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "sim/config/experiment.h"
+#include "sim/tools/sweep/runner.h"
 
 namespace simloop::sweep {
 namespace {
@@ -497,6 +498,28 @@ TEST_F(SweepTest, AManifestParsedWithoutPointConfigurationsKeepsTheRest) {
   EXPECT_EQ(k.hashes, (std::vector<std::string>{"aa", "bb"}));
   EXPECT_EQ(k.repeats, 2);
   EXPECT_THROW(parse_manifest("{\"points\": [", "m.json", false), StoreError);
+}
+
+// Merge copies the first shard's points as text: found only where they are
+// the manifest's last member, as sweep writes them.
+TEST_F(SweepTest, AManifestsPointsAreFoundAsTextOnlyWhereTheyComeLast) {
+  const nlohmann::json m = {{"experiment", "e"}, {"status", "complete"}, {"zeta", 1}};
+  // A setting's value may hold the member's own name and a newline (escaped).
+  const std::string points =
+      "[\n    {\"index\":0,\"settings\":{\"k\":\"\\n  \\\"points\\\": [\"},"
+      "\"config\":{\"seed\":1}},\n    {\"index\":1,\"config\":{\"seed\":2}}\n  ]";
+  const std::string text = manifest_text(m, points);
+  EXPECT_EQ(manifest_points_text(text), points);
+  const auto parsed = nlohmann::json::parse(text);
+  EXPECT_EQ(parsed["points"], nlohmann::json::parse(points));
+  EXPECT_EQ(parsed["zeta"], 1);
+  EXPECT_EQ(manifest_points_text(manifest_text(m, "[]")), "[]");
+  // Written otherwise (keys sorted, points before status): not found.
+  nlohmann::json sorted = parsed;
+  EXPECT_EQ(manifest_points_text(sorted.dump(2) + "\n"), "");
+  // Cut short, or not an array: not found.
+  EXPECT_EQ(manifest_points_text(text.substr(0, text.size() - 10) + "\n}\n"), "");
+  EXPECT_EQ(manifest_points_text(manifest_text(m, "{}")), "");
 }
 
 TEST_F(SweepTest, TheLockIsExclusiveAndNamesItsHolder) {

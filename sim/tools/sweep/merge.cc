@@ -34,6 +34,8 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   for (const auto& p : {out, manifest_of(out)}) report::refuse_link(p);
   const StoreLock lock(lock_of(out), out.string());
   json first;
+  std::string first_text;         // the first manifest's text, while its points are spliced
+  std::string_view first_points;  // its points array, in first_text
   Table all;
   std::map<std::pair<size_t, int>, std::vector<std::string>> rows;
   MergeSummary sum;
@@ -43,17 +45,25 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
     if (!fs::exists(mp))
       throw MismatchError(fmt::format("{}: no manifest ({}); cannot tell which sweep it holds",
                                       s.string(), mp.string()));
-    // The first manifest becomes the merged one, whole; of the others only
-    // what identifies their sweep and points is needed.
-    const json m = read_json(mp, first.is_null());
+    // The first manifest becomes the merged one; of the others only what
+    // identifies their sweep and points is needed. The first's points are
+    // kept as the text they are (not a tree of every point's configuration)
+    // when it was written with them last, as sweep writes manifests.
+    json m;
     if (first.is_null()) {
+      first_text = read_text(mp);
+      first_points = manifest_points_text(first_text);
+      m = parse_manifest(first_text, mp.string(), first_points.empty());
+      if (first_points.empty()) first_text.clear();
       first = m;
-    } else if (m.value("experiment_hash", json()) != first.value("experiment_hash", json())) {
-      throw MismatchError(fmt::format(
-          "{}: experiment hash {} differs from {}'s {}: these are results of different sweeps; "
-          "not merging",
-          s.string(), m.value("experiment_hash", json("?")).dump(), shards.front().string(),
-          first.value("experiment_hash", json("?")).dump()));
+    } else {
+      m = read_json(mp, false);
+      if (m.value("experiment_hash", json()) != first.value("experiment_hash", json()))
+        throw MismatchError(fmt::format(
+            "{}: experiment hash {} differs from {}'s {}: these are results of different "
+            "sweeps; not merging",
+            s.string(), m.value("experiment_hash", json("?")).dump(), shards.front().string(),
+            first.value("experiment_hash", json("?")).dump()));
     }
     const Table t = read_csv(s);
     if (all.header.empty()) {
@@ -89,7 +99,12 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   m["runs_recorded"] = sum.rows;
   m["status"] = sum.missing == 0 ? "complete" : "incomplete";
   m.erase("pid");
-  write_file_atomic(manifest_of(out), m.dump(2) + "\n");
+  if (first_points.empty()) {
+    write_file_atomic(manifest_of(out), m.dump(2) + "\n");
+  } else {
+    m.erase("points");
+    write_file_atomic(manifest_of(out), manifest_text(m, first_points));
+  }
   write_file_atomic(out, text);
   return sum;
 }

@@ -116,14 +116,6 @@ std::string points_text(const Plan& plan) {
   return out + (plan.spec.points.empty() ? "]" : "\n  ]");
 }
 
-// The manifest's text: `m` as JSON with the points (points_text) as its
-// last member.
-std::string manifest_text(const json& m, const std::string& points) {
-  std::string text = m.dump(2);  // ends with "\n}"
-  text.resize(text.size() - 2);
-  return text + ",\n  \"points\": " + points + "\n}\n";
-}
-
 std::string json_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer()) return fmt::format("{}", v.get<int64_t>());
@@ -168,6 +160,32 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+namespace {
+constexpr std::string_view kPointsMember = ",\n  \"points\": ";
+constexpr std::string_view kManifestEnd = "\n}\n";
+}  // namespace
+
+std::string manifest_text(const json& m, std::string_view points) {
+  std::string text = m.dump(2);  // ends with "\n}"
+  text.resize(text.size() - 2);
+  text += kPointsMember;
+  text += points;
+  text += kManifestEnd;
+  return text;
+}
+
+std::string_view manifest_points_text(std::string_view text) {
+  if (!text.ends_with(kManifestEnd)) return {};
+  // A newline and two spaces before a member name occur only between the
+  // top level's members: inside strings JSON escapes newlines.
+  const size_t at = text.rfind(kPointsMember);
+  if (at == std::string_view::npos) return {};
+  const size_t from = at + kPointsMember.size();
+  const std::string_view seg = text.substr(from, text.size() - kManifestEnd.size() - from);
+  if (seg.empty() || seg.front() != '[' || seg.back() != ']' || !json::accept(seg)) return {};
+  return seg;
 }
 
 json read_json(const fs::path& p, bool point_configs) {
