@@ -82,36 +82,29 @@ void simulated_packet(benchmark::State& state, const char* file, std::vector<std
   state.counters["M_packets_per_s"] = n / total_s * 1e-6;
 }
 
+// 200,000 packets, each run timed by the simulation itself.
+void one_run_a_packet_count(benchmark::internal::Benchmark* b) {
+  b->Arg(200000)->ArgName("packets")->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 void BM_SimulatedPacket(benchmark::State& state) {
   simulated_packet(state, "experiments/seed-athlon.yaml", {});
 }
-BENCHMARK(BM_SimulatedPacket)
-    ->Arg(200000)
-    ->ArgName("packets")
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimulatedPacket)->Apply(one_run_a_packet_count);
 
 // With the I-cache model on: the seed's padded layout, on the same machine
 // and path as the plain run but for the cache.
 void BM_SimulatedPacketICache(benchmark::State& state) {
   simulated_packet(state, "experiments/seed/icache-padded.yaml", {});
 }
-BENCHMARK(BM_SimulatedPacketICache)
-    ->Arg(200000)
-    ->ArgName("packets")
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimulatedPacketICache)->Apply(one_run_a_packet_count);
 
 // One interrupt per frame: no moderation, the interrupt actor's work every
 // packet.
 void BM_SimulatedPacketIrqPerFrame(benchmark::State& state) {
   simulated_packet(state, "experiments/seed-athlon.yaml", {"interrupts.moderation.interval_s=0"});
 }
-BENCHMARK(BM_SimulatedPacketIrqPerFrame)
-    ->Arg(200000)
-    ->ArgName("packets")
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimulatedPacketIrqPerFrame)->Apply(one_run_a_packet_count);
 
 // The I-cache model's fetch path alone, natively: a path of `range(0)` KB
 // of code fetched in 256-byte runs, through the Athlon's 64 KB 2-way L1 and

@@ -55,7 +55,7 @@ void Tracer::event(int64_t ts_ps, char ph, std::string_view name, std::string_vi
   buf_.append(rest).append("\"cat\":\"").append(cat).append("\",");
   if (!name.empty()) {
     constexpr size_t kMaxQuoted = 4096;  // names are few; never let the cache grow without end
-    auto it = quoted_.find(std::string(name));
+    auto it = quoted_.find(name);
     if (it == quoted_.end() && quoted_.size() < kMaxQuoted)
       it = quoted_.emplace(std::string(name), json_quoted(name)).first;
     buf_.append("\"name\":")

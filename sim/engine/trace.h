@@ -137,7 +137,11 @@ class Tracer : public models::CycleListener {
   std::string buf_;
   // Event names as JSON strings: a few hundred names (stages, functions),
   // each quoted once rather than per event.
-  std::unordered_map<std::string, std::string> quoted_;
+  struct NameHash {
+    using is_transparent = void;  // looked up by string_view, no string made per event
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::string, NameHash, std::equal_to<>> quoted_;
   std::array<uint64_t, net::kDropCount> drops_seen_{};
 };
 

@@ -186,6 +186,19 @@ class WalkExpander {
   std::set<std::string> fetched_;
 };
 
+// A function's hot bytes a packet: its profile ranges' lengths summed.
+uint64_t hot_bytes_of(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+  uint64_t bytes = 0;
+  for (const auto& r : ranges) bytes += r.second;
+  return bytes;
+}
+
+// Most bytes first, ties in the order found.
+void most_bytes_first(std::vector<std::pair<std::string, uint64_t>>& fns) {
+  std::stable_sort(fns.begin(), fns.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+}
+
 // The profile's functions in `syms` that nothing in `out` runs.
 std::vector<std::pair<std::string, uint64_t>> unfetched_functions(
     const std::vector<NmSymbol>& syms, const HotProfile& profile, const LinkedLayout& out,
@@ -200,12 +213,10 @@ std::vector<std::pair<std::string, uint64_t>> unfetched_functions(
       continue;
     const auto p = profile.find(s.name);
     if (p == profile.end()) continue;
-    uint64_t bytes = 0;
-    for (const auto& r : p->second) bytes += r.second;
-    if (bytes > 0) missed.emplace_back(s.name, bytes);
+    if (const uint64_t bytes = hot_bytes_of(p->second); bytes > 0)
+      missed.emplace_back(s.name, bytes);
   }
-  std::stable_sort(missed.begin(), missed.end(),
-                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  most_bytes_first(missed);
   return missed;
 }
 
@@ -218,12 +229,9 @@ std::vector<std::pair<std::string, uint64_t>> absent_functions(const std::vector
   std::vector<std::pair<std::string, uint64_t>> out;
   for (const auto& [name, ranges] : profile) {
     if (text.count(name) != 0) continue;
-    uint64_t bytes = 0;
-    for (const auto& r : ranges) bytes += r.second;
-    if (bytes > 0) out.emplace_back(name, bytes);
+    if (const uint64_t bytes = hot_bytes_of(ranges); bytes > 0) out.emplace_back(name, bytes);
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  most_bytes_first(out);
   return out;
 }
 

@@ -24,30 +24,41 @@ std::vector<double> predict_order(const OrderProblem& pb, const std::vector<std:
   return cells;
 }
 
+namespace {
+
+// The text symbols `want` picks that the order file can move: one a section
+// (its first in address order), none of a runtime library's.
+template <class Want>
+std::vector<const models::NmSymbol*> movable_symbols(const OrderProblem& pb, Want want) {
+  std::vector<const models::NmSymbol*> out;
+  std::set<int> taken;
+  for (const auto& s : pb.symbols) {
+    if (!s.text || !want(s)) continue;
+    const int sec = models::section_of(pb.map, s.addr);
+    if (sec < 0 || pb.map.text[static_cast<size_t>(sec)].runtime) continue;
+    if (taken.insert(sec).second) out.push_back(&s);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> hot_functions(const OrderProblem& pb) {
   std::set<std::string> hot;
   for (const auto& p : pb.paths)
     for (const auto& [sym, ranges] : p.profile.hot) hot.insert(sym);
   std::vector<std::string> out;
-  std::set<int> taken;
-  for (const auto& s : pb.symbols) {
-    if (!s.text || hot.count(s.name) == 0) continue;
-    const int sec = models::section_of(pb.map, s.addr);
-    if (sec < 0 || pb.map.text[static_cast<size_t>(sec)].runtime) continue;
-    if (taken.insert(sec).second) out.push_back(s.name);
-  }
+  for (const auto* s :
+       movable_symbols(pb, [&](const models::NmSymbol& s) { return hot.count(s.name) != 0; }))
+    out.push_back(s->name);
   return out;
 }
 
 std::map<uint64_t, std::vector<std::string>> order_fillers(const OrderProblem& pb) {
   std::map<uint64_t, std::vector<std::string>> out;
-  std::set<int> taken;
-  for (const auto& s : pb.symbols) {
-    if (!s.text || s.size == 0 || !is_order_filler(s.name)) continue;
-    const int sec = models::section_of(pb.map, s.addr);
-    if (sec < 0 || pb.map.text[static_cast<size_t>(sec)].runtime) continue;
-    if (taken.insert(sec).second) out[s.size].push_back(s.name);
-  }
+  for (const auto* s : movable_symbols(
+           pb, [](const models::NmSymbol& s) { return s.size != 0 && is_order_filler(s.name); }))
+    out[s->size].push_back(s->name);
   return out;
 }
 
