@@ -520,6 +520,7 @@ TEST_F(SweepTest, AManifestsPointsAreFoundAsTextOnlyWhereTheyComeLast) {
   // Cut short, or not an array: not found.
   EXPECT_EQ(manifest_points_text(text.substr(0, text.size() - 10) + "\n}\n"), "");
   EXPECT_EQ(manifest_points_text(manifest_text(m, "{}")), "");
+  EXPECT_EQ(manifest_points_text(manifest_text(m, "[1,]")), "");  // brackets, but not an array
 }
 
 TEST_F(SweepTest, TheLockIsExclusiveAndNamesItsHolder) {
