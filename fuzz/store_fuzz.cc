@@ -55,9 +55,14 @@ void one(std::string_view csv, std::string_view manifest) {
   // A resume into a sweep of these points, one swept key more.
   std::vector<std::string> header = t.header;
   header.push_back("fuzz.key");
-  std::vector<std::map<std::string, std::string>> settings(hashes.size(), {{"fuzz.key", "v"}});
   try {
-    const auto plan = sw::plan_resume(t, "r.csv", hashes, repeats, header, settings, true);
+    const auto plan = sw::plan_resume(
+        t, "r.csv", hashes, repeats, header, {"fuzz.key"},
+        [&](size_t i, const std::string&) {
+          check(i < hashes.size());
+          return std::string("v");
+        },
+        true);
     // Every row is kept, set aside, or run again (no result, or crashed).
     check(plan.kept.size() + plan.dropped.size() + plan.retried + plan.rerun == t.rows.size());
     // Rows set aside go in a file that holds each run once.

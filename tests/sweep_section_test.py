@@ -34,7 +34,7 @@ CASES = {
     "unknown-key": ("sweep:\n  grid:\n    workload.payload: [18, 64]\n  repeat: 3\n",
                     r"sweep\.repeat: unknown key in sweep"),
     "bad-range": ("sweep:\n  grid:\n    workload.payload: {start: 64, stop: 18, num: 0}\n",
-                  r"workload\.payload\.num: expected an integer in \[1, 100000\]"),
+                  r"workload\.payload\.num: expected an integer in \[1, 1000000\]"),
     "not-a-config-key": ("sweep:\n  grid:\n    workload.paylod: [18, 64]\n",
                          r"workload\.paylod: no such key; did you mean 'workload\.payload'"),
     "bad-value": ("sweep:\n  grid:\n    workload.payload: [18, -64]\n",

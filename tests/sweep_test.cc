@@ -22,6 +22,30 @@ namespace {
 namespace fs = std::filesystem;
 using Rows = std::vector<std::vector<std::string>>;
 
+// Every point of a sweep, made one by one as a plan makes them.
+std::vector<Point> points_of(const Spec& s) {
+  std::vector<Point> out;
+  for (size_t i = 0; i < s.size(); ++i) out.push_back(s.point(i));
+  return out;
+}
+
+// plan_resume with each point's settings given as maps.
+ResumePlan resume(const Table& old, const std::vector<std::string>& hashes, int repeats,
+                  const std::vector<std::string>& header,
+                  const std::vector<std::map<std::string, std::string>>& settings, bool retry) {
+  std::vector<std::string> swept;
+  for (const auto& st : settings)
+    for (const auto& [k, v] : st)
+      if (std::find(swept.begin(), swept.end(), k) == swept.end()) swept.push_back(k);
+  return plan_resume(
+      old, "r.csv", hashes, repeats, header, swept,
+      [&](size_t i, const std::string& k) {
+        const auto it = settings.at(i).find(k);
+        return it == settings.at(i).end() ? std::string() : it->second;
+      },
+      retry);
+}
+
 constexpr const char* kBase =
     "machine: athlon-xp-2700\n"
     "stack: freebsd6\n"
@@ -46,7 +70,7 @@ class SweepTest : public ::testing::Test {
   Rows values(const std::string& sweep) {
     const Spec s = load_spec(write(sweep));
     Rows out;
-    for (const auto& p : s.points) {
+    for (const auto& p : points_of(s)) {
       std::vector<std::string> v;
       for (const auto& st : p.settings) v.push_back(st.value);
       out.push_back(v);
@@ -79,7 +103,7 @@ TEST_F(SweepTest, GridIsTheCartesianProductFirstKeySlowest) {
             {"64", "none"},
             {"64", "copy-down"},
             {"64", "strict"}}));
-  for (size_t i = 0; i < s.points.size(); ++i) EXPECT_EQ(s.points[i].index, i);
+  for (size_t i = 0; i < s.size(); ++i) EXPECT_EQ(s.point(i).index, i);
   EXPECT_EQ(s.repeats, 1);
 }
 
@@ -140,8 +164,8 @@ TEST_F(SweepTest, FilterKeepsPointsWhereEveryConditionHolds) {
   const Spec s =
       load_spec(write("sweep:\n  grid:\n    workload.payload: [18, 64, 128]\n  filter: "
                       "\"workload.payload == 64\"\n  repeats: 4\n"));
-  ASSERT_EQ(s.points.size(), 1u);
-  EXPECT_EQ(s.points[0].index, 0u) << "indices count the points that are kept";
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s.point(0).index, 0u) << "indices count the points that are kept";
   EXPECT_EQ(s.repeats, 4);
 }
 
@@ -150,7 +174,7 @@ TEST_F(SweepTest, SeedsAreDeterministicPerPointAndRepeat) {
       load_spec(write("sweep:\n  grid:\n    workload.payload: [18, 64]\n  repeats: 3\n"));
   const Spec b = load_spec(write("sweep:\n  grid:\n    workload.payload: [10, 18, 30, 64]\n"));
   std::set<uint64_t> seen;
-  for (const auto& p : a.points)
+  for (const auto& p : points_of(a))
     for (int r = 0; r < 3; ++r) {
       const uint64_t s = run_seed(1, p, r);
       EXPECT_LT(s, uint64_t{1} << 52);
@@ -159,17 +183,62 @@ TEST_F(SweepTest, SeedsAreDeterministicPerPointAndRepeat) {
     }
   EXPECT_EQ(seen.size(), 6u);
   // A point keeps its seeds when the sweep grows around it.
-  EXPECT_EQ(run_seed(1, a.points[1], 0), run_seed(1, b.points[3], 0));
-  EXPECT_EQ(a.points[1].hash, b.points[3].hash);
-  EXPECT_NE(run_seed(1, a.points[0], 0), run_seed(2, a.points[0], 0));
+  EXPECT_EQ(run_seed(1, a.point(1), 0), run_seed(1, b.point(3), 0));
+  EXPECT_NE(run_seed(1, a.point(0), 0), run_seed(2, a.point(0), 0));
+}
+
+// A point's hash is of the base and the settings that change it: equal
+// hashes exactly where the resolved configurations are equal, whatever
+// order the keys are swept in and whichever of them the sweep names.
+TEST_F(SweepTest, PointHashesAreEqualExactlyWhereConfigurationsAre) {
+  // Duplicates on purpose: a zip may repeat a tuple, and 18 B and none are
+  // the base's own payload and alignment.
+  const fs::path file = write(
+      "sweep:\n  zip:\n    workload.payload: [18, 64, 18, 64, 18]\n    options.align: "
+      "[none, none, none, strict, strict]\n");
+  const Spec s = load_spec(file);
+  const auto base = config::to_json(config::load_experiment(file));
+  const PointHasher hash(s, base);
+  std::vector<nlohmann::json> resolved;
+  for (const auto& p : points_of(s)) {
+    auto c = config::to_json(config::load_experiment(file, p.as_sets()));
+    c.erase("output");
+    resolved.push_back(c);
+    EXPECT_EQ(hash(p.index), hash(p)) << p.index;
+  }
+  size_t equal = 0;
+  for (size_t i = 0; i < s.size(); ++i)
+    for (size_t j = i + 1; j < s.size(); ++j) {
+      EXPECT_EQ(hash(i) == hash(j), resolved[i] == resolved[j]) << i << " " << j;
+      equal += hash(i) == hash(j) ? 1 : 0;
+    }
+  EXPECT_EQ(equal, 1u) << "points 0 and 2 are the same configuration";
+  // Swept in the other order, or not swept at all where the base's value
+  // is the point's, a point keeps its hash.
+  const Spec other = load_spec(
+      write("sweep:\n  grid:\n    options.align: [strict, none]\n    workload.payload: [64]\n"));
+  const PointHasher hash2(other, base);
+  EXPECT_EQ(hash2(0), hash(3)) << "strict, 64";
+  EXPECT_EQ(hash2(1), hash(1)) << "none, 64";
+  const Spec one = load_spec(write("sweep:\n  grid:\n    workload.payload: [64]\n"));
+  EXPECT_EQ(PointHasher(one, base)(0), hash(1));
+  // Another base: other hashes for the same settings.
+  auto moved = base;
+  moved["workload"]["packets"] = 2000;
+  EXPECT_NE(PointHasher(s, moved)(1), hash(1));
+  // What leaves results alone does not move them.
+  moved = base;
+  moved["output"]["dir"] = "elsewhere";
+  moved["description"] = "another text";
+  EXPECT_EQ(PointHasher(s, moved)(1), hash(1));
 }
 
 TEST_F(SweepTest, ShardsPartitionThePoints) {
   const Spec s =
       load_spec(write("sweep:\n  grid:\n    workload.payload: {start: 0, stop: 9, step: 1}\n"));
-  std::vector<int> owner(s.points.size(), 0);
+  std::vector<int> owner(s.size(), 0);
   for (int k = 1; k <= 3; ++k)
-    for (const auto& p : s.points)
+    for (const auto& p : points_of(s))
       if (parse_shard(fmt::format("{}/3", k)).contains(p)) owner[p.index] += k;
   EXPECT_EQ(owner, (std::vector<int>{1, 2, 3, 1, 2, 3, 1, 2, 3, 1}));
   EXPECT_THROW(parse_shard("0/3"), std::invalid_argument);
@@ -351,9 +420,9 @@ TEST_F(SweepTest, CorruptResultsNameTheirLine) {
   };
   EXPECT_EQ(error("point,repeat,point_hash\n0,0,a\n1,x\n"), "r.csv:3: 2 fields, the header has 3");
   EXPECT_EQ(error("point,repeat,point_hash\n0,0,a\n-1,0,b\n"),
-            "r.csv:3: point: expected an index in [0, 100000], got '-1'");
+            "r.csv:3: point: expected an index in [0, 10000000], got '-1'");
   EXPECT_EQ(error("point,repeat,point_hash\n99999999999999999999,0,a\n"),
-            "r.csv:2: point: expected an index in [0, 100000], got '99999999999999999999'");
+            "r.csv:2: point: expected an index in [0, 10000000], got '99999999999999999999'");
   EXPECT_EQ(error("point,repeat,point_hash\n0,1e3,a\n"),
             "r.csv:2: repeat: expected an integer in [0, 1000000], got '1e3'");
   EXPECT_EQ(error("point,point\n"), "r.csv:1: column 'point' appears twice");
@@ -398,26 +467,25 @@ TEST_F(SweepTest, ResumeKeepsRowsByPointHash) {
                                            "j",     "kpps",   "status"};
   const std::vector<std::map<std::string, std::string>> settings = {
       {{"k", "5"}, {"j", "a"}}, {{"k", "18"}, {"j", "a"}}, {{"k", "64"}, {"j", "a"}}};
-  const auto plan = plan_resume(old, "r.csv", {"h5", "h18", "h64"}, 2, header, settings, false);
+  const auto plan = resume(old, {"h5", "h18", "h64"}, 2, header, settings, false);
   EXPECT_EQ(plan.kept, (Rows{{"1", "0", "h18", "18", "a", "300", "ok"},
                              {"2", "0", "h64", "64", "a", "290", "crashed"},
                              {"1", "1", "h18", "18", "a", "301", "ok"}}));
   EXPECT_EQ(plan.dropped, (Rows{{"2", "0", "h99", "99", "280", "ok"}}));
   EXPECT_EQ(plan.done, (std::set<std::pair<size_t, int>>{{1, 0}, {2, 0}, {1, 1}}));
   EXPECT_TRUE(plan.rewrite);
-  const auto retry = plan_resume(old, "r.csv", {"h5", "h18", "h64"}, 2, header, settings, true);
+  const auto retry = resume(old, {"h5", "h18", "h64"}, 2, header, settings, true);
   EXPECT_EQ(retry.retried, 1u);
   EXPECT_EQ(retry.done, (std::set<std::pair<size_t, int>>{{1, 0}, {1, 1}}));
   // Fewer repeats drop the later ones.
-  EXPECT_EQ(plan_resume(old, "r.csv", {"h18"}, 1, header, {settings[1]}, false).kept.size(), 1u);
+  EXPECT_EQ(resume(old, {"h18"}, 1, header, {settings[1]}, false).kept.size(), 1u);
   // Other metric columns: not the same results.
-  EXPECT_THROW(plan_resume(old, "r.csv", {"h18"}, 1, {"point", "repeat", "point_hash", "k", "x"},
-                           {settings[1]}, false),
-               StoreError);
+  EXPECT_THROW(
+      resume(old, {"h18"}, 1, {"point", "repeat", "point_hash", "k", "x"}, {settings[1]}, false),
+      StoreError);
   // The same run twice is corruption, not a result.
   const Table twice = parse_csv("point,repeat,point_hash,k\n0,0,h,1\n0,0,h,1\n", "t.csv");
-  EXPECT_THROW(plan_resume(twice, "t.csv", {"h"}, 1, twice.header, {{{"k", "1"}}}, false),
-               StoreError);
+  EXPECT_THROW(resume(twice, {"h"}, 1, twice.header, {{{"k", "1"}}}, false), StoreError);
 }
 
 // A row that says its run ended without a result (status error) is run
@@ -429,13 +497,13 @@ TEST_F(SweepTest, ResumeRunsRowsWithoutAResultAgain) {
       "r.csv");
   const std::vector<std::map<std::string, std::string>> settings = {
       {{"k", "1"}}, {{"k", "2"}}, {{"k", "3"}}};
-  const auto plan = plan_resume(old, "r.csv", {"h1", "h2", "h3"}, 1, old.header, settings, false);
+  const auto plan = resume(old, {"h1", "h2", "h3"}, 1, old.header, settings, false);
   EXPECT_EQ(plan.rerun, 1u);
   EXPECT_EQ(plan.retried, 0u);
   EXPECT_TRUE(plan.dropped.empty());
   EXPECT_EQ(plan.done, (std::set<std::pair<size_t, int>>{{0, 0}, {2, 0}}));
   EXPECT_TRUE(plan.rewrite);
-  const auto retry = plan_resume(old, "r.csv", {"h1", "h2", "h3"}, 1, old.header, settings, true);
+  const auto retry = resume(old, {"h1", "h2", "h3"}, 1, old.header, settings, true);
   EXPECT_EQ(retry.rerun, 1u);
   EXPECT_EQ(retry.retried, 1u);
   EXPECT_TRUE(retry.dropped.empty());

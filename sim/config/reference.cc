@@ -48,7 +48,11 @@ Values of a key are a list, or a range:
 - `{start: 16, stop: 1024, num: 7, scale: log}`: num log-spaced values from start to stop, both included (`scale: linear`, the default, spaces them evenly);
 - integer keys round range values to integers and drop repeats.
 
-Each run's seed is derived from the experiment's seed (or the point's, if `seed` is swept), the point's settings and the repeat number: the 64-bit FNV-1a hash of the text `SEED|key=value;key=value|REPEAT`, mixed by one splitmix64 step and reduced modulo 2^52. A point keeps its seeds when other values are added to the sweep.
+A sweep has at most 10,000,000 points after its filter, and a key at most 1,000,000 values. Each filter condition names one key, so it removes values of that key and the points stay a product. Sweeps of up to 20,000 points have every point's configuration loaded and checked before the first run; larger ones check every value, and a point the loader refuses (a combination of values, such as a payload too large for a swept MTU) is recorded with status `error` when it runs.
+
+Each run's seed is derived from the experiment's seed (`seed` itself cannot be swept), the point's settings and the repeat number: the 64-bit FNV-1a hash of the text `SEED|key=value;key=value|REPEAT`, mixed by one splitmix64 step and reduced modulo 2^52. A point keeps its seeds when other values are added to the sweep.
+
+A point's hash (`point_hash`, what `--resume` and `merge` match rows by) is the 64-bit FNV-1a hash of `BASE|key=value;...`: BASE is the hash of the base's resolved configuration without `output.*` and `description`, and the settings are those that differ from the base's value, sorted by key. Swept keys are set last, over the resolved base, so two points with one hash have one configuration; a key swept anew keeps the rows of its base value.
 )";
 
 }  // namespace

@@ -160,7 +160,9 @@ std::vector<Column> build() {
   const std::string S = "sweep";
   add("point", "", S, "the grid point's index, in the sweep's order");
   add("repeat", "", S, "the repeat of the point (each has its own seed)");
-  add("point_hash", "", S, "hash of the point's resolved configuration (what resume matches on)");
+  add("point_hash", "", S,
+      "hash of the base configuration and the point's settings that change it (what resume and "
+      "merge match on)");
   add("<swept key>", "", S, "one column per swept key, holding its value at the point");
   add("status", "", S, "ok, fault, error or crashed");
   add("error", "", S, "why a run failed (empty when ok)");

@@ -52,7 +52,7 @@ size_t check_sweep_section(const config::Experiment& x, const std::vector<std::s
   o.experiment = x.source;
   o.sets = sets;
   try {
-    return sweep::make_plan(o).spec.points.size();
+    return sweep::make_plan(o).size();
   } catch (const config::ConfigError& e) {
     throw UserError(e.what(), 2);
   }
@@ -82,46 +82,69 @@ std::string breakdown(const config::Experiment& x, const engine::SimResult& r) {
   return out;
 }
 
-// One run of a sweep, alone: the configuration the sweep resolved for point
-// `point` and the seed of its repeat `repeat`, from the manifest beside
-// `csv`. The experiment file is loaded as the sweep loaded it; if it has
-// changed since, the stored configuration is run instead.
+// One run of a sweep, alone: point `point` of the sweep whose manifest is
+// beside `csv`, with the seed of its repeat `repeat`. The point's settings
+// come from the sweep's definition in the manifest, and are set over the
+// experiment file as the sweep set them; if the file has changed since (the
+// point's hash differs), they are set over the base configuration the
+// manifest stored instead.
 config::Experiment from_sweep(const std::string& csv, size_t point, size_t repeat) {
   const fs::path mpath = sweep::manifest_of(csv);
   nlohmann::json m;
+  sweep::KnownPoints known;
+  sweep::Spec spec;
   try {
     m = sweep::parse_manifest(sweep::read_text(mpath), mpath.string());
+    known = sweep::known_points(m, mpath.string());
   } catch (const sweep::StoreError& e) {
     throw UserError(e.what(), 2);
   }
-  const auto& pts = m.value("points", nlohmann::json::array());
-  if (!pts.is_array() || point >= pts.size())
+  if (point >= known.hashes.size())
     throw UserError(fmt::format("{}: --point {}: the sweep has points 0 to {}", mpath.string(),
-                                point, pts.is_array() && !pts.empty() ? pts.size() - 1 : 0),
+                                point, known.hashes.empty() ? 0 : known.hashes.size() - 1),
                     2);
-  const auto& pt = pts[point];
-  const auto seeds = pt.value("seeds", nlohmann::json::array());
-  if (!pt.contains("config") || !seeds.is_array() || repeat >= seeds.size() ||
-      !seeds[repeat].is_number_unsigned())
-    throw UserError(
-        fmt::format("{}: point {} has no stored configuration or no seed for repeat {} (repeats: "
-                    "{})",
-                    mpath.string(), point, repeat, seeds.is_array() ? seeds.size() : 0),
-        2);
-  const uint64_t seed = seeds[repeat].get<uint64_t>();
+  if (repeat >= static_cast<size_t>(known.repeats))
+    throw UserError(fmt::format("{}: --repeat {}: the sweep has repeats 0 to {}", mpath.string(),
+                                repeat, known.repeats - 1),
+                    2);
+  const nlohmann::json base = m.value("config", nlohmann::json());
+  if (m.value("point_hash_rule", nlohmann::json()) != nlohmann::json(sweep::kPointHashRule) ||
+      !base.is_object() || !m.value("sweep_yaml", nlohmann::json()).is_string())
+    throw UserError(fmt::format("{}: written by another simloop (its points are not described "
+                                "as this one describes them); run it with that version",
+                                mpath.string()),
+                    2);
+  try {
+    spec = sweep::spec_of(YAML::Load(m["sweep_yaml"].get<std::string>()), mpath.string());
+  } catch (const std::exception& e) {
+    throw UserError(fmt::format("{}: sweep: {}", mpath.string(), e.what()), 2);
+  }
+  if (spec.size() != known.hashes.size())
+    throw UserError(fmt::format("{}: its sweep has {} points but it lists {}", mpath.string(),
+                                spec.size(), known.hashes.size()),
+                    2);
+  sweep::Point pt = spec.point(point);
+  pt.hash = known.hashes[point];
+  const uint64_t seed =
+      sweep::run_seed(base.value("seed", nlohmann::json(1)).get<uint64_t>(), pt, repeat);
   std::vector<std::string> sets;
   for (const auto& s : m.value("sets", nlohmann::json::array()))
     if (s.is_string()) sets.push_back(s.get<std::string>());
-  const nlohmann::json settings = pt.value("settings", nlohmann::json::object());
-  for (const auto& [k, v] : settings.items())
-    if (v.is_string()) sets.push_back(k + "=" + v.get<std::string>());
   const std::string file = m.value("experiment_file", "");
   std::vector<std::string> changed = {"the experiment file"};
   config::Experiment x;
   if (!file.empty() && fs::is_regular_file(file)) {
     try {
-      x = config::load_experiment(file, sets);
-      changed = sweep::changed_keys(config::to_json(x), pt["config"], {});
+      const nlohmann::json now = config::to_json(config::load_experiment(file, sets));
+      if (sweep::hex64(sweep::PointHasher(spec, now)(pt)) == pt.hash) {
+        std::vector<std::string> all = sets;
+        for (auto& s : pt.as_sets()) all.push_back(std::move(s));
+        x = config::load_experiment(file, all);
+        changed.clear();
+      } else {
+        changed = sweep::changed_keys(now, base, {});
+        if (changed.empty()) changed = {"its point hash"};
+      }
     } catch (const config::ConfigError& e) {
       changed = {e.what()};
     }
@@ -129,11 +152,12 @@ config::Experiment from_sweep(const std::string& csv, size_t point, size_t repea
   if (!changed.empty()) {
     spdlog::warn("{} changed since the sweep ({}); running the configuration the sweep stored",
                  file.empty() ? "the experiment" : file, fmt::join(changed, ", "));
-    // The stored configuration is a complete experiment (JSON is YAML).
+    // The stored base is a complete experiment (JSON is YAML); the point's
+    // settings go over it as they went over the file.
     const report::TempFile tmp(fs::temp_directory_path(), fmt::format("simloop-point-{}-", point),
-                               ".yaml", pt["config"].dump(2) + "\n");
+                               ".yaml", base.dump(2) + "\n");
     try {
-      x = config::load_experiment(tmp.path());
+      x = config::load_experiment(tmp.path(), pt.as_sets());
     } catch (const config::ConfigError& e) {
       throw UserError(fmt::format("{}: point {}: the stored configuration does not load: {}",
                                   mpath.string(), point, e.what()),

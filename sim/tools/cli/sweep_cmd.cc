@@ -58,8 +58,9 @@ bool print_summary(const fs::path& csv, const sweep::Plan& plan, const sweep::Sh
   head.push_back("within-run cv");
   bool all_same = repeats;
   size_t compared = 0;
-  for (const auto& p : plan.spec.points) {
-    if (!shard.contains(p)) continue;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (!shard.contains(i)) continue;
+    const sweep::Point p = plan.spec.point(i);
     const auto it = by_point.find(p.index);
     const Runs none;
     const Runs& r = it == by_point.end() ? none : it->second;
@@ -148,20 +149,43 @@ int sweep_cmd(const SweepArgs& a) {
     throw UserError(e.what(), 2);
   }
   if (a.list) {
-    std::cout << fmt::format("# experiment hash {}, {} points x {} repeats\n", plan.hash,
-                             plan.spec.points.size(), plan.spec.repeats);
-    std::cout << "point,repeat,seed,point_hash";
-    for (const auto& k : plan.spec.keys) std::cout << "," << k;
-    std::cout << "\n";
-    for (const auto& p : plan.spec.points) {
-      if (!o.shard.contains(p)) continue;
-      for (int r = 0; r < plan.spec.repeats; ++r) {
-        std::cout << fmt::format("{},{},{},{}", p.index, r, sweep::run_seed(plan.base.seed, p, r),
-                                 p.hash);
-        for (const auto& s : p.settings) std::cout << "," << sweep::csv_field(s.value);
-        std::cout << "\n";
+    fmt::memory_buffer out;
+    fmt::format_to(std::back_inserter(out), "# experiment hash {}, {} points x {} repeats\n",
+                   plan.hash, plan.size(), plan.spec.repeats);
+    fmt::format_to(std::back_inserter(out), "point,repeat,seed,point_hash");
+    for (const auto& k : plan.spec.keys) fmt::format_to(std::back_inserter(out), ",{}", k);
+    out.push_back('\n');
+    // Each field quoted as CSV once per value, not once per point.
+    std::vector<std::vector<std::vector<std::string>>> quoted;
+    for (const auto& ax : plan.spec.axes) {
+      auto& q = quoted.emplace_back();
+      for (const auto& t : ax.tuples) {
+        auto& fields = q.emplace_back();
+        for (const auto& v : t) fields.push_back(sweep::csv_field(v));
       }
     }
+    std::vector<size_t> at;
+    for (size_t i = 0; i < plan.size(); ++i) {
+      if (!o.shard.contains(i)) continue;
+      const sweep::Point p = plan.point(i);
+      plan.spec.tuples_of(i, at);
+      for (int r = 0; r < plan.spec.repeats; ++r) {
+        fmt::format_to(std::back_inserter(out), "{},{},{},{}", i, r,
+                       sweep::run_seed(plan.base.seed, p, r), p.hash);
+        for (size_t x = 0; x < at.size(); ++x)
+          for (const auto& f : quoted[x][at[x]]) {
+            out.push_back(',');
+            out.append(f);
+          }
+        out.push_back('\n');
+      }
+      if (out.size() > (1 << 20)) {
+        std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+        out.clear();
+      }
+    }
+    std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+    std::cout.flush();
     return 0;
   }
   if (plan.spec.repeats > 1 && !plan.points_vary && !runs_can_differ(plan.base))

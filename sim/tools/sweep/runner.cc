@@ -96,24 +96,19 @@ int child_main(const Options& o, const Plan& plan, const Point& p, int repeat, u
   return rc;
 }
 
-// The manifest's "points": one point a line, each with its settings, seeds
-// and resolved configuration. Built as text once per sweep from the plan's
-// configuration texts, not as a tree: for a large sweep the tree of every
-// configuration took more memory than all the rest of the sweep.
+// The manifest's "points": each point's hash, one a line, by index. Its
+// settings follow from the sweep's definition ("sweep") and its seeds from
+// the seed rule, so a million points take 20 MB, not a configuration each.
 std::string points_text(const Plan& plan) {
-  std::string out = "[";
-  for (const auto& p : plan.spec.points) {
-    json settings = json::object();
-    for (const auto& s : p.settings) settings[s.key] = s.value;
-    json seeds = json::array();
-    for (int r = 0; r < plan.spec.repeats; ++r) seeds.push_back(run_seed(plan.base.seed, p, r));
-    std::string pt =
-        json{{"index", p.index}, {"hash", p.hash}, {"settings", settings}, {"seeds", seeds}}.dump();
-    pt.pop_back();  // its closing brace: the configuration goes last
-    out += p.index == 0 ? "\n    " : ",\n    ";
-    out += pt + ",\"config\":" + plan.point_configs.at(p.index) + "}";
+  std::string out;
+  out.reserve(plan.size() * 24 + 8);
+  out += '[';
+  for (size_t i = 0; i < plan.size(); ++i) {
+    out += i == 0 ? "\n    \"" : ",\n    \"";
+    out += hex64(plan.hashes[i]);
+    out += '"';
   }
-  return out + (plan.spec.points.empty() ? "]" : "\n  ]");
+  return out + (plan.size() == 0 ? "]" : "\n  ]");
 }
 
 std::string json_text(const json& v) {
@@ -135,11 +130,13 @@ json manifest_json(const Options& o, const Plan& plan, const std::string& starte
   m["sets"] = o.sets;
   m["config"] = plan.config;
   m["sweep"] = plan.spec.definition;
+  m["sweep_yaml"] = plan.spec.text;  // in file order: the points are made from it
   m["keys"] = plan.spec.keys;
   m["repeats"] = plan.spec.repeats;
   m["seed_rule"] =
       "fnv1a64(\"SEED|key=value;...|REPEAT\"), one splitmix64 step, mod 2^52; SEED is config.seed";
-  m["point_hash_rule"] = "fnv1a64 of the point's resolved configuration without output.*";
+  m["point_hash_rule"] = kPointHashRule;
+  m["points_checked"] = plan.checked;
   m["shard"] = {{"k", o.shard.k}, {"n", o.shard.n}};
   m["results"] = plan.csv.filename().string();
   if (o.keep_runs)
@@ -247,6 +244,70 @@ std::string effective_status(const json& m, const fs::path& csv) {
   return s;
 }
 
+Point Plan::point(size_t index) const {
+  Point p = spec.point(index);
+  p.hash = hex64(hashes.at(index));
+  return p;
+}
+
+PointHasher::PointHasher(const Spec& spec, const json& base_config) : spec_(spec) {
+  seed_ = fnv1a(hex64(fnv1a(identity_of(base_config).dump())) + "|");
+  for (const auto& key : spec.keys) {
+    // The base's value of a key, where it has one (a key of the other
+    // stack has none): a setting equal to it is no change.
+    std::string path = "/" + key;
+    std::replace(path.begin(), path.end(), '.', '/');
+    const json::json_pointer ptr(path);
+    if (base_config.contains(ptr))
+      if (const auto t = canonical_text(key, base_config.at(ptr))) base_text_[key] = *t;
+  }
+  parts_.resize(spec.axes.size());
+  for (size_t a = 0; a < spec.axes.size(); ++a) {
+    const Axis& ax = spec.axes[a];
+    for (const auto& t : ax.tuples) {
+      std::vector<std::string> parts;
+      for (size_t k = 0; k < ax.keys.size(); ++k) {
+        const auto b = base_text_.find(ax.keys[k]);
+        parts.push_back(b != base_text_.end() && b->second == t[k] ? ""
+                                                                   : ax.keys[k] + "=" + t[k] + ";");
+      }
+      parts_[a].push_back(std::move(parts));
+    }
+    for (size_t k = 0; k < ax.keys.size(); ++k) order_.emplace_back(a, k);
+  }
+  std::sort(order_.begin(), order_.end(), [&](const auto& x, const auto& y) {
+    return spec.axes[x.first].keys[x.second] < spec.axes[y.first].keys[y.second];
+  });
+}
+
+uint64_t PointHasher::operator()(size_t index) const {
+  // The tuple of each axis, last axis fastest (Spec::tuples_of, without a
+  // vector per call).
+  size_t at[32];
+  const size_t n = spec_.axes.size();
+  if (n > std::size(at)) return (*this)(spec_.point(index));
+  for (size_t a = n; a-- > 0;) {
+    at[a] = index % spec_.axes[a].tuples.size();
+    index /= spec_.axes[a].tuples.size();
+  }
+  uint64_t h = seed_;
+  for (const auto& [a, k] : order_) h = fnv1a(parts_[a][at[a]][k], h);
+  return h;
+}
+
+uint64_t PointHasher::operator()(const Point& p) const {
+  std::vector<const Setting*> sorted;
+  for (const auto& s : p.settings) sorted.push_back(&s);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Setting* x, const Setting* y) { return x->key < y->key; });
+  uint64_t h = seed_;
+  for (const Setting* s : sorted) {
+    const auto b = base_text_.find(s->key);
+    if (b == base_text_.end() || b->second != s->value) h = fnv1a(s->key + "=" + s->value + ";", h);
+  }
+  return h;
+}
+
 Plan make_plan(const Options& o) {
   // Every point reads the same files, and so does every run (a fork of
   // this process): each is parsed once.
@@ -260,31 +321,49 @@ Plan make_plan(const Options& o) {
           fmt::format("{}: sweep: seed cannot be swept: use repeats, which derive a seed per run",
                       o.experiment.string()));
   p.config = config::to_json(p.base);
-  // Every point's configuration is checked now, not halfway through, and
-  // identifies the point: its hash is of the whole resolved configuration.
-  for (auto& pt : p.spec.points) {
+  const size_t n = p.spec.size();
+  // A small sweep has every point's configuration checked now, not halfway
+  // through; a large one each value of each key (load_spec) and each point
+  // as it runs, where one the loader refuses is a row with status error.
+  p.checked = n <= kCheckedPoints;
+  for (size_t i = 0; p.checked && i < n; ++i) {
+    const Point pt = p.spec.point(i);
     std::vector<std::string> sets = o.sets;
     for (auto& s : pt.as_sets()) sets.push_back(std::move(s));
-    json c;
     try {
-      c = config::to_json(config::load_experiment(o.experiment, sets));
+      config::load_experiment(o.experiment, sets);
     } catch (const config::ConfigError& e) {
-      throw config::ConfigError(fmt::format("{}: sweep point {} ({}): {}", o.experiment.string(),
-                                            pt.index, fmt::join(pt.as_sets(), " "), e.what()));
+      throw config::ConfigError(fmt::format("{}: sweep point {} ({}): {}", o.experiment.string(), i,
+                                            fmt::join(pt.as_sets(), " "), e.what()));
     }
-    if (const auto v = c.find("variance"); v != c.end() && v->is_object())
-      if (v->value("page_colouring", false) || v->value("link_perturbation_bytes", 0) > 0)
-        p.points_vary = true;
-    p.point_configs.push_back(c.dump());
-    pt.hash = hex64(fnv1a(identity_of(std::move(c)).dump()));
   }
-  std::string text = identity_of(p.config).dump() + "\n" + std::to_string(p.spec.repeats) + "\n";
-  for (const auto& pt : p.spec.points) {
-    text += pt.hash + ":";
-    for (const auto& s : pt.as_sets()) text += s + ";";
-    text += "\n";
+  // Run-to-run variance that some point turns on.
+  for (const auto& a : p.spec.axes)
+    for (size_t k = 0; k < a.keys.size(); ++k)
+      for (const auto& t : a.tuples)
+        if ((a.keys[k] == "variance.page_colouring" && t[k] == "true") ||
+            (a.keys[k] == "variance.link_perturbation_bytes" && t[k] != "0"))
+          p.points_vary = true;
+  const PointHasher hash_of(p.spec, p.config);
+  p.hashes.resize(n);
+  for (size_t i = 0; i < n; ++i) p.hashes[i] = hash_of(i);
+  // The sweep's hash: of its base, repeats, and each point's hash and
+  // settings, hashed as they come rather than as one text.
+  uint64_t h = fnv1a(identity_of(p.config).dump() + "\n" + std::to_string(p.spec.repeats) + "\n");
+  std::vector<size_t> at;
+  for (size_t i = 0; i < n; ++i) {
+    h = fnv1a(hex64(p.hashes[i]) + ":", h);
+    p.spec.tuples_of(i, at);
+    for (size_t a = 0; a < p.spec.axes.size(); ++a)
+      for (size_t k = 0; k < p.spec.axes[a].keys.size(); ++k) {
+        h = fnv1a(p.spec.axes[a].keys[k], h);
+        h = fnv1a("=", h);
+        h = fnv1a(p.spec.axes[a].tuples[at[a]][k], h);
+        h = fnv1a(";", h);
+      }
+    h = fnv1a("\n", h);
   }
-  p.hash = hex64(fnv1a(text));
+  p.hash = hex64(h);
   const fs::path dir = o.output_dir.empty() ? fs::path(p.base.output.dir) : fs::path(o.output_dir);
   std::string stem = p.base.name + "-sweep";
   if (o.shard.n > 1) stem += fmt::format("-shard-{}-of-{}", o.shard.k, o.shard.n);
@@ -359,13 +438,8 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
   ResumePlan& rp = ex.rp;
   if (ex.have_rows) {
     std::vector<std::string> hashes;
-    std::vector<std::map<std::string, std::string>> settings;
-    for (const auto& pt : plan.spec.points) {
-      hashes.push_back(pt.hash);
-      std::map<std::string, std::string> st;
-      for (const auto& kv : pt.settings) st[kv.key] = kv.value;
-      settings.push_back(std::move(st));
-    }
+    hashes.reserve(plan.size());
+    for (const uint64_t h : plan.hashes) hashes.push_back(hex64(h));
     const auto ids = row_ids(old, plan.csv.string());
     // Rows must be of points the manifest lists, or, at the same index, of
     // points of this sweep (a resume stopped between writing the results
@@ -375,10 +449,10 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
     here.repeats = plan.spec.repeats;
     if (have_manifest) {
       const json prev = read_json(plan.manifest, false);
-      if (!prev.contains("point_hash_rule"))
+      if (prev.value("point_hash_rule", json()) != json(kPointHashRule))
         throw MismatchError(fmt::format(
-            "{}: written by an older simloop whose point hashes do not cover the resolved "
-            "configuration; not resuming into it (use another -o)",
+            "{}: written by an older simloop whose point hashes follow another rule; not "
+            "resuming into it (finish it with that version, or use another -o)",
             plan.manifest.string()));
       check_known(ids, known_points(prev, plan.manifest.string()), plan.csv.string(), &here);
       std::set<std::string> swept(plan.spec.keys.begin(), plan.spec.keys.end());
@@ -410,8 +484,10 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
       spdlog::warn("{}: no manifest beside it; keeping its rows by their point hashes",
                    plan.csv.string());
     }
-    rp = plan_resume(old, plan.csv.string(), hashes, plan.spec.repeats, header, settings,
-                     o.retry_crashed);
+    rp = plan_resume(
+        old, plan.csv.string(), hashes, plan.spec.repeats, header, plan.spec.keys,
+        [&](size_t i, const std::string& key) { return plan.spec.point(i).value_of(key); },
+        o.retry_crashed);
     rp.rewrite = rp.rewrite || cut_short;
   } else if (fs::exists(plan.csv)) {
     spdlog::info("{}: holds no finished run; starting afresh", plan.csv.string());
@@ -448,9 +524,8 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
 
 // One run still to do.
 struct Todo {
-  const Point* point;
+  size_t point;
   int repeat;
-  uint64_t seed;
 };
 
 // A finished run's row in the results file, and how it ended.
@@ -464,7 +539,7 @@ struct Recorded {
 // row, or the error that stopped it) and how the child ended.
 Recorded row_of(const Plan& plan, const std::vector<std::string>& header, const Todo& t,
                 const proc::Outcome& out) {
-  const Point& p = *t.point;
+  const Point p = plan.point(t.point);
   const double process_s = std::chrono::duration<double>(Clock::now() - out.started).count();
   json msg;
   const auto nl = out.output.find('\n');
@@ -508,7 +583,7 @@ Recorded row_of(const Plan& plan, const std::vector<std::string>& header, const 
     } else if (msg.contains("row") && msg["row"].contains(col)) {
       rec.fields.push_back(json_text(msg["row"][col]));
     } else if (col == "seed") {
-      rec.fields.push_back(std::to_string(t.seed));
+      rec.fields.push_back(std::to_string(run_seed(plan.base.seed, p, t.repeat)));
     } else if (col == "experiment") {
       rec.fields.push_back(plan.base.name);
     } else {
@@ -587,15 +662,15 @@ Summary run_sweep(const Options& o, const Plan& plan) {
   std::vector<Todo> todo;
   Summary sum;
   sum.dropped = rp.dropped.size();
-  for (const auto& p : plan.spec.points) {
-    if (!o.shard.contains(p)) continue;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (!o.shard.contains(i)) continue;
     for (int r = 0; r < plan.spec.repeats; ++r) {
       ++sum.runs;
-      if (rp.done.count({p.index, r}) != 0) {
+      if (rp.done.count({i, r}) != 0) {
         ++sum.skipped;
         continue;
       }
-      todo.push_back({&p, r, run_seed(plan.base.seed, p, r)});
+      todo.push_back({i, r});
     }
   }
   if (ex.have_rows)
@@ -608,7 +683,7 @@ Summary run_sweep(const Options& o, const Plan& plan) {
         rp.retried > 0 ? fmt::format("; {} crashed runs to run again", rp.retried) : "",
         rp.rerun > 0 ? fmt::format("; {} runs without a result to run again", rp.rerun) : "");
   spdlog::info("sweep {}: {} points x {} repeats{}, {} runs to do, {} at a time -> {}",
-               plan.base.name, plan.spec.points.size(), plan.spec.repeats,
+               plan.base.name, plan.size(), plan.spec.repeats,
                o.shard.n > 1 ? fmt::format(" (shard {}/{})", o.shard.k, o.shard.n) : "",
                todo.size(), o.jobs, plan.csv.string());
 
@@ -626,17 +701,18 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     const Recorded rec = row_of(plan, header, t, out);
     // The run's document before its row: a recorded row's files are there.
     if (o.keep_runs && !rec.document.is_null())
-      write_file_atomic(kept_run(plan, *t.point, t.repeat, ".json"), rec.document.dump(2) + "\n");
+      write_file_atomic(kept_run(plan, plan.point(t.point), t.repeat, ".json"),
+                        rec.document.dump(2) + "\n");
     store.append(rec.fields);
     ++sum.finished;
     // After the row is on disk: what a watcher of the log can wait for.
-    spdlog::debug("recorded point {} repeat {}: {} ({} of {} runs recorded)", t.point->index,
-                  t.repeat, rec.state, sum.skipped + sum.finished, sum.runs);
+    spdlog::debug("recorded point {} repeat {}: {} ({} of {} runs recorded)", t.point, t.repeat,
+                  rec.state, sum.skipped + sum.finished, sum.runs);
     if (rec.state != "ok") {
       ++sum.failed;
       progress.clear();
-      spdlog::warn("point {} repeat {} ({}): {}: {}", t.point->index, t.repeat,
-                   fmt::join(t.point->as_sets(), " "), rec.state, rec.error);
+      spdlog::warn("point {} repeat {} ({}): {}: {}", t.point, t.repeat,
+                   fmt::join(plan.point(t.point).as_sets(), " "), rec.state, rec.error);
     }
   };
   proc::ProcessPool::Callbacks cb;
@@ -653,7 +729,9 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     ran = pool.run(
         todo.size(),
         [&](size_t i, int fd) {
-          return child_main(o, plan, *todo[i].point, todo[i].repeat, todo[i].seed, fd);
+          const Point p = plan.point(todo[i].point);
+          return child_main(o, plan, p, todo[i].repeat, run_seed(plan.base.seed, p, todo[i].repeat),
+                            fd);
         },
         cb);
   } catch (const std::exception& e) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -43,25 +44,60 @@ struct Options {
 
 // A sweep before it runs: the base experiment, its points, and the hash that
 // identifies the sweep (its resolved configuration without output.*, its
-// points and repeats).
+// points and repeats). Points are not resolved here, but when they run:
+// a plan holds each point's hash and makes its settings when asked.
 struct Plan {
   config::Experiment base;
   nlohmann::json config;  // resolved, as in the manifest
-  Spec spec;              // each point's hash: of its resolved configuration
-  // Each point's resolved configuration as compact JSON text: a tenth of the
-  // memory of the parsed tree, and what the manifest writes.
-  std::vector<std::string> point_configs;
+  Spec spec;
+  std::vector<uint64_t> hashes;  // each point's hash (PointHasher)
+  // Whether every point's configuration was loaded and checked (sweeps of
+  // at most kCheckedPoints points); otherwise each is checked as it runs.
+  bool checked = false;
   bool points_vary = false;  // some point turns on run-to-run variance
   std::string hash;
   std::filesystem::path csv, manifest;
   std::filesystem::path lock;      // held for the whole sweep (<stem>.lock)
   std::filesystem::path dropped;   // rows of points a resumed sweep no longer has
   std::filesystem::path runs_dir;  // kept runs (Options::keep_runs)
+
+  size_t size() const { return hashes.size(); }
+  Point point(size_t index) const;  // its settings and hash
 };
 
-// Loads and checks everything, including every point's configuration.
-// Throws config::ConfigError on bad input.
+// Sweeps of up to this many points have each point's configuration loaded
+// and checked before the first run (about 0.1 ms a point); larger ones
+// check each value of each key, and each point when it runs.
+inline constexpr size_t kCheckedPoints = 20000;
+
+// Loads and checks everything, each point's configuration too when there
+// are at most kCheckedPoints. Throws config::ConfigError on bad input.
 Plan make_plan(const Options& o);
+
+// What identifies a point's results without resolving it: the FNV-1a of
+// the base configuration's identity (all but output.* and description) and
+// the point's settings that differ from the base, in key order. Swept keys
+// are set last, over the resolved base, so equal hashes are equal
+// configurations; a setting equal to the base's value changes nothing and
+// is left out, so a key swept anew keeps the rows of its base value.
+inline constexpr const char* kPointHashRule =
+    "fnv1a64(\"BASE|key=value;...\"): BASE the 16 hex digits of fnv1a64 of the base's resolved "
+    "configuration without output.* and description; the settings that differ from the base, "
+    "sorted by key";
+class PointHasher {
+ public:
+  PointHasher(const Spec& spec, const nlohmann::json& base_config);
+  uint64_t operator()(size_t index) const;
+  uint64_t operator()(const Point& p) const;  // a point with settings of spec's keys
+
+ private:
+  const Spec& spec_;
+  uint64_t seed_ = 0;  // the hash of "BASE|"
+  // Per axis, per tuple, per key: "key=value;" or "" when it is the base's.
+  std::vector<std::vector<std::vector<std::string>>> parts_;
+  std::vector<std::pair<size_t, size_t>> order_;  // (axis, key in axis), sorted by key
+  std::map<std::string, std::string> base_text_;  // the base's value of each swept key
+};
 
 // Result files refuse to be mixed with another sweep's: exit status 2.
 struct MismatchError : StoreError {

@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstring>
 #include <optional>
+#include <unordered_map>
 
 #include "sim/report/csv_table.h"
 #include "sim/report/safe_file.h"
@@ -98,14 +99,19 @@ KnownPoints known_points(const nlohmann::json& m, const std::string& name) {
   const auto pts = m.find("points");
   if (pts == m.end() || !pts->is_array())
     throw StoreError(fmt::format("{}: points: missing or not a list; not a sweep manifest", name));
+  k.hashes.reserve(pts->size());
   for (size_t i = 0; i < pts->size(); ++i) {
     const auto& p = (*pts)[i];
+    if (p.is_string()) {  // as sweeps write them: the hash, at its index
+      k.hashes.push_back(p.get<std::string>());
+      continue;
+    }
+    // As older sweeps wrote them: {"index": i, "hash": ..., ...}.
     const auto h = p.is_object() ? p.find("hash") : p.end();
     const auto ix = p.is_object() ? p.find("index") : p.end();
     if (h == p.end() || !h->is_string() || ix == p.end() || !ix->is_number_unsigned() ||
         ix->get<uint64_t>() != i)
-      throw StoreError(
-          fmt::format("{}: points[{}]: expected {{\"index\": {}, \"hash\": ...}}", name, i, i));
+      throw StoreError(fmt::format("{}: points[{}]: expected a point hash (a string)", name, i));
     k.hashes.push_back(h->get<std::string>());
   }
   const auto r = m.find("repeats");
@@ -178,14 +184,13 @@ void check_known(const std::vector<RowId>& ids, const KnownPoints& known, const 
 ResumePlan plan_resume(const Table& old, const std::string& name,
                        const std::vector<std::string>& hashes, int repeats,
                        const std::vector<std::string>& header,
-                       const std::vector<std::map<std::string, std::string>>& settings,
+                       const std::vector<std::string>& swept,
+                       const std::function<std::string(size_t, const std::string&)>& setting,
                        bool retry_crashed) {
   // Columns: the same but for swept keys, which may come and go.
-  std::set<std::string> swept;
-  for (const auto& s : settings)
-    for (const auto& [k, v] : s) swept.insert(k);
   auto is_key = [&](const std::string& c) {
-    return swept.count(c) != 0 || c.find('.') != std::string::npos;
+    return std::find(swept.begin(), swept.end(), c) != swept.end() ||
+           c.find('.') != std::string::npos;
   };
   std::vector<std::string> a, b;
   for (const auto& c : old.header)
@@ -196,7 +201,7 @@ ResumePlan plan_resume(const Table& old, const std::string& name,
     throw StoreError(fmt::format(
         "{}: its columns differ from this sweep's (not only in swept keys); not resuming into it",
         name));
-  std::map<std::string, size_t> index_of;
+  std::unordered_map<std::string, size_t> index_of;
   for (size_t i = 0; i < hashes.size(); ++i) index_of.emplace(hashes[i], i);
   const auto ids = row_ids(old, name);
   const int sc = old.column("status");
@@ -234,9 +239,7 @@ ResumePlan plan_resume(const Table& old, const std::string& name,
       if (oc >= 0) {
         out.push_back(row[static_cast<size_t>(oc)]);
       } else {
-        const auto& st = settings[at->second];
-        const auto v = st.find(c);
-        out.push_back(v == st.end() ? "" : v->second);
+        out.push_back(is_key(c) ? setting(at->second, c) : "");
       }
     }
     plan.kept.push_back(std::move(out));

@@ -86,6 +86,8 @@ std::vector<std::string> values_of(const std::string& key, const YAML::Node& nod
   std::vector<std::string> out;
   if (node.IsSequence()) {
     if (node.size() == 0) fail(where(file, node), key, "the list of values is empty");
+    if (node.size() > kMaxValues)
+      fail(where(file, node), key, fmt::format("{} values; at most {}", node.size(), kMaxValues));
     for (const auto& v : node) {
       if (!v.IsScalar()) fail(where(file, v), key, "expected a value, got " + shape(v));
       out.push_back(canonical(key, *type, v.Scalar(), where(file, v)));
@@ -116,16 +118,16 @@ std::vector<std::string> values_of(const std::string& key, const YAML::Node& nod
     if (step == 0) fail(sw, key + ".step", "must not be 0");
     if ((stop - start) / step < 0) fail(sw, key + ".step", "goes away from stop");
     const double n = std::floor((stop - start) / step + 1e-9) + 1;
-    if (n > kMaxPoints)
-      fail(sw, key + ".step", fmt::format("gives {} values; at most {}", n, kMaxPoints));
+    if (n > kMaxValues)
+      fail(sw, key + ".step", fmt::format("gives {} values; at most {}", n, kMaxValues));
     for (int64_t i = 0; i < static_cast<int64_t>(n); ++i)
       nums.push_back(start + static_cast<double>(i) * step);
   } else if (node["num"]) {
     const YAML::Node nn = node["num"];
     const auto n = nn.IsScalar() ? as_number(nn.Scalar()) : std::nullopt;
-    if (!n || *n < 1 || *n > kMaxPoints || *n != std::floor(*n))
+    if (!n || *n < 1 || *n > kMaxValues || *n != std::floor(*n))
       fail(where(file, nn), key + ".num",
-           fmt::format("expected an integer in [1, {}], got {}", kMaxPoints, shape(nn)));
+           fmt::format("expected an integer in [1, {}], got {}", kMaxValues, shape(nn)));
     bool log = false;
     if (const YAML::Node sc = node["scale"]) {
       if (!sc.IsScalar() || (sc.Scalar() != "log" && sc.Scalar() != "linear"))
@@ -150,11 +152,6 @@ std::vector<std::string> values_of(const std::string& key, const YAML::Node& nod
   }
   return out;
 }
-
-struct Axis {
-  std::vector<std::string> keys;
-  std::vector<std::vector<std::string>> tuples;  // one value per key
-};
 
 void check_key(const std::string& key, const Where& w) {
   if (!config::key_type(key)) {
@@ -271,6 +268,17 @@ nlohmann::json to_json(const YAML::Node& n) {
 
 }  // namespace
 
+std::optional<std::string> canonical_text(const std::string& key, const nlohmann::json& value) {
+  const auto type = config::key_type(key);
+  if (!type) return std::nullopt;
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_number() && (*type == KeyType::integer || *type == KeyType::number))
+    return canonical_number(value.get<double>(), *type);
+  if (value.is_string() && *type != KeyType::integer && *type != KeyType::number)
+    return value.get<std::string>();
+  return std::nullopt;
+}
+
 std::string Point::value_of(const std::string& key) const {
   for (const auto& s : settings)
     if (s.key == key) return s.value;
@@ -283,8 +291,7 @@ std::vector<std::string> Point::as_sets() const {
   return out;
 }
 
-uint64_t fnv1a(std::string_view text) {
-  uint64_t h = 0xcbf29ce484222325ULL;
+uint64_t fnv1a(std::string_view text, uint64_t h) {
   for (unsigned char c : text) {
     h ^= c;
     h *= 0x100000001b3ULL;
@@ -323,6 +330,10 @@ Spec load_spec(const fs::path& experiment_file) {
   if (!sec)
     fail(where(file, doc), "sweep",
          "the experiment has no sweep section (see docs/config-reference.md)");
+  return spec_of(sec, file);
+}
+
+Spec spec_of(const YAML::Node& sec, const std::string& file) {
   if (!sec.IsMap())
     fail(where(file, sec), "sweep",
          "expected a map (grid, zip, filter, repeats), got " + shape(sec));
@@ -336,7 +347,10 @@ Spec load_spec(const fs::path& experiment_file) {
 
   Spec spec;
   spec.definition = to_json(sec);
-  std::vector<Axis> axes;
+  YAML::Emitter text;
+  text << sec;
+  spec.text = text.c_str();
+  std::vector<Axis>& axes = spec.axes;
   if (sec["grid"]) read_axes(sec["grid"], "grid", file, spec.keys, axes);
   if (sec["zip"]) axes.push_back(read_axes(sec["zip"], "zip", file, spec.keys, axes));
 
@@ -356,33 +370,50 @@ Spec load_spec(const fs::path& experiment_file) {
       fail(where(file, f), "sweep.filter", "expected a list of conditions, got " + shape(f));
     }
   }
-
+  // Each condition tests one key, so it keeps or drops whole tuples of
+  // that key's axis: the points left are the product of what each axis
+  // keeps, in the order they had.
+  for (auto& a : axes)
+    std::erase_if(a.tuples, [&](const std::vector<std::string>& t) {
+      for (const auto& c : conds)
+        for (size_t k = 0; k < a.keys.size(); ++k)
+          if (a.keys[k] == c.key && !holds(c, t[k])) return true;
+      return false;
+    });
   double total = 1;
   for (const auto& a : axes) total *= static_cast<double>(a.tuples.size());
-  if (total > kMaxPoints)
-    fail(where(file, sec), "sweep", fmt::format("{} points; at most {}", total, kMaxPoints));
-
-  // The product, first axis slowest (like nested loops in file order).
-  std::vector<size_t> at(axes.size(), 0);
-  for (size_t n = 0; n < static_cast<size_t>(total); ++n) {
-    Point p;
-    for (size_t a = 0; a < axes.size(); ++a)
-      for (size_t k = 0; k < axes[a].keys.size(); ++k)
-        p.settings.push_back({axes[a].keys[k], axes[a].tuples[at[a]][k]});
-    for (size_t a = axes.size(); a-- > 0;) {
-      if (++at[a] < axes[a].tuples.size()) break;
-      at[a] = 0;
-    }
-    if (std::all_of(conds.begin(), conds.end(),
-                    [&](const Condition& c) { return holds(c, p.value_of(c.key)); })) {
-      p.index = spec.points.size();
-      p.hash = hex64(fnv1a(settings_text(p)));
-      spec.points.push_back(std::move(p));
-    }
-  }
-  if (spec.points.empty())
+  if (total == 0)
     fail(where(file, sec["filter"] ? sec["filter"] : sec), "sweep.filter", "no point is left");
+  if (total > static_cast<double>(kMaxPoints))
+    fail(
+        where(file, sec), "sweep",
+        fmt::format("{:.0f} points; at most {} (split it into several sweeps)", total, kMaxPoints));
   return spec;
+}
+
+size_t Spec::size() const {
+  size_t n = 1;
+  for (const auto& a : axes) n *= a.tuples.size();
+  return n;
+}
+
+void Spec::tuples_of(size_t index, std::vector<size_t>& at) const {
+  at.resize(axes.size());
+  for (size_t a = axes.size(); a-- > 0;) {
+    at[a] = index % axes[a].tuples.size();
+    index /= axes[a].tuples.size();
+  }
+}
+
+Point Spec::point(size_t index) const {
+  Point p;
+  p.index = index;
+  std::vector<size_t> at;
+  tuples_of(index, at);
+  for (size_t a = 0; a < axes.size(); ++a)
+    for (size_t k = 0; k < axes[a].keys.size(); ++k)
+      p.settings.push_back({axes[a].keys[k], axes[a].tuples[at[a]][k]});
+  return p;
 }
 
 Shard parse_shard(const std::string& text) {

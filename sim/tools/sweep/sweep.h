@@ -9,11 +9,15 @@
 // mixed.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -25,11 +29,12 @@
 
 namespace simloop::sweep {
 
-// The most points a sweep may have. Planning resolves and checks every
-// point's configuration and keeps it as text (10,000 points: 1.1 s and
-// 77 MB for `sweep --list`), so this bounds what `check` and `sweep` spend
-// before the first run: about 11 s and 0.5 GB at the limit.
-inline constexpr size_t kMaxPoints = 100000;
+// The most points a sweep may have, after its filter. Planning no longer
+// resolves each point (a point is resolved when it runs), so a plan costs
+// about a second and 20 MB a million points; this bounds a plan at ten
+// million. One key takes at most kMaxValues values.
+inline constexpr size_t kMaxPoints = 10000000;
+inline constexpr size_t kMaxValues = 1000000;
 
 struct Setting {
   std::string key;    // a schema path, e.g. workload.payload
@@ -39,28 +44,56 @@ struct Setting {
 struct Point {
   size_t index = 0;
   std::vector<Setting> settings;  // in the order of Spec::keys
-  // 16 hex digits: of the settings after load_spec, of the point's whole
-  // resolved configuration once a sweep is planned (runner.h).
+  // 16 hex digits (point_hash in runner.h); empty from Spec::point.
   std::string hash;
 
   std::string value_of(const std::string& key) const;
   std::vector<std::string> as_sets() const;  // "key=value" overrides
 };
 
+// One factor of the product: a grid key, or the keys of a zip that move in
+// lock step; its tuples are the values the filter keeps, one per key.
+struct Axis {
+  std::vector<std::string> keys;
+  std::vector<std::vector<std::string>> tuples;
+};
+
+// The points of a sweep, held as the product of its axes rather than as a
+// list: point i is the i-th combination, first axis slowest (nested loops
+// in file order). Every filter condition names one key, so filtering
+// removes values from that key's axis and the product stays a product.
 struct Spec {
   std::vector<std::string> keys;  // swept keys: grid keys, then zip keys
-  std::vector<Point> points;      // after the filter, indexed 0..n-1
+  std::vector<Axis> axes;
   int repeats = 1;
   nlohmann::json definition;  // the section as written, for the manifest
+  // The section as YAML text, keys in file order (JSON objects sort their
+  // keys, and the order of keys is the order of points): what spec_of
+  // makes the same points from again.
+  std::string text;
+
+  size_t size() const;
+  // Which tuple of each axis point `index` takes.
+  void tuples_of(size_t index, std::vector<size_t>& at) const;
+  Point point(size_t index) const;
 };
 
 // Reads the `sweep:` section of an experiment file. Throws
 // config::ConfigError naming file:line:col and the key on bad input,
 // including a file without a sweep section.
 Spec load_spec(const std::filesystem::path& experiment_file);
+// The same from a section already read (a manifest's "sweep", which is
+// YAML as JSON); `file` names it in errors.
+Spec spec_of(const YAML::Node& section, const std::string& file);
 
-// 64-bit FNV-1a, and as 16 hex digits.
-uint64_t fnv1a(std::string_view text);
+// The canonical text of a key's value as a resolved configuration holds it
+// (JSON), as a sweep's values are written; nullopt for a value of no key's
+// type.
+std::optional<std::string> canonical_text(const std::string& key, const nlohmann::json& value);
+
+// 64-bit FNV-1a, and as 16 hex digits; `h` continues a hash of text before.
+inline constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
+uint64_t fnv1a(std::string_view text, uint64_t h = kFnvOffset);
 std::string hex64(uint64_t v);
 
 // The seed of one run: FNV-1a of "SEED|key=value;...|REPEAT", one splitmix64
@@ -71,7 +104,8 @@ uint64_t run_seed(uint64_t base_seed, const Point& p, int repeat);
 // A deterministic 1/N slice: the points whose index is K-1 modulo N.
 struct Shard {
   int k = 1, n = 1;
-  bool contains(const Point& p) const { return static_cast<int>(p.index % n) == k - 1; }
+  bool contains(size_t index) const { return static_cast<int>(index % n) == k - 1; }
+  bool contains(const Point& p) const { return contains(p.index); }
 };
 // Parses "K/N" with 1 <= K <= N; throws std::invalid_argument.
 Shard parse_shard(const std::string& text);
@@ -153,7 +187,8 @@ struct ResumePlan {
   bool rewrite = false;                           // kept rows differ from the file's
 };
 // `old` is the existing CSV, `hashes` the new sweep's point hashes by index,
-// `header` its columns and `settings` each point's swept values (by key).
+// `header` its columns, `swept` its swept keys and `setting(point, key)` a
+// point's value of a swept key.
 // Swept-key columns may come and go; any other difference of columns is a
 // StoreError. Rows whose status is error (no result) are not kept, so they
 // run again; with `retry_crashed`, nor are rows whose status is crashed.
@@ -161,7 +196,8 @@ struct ResumePlan {
 ResumePlan plan_resume(const Table& old, const std::string& name,
                        const std::vector<std::string>& hashes, int repeats,
                        const std::vector<std::string>& header,
-                       const std::vector<std::map<std::string, std::string>>& settings,
+                       const std::vector<std::string>& swept,
+                       const std::function<std::string(size_t, const std::string&)>& setting,
                        bool retry_crashed);
 
 // A file written whole or not at all: report::write_file_atomic.
