@@ -105,6 +105,9 @@ edge.write_text(BASE + """sweep:
 p = simloop("-q", "sweep", "--list", str(edge))
 check(p.returncode == 0, f"edge --list: exit {p.returncode}: {p.stderr}")
 check(len(listed(p.stdout)) == 20010, "edge: not every point is listed")
+p = simloop("check", str(edge))
+check(p.returncode == 0 and "20010 points (each value checked" in p.stderr,
+      f"edge check: exit {p.returncode}: {p.stderr[-500:]}")
 # Shard 1/10005 holds points 0 (1472 B) and 10005 (1473 B).
 p = simloop("sweep", "--shard", "1/10005", "-j", "2", str(edge), "-o", str(WORK / "edge"))
 check(p.returncode == 3, f"edge sweep: exit {p.returncode}, expected 3 (a run failed): {p.stderr}")

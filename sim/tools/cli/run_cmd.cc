@@ -412,7 +412,13 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
                         // the section and every point's configuration.
                         const size_t points = check_sweep_section(x, c->sets);
                         std::cout << config::to_json(x).dump(2) << "\n";
-                        if (x.has_sweep)
+                        if (x.has_sweep && points > sweep::kCheckedPoints)
+                          spdlog::info(
+                              "{}: valid, with a sweep of {} points (each value checked; more "
+                              "than {} points are not each loaded, a point the loader refuses "
+                              "is a row with status error when it runs)",
+                              c->file, points, sweep::kCheckedPoints);
+                        else if (x.has_sweep)
                           spdlog::info("{}: valid, with a sweep of {} points", c->file, points);
                         else
                           spdlog::info("{}: valid", c->file);
