@@ -1,6 +1,7 @@
 // Experiment files: shipped ones load, and each kind of bad input gives its
 // own message naming the file, line, column and key.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -69,6 +70,79 @@ TEST_F(ConfigTest, ShippedExperimentsLoad) {
 
 // freebsd6-warm is freebsd6 with every cost scaled by one factor (its header
 // says why); a cost edited in one file and not the other breaks that.
+// Loading over a loaded base (a sweep's points, a run's seed) is loading
+// the file with every override: the same configuration, the same derived
+// code layout, or the same refusal, for every shipped experiment.
+TEST_F(ConfigTest, LoadingOverABaseIsLoadingTheFile) {
+  const std::vector<std::vector<std::string>> cases = {
+      {},
+      {"seed=7"},
+      {"workload.dest=self", "workload.payload=64"},
+      {"options.align=copy-down", "workload.dest=broadcast"},
+      {"workload.dest=loopback", "interrupts.enabled=false"},
+      {"machine.cache.enabled=false"},
+      {"variance.link_perturbation_bytes=256", "seed=3"},
+      {"variance.link_perturbation_bytes=0"},  // no more than the base's
+      {"workload.payload=9000"},               // over the MTU on a path with one
+      {"stack.kind=linux"},                    // a stack profile of the other kind
+      {"options.linux.gso=true"},              // a key of the other stack
+      {"machine=athlon-xp-2700"},              // a component: the long way
+      {"workload.payload=-1"},                 // out of range
+  };
+  std::vector<fs::path> files;
+  for (const char* dir : {"experiments", "experiments/seed"})
+    for (const auto& e : fs::directory_iterator(kSource / dir))
+      if (e.path().extension() == ".yaml") files.push_back(e.path());
+  ASSERT_GT(files.size(), 10u);
+  size_t loaded = 0, refused = 0;
+  for (const auto& f : files) {
+    for (const auto& base_sets :
+         {std::vector<std::string>{}, std::vector<std::string>{"workload.packets=500"},
+          std::vector<std::string>{"variance.link_perturbation_bytes=128"}}) {
+      Experiment base;
+      try {
+        base = load_experiment(f, base_sets);
+      } catch (const ConfigError&) {
+        continue;
+      }
+      for (const auto& sets : cases) {
+        std::vector<std::string> all = base_sets;
+        all.insert(all.end(), sets.begin(), sets.end());
+        std::string want, got;
+        Experiment a, b;
+        try {
+          a = load_experiment(f, all);
+        } catch (const ConfigError& e) {
+          want = e.what();
+        }
+        try {
+          b = load_over(base, base_sets, sets);
+        } catch (const ConfigError& e) {
+          got = e.what();
+        }
+        const std::string what =
+            f.filename().string() + " " + fmt::format("{}", fmt::join(all, " "));
+        ASSERT_EQ(got, want) << what;
+        if (!want.empty()) {
+          ++refused;
+          continue;
+        }
+        ++loaded;
+        EXPECT_EQ(to_json(b), to_json(a)) << what;
+        ASSERT_EQ(b.code == nullptr, a.code == nullptr) << what;
+        if (a.code) {
+          EXPECT_EQ(b.code->objects, a.code->objects) << what;
+          EXPECT_EQ(b.code->routines, a.code->routines) << what;
+        }
+        EXPECT_EQ(b.perturbation, a.perturbation) << what;
+        EXPECT_EQ(b.build_files.nm, a.build_files.nm) << what;
+      }
+    }
+  }
+  EXPECT_GT(loaded, 50u);
+  EXPECT_GT(refused, 20u);
+}
+
 TEST_F(ConfigTest, WarmStackIsOneScalingOfFreebsd6) {
   const fs::path p = write("exp.yaml", "machine: athlon-xp-2700\nstack: freebsd6\n");
   const fs::path q = write("warm.yaml", "machine: athlon-xp-2700\nstack: freebsd6-warm\n");

@@ -142,6 +142,11 @@ std::vector<std::filesystem::path> config_roots(const std::filesystem::path& exp
 // overrides applied last. Throws ConfigError.
 Experiment load_experiment(const std::filesystem::path& file,
                            const std::vector<std::string>& sets = {});
+// load_experiment(base.source, base_sets + sets), where `base` is what
+// load_experiment(base.source, base_sets) gave: the file is not read again
+// when `sets` are plain keys (a sweep's points, a run's seed).
+Experiment load_over(const Experiment& base, const std::vector<std::string>& base_sets,
+                     const std::vector<std::string>& sets);
 
 // A layout with the experiment's layout.* transforms applied (order, padding,
 // move to end, function alignment; not the random link perturbation).

@@ -212,4 +212,42 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
   return x;
 }
 
+Experiment load_over(const Experiment& base, const std::vector<std::string>& base_sets,
+                     const std::vector<std::string>& sets) {
+  // Overrides go last in load_experiment, over what the file and the base's
+  // own overrides made: here they go over that result, kept. A set that is
+  // not a plain key (machine=, stack=) or that fails is loaded the long
+  // way, which also gives its message the file's lines.
+  try {
+    Experiment x = base;
+    std::map<std::string, Loc> where;
+    bool plain = true;
+    for (const auto& s : sets) {
+      const auto eq = s.find('=');
+      const Field* field = eq == std::string::npos ? nullptr : schema().field(s.substr(0, eq));
+      if (field == nullptr) {
+        plain = false;
+        break;
+      }
+      check_applies(*field, x, Loc{});
+      field->set(x, set_value(field->path, s.substr(eq + 1)), Loc{});
+      where[field->path] = Loc{};
+    }
+    if (plain) {
+      check_consistency(x, where);
+      // What build_code_layout makes, made again from the keys as they are
+      // now (as a fresh load would).
+      x.code.reset();
+      x.build_files = {};
+      x.perturbation.clear();
+      build_code_layout(x, where);
+      return x;
+    }
+  } catch (const ConfigError&) {
+  }
+  std::vector<std::string> all = base_sets;
+  all.insert(all.end(), sets.begin(), sets.end());
+  return load_experiment(base.source, all);
+}
+
 }  // namespace simloop::config

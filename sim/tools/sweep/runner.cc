@@ -79,10 +79,11 @@ int child_main(const Options& o, const Plan& plan, const Point& p, int repeat, u
   json msg;
   int rc = 0;
   try {
-    std::vector<std::string> sets = o.sets;
-    for (auto& s : p.as_sets()) sets.push_back(std::move(s));
+    // The point over the base the plan loaded, as if the file were loaded
+    // with all of them (config::load_over): the file is not read again.
+    std::vector<std::string> sets = p.as_sets();
     sets.push_back(fmt::format("seed={}", seed));
-    const config::Experiment x = config::load_experiment(o.experiment, sets);
+    const config::Experiment x = config::load_over(plan.base, o.sets, sets);
     // SimGrid's log is routed to spdlog by prepare_engine, before the fork.
     const engine::SimResult r = engine::simulate(x);
     msg["row"] = report::to_json(engine::result_row(x, r));
@@ -328,10 +329,8 @@ Plan make_plan(const Options& o) {
   p.checked = n <= kCheckedPoints;
   for (size_t i = 0; p.checked && i < n; ++i) {
     const Point pt = p.spec.point(i);
-    std::vector<std::string> sets = o.sets;
-    for (auto& s : pt.as_sets()) sets.push_back(std::move(s));
     try {
-      config::load_experiment(o.experiment, sets);
+      config::load_over(p.base, o.sets, pt.as_sets());
     } catch (const config::ConfigError& e) {
       throw config::ConfigError(fmt::format("{}: sweep point {} ({}): {}", o.experiment.string(), i,
                                             fmt::join(pt.as_sets(), " "), e.what()));
