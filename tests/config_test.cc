@@ -143,6 +143,57 @@ TEST_F(ConfigTest, LoadingOverABaseIsLoadingTheFile) {
   EXPECT_GT(refused, 20u);
 }
 
+// A --set value means what the same text means in a file: accepted as the
+// same value, or refused with the same words after the location.
+TEST_F(ConfigTest, ASetValueIsReadAsTheFileReadsIt) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"workload.payload", "18"},
+      {"workload.payload", "0x12"},
+      {"workload.payload", "1e2"},
+      {"workload.payload", "-5"},
+      {"workload.payload", "-1"},
+      {"workload.payload", "null"},
+      {"workload.payload", "~"},
+      {"workload.payload", "'18'"},
+      {"workload.payload", "+18"},
+      {"workload.payload", "18.0"},
+      {"workload.payload", "1_000"},
+      {"workload.payload", ".5"},
+      {"workload.enobufs_sleep_s", "2.4e-3"},
+      {"workload.enobufs_sleep_s", ".inf"},
+      {"workload.enobufs_sleep_s", "-.5"},
+      {"options.align", "copy-down"},
+      {"options.align", "Copy-Down"},
+      {"workload.receive", "true"},
+      {"workload.receive", "yes"},
+      {"workload.receive", "True"},
+      {"workload.receive", "1"},
+      {"workload.dest", "self"},
+      {"workload.dest", "[self]"},
+      {"description", "a-b_c.d+e"},
+  };
+  for (const auto& [key, value] : cases) {
+    const auto dot = key.find('.');
+    const std::string nested =
+        dot == std::string::npos
+            ? key + ": " + value + "\n"
+            : key.substr(0, dot) + ":\n  " + key.substr(dot + 1) + ": " + value + "\n";
+    const std::string in_file = error_of(std::string(kHead) + nested);
+    const std::string by_set = error_of(kHead, {key + "=" + value});
+    // The message after its location (file:line:col: or --set KEY:).
+    auto words = [&](const std::string& m) {
+      const auto at = m.find(key + ": ");
+      return at == std::string::npos ? m : m.substr(at);
+    };
+    EXPECT_EQ(words(by_set), words(in_file)) << key << "=" << value;
+    if (in_file.empty() && by_set.empty()) {
+      const auto a = to_json(load_experiment(write("f.yaml", std::string(kHead) + nested)));
+      const auto b = to_json(load_experiment(write("s.yaml", kHead), {key + "=" + value}));
+      EXPECT_EQ(a, b) << key << "=" << value;
+    }
+  }
+}
+
 TEST_F(ConfigTest, WarmStackIsOneScalingOfFreebsd6) {
   const fs::path p = write("exp.yaml", "machine: athlon-xp-2700\nstack: freebsd6\n");
   const fs::path q = write("warm.yaml", "machine: athlon-xp-2700\nstack: freebsd6-warm\n");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <map>
 #include <type_traits>
 #include <variant>
@@ -61,6 +62,23 @@ namespace {
 
 // A --set value, parsed as YAML (as in a file).
 YAML::Node set_value(const std::string& key, const std::string& value) {
+  // A plain word or number is the scalar YAML makes of it: made directly,
+  // without a parser (a sweep's run sets a few of them; a parser costs more
+  // than the rest of loading them). Anything else is parsed.
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  const bool plain =
+      !value.empty() &&
+      (word(value[0]) ||
+       (value[0] == '-' && value.size() > 1 &&
+        (std::isdigit(static_cast<unsigned char>(value[1])) != 0 || value[1] == '.'))) &&
+      std::all_of(value.begin(), value.end(),
+                  [&](char c) { return word(c) || c == '.' || c == '-' || c == '+'; }) &&
+      value != "null" && value != "Null" && value != "NULL";
+  if (plain) {
+    YAML::Node n(value);
+    n.SetTag("?");  // as the parser tags a plain scalar
+    return n;
+  }
   try {
     return YAML::Load(value);
   } catch (const YAML::Exception& e) {

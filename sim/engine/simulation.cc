@@ -50,8 +50,16 @@ struct Platform {
   sg::Host* peer;
 };
 
+// The platform's one zone, made with the engine (make_engine): making the
+// first zone starts SimGrid's CPU and network models, which a sweep then
+// pays once, before it forks its runs, not in every run.
+sg::NetZone*& world_zone() {
+  static sg::NetZone* zone = nullptr;
+  return zone;
+}
+
 Platform build_platform(double clock_hz, double bandwidth_bps, double latency_s) {
-  auto* zone = sg::create_full_zone("world");
+  sg::NetZone* zone = world_zone();
   // The host's speed is its clock: one flop of SimGrid is one cycle.
   sg::Host* host = zone->create_host("host", clock_hz)->seal();
   sg::Host* peer = zone->create_host("peer", 1e9)->seal();
@@ -503,6 +511,8 @@ sg::Engine& make_engine() {
             fmt::format("--cfg={}: SimGrid refuses it: {}", item, e.what()));
       }
     }
+    // After every configuration item: the models the zone starts read them.
+    world_zone() = sg::create_full_zone("world");
   }
   return *engine;
 }
