@@ -134,6 +134,18 @@ p = simloop("sweep", "--list", str(few))
 check(p.returncode == 2 and "sweep point 2 (workload.payload=1473" in p.stderr,
       f"few: exit {p.returncode}: {p.stderr}")
 
+# After a sweep of more points than a table is printed for: one line.
+many = WORK / "many.yaml"
+many.write_text(BASE.replace("packets: 200", "packets: 1") +
+                "sweep:\n  grid:\n    workload.payload: {start: 18, stop: 267, step: 1}\n")
+p = simloop("sweep", "-j", "2", str(many), "-o", str(WORK / "many"))
+check(p.returncode == 0 and "250 points, 250 with a run that ended ok" in p.stdout and
+      "workload.payload  runs" not in p.stdout,
+      f"many: exit {p.returncode}: {p.stdout[-500:]} {p.stderr[-500:]}")
+p = simloop("sweep", "-j", "2", "--shard", "2/2", str(many), "-o", str(WORK / "many"))
+check(p.returncode == 0 and "workload.payload  runs" in p.stdout and p.stdout.count("\n") > 125,
+      f"many, a shard of 125 points: exit {p.returncode}: {p.stdout[-300:]}")
+
 # Results of a manifest that hashes its points by another rule.
 ok = WORK / "ok.yaml"
 ok.write_text(BASE + "sweep:\n  grid:\n    workload.payload: [18, 64]\n")

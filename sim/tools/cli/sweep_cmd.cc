@@ -57,13 +57,28 @@ bool print_summary(const fs::path& csv, const sweep::Plan& plan, const sweep::Sh
   if (repeats) head.insert(head.end(), {"sd kpps", "95% CI of mean"});
   head.push_back("within-run cv");
   bool all_same = repeats;
-  size_t compared = 0;
+  size_t compared = 0, ran = 0;
+  // A table of a few hundred points is read; one of a million is not.
+  constexpr size_t kTableRows = 200;
+  const size_t in_shard =
+      plan.size() / static_cast<size_t>(shard.n) +
+      (plan.size() % static_cast<size_t>(shard.n) > static_cast<size_t>(shard.k - 1) ? 1 : 0);
+  const bool table = in_shard <= kTableRows;
   for (size_t i = 0; i < plan.size(); ++i) {
     if (!shard.contains(i)) continue;
-    const sweep::Point p = plan.spec.point(i);
-    const auto it = by_point.find(p.index);
+    const auto it = by_point.find(i);
     const Runs none;
     const Runs& r = it == by_point.end() ? none : it->second;
+    if (!table) {
+      ran += r.ok.empty() ? 0 : 1;
+      if (r.ok.size() > 1) {
+        ++compared;
+        for (const auto& [k, c] : r.ok)
+          if (k != r.ok.front().first) all_same = false;
+      }
+      continue;
+    }
+    const sweep::Point p = plan.spec.point(i);
     std::vector<std::string> row;
     for (const auto& s : p.settings) row.push_back(s.value);
     row.push_back(std::to_string(r.all));
@@ -101,8 +116,15 @@ bool print_summary(const fs::path& csv, const sweep::Plan& plan, const sweep::Sh
       out += fmt::format("{}{:>{}}", i == 0 ? "" : "  ", r[i], width[i]);
     return out + "\n";
   };
-  std::cout << line(head);
-  for (const auto& r : cells) std::cout << line(r);
+  if (table) {
+    std::cout << line(head);
+    for (const auto& r : cells) std::cout << line(r);
+  } else {
+    std::cout << fmt::format(
+        "{} points, {} with a run that ended ok; each point's runs are rows of {} (a table of "
+        "each point is printed for up to {} points)\n",
+        in_shard, ran, csv.string(), kTableRows);
+  }
   return all_same && compared > 0;
 }
 
