@@ -23,7 +23,13 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 load_pid=
 cleanup() {
-  [ -n "$load_pid" ] && kill -TERM -- "-$load_pid" 2>/dev/null || true
+  # dash's kill takes no "--": a negative pid right after the signal is
+  # the process group (with "--" it failed, and the build outlived us).
+  if [ -n "$load_pid" ]; then
+    kill -TERM "-$load_pid" 2>/dev/null || true
+    # Its compilers end with it; their directory can go once they have.
+    sleep 1
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
