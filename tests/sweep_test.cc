@@ -544,27 +544,42 @@ TEST_F(SweepTest, RowsAreKnownByTheManifestOrTheResumingSweep) {
   EXPECT_THROW(check_known(ids, manifest, "r.csv", &other), StoreError);
 }
 
-// Checking rows against a manifest does not need each point's resolved
-// configuration, the bulk of a large manifest: parsed without them, the
-// points keep everything else, and the sweep's own configuration stays.
-TEST_F(SweepTest, AManifestParsedWithoutPointConfigurationsKeepsTheRest) {
-  const std::string text = R"({"config": {"seed": 1, "workload": {"payload": 18}},
-    "repeats": 2, "status": "complete",
-    "points": [
-      {"index": 0, "hash": "aa", "settings": {"workload.payload": "18"}, "seeds": [1, 2],
-       "config": {"seed": 1, "workload": {"payload": 18}}},
-      {"index": 1, "hash": "bb", "settings": {"config": "x"}, "seeds": [3, 4],
-       "config": {"seed": 1, "workload": {"payload": 19}}}]})";
-  const auto whole = parse_manifest(text, "m.json");
-  const auto lean = parse_manifest(text, "m.json", false);
-  ASSERT_TRUE(whole["points"][1].contains("config"));
-  for (const auto& pt : lean["points"]) EXPECT_FALSE(pt.contains("config")) << pt.dump();
-  EXPECT_EQ(lean["points"][1]["settings"]["config"], "x");  // a setting of that name stays
-  EXPECT_EQ(lean["points"][0]["seeds"], whole["points"][0]["seeds"]);
-  EXPECT_EQ(lean["config"], whole["config"]);
-  const auto k = known_points(lean, "m.json");
-  EXPECT_EQ(k.hashes, (std::vector<std::string>{"aa", "bb"}));
-  EXPECT_EQ(k.repeats, 2);
+// Checking rows against a manifest does not need a tree of its points,
+// most of a large manifest: parsed without them, the rest stays, and the
+// hashes are read from the text, as sweeps write them and as older
+// simloops wrote them (objects with each point's configuration).
+TEST_F(SweepTest, AManifestParsedWithoutItsPointsKeepsTheRest) {
+  const nlohmann::json m = {{"config", {{"seed", 1}, {"workload", {{"payload", 18}}}}},
+                            {"repeats", 2},
+                            {"status", "complete"}};
+  const std::string now = manifest_text(m, "[\n    \"aa\",\n    \"bb\"\n  ]");
+  const std::string old = manifest_text(m, R"([
+    {"index": 0, "hash": "aa", "settings": {"workload.payload": "18"}, "seeds": [1, 2],
+     "config": {"seed": 1, "workload": {"payload": 18}}},
+    {"index": 1, "hash": "bb", "settings": {"config": "x"}, "seeds": [3, 4],
+     "config": {"seed": 1, "workload": {"payload": 19}}}
+  ])");
+  for (const std::string& text : {now, old}) {
+    const auto whole = parse_manifest(text, "m.json");
+    const auto lean = parse_manifest(text, "m.json", false);
+    ASSERT_TRUE(whole.contains("points"));
+    EXPECT_FALSE(lean.contains("points"));
+    EXPECT_EQ(lean["config"], whole["config"]);
+    EXPECT_EQ(lean["status"], "complete");
+    for (const auto& k : {known_points(whole, "m.json"), known_points(lean, "m.json", text)}) {
+      EXPECT_EQ(k.hashes, (std::vector<std::string>{"aa", "bb"})) << text;
+      EXPECT_EQ(k.repeats, 2);
+    }
+    // Without the text, a lean manifest has no points to give.
+    EXPECT_THROW(known_points(lean, "m.json"), StoreError);
+  }
+  // A list of hashes with an escape, or a bad point, is read as JSON and
+  // judged as before.
+  const std::string odd = manifest_text(m, "[\"a\\u0062\", 7]");
+  EXPECT_THROW(known_points(parse_manifest(odd, "m.json", false), "m.json", odd), StoreError);
+  const std::string escaped = manifest_text(m, "[\"a\\u0062\"]");
+  EXPECT_EQ(known_points(parse_manifest(escaped, "m.json", false), "m.json", escaped).hashes,
+            std::vector<std::string>{"ab"});
   EXPECT_THROW(parse_manifest("{\"points\": [", "m.json", false), StoreError);
 }
 

@@ -94,8 +94,9 @@ config::Experiment from_sweep(const std::string& csv, size_t point, size_t repea
   sweep::KnownPoints known;
   sweep::Spec spec;
   try {
-    m = sweep::parse_manifest(sweep::read_text(mpath), mpath.string());
-    known = sweep::known_points(m, mpath.string());
+    const std::string text = sweep::read_text(mpath);
+    m = sweep::parse_manifest(text, mpath.string(), false);
+    known = sweep::known_points(m, mpath.string(), text);
   } catch (const sweep::StoreError& e) {
     throw UserError(e.what(), 2);
   }

@@ -40,6 +40,7 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   std::map<std::pair<size_t, int>, std::vector<std::string>> rows;
   MergeSummary sum;
   json from = json::array();
+  KnownPoints first_known;
   for (const auto& s : shards) {
     const fs::path mp = manifest_of(s);
     if (!fs::exists(mp))
@@ -50,14 +51,19 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
     // kept as the text they are (not a tree of every point's configuration)
     // when it was written with them last, as sweep writes manifests.
     json m;
+    KnownPoints known;
     if (first.is_null()) {
       first_text = read_text(mp);
       first_points = manifest_points_text(first_text);
       m = parse_manifest(first_text, mp.string(), first_points.empty());
+      known = known_points(m, mp.string(), first_text);
+      first_known = known;
       if (first_points.empty()) first_text.clear();
       first = m;
     } else {
-      m = read_json(mp, false);
+      const std::string text = read_text(mp);
+      m = parse_manifest(text, mp.string(), false);
+      known = known_points(m, mp.string(), text);
       if (m.value("experiment_hash", json()) != first.value("experiment_hash", json()))
         throw MismatchError(fmt::format(
             "{}: experiment hash {} differs from {}'s {}: these are results of different "
@@ -73,7 +79,7 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
           fmt::format("{}: its columns differ from {}'s", s.string(), shards.front().string()));
     }
     const auto ids = row_ids(t, s.string());
-    check_known(ids, known_points(m, mp.string()), s.string());
+    check_known(ids, known, s.string());
     for (size_t i = 0; i < ids.size(); ++i)
       if (!rows.emplace(std::make_pair(ids[i].point, ids[i].repeat), t.rows[i]).second)
         ++sum.duplicates;
@@ -87,7 +93,7 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   std::string text = csv_line(all.header);
   for (const auto& [k, r] : rows) text += csv_line(r);
   sum.rows = rows.size();
-  const auto known = known_points(first, manifest_of(shards.front()).string());
+  const KnownPoints& known = first_known;
   const size_t expected = known.hashes.size() * static_cast<size_t>(known.repeats);
   sum.missing = expected > sum.rows ? expected - sum.rows : 0;
   json m = std::move(first);  // not needed after this: no second copy of every point

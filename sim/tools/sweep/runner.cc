@@ -436,24 +436,25 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
 
   ResumePlan& rp = ex.rp;
   if (ex.have_rows) {
-    std::vector<std::string> hashes;
-    hashes.reserve(plan.size());
-    for (const uint64_t h : plan.hashes) hashes.push_back(hex64(h));
     const auto ids = row_ids(old, plan.csv.string());
     // Rows must be of points the manifest lists, or, at the same index, of
     // points of this sweep (a resume stopped between writing the results
     // and the manifest leaves rows re-indexed to the new points).
     KnownPoints here;
-    here.hashes = hashes;
+    here.hashes.reserve(plan.size());
+    for (const uint64_t h : plan.hashes) here.hashes.push_back(hex64(h));
+    const std::vector<std::string>& hashes = here.hashes;
     here.repeats = plan.spec.repeats;
     if (have_manifest) {
-      const json prev = read_json(plan.manifest, false);
+      const std::string prev_text = read_text(plan.manifest);
+      const json prev = parse_manifest(prev_text, plan.manifest.string(), false);
       if (prev.value("point_hash_rule", json()) != json(kPointHashRule))
         throw MismatchError(fmt::format(
             "{}: written by an older simloop whose point hashes follow another rule; not "
             "resuming into it (finish it with that version, or use another -o)",
             plan.manifest.string()));
-      check_known(ids, known_points(prev, plan.manifest.string()), plan.csv.string(), &here);
+      check_known(ids, known_points(prev, plan.manifest.string(), prev_text), plan.csv.string(),
+                  &here);
       std::set<std::string> swept(plan.spec.keys.begin(), plan.spec.keys.end());
       if (prev.contains("keys") && prev["keys"].is_array())
         for (const auto& k : prev["keys"])
@@ -472,12 +473,15 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
       // No manifest (its write never happened): the rows' point hashes say
       // which configuration each ran, so rows of points this sweep has are
       // kept, and rows of no point of it are refused.
-      std::map<std::string, size_t> at;
-      for (size_t i = 0; i < hashes.size(); ++i) at.emplace(hashes[i], i);
+      std::map<std::string, size_t> at;  // of the rows' hashes only
+      for (const auto& id : ids) at.emplace(id.hash, SIZE_MAX);
+      for (size_t i = 0; i < hashes.size(); ++i)
+        if (const auto it = at.find(hashes[i]); it != at.end() && it->second == SIZE_MAX)
+          it->second = i;
       std::vector<RowId> ids_here = ids;
       for (auto& id : ids_here) {
         const auto it = at.find(id.hash);
-        if (it != at.end()) id.point = it->second;
+        if (it != at.end() && it->second != SIZE_MAX) id.point = it->second;
       }
       check_known(ids_here, here, plan.csv.string());
       spdlog::warn("{}: no manifest beside it; keeping its rows by their point hashes",

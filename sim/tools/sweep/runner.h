@@ -142,15 +142,8 @@ MergeSummary merge(const std::filesystem::path& out,
 // The time now, UTC, as 2026-01-31T12:00:00Z.
 std::string utc_now();
 // A manifest read from its file; StoreError naming the file if it is not one.
-// Without `point_configs`, as parse_manifest leaves them out.
+// Without `point_configs`, as parse_manifest leaves points out.
 nlohmann::json read_json(const std::filesystem::path& p, bool point_configs = true);
-
-// A manifest's text: `m` (without "points") as JSON, with `points`, the
-// points array as text (one point a line), as its last member.
-std::string manifest_text(const nlohmann::json& m, std::string_view points);
-// The points array of a manifest's text written by manifest_text, as text;
-// empty if the text does not end with one (a manifest written otherwise).
-std::string_view manifest_points_text(std::string_view text);
 
 // The manifest that goes with a results CSV: same name, .json; its lock:
 // same name, .lock.

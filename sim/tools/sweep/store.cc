@@ -73,11 +73,12 @@ std::string csv_line(const std::vector<std::string>& fields) {
 
 nlohmann::json parse_manifest(std::string_view text, const std::string& name, bool point_configs) {
   try {
-    // Depth 3: a member of a point, an object in the top object's array.
+    // Depth 1: a member of the manifest; depth 3: a member of a point, an
+    // object in the points array (as older manifests wrote them).
     const nlohmann::json::parser_callback_t keep =
         [point_configs](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-          return point_configs || depth != 3 || event != nlohmann::json::parse_event_t::key ||
-                 parsed != "config";
+          if (point_configs || event != nlohmann::json::parse_event_t::key) return true;
+          return !((depth == 1 && parsed == "points") || (depth == 3 && parsed == "config"));
         };
     auto j = nlohmann::json::parse(text, keep);
     if (!j.is_object())
@@ -94,13 +95,54 @@ nlohmann::json parse_manifest(std::string_view text, const std::string& name, bo
   }
 }
 
-KnownPoints known_points(const nlohmann::json& m, const std::string& name) {
+namespace {
+// The hashes of a points array as sweeps write it (["...", "...", ...]),
+// read as text; nullopt if it is not one (a manifest of an older simloop).
+std::optional<std::vector<std::string>> hashes_of(std::string_view seg) {
+  std::vector<std::string> out;
+  size_t i = 1;  // after '['
+  auto blank = [&] {
+    while (i < seg.size() && (seg[i] == ' ' || seg[i] == '\n')) ++i;
+  };
+  blank();
+  if (i < seg.size() && seg[i] == ']') return out;
+  for (;;) {
+    blank();
+    if (i >= seg.size() || seg[i] != '"') return std::nullopt;
+    const size_t end = seg.find('"', i + 1);
+    if (end == std::string_view::npos) return std::nullopt;
+    const std::string_view h = seg.substr(i + 1, end - i - 1);
+    if (h.find('\\') != std::string_view::npos) return std::nullopt;  // escapes: parse it
+    out.emplace_back(h);
+    i = end + 1;
+    blank();
+    if (i >= seg.size()) return std::nullopt;
+    if (seg[i] == ']') return out;
+    if (seg[i] != ',') return std::nullopt;
+    ++i;
+  }
+}
+}  // namespace
+
+KnownPoints known_points(const nlohmann::json& m, const std::string& name, std::string_view text) {
   KnownPoints k;
-  const auto pts = m.find("points");
-  if (pts == m.end() || !pts->is_array())
-    throw StoreError(fmt::format("{}: points: missing or not a list; not a sweep manifest", name));
-  k.hashes.reserve(pts->size());
-  for (size_t i = 0; i < pts->size(); ++i) {
+  const std::string missing =
+      fmt::format("{}: points: missing or not a list; not a sweep manifest", name);
+  const nlohmann::json* pts = nullptr;
+  nlohmann::json parsed;  // the points of a text that does not list hashes alone
+  const std::string_view seg = text.empty() ? std::string_view() : manifest_points_text(text);
+  if (const auto it = m.find("points"); it != m.end()) {
+    pts = &*it;
+  } else if (seg.empty()) {
+    throw StoreError(missing);
+  } else if (auto h = hashes_of(seg)) {
+    k.hashes = std::move(*h);
+  } else {
+    parsed = nlohmann::json::parse(seg);
+    pts = &parsed;
+  }
+  if (pts != nullptr && !pts->is_array()) throw StoreError(missing);
+  for (size_t i = 0; pts != nullptr && i < pts->size(); ++i) {
     const auto& p = (*pts)[i];
     if (p.is_string()) {  // as sweeps write them: the hash, at its index
       k.hashes.push_back(p.get<std::string>());
@@ -201,9 +243,15 @@ ResumePlan plan_resume(const Table& old, const std::string& name,
     throw StoreError(fmt::format(
         "{}: its columns differ from this sweep's (not only in swept keys); not resuming into it",
         name));
-  std::unordered_map<std::string, size_t> index_of;
-  for (size_t i = 0; i < hashes.size(); ++i) index_of.emplace(hashes[i], i);
   const auto ids = row_ids(old, name);
+  // Where each row's point is now: a map of the rows' hashes, not of every
+  // point (a sweep may have ten million, the rows a few).
+  std::unordered_map<std::string, size_t> index_of;
+  for (const auto& id : ids) index_of.emplace(id.hash, SIZE_MAX);
+  for (size_t i = 0; i < hashes.size(); ++i)
+    if (const auto it = index_of.find(hashes[i]); it != index_of.end() && it->second == SIZE_MAX)
+      it->second = i;
+  std::erase_if(index_of, [](const auto& kv) { return kv.second == SIZE_MAX; });
   const int sc = old.column("status");
   ResumePlan plan;
   plan.rewrite = old.header != header;

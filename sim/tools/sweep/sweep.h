@@ -136,19 +136,30 @@ std::string read_text(const std::filesystem::path& path);
 std::string csv_line(const std::vector<std::string>& fields);
 
 // A manifest (JSON) from text; throws StoreError naming `name`.
-// Without `point_configs`, each point's resolved configuration is left out
-// as it is parsed: what checking rows against a manifest needs, in a small
-// part of the memory (a point's configuration is most of a manifest).
+// Without `point_configs`, its list of points is left out as it is parsed
+// (and, in a manifest of an older simloop, each point's configuration):
+// most of a large manifest, which known_points reads from the text.
 nlohmann::json parse_manifest(std::string_view text, const std::string& name,
                               bool point_configs = true);
+
+// A manifest's text: `m` (without "points") as JSON, with `points`, the
+// points array as text (one point a line), as its last member.
+std::string manifest_text(const nlohmann::json& m, std::string_view points);
+// The points array of a manifest's text written by manifest_text, as text;
+// empty if the text does not end with one (a manifest written otherwise).
+std::string_view manifest_points_text(std::string_view text);
 
 // The points a manifest lists: their hashes by index, and the repeats.
 struct KnownPoints {
   std::vector<std::string> hashes;
   int repeats = 1;
 };
-// Throws StoreError naming `name` and the key when the manifest lacks them.
-KnownPoints known_points(const nlohmann::json& manifest, const std::string& name);
+// From a manifest parsed whole, or parsed without its points and its
+// `text` (the list read there, each hash as it is, without a tree of a
+// million strings). Throws StoreError naming `name` and the key when the
+// manifest lacks them.
+KnownPoints known_points(const nlohmann::json& manifest, const std::string& name,
+                         std::string_view text = {});
 
 // What identifies a row: its point, repeat and point hash, and its line.
 struct RowId {
