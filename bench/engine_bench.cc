@@ -1,6 +1,7 @@
 // Benchmarks of the simulation around the stack: a simulated packet (plain,
 // with the I-cache model, with one interrupt per frame), the I-cache model's
-// fetch path alone, and what a sweep pays per point beyond its simulation.
+// fetch path alone, what a sweep pays per point beyond its simulation, and
+// planning a sweep.
 //
 // SimGrid runs one simulation per process, so every simulation here runs in
 // a forked child, as a sweep runs it. A simulated packet's time is the
@@ -24,6 +25,7 @@
 #include "sim/config/experiment.h"
 #include "sim/engine/simulation.h"
 #include "sim/support/yaml_input.h"
+#include "sim/tools/sweep/runner.h"
 
 namespace {
 
@@ -126,13 +128,13 @@ void BM_ICacheFetch(benchmark::State& state) {
 BENCHMARK(BM_ICacheFetch)->Arg(16)->Arg(96)->ArgName("kb");
 
 // What a sweep pays per point beyond its simulation: fork, resolving the
-// point's configuration (files read once, as a sweep reads them), a
+// point's configuration (over the base, as a sweep's run does), a
 // 1-packet simulation and the child's exit, from a process whose SimGrid
 // engine is started once (engine::prepare_engine), as a sweep's is.
 void BM_SweepPointFixedCost(benchmark::State& state) {
   simloop::config::cache_parsed_yaml(true);
   const fs::path file = kSource / "experiments/seed-athlon.yaml";
-  (void)load_experiment(file);  // the parent's one read of the files
+  const Experiment base = load_experiment(file);  // the parent's one read of the files
   simloop::engine::prepare_engine();
   int payload = 18;
   for (auto _ : state) {
@@ -140,7 +142,7 @@ void BM_SweepPointFixedCost(benchmark::State& state) {
                                            "workload.payload=" + std::to_string(payload)};
     payload = payload == 1400 ? 18 : payload + 1;
     const double ok = in_child([&] {
-      const Experiment x = load_experiment(file, sets);
+      const Experiment x = simloop::config::load_over(base, {}, sets);
       return simloop::engine::simulate(x).packets == 1 ? 1.0 : -1.0;
     });
     if (ok < 0) {
@@ -151,6 +153,41 @@ void BM_SweepPointFixedCost(benchmark::State& state) {
   simloop::config::cache_parsed_yaml(false);
 }
 BENCHMARK(BM_SweepPointFixedCost)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Planning a sweep of N points (a grid of payloads, alignments and
+// interrupt costs): what `sweep --list`, `check` and every shard pay before
+// the first run. Past sweep::kCheckedPoints no point is loaded one by one.
+void BM_SweepPlan(benchmark::State& state) {
+  const auto points = static_cast<int>(state.range(0));
+  const fs::path dir =
+      fs::temp_directory_path() / ("simloop-bench-plan-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // A file of its own per size: the planner keeps each file it parsed.
+  const fs::path file = dir / ("plan-" + std::to_string(points) + ".yaml");
+  if (FILE* f = std::fopen(file.c_str(), "w")) {
+    std::fprintf(f,
+                 "name: plan\nmachine: athlon-xp-2700\nstack: freebsd6\n"
+                 "workload: {payload: 18, packets: 1, dest: wire}\n"
+                 "sweep:\n  grid:\n    options.align: [none, copy-down]\n"
+                 "    workload.payload: {start: 18, stop: 1017, step: 1}\n"
+                 "    interrupts.per_packet_cycles: {start: 0, stop: %d, step: 1}\n",
+                 points / 2000 - 1);
+    std::fclose(f);
+  }
+  simloop::sweep::Options o;
+  o.experiment = file;
+  o.output_dir = dir.string();
+  size_t planned = 0;
+  for (auto _ : state) {
+    const auto plan = simloop::sweep::make_plan(o);
+    benchmark::DoNotOptimize(plan.hashes.data());
+    planned = plan.size();
+  }
+  if (planned != static_cast<size_t>(points)) state.SkipWithError("the plan has other points");
+  state.SetItemsProcessed(state.iterations() * points);
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_SweepPlan)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
