@@ -175,6 +175,20 @@ void record_locations(const YAML::Node& n, const std::string& prefix, const std:
   }
 }
 
+// The last steps of loading: the overrides (known keys), each over what
+// came before, then the checks across keys and the code layout.
+void finish(Experiment& x, const std::vector<std::pair<std::string, std::string>>& overrides,
+            std::map<std::string, Loc>& where) {
+  for (const auto& [key, value] : overrides) {
+    const Field* field = schema().field(key);
+    check_applies(*field, x, Loc{});
+    field->set(x, set_value(key, value), Loc{});
+    where[key] = Loc{};
+  }
+  check_consistency(x, where);
+  build_code_layout(x, where);
+}
+
 }  // namespace
 
 Experiment load_experiment(const fs::path& file, const std::vector<std::string>& sets) {
@@ -219,14 +233,7 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
 
   std::map<std::string, Loc> where;
   record_locations(doc, "", f, where);
-  for (const auto& [key, value] : overrides) {
-    const Field* field = schema().field(key);
-    check_applies(*field, x, Loc{});
-    field->set(x, set_value(key, value), Loc{});
-    where[key] = Loc{};
-  }
-  check_consistency(x, where);
-  build_code_layout(x, where);
+  finish(x, overrides, where);
   return x;
 }
 
@@ -236,32 +243,25 @@ Experiment load_over(const Experiment& base, const std::vector<std::string>& bas
   // own overrides made: here they go over that result, kept. A set that is
   // not a plain key (machine=, stack=) or that fails is loaded the long
   // way, which also gives its message the file's lines.
-  try {
-    Experiment x = base;
-    std::map<std::string, Loc> where;
-    bool plain = true;
-    for (const auto& s : sets) {
-      const auto eq = s.find('=');
-      const Field* field = eq == std::string::npos ? nullptr : schema().field(s.substr(0, eq));
-      if (field == nullptr) {
-        plain = false;
-        break;
-      }
-      check_applies(*field, x, Loc{});
-      field->set(x, set_value(field->path, s.substr(eq + 1)), Loc{});
-      where[field->path] = Loc{};
-    }
-    if (plain) {
-      check_consistency(x, where);
+  std::vector<std::pair<std::string, std::string>> overrides;
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || schema().field(s.substr(0, eq)) == nullptr) break;
+    overrides.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+  }
+  if (overrides.size() == sets.size()) {
+    try {
+      Experiment x = base;
       // What build_code_layout makes, made again from the keys as they are
       // now (as a fresh load would).
       x.code.reset();
       x.build_files = {};
       x.perturbation.clear();
-      build_code_layout(x, where);
+      std::map<std::string, Loc> where;
+      finish(x, overrides, where);
       return x;
+    } catch (const ConfigError&) {
     }
-  } catch (const ConfigError&) {
   }
   std::vector<std::string> all = base_sets;
   all.insert(all.end(), sets.begin(), sets.end());

@@ -251,6 +251,13 @@ Point Plan::point(size_t index) const {
   return p;
 }
 
+namespace {
+// What one setting adds to a point's hash.
+std::string hash_part(const std::string& key, const std::string& value) {
+  return key + "=" + value + ";";
+}
+}  // namespace
+
 PointHasher::PointHasher(const Spec& spec, const json& base_config) : spec_(spec) {
   seed_ = fnv1a(hex64(fnv1a(identity_of(base_config).dump())) + "|");
   for (const auto& key : spec.keys) {
@@ -270,7 +277,7 @@ PointHasher::PointHasher(const Spec& spec, const json& base_config) : spec_(spec
       for (size_t k = 0; k < ax.keys.size(); ++k) {
         const auto b = base_text_.find(ax.keys[k]);
         parts.push_back(b != base_text_.end() && b->second == t[k] ? ""
-                                                                   : ax.keys[k] + "=" + t[k] + ";");
+                                                                   : hash_part(ax.keys[k], t[k]));
       }
       parts_[a].push_back(std::move(parts));
     }
@@ -282,15 +289,9 @@ PointHasher::PointHasher(const Spec& spec, const json& base_config) : spec_(spec
 }
 
 uint64_t PointHasher::operator()(size_t index) const {
-  // The tuple of each axis, last axis fastest (Spec::tuples_of, without a
-  // vector per call).
-  size_t at[32];
-  const size_t n = spec_.axes.size();
-  if (n > std::size(at)) return (*this)(spec_.point(index));
-  for (size_t a = n; a-- > 0;) {
-    at[a] = index % spec_.axes[a].tuples.size();
-    index /= spec_.axes[a].tuples.size();
-  }
+  size_t at[32];  // one per axis, without a vector per call
+  if (spec_.axes.size() > std::size(at)) return (*this)(spec_.point(index));
+  spec_.tuples_of(index, at);
   uint64_t h = seed_;
   for (const auto& [a, k] : order_) h = fnv1a(parts_[a][at[a]][k], h);
   return h;
@@ -304,7 +305,7 @@ uint64_t PointHasher::operator()(const Point& p) const {
   uint64_t h = seed_;
   for (const Setting* s : sorted) {
     const auto b = base_text_.find(s->key);
-    if (b == base_text_.end() || b->second != s->value) h = fnv1a(s->key + "=" + s->value + ";", h);
+    if (b == base_text_.end() || b->second != s->value) h = fnv1a(hash_part(s->key, s->value), h);
   }
   return h;
 }
@@ -473,15 +474,11 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
       // No manifest (its write never happened): the rows' point hashes say
       // which configuration each ran, so rows of points this sweep has are
       // kept, and rows of no point of it are refused.
-      std::map<std::string, size_t> at;  // of the rows' hashes only
-      for (const auto& id : ids) at.emplace(id.hash, SIZE_MAX);
-      for (size_t i = 0; i < hashes.size(); ++i)
-        if (const auto it = at.find(hashes[i]); it != at.end() && it->second == SIZE_MAX)
-          it->second = i;
+      const auto at = indices_of(ids, hashes);
       std::vector<RowId> ids_here = ids;
       for (auto& id : ids_here) {
         const auto it = at.find(id.hash);
-        if (it != at.end() && it->second != SIZE_MAX) id.point = it->second;
+        if (it != at.end()) id.point = it->second;
       }
       check_known(ids_here, here, plan.csv.string());
       spdlog::warn("{}: no manifest beside it; keeping its rows by their point hashes",

@@ -223,6 +223,17 @@ void check_known(const std::vector<RowId>& ids, const KnownPoints& known, const 
                                  count > bad.size() ? ", ..." : ""));
 }
 
+std::unordered_map<std::string, size_t> indices_of(const std::vector<RowId>& ids,
+                                                   const std::vector<std::string>& hashes) {
+  std::unordered_map<std::string, size_t> at;
+  for (const auto& id : ids) at.emplace(id.hash, SIZE_MAX);
+  for (size_t i = 0; i < hashes.size(); ++i)
+    if (const auto it = at.find(hashes[i]); it != at.end() && it->second == SIZE_MAX)
+      it->second = i;
+  std::erase_if(at, [](const auto& kv) { return kv.second == SIZE_MAX; });
+  return at;
+}
+
 ResumePlan plan_resume(const Table& old, const std::string& name,
                        const std::vector<std::string>& hashes, int repeats,
                        const std::vector<std::string>& header,
@@ -244,14 +255,7 @@ ResumePlan plan_resume(const Table& old, const std::string& name,
         "{}: its columns differ from this sweep's (not only in swept keys); not resuming into it",
         name));
   const auto ids = row_ids(old, name);
-  // Where each row's point is now: a map of the rows' hashes, not of every
-  // point (a sweep may have ten million, the rows a few).
-  std::unordered_map<std::string, size_t> index_of;
-  for (const auto& id : ids) index_of.emplace(id.hash, SIZE_MAX);
-  for (size_t i = 0; i < hashes.size(); ++i)
-    if (const auto it = index_of.find(hashes[i]); it != index_of.end() && it->second == SIZE_MAX)
-      it->second = i;
-  std::erase_if(index_of, [](const auto& kv) { return kv.second == SIZE_MAX; });
+  const auto index_of = indices_of(ids, hashes);  // where each row's point is now
   const int sc = old.column("status");
   ResumePlan plan;
   plan.rewrite = old.header != header;

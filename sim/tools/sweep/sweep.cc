@@ -397,8 +397,7 @@ size_t Spec::size() const {
   return n;
 }
 
-void Spec::tuples_of(size_t index, std::vector<size_t>& at) const {
-  at.resize(axes.size());
+void Spec::tuples_of(size_t index, size_t* at) const {
   for (size_t a = axes.size(); a-- > 0;) {
     at[a] = index % axes[a].tuples.size();
     index /= axes[a].tuples.size();

@@ -21,6 +21,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -73,8 +74,13 @@ struct Spec {
   std::string text;
 
   size_t size() const;
-  // Which tuple of each axis point `index` takes.
-  void tuples_of(size_t index, std::vector<size_t>& at) const;
+  // Which tuple of each axis point `index` takes: `at` holds one number
+  // per axis (the pointer form fills axes.size() of them, allocating none).
+  void tuples_of(size_t index, size_t* at) const;
+  void tuples_of(size_t index, std::vector<size_t>& at) const {
+    at.resize(axes.size());
+    tuples_of(index, at.data());
+  }
   Point point(size_t index) const;
 };
 
@@ -171,6 +177,12 @@ struct RowId {
 // The identity of every row; throws StoreError naming the file, line and
 // column of a row whose point or repeat is not a number in range.
 std::vector<RowId> row_ids(const Table& t, const std::string& name);
+// Where the rows' points are in a sweep whose points have `hashes`: each
+// row hash -> the first index with it; hashes of no point are left out. A
+// map of the rows' hashes, not of every point (a sweep may have ten
+// million, its rows a few).
+std::unordered_map<std::string, size_t> indices_of(const std::vector<RowId>& ids,
+                                                   const std::vector<std::string>& hashes);
 // Throws StoreError listing the lines of rows whose point is not one of
 // `known` (index out of range, another hash, or a repeat past repeats) nor,
 // if given, of `also` (the points of a sweep resuming into them).
