@@ -101,8 +101,7 @@ void BM_SimulatedPacketICache(benchmark::State& state) {
 }
 BENCHMARK(BM_SimulatedPacketICache)->Apply(one_run_a_packet_count);
 
-// One interrupt per frame: no moderation, the interrupt actor's work every
-// packet.
+// One interrupt per frame: no moderation, a handler every packet.
 void BM_SimulatedPacketIrqPerFrame(benchmark::State& state) {
   simulated_packet(state, "experiments/seed-athlon.yaml", {"interrupts.moderation.interval_s=0"});
 }

@@ -149,19 +149,6 @@ struct World {
   std::deque<double> irq_due;    // times the NIC raises its interrupt, in order
   std::deque<double> in_flight;  // departure times of frames that may not have reached the peer
   int64_t frames_out = 0;        // frames handed to the NIC
-  sg::ActorPtr sender;
-  sg::ActorPtr irq;
-  // The interrupt actor waits on this semaphore while nothing is due. It is
-  // released once per wake-up (never a lock: SimGrid kills a daemon actor
-  // where it waits at the end of the run, and no destructor may then touch
-  // the simulation).
-  sg::SemaphorePtr irq_wake = sg::Semaphore::create(0);
-  bool irq_waiting = false;
-  bool irq_running = false;  // a handler holds the CPU
-  bool sender_done = false;
-  bool sender_asleep = false;    // after ENOBUFS: the CPU is idle unless a handler runs
-  bool sender_parked = false;    // woke while a handler ran: resumed when it ends
-  double irq_cycles_asleep = 0;  // handler cycles run while the sender slept
   double t_end = 0;
   Tracer* tracer = nullptr;  // the timeline, if asked for
   int64_t batches = 0;       // the sender's executions (for the log: speed)
@@ -187,12 +174,6 @@ struct World {
   void charge_syscall() {
     charge_fn(models::Code::syscall_entry, x.machine.syscall_entry_cycles);
     charge_fn(models::Code::syscall_exit, x.machine.syscall_exit_cycles);
-  }
-
-  void wake_irq() {
-    if (!irq_waiting) return;
-    irq_waiting = false;
-    irq_wake->release();
   }
 
   // The driver's txeof: frees the first `k` frames of the ring. With the
@@ -222,23 +203,91 @@ struct World {
   }
 };
 
-// The sender never runs while a handler holds the CPU. An execution that
-// ends within SimGrid's timing precision of an interrupt's due time ends
-// *at* it, so the sender and the interrupt can be ready at the same
-// instant, and suspend() only stops an actor at its next blocking call: the
-// sender checks for itself before it starts a batch.
+// ---- interrupts ----------------------------------------------------------
+// The host has one CPU, which the sender and the NIC's transmit-completion
+// handler share: a handler preempts the sender where its interrupt comes
+// due, and the sender goes on where the handler ends. Like a real NIC's
+// interrupt line, it does not queue: one handler serves every interrupt
+// raised before it began. The sender prices a batch of datagrams before it
+// spends the batch's cycles, and every due time in the batch is known by
+// then, so one actor places the handlers in the batch's span itself and
+// spends the batch's cycles and theirs in one execution: not a SimGrid
+// activity, a suspension and a resumption per interrupt.
+
+// Runs the handler of the interrupts due by `t0`, at `t0`: the driver's
+// txeof for the frames that have left by then and the handler's own cycles,
+// in interrupt context. Returns the cycles; the handler holds the CPU from
+// t0 to handler_end().
 template <class W>
-void yield_to_interrupt(W& w) {
-  for (;;) {
-    if (w.irq_running) {
-      w.sender_parked = true;  // the handler resumes it when it ends
-      sg::this_actor::suspend();
-    } else if (!w.irq_due.empty() && w.irq_due.front() <= sg::Engine::get_clock()) {
-      sg::this_actor::yield();  // let the interrupt actor take the CPU first
-    } else {
-      return;
-    }
+double run_handler(W& w, double t0) {
+  const auto& ic = w.x.interrupts;
+  while (!w.irq_due.empty() && w.irq_due.front() <= t0) w.irq_due.pop_front();
+  const int k = w.frames_done_by(t0);
+  w.charge(w.take());  // nothing should be pending; keep the books exact anyway
+  if (w.tracer != nullptr) w.tracer->begin_handler(t0);
+  w.acct.set_context(models::Context::interrupt);
+  w.reap(k);
+  w.acct.add(Stage::interrupt, ic.handler_cycles + ic.per_packet_cycles * k);
+  w.ledger.add(models::kInterruptHandler, models::CostKind::event,
+               ic.handler_cycles + ic.per_packet_cycles * k);
+  w.acct.set_context(models::Context::thread);
+  auto c = w.take();
+  w.charge(c);
+  const double cycles = models::total(c);
+  const double t1 = t0 + cycles / w.x.machine.clock_hz;
+  if (w.tracer != nullptr) w.tracer->end_handler(t1, k);
+  ++w.r.interrupts;
+  w.r.interrupt_s += t1 - t0;
+  return cycles;
+}
+
+// The handlers that preempt `work` cycles of the sender that start at
+// `start`: each interrupt that comes due before the sender's work is done
+// runs its handler there, or where the handler before it ends. Returns
+// their cycles: the sender's work then ends `work` plus them after `start`.
+template <class W>
+double preempting_handlers(W& w, double start, double work) {
+  const double hz = w.x.machine.clock_hz;
+  double handlers = 0;
+  double cpu_free = start;  // where the last handler ended
+  while (!w.irq_due.empty()) {
+    const double t0 = std::max(w.irq_due.front(), cpu_free);
+    if (t0 >= start + (work + handlers) / hz) break;  // due once the work is done
+    const double c = run_handler(w, t0);
+    handlers += c;
+    cpu_free = t0 + c / hz;
   }
+  return handlers;
+}
+
+// Handlers due by now run before the sender goes on, one after another
+// while more come due.
+template <class W>
+void run_due_handlers(W& w) {
+  while (!w.irq_due.empty() && w.irq_due.front() <= sg::Engine::get_clock()) {
+    const double c = run_handler(w, sg::Engine::get_clock());
+    if (c > 0) sg::this_actor::execute(c);
+  }
+}
+
+// The sender sleeps `wait` seconds: the CPU is idle but for the handlers of
+// interrupts that come due meanwhile, up to and including its end (they
+// preempt nothing; one that is still running when the sleep ends keeps the
+// CPU until it ends). A blocked sender waits for the interrupt whose
+// handler frees its space, so that handler is part of its wait. Returns the
+// handlers' cycles.
+template <class W>
+double sleep_with_handlers(W& w, double wait) {
+  const double until = sg::Engine::get_clock() + wait;
+  double handlers = 0;
+  while (!w.irq_due.empty() && std::max(w.irq_due.front(), sg::Engine::get_clock()) <= until) {
+    if (w.irq_due.front() > sg::Engine::get_clock()) sg::this_actor::sleep_until(w.irq_due.front());
+    const double c = run_handler(w, sg::Engine::get_clock());
+    if (c > 0) sg::this_actor::execute(c);
+    handlers += c;
+  }
+  if (sg::Engine::get_clock() < until) sg::this_actor::sleep_until(until);
+  return handlers;
 }
 
 // The ttcp loop's hooks in the simulator: the sender's prices (SenderCosts),
@@ -285,8 +334,9 @@ struct EngineHooks : models::SenderCosts<Probe> {
 
 // The application: a ttcp-like sender. It runs the real stack for a batch of
 // datagrams, then executes the batch's cycles in one go. A batch ends after
-// the datagram during which the next interrupt is due, so the interrupt
-// preempts the sender at its exact time.
+// the datagram during which the next interrupt is due, so that the handler,
+// which preempts the sender at its exact time, reaps the ring before the
+// sender sends more.
 template <class W>
 void sender_main(W& w) {
   const auto& x = w.x;
@@ -304,7 +354,7 @@ void sender_main(W& w) {
   int64_t sent = 0;
   bool stop = false;
   while (!stop) {
-    yield_to_interrupt(w);
+    run_due_handlers(w);
     double t = sg::Engine::get_clock();  // this batch's timeline, if nothing preempts it
     double batch = 0;
     const int64_t sent_before = sent;
@@ -356,17 +406,15 @@ void sender_main(W& w) {
         w.in_flight.push_back(depart);
         ++w.frames_out;
         if (x.interrupts.enabled) {
-          if (auto due = w.moderator.on_completion(depart)) {
-            w.irq_due.push_back(*due);
-            w.wake_irq();
-          }
+          if (auto due = w.moderator.on_completion(depart)) w.irq_due.push_back(*due);
         }
       }
     }
     w.charge(w.take());
     ++w.batches;
     const double batch_start = sg::Engine::get_clock();
-    if (batch > 0) sg::this_actor::execute(batch);
+    const double handlers = preempting_handlers(w, batch_start, batch);
+    if (batch + handlers > 0) sg::this_actor::execute(batch + handlers);
     if (tr != nullptr) tr->flush_batch();
     w.trim_in_flight(sg::Engine::get_clock());
     w.rate.add(batch_start, sg::Engine::get_clock(), static_cast<double>(sent - sent_before));
@@ -385,14 +433,7 @@ void sender_main(W& w) {
         // smallest step of simulated time.
         wait = std::max(until - t0, 1e-9);
       }
-      w.irq_cycles_asleep = 0;
-      w.sender_asleep = true;
-      sg::this_actor::sleep_for(wait);
-      w.sender_asleep = false;
-      if (w.irq_running) {  // a handler that began while asleep keeps the CPU
-        w.sender_parked = true;
-        sg::this_actor::suspend();
-      }
+      const double asleep = sleep_with_handlers(w, wait);
       // No interrupt was due to reap what left: the driver's own reclaim
       // (as without interrupts), so that the wait always ends with room.
       if (blocked && uses_ring && x.interrupts.enabled && w.irq_due.empty())
@@ -400,62 +441,13 @@ void sender_main(W& w) {
       const double slept = sg::Engine::get_clock() - t0;
       if (tr != nullptr) tr->sleep(t0, sg::Engine::get_clock());
       w.r.sleep_s += slept;
-      w.r.cycles[static_cast<size_t>(Stage::sleep)] += slept * hz - w.irq_cycles_asleep;
-      w.ledger.add(models::kSleepFn, models::CostKind::idle, slept * hz - w.irq_cycles_asleep);
+      w.r.cycles[static_cast<size_t>(Stage::sleep)] += slept * hz - asleep;
+      w.ledger.add(models::kSleepFn, models::CostKind::idle, slept * hz - asleep);
     }
   }
   w.t_end = sg::Engine::get_clock();
   w.r.packets = sent;
   w.r.elapsed_s = w.t_end - t_start;
-  w.sender_done = true;
-  w.wake_irq();
-}
-
-// The NIC's transmit-completion interrupt: when it is due it preempts the
-// sender (suspend), runs the handler and the driver's txeof on the same
-// CPU, and lets the sender go on (resume). Like a real NIC's interrupt line
-// it does not queue: one handler run serves every cause raised before it
-// began.
-template <class W>
-void interrupt_main(W& w) {
-  const auto& ic = w.x.interrupts;
-  for (;;) {
-    while (w.irq_due.empty() && !w.sender_done) {
-      w.irq_waiting = true;
-      w.irq_wake->acquire();
-    }
-    if (w.sender_done) return;
-    const double due = w.irq_due.front();
-    if (due > sg::Engine::get_clock()) sg::this_actor::sleep_until(due);
-    if (w.sender_done) return;
-    const double t0 = sg::Engine::get_clock();
-    while (!w.irq_due.empty() && w.irq_due.front() <= t0) w.irq_due.pop_front();
-    const bool preempt = !w.sender_asleep;  // asleep, the sender holds no CPU
-    w.irq_running = true;
-    if (preempt) w.sender->suspend();
-    const int k = w.frames_done_by(t0);
-    w.charge(w.take());  // nothing should be pending; keep the books exact anyway
-    if (w.tracer != nullptr) w.tracer->begin_handler(t0);
-    w.acct.set_context(models::Context::interrupt);
-    w.reap(k);
-    w.acct.add(Stage::interrupt, ic.handler_cycles + ic.per_packet_cycles * k);
-    w.ledger.add(models::kInterruptHandler, models::CostKind::event,
-                 ic.handler_cycles + ic.per_packet_cycles * k);
-    w.acct.set_context(models::Context::thread);
-    auto c = w.take();
-    w.charge(c);
-    const double cycles = models::total(c);
-    if (!preempt) w.irq_cycles_asleep += cycles;
-    sg::this_actor::execute(cycles);
-    if (w.tracer != nullptr) w.tracer->end_handler(sg::Engine::get_clock(), k);
-    w.irq_running = false;
-    if (preempt || w.sender_parked) {
-      w.sender_parked = false;
-      w.sender->resume();
-    }
-    ++w.r.interrupts;
-    w.r.interrupt_s += sg::Engine::get_clock() - t0;
-  }
 }
 
 // fopencookie writer: one SimGrid log line becomes one spdlog debug line.
@@ -563,9 +555,8 @@ SimResult simulate_on(const config::Experiment& x, Tracer* tracer) {
   w.acct.attach_ledger(&w.ledger);
   w.tracer = tracer;
   if (tracer != nullptr) w.acct.attach_listener(tracer);
-  w.sender = sg::Actor::create("sender", p.host, [&w] { sender_main(w); });
-  if (x.interrupts.enabled && workload::uses_ring(x.workload.dest))
-    w.irq = sg::Actor::create("nic-interrupt", p.host, [&w] { interrupt_main(w); });
+  // One actor for the host's CPU: the sender, and the handlers that preempt it.
+  sg::Actor::create("sender", p.host, [&w] { sender_main(w); });
   e.run();
 
   SimResult r = w.r;
