@@ -150,7 +150,13 @@ class CycleAccount : public net::NullProbe {
   }
   void header(net::FnId fn, const void* addr, unsigned size, bool /*write*/) {
     const auto a = reinterpret_cast<uintptr_t>(addr);
-    if ((a & (size - 1)) == 0) return;
+    if ((a & (size - 1)) == 0) [[likely]]
+      return;
+    misaligned_header(fn, a, size);
+  }
+  // Out of line: the header hook is inlined into every header access of
+  // the stack, and most are aligned.
+  [[gnu::noinline]] void misaligned_header(net::FnId fn, uintptr_t a, unsigned size) {
     add(Stage::unaligned, machine_.unaligned_access_cycles);
     ledger(net::index(fn), CostKind::misaligned, machine_.unaligned_access_cycles);
     const auto line = static_cast<uintptr_t>(machine_.line_bytes);

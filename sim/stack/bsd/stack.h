@@ -202,6 +202,9 @@ class Stack {
   // store; callers check trap_ after a header and drop the packet.
   bool strict_cpu() const { return opt_.align == AlignPolicy::strict; }
   bool check_access(Fn fn, const Mbuf* m, int off, unsigned size, bool write, const char* field);
+  [[noreturn, gnu::cold, gnu::noinline]] void read_only_write(Fn fn);
+  [[gnu::cold, gnu::noinline]] bool misaligned_access(Fn fn, const Mbuf* m, const uint8_t* p,
+                                                      unsigned size, const char* field);
   // The same for a field of udp_in (static storage, not in a packet).
   bool check_udp_in_access(Fn fn, int off, unsigned size, bool write, const char* field);
   // Records the first fault and sets trap_; returns false. `base` is the

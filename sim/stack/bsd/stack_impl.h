@@ -536,14 +536,30 @@ const Mbuf* Stack<P>::nic_frame(int i) const {
 
 // ---- header access ---------------------------------------------------------
 
+// Every header load and store goes through here: the common case (an
+// aligned or permitted access to writable storage) is inlined into the
+// caller, and what is rare is a call.
 template <class P>
-bool Stack<P>::check_access(Fn fn, const Mbuf* m, int off, unsigned size, bool write,
-                            const char* field) {
+[[gnu::always_inline]] inline bool Stack<P>::check_access(Fn fn, const Mbuf* m, int off,
+                                                          unsigned size, bool write,
+                                                          const char* field) {
   const uint8_t* p = m->m_data + off;
   SIMLOOP_PROBE(header(bsd::id(fn), p, size, write));
-  if (write && !m_writable(m))
-    throw std::logic_error(std::string(bsd::fn_name(fn)) + ": header write into read-only storage");
-  if ((reinterpret_cast<uintptr_t>(p) & (size - 1)) == 0 || !strict_cpu()) return true;
+  if (write && !m_writable(m)) [[unlikely]]
+    read_only_write(fn);
+  if ((reinterpret_cast<uintptr_t>(p) & (size - 1)) == 0 || !strict_cpu()) [[likely]]
+    return true;
+  return misaligned_access(fn, m, p, size, field);
+}
+
+template <class P>
+void Stack<P>::read_only_write(Fn fn) {
+  throw std::logic_error(std::string(bsd::fn_name(fn)) + ": header write into read-only storage");
+}
+
+template <class P>
+bool Stack<P>::misaligned_access(Fn fn, const Mbuf* m, const uint8_t* p, unsigned size,
+                                 const char* field) {
   const bool ext = (m->m_flags & M_EXT) != 0;
   const auto* base = ext ? m->ext().buf : reinterpret_cast<const uint8_t*>(m);
   return record_fault(fn, p, size, field, static_cast<int>(m->m_data - base), base,
@@ -576,29 +592,35 @@ bool Stack<P>::record_fault(Fn fn, const uint8_t* p, unsigned size, const char* 
 }
 
 template <class P>
-uint8_t Stack<P>::ld8(Fn fn, const Mbuf* m, int off, const char* field) {
+[[gnu::always_inline]] inline uint8_t Stack<P>::ld8(Fn fn, const Mbuf* m, int off,
+                                                    const char* field) {
   check_access(fn, m, off, 1, false, field);
   return m->m_data[off];
 }
 template <class P>
-uint16_t Stack<P>::ld16(Fn fn, const Mbuf* m, int off, const char* field) {
+[[gnu::always_inline]] inline uint16_t Stack<P>::ld16(Fn fn, const Mbuf* m, int off,
+                                                      const char* field) {
   return check_access(fn, m, off, 2, false, field) ? load_be16(m->m_data + off) : 0;
 }
 template <class P>
-uint32_t Stack<P>::ld32(Fn fn, const Mbuf* m, int off, const char* field) {
+[[gnu::always_inline]] inline uint32_t Stack<P>::ld32(Fn fn, const Mbuf* m, int off,
+                                                      const char* field) {
   return check_access(fn, m, off, 4, false, field) ? load_be32(m->m_data + off) : 0;
 }
 template <class P>
-void Stack<P>::st8(Fn fn, Mbuf* m, int off, uint8_t v, const char* field) {
+[[gnu::always_inline]] inline void Stack<P>::st8(Fn fn, Mbuf* m, int off, uint8_t v,
+                                                 const char* field) {
   check_access(fn, m, off, 1, true, field);
   m->m_data[off] = v;
 }
 template <class P>
-void Stack<P>::st16(Fn fn, Mbuf* m, int off, uint16_t v, const char* field) {
+[[gnu::always_inline]] inline void Stack<P>::st16(Fn fn, Mbuf* m, int off, uint16_t v,
+                                                  const char* field) {
   if (check_access(fn, m, off, 2, true, field)) store_be16(m->m_data + off, v);
 }
 template <class P>
-void Stack<P>::st32(Fn fn, Mbuf* m, int off, uint32_t v, const char* field) {
+[[gnu::always_inline]] inline void Stack<P>::st32(Fn fn, Mbuf* m, int off, uint32_t v,
+                                                  const char* field) {
   if (check_access(fn, m, off, 4, true, field)) store_be32(m->m_data + off, v);
 }
 
