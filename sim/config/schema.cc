@@ -592,8 +592,9 @@ Schema::Schema() {
 
   section("engine", "The simulation engine.");
   add(integer("engine.max_batch",
-              "Most datagrams charged in one simulated execution; batches also end where an "
-              "interrupt is due, so this changes speed, not results.",
+              "Most datagrams priced in one batch, and about the most spent in one simulated "
+              "execution; batches also end where an interrupt is due (its handler then runs in "
+              "the same execution), so this changes speed, not results.",
               1, 1e6, [](Experiment& x) -> int& { return x.engine.max_batch; }));
   add(boolean("engine.icache_replay",
               "Replay the I-cache model's answer to a packet's code fetches once they leave the "

@@ -151,7 +151,8 @@ struct World {
   int64_t frames_out = 0;        // frames handed to the NIC
   double t_end = 0;
   Tracer* tracer = nullptr;  // the timeline, if asked for
-  int64_t batches = 0;       // the sender's executions (for the log: speed)
+  int64_t batches = 0;       // the sender's batches (for the log: speed)
+  int64_t executions = 0;    // the SimGrid executions they took
   RateSlices rate;           // packets sent over simulated time, for the within-run rate variation
   SimResult r;
 
@@ -355,69 +356,86 @@ void sender_main(W& w) {
   bool stop = false;
   while (!stop) {
     run_due_handlers(w);
-    double t = sg::Engine::get_clock();  // this batch's timeline, if nothing preempts it
-    double batch = 0;
-    const int64_t sent_before = sent;
+    // One execution holds the batches between interrupts, up to about
+    // max_batch datagrams: a batch that ends where an interrupt is due only
+    // makes room for the handler, which the same execution spends.
+    double start = sg::Engine::get_clock();  // this batch's, if nothing preempts it
+    double execution = 0;                    // cycles of its batches and handlers
+    int64_t execution_packets = 0;
     bool enobufs = false;
     bool blocked = false;
-    Tracer* const tr = w.tracer;
-    if (tr != nullptr) tr->begin_batch(t);
-    for (int n = 0; n < x.engine.max_batch; ++n) {
-      if (by_time ? t >= t_start + x.workload.duration_s : sent >= x.workload.packets) {
-        stop = true;
-        break;
-      }
-      if (n > 0 && !w.irq_due.empty() && w.irq_due.front() <= t) break;
-      // The driver reclaims finished frames as it queues: always without
-      // interrupts, and with them when the ring is full (as em_start does
-      // when descriptors run out), so a ring that interrupts reap too
-      // seldom cannot wedge the sender.
-      if (tr != nullptr) tr->packet(sent);
-      if (uses_ring && !x.interrupts.enabled) w.reap(w.frames_done_by(t));
-      const workload::Step step = w.driver.send(hooks);
-      if (tr != nullptr && loops_back) hooks.counters();
-      const double c = models::total(w.pending()) - batch;
-      batch += c;
-      t += c / hz;
-      if (tr != nullptr) {
-        tr->drops(w.stack.counters().drops);
-        if (step.outcome == workload::Outcome::fault) tr->instant("alignment fault");
-        if (step.outcome == workload::Outcome::enobufs) tr->instant("ENOBUFS");
-      }
-      if (step.outcome == workload::Outcome::enobufs) {
-        ++w.r.enobufs;
-        enobufs = true;
-        break;
-      }
-      if (step.outcome == workload::Outcome::blocked) {
-        blocked = true;
-        break;
-      }
-      if (!step.ok()) {
-        w.r.outcome = step.outcome == workload::Outcome::fault ? "alignment-fault" : "error";
-        w.r.detail = w.driver.why(step);
-        stop = true;
-        break;
-      }
-      ++sent;
-      if (step.sent.frame) {
-        const double depart = w.wire.depart(t, frame_len);
-        w.ring.push_back({depart, models::ether_wire_bytes(frame_len)});
-        w.in_flight.push_back(depart);
-        ++w.frames_out;
-        if (x.interrupts.enabled) {
-          if (auto due = w.moderator.on_completion(depart)) w.irq_due.push_back(*due);
+    for (bool interrupt_due = true; interrupt_due && !stop && !enobufs && !blocked &&
+                                    execution_packets < x.engine.max_batch;) {
+      interrupt_due = false;
+      double t = start;  // this batch's timeline, if nothing preempts it
+      double batch = 0;
+      const int64_t sent_before = sent;
+      Tracer* const tr = w.tracer;  // the timeline, if asked for
+      if (tr != nullptr) tr->begin_batch(t);
+      for (int n = 0; n < x.engine.max_batch; ++n) {
+        if (by_time ? t >= t_start + x.workload.duration_s : sent >= x.workload.packets) {
+          stop = true;
+          break;
+        }
+        if (n > 0 && !w.irq_due.empty() && w.irq_due.front() <= t) {
+          interrupt_due = true;
+          break;
+        }
+        // The driver reclaims finished frames as it queues: always without
+        // interrupts, and with them when the ring is full (as em_start does
+        // when descriptors run out), so a ring that interrupts reap too
+        // seldom cannot wedge the sender.
+        if (tr != nullptr) tr->packet(sent);
+        if (uses_ring && !x.interrupts.enabled) w.reap(w.frames_done_by(t));
+        const workload::Step step = w.driver.send(hooks);
+        if (tr != nullptr && loops_back) hooks.counters();
+        const double c = models::total(w.pending()) - batch;
+        batch += c;
+        t += c / hz;
+        if (tr != nullptr) {
+          tr->drops(w.stack.counters().drops);
+          if (step.outcome == workload::Outcome::fault) tr->instant("alignment fault");
+          if (step.outcome == workload::Outcome::enobufs) tr->instant("ENOBUFS");
+        }
+        if (step.outcome == workload::Outcome::enobufs) {
+          ++w.r.enobufs;
+          enobufs = true;
+          break;
+        }
+        if (step.outcome == workload::Outcome::blocked) {
+          blocked = true;
+          break;
+        }
+        if (!step.ok()) {
+          w.r.outcome = step.outcome == workload::Outcome::fault ? "alignment-fault" : "error";
+          w.r.detail = w.driver.why(step);
+          stop = true;
+          break;
+        }
+        ++sent;
+        if (step.sent.frame) {
+          const double depart = w.wire.depart(t, frame_len);
+          w.ring.push_back({depart, models::ether_wire_bytes(frame_len)});
+          w.in_flight.push_back(depart);
+          ++w.frames_out;
+          if (x.interrupts.enabled) {
+            if (auto due = w.moderator.on_completion(depart)) w.irq_due.push_back(*due);
+          }
         }
       }
+      w.charge(w.take());
+      ++w.batches;
+      const double handlers = preempting_handlers(w, start, batch);
+      const double end = start + (batch + handlers) / hz;
+      if (tr != nullptr) tr->flush_batch();
+      w.rate.add(start, end, static_cast<double>(sent - sent_before));
+      execution += batch + handlers;
+      execution_packets += sent - sent_before;
+      start = end;
     }
-    w.charge(w.take());
-    ++w.batches;
-    const double batch_start = sg::Engine::get_clock();
-    const double handlers = preempting_handlers(w, batch_start, batch);
-    if (batch + handlers > 0) sg::this_actor::execute(batch + handlers);
-    if (tr != nullptr) tr->flush_batch();
+    ++w.executions;
+    if (execution > 0) sg::this_actor::execute(execution);
     w.trim_in_flight(sg::Engine::get_clock());
-    w.rate.add(batch_start, sg::Engine::get_clock(), static_cast<double>(sent - sent_before));
     if ((enobufs || blocked) && !stop) {
       // ttcp sleeps and retries. A blocking Linux send instead sleeps until
       // a transmit completion frees send space (sock_wfree): the next
@@ -439,7 +457,7 @@ void sender_main(W& w) {
       if (blocked && uses_ring && x.interrupts.enabled && w.irq_due.empty())
         w.reap(w.frames_done_by(sg::Engine::get_clock()));
       const double slept = sg::Engine::get_clock() - t0;
-      if (tr != nullptr) tr->sleep(t0, sg::Engine::get_clock());
+      if (w.tracer != nullptr) w.tracer->sleep(t0, sg::Engine::get_clock());
       w.r.sleep_s += slept;
       w.r.cycles[static_cast<size_t>(Stage::sleep)] += slept * hz - asleep;
       w.ledger.add(models::kSleepFn, models::CostKind::idle, slept * hz - asleep);
@@ -593,7 +611,8 @@ SimResult simulate_on(const config::Experiment& x, Tracer* tracer) {
   }
   r.drops = c.drops;
   r.interval_kpps_cv = w.rate.cv(w.t_end - r.elapsed_s, r.elapsed_s);
-  spdlog::debug("{} packets in {} batches; {} interrupts", w.r.packets, w.batches, w.r.interrupts);
+  spdlog::debug("{} packets in {} batches, {} executions; {} interrupts", w.r.packets, w.batches,
+                w.executions, w.r.interrupts);
   if (w.icache) {
     spdlog::debug("I-cache: {} fetch sequences replayed, {} simulated",
                   w.icache->replay_counts().replayed, w.icache->replay_counts().simulated);
