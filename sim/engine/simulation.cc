@@ -218,7 +218,7 @@ struct World {
 // Runs the handler of the interrupts due by `t0`, at `t0`: the driver's
 // txeof for the frames that have left by then and the handler's own cycles,
 // in interrupt context. Returns the cycles; the handler holds the CPU from
-// t0 to handler_end().
+// t0 for that many cycles.
 template <class W>
 double run_handler(W& w, double t0) {
   const auto& ic = w.x.interrupts;
