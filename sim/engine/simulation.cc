@@ -261,14 +261,19 @@ double preempting_handlers(W& w, double start, double work) {
   return handlers;
 }
 
+// Runs a handler now and spends its cycles; returns them.
+template <class W>
+double handle_now(W& w) {
+  const double c = run_handler(w, sg::Engine::get_clock());
+  if (c > 0) sg::this_actor::execute(c);
+  return c;
+}
+
 // Handlers due by now run before the sender goes on, one after another
 // while more come due.
 template <class W>
 void run_due_handlers(W& w) {
-  while (!w.irq_due.empty() && w.irq_due.front() <= sg::Engine::get_clock()) {
-    const double c = run_handler(w, sg::Engine::get_clock());
-    if (c > 0) sg::this_actor::execute(c);
-  }
+  while (!w.irq_due.empty() && w.irq_due.front() <= sg::Engine::get_clock()) handle_now(w);
 }
 
 // The sender sleeps `wait` seconds: the CPU is idle but for the handlers of
@@ -283,9 +288,7 @@ double sleep_with_handlers(W& w, double wait) {
   double handlers = 0;
   while (!w.irq_due.empty() && std::max(w.irq_due.front(), sg::Engine::get_clock()) <= until) {
     if (w.irq_due.front() > sg::Engine::get_clock()) sg::this_actor::sleep_until(w.irq_due.front());
-    const double c = run_handler(w, sg::Engine::get_clock());
-    if (c > 0) sg::this_actor::execute(c);
-    handlers += c;
+    handlers += handle_now(w);
   }
   if (sg::Engine::get_clock() < until) sg::this_actor::sleep_until(until);
   return handlers;
@@ -353,90 +356,87 @@ void sender_main(W& w) {
   const double t_start = sg::Engine::get_clock();
   const bool by_time = x.workload.duration_s > 0;
   int64_t sent = 0;
-  bool stop = false;
-  while (!stop) {
+
+  // Why a batch ended: an interrupt came due (its handler runs, and the
+  // execution goes on), it is full, the send failed for now (ENOBUFS; a
+  // blocked Linux send), or the run is over.
+  enum class End : uint8_t { interrupt, full, enobufs, blocked, stop };
+  // One batch from `start`: sends until it ends, adds its cycles to
+  // `cycles`, and says why it ended.
+  auto send_batch = [&](double start, double& cycles) {
+    double t = start;  // this batch's timeline, if nothing preempts it
+    Tracer* const tr = w.tracer;
+    if (tr != nullptr) tr->begin_batch(t);
+    for (int n = 0; n < x.engine.max_batch; ++n) {
+      if (by_time ? t >= t_start + x.workload.duration_s : sent >= x.workload.packets)
+        return End::stop;
+      if (n > 0 && !w.irq_due.empty() && w.irq_due.front() <= t) return End::interrupt;
+      // The driver reclaims finished frames as it queues: always without
+      // interrupts, and with them when the ring is full (as em_start does
+      // when descriptors run out), so a ring that interrupts reap too
+      // seldom cannot wedge the sender.
+      if (tr != nullptr) tr->packet(sent);
+      if (uses_ring && !x.interrupts.enabled) w.reap(w.frames_done_by(t));
+      const workload::Step step = w.driver.send(hooks);
+      if (tr != nullptr && loops_back) hooks.counters();
+      const double c = models::total(w.pending()) - cycles;
+      cycles += c;
+      t += c / hz;
+      if (tr != nullptr) {
+        tr->drops(w.stack.counters().drops);
+        if (step.outcome == workload::Outcome::fault) tr->instant("alignment fault");
+        if (step.outcome == workload::Outcome::enobufs) tr->instant("ENOBUFS");
+      }
+      if (step.outcome == workload::Outcome::enobufs) {
+        ++w.r.enobufs;
+        return End::enobufs;
+      }
+      if (step.outcome == workload::Outcome::blocked) return End::blocked;
+      if (!step.ok()) {
+        w.r.outcome = step.outcome == workload::Outcome::fault ? "alignment-fault" : "error";
+        w.r.detail = w.driver.why(step);
+        return End::stop;
+      }
+      ++sent;
+      if (step.sent.frame) {
+        const double depart = w.wire.depart(t, frame_len);
+        w.ring.push_back({depart, models::ether_wire_bytes(frame_len)});
+        w.in_flight.push_back(depart);
+        ++w.frames_out;
+        if (x.interrupts.enabled) {
+          if (auto due = w.moderator.on_completion(depart)) w.irq_due.push_back(*due);
+        }
+      }
+    }
+    return End::full;
+  };
+
+  for (End end = End::full; end != End::stop;) {
     run_due_handlers(w);
     // One execution holds the batches between interrupts, up to about
     // max_batch datagrams: a batch that ends where an interrupt is due only
     // makes room for the handler, which the same execution spends.
-    double start = sg::Engine::get_clock();  // this batch's, if nothing preempts it
-    double execution = 0;                    // cycles of its batches and handlers
+    double start = sg::Engine::get_clock();
+    double execution = 0;  // cycles of its batches and handlers
     int64_t execution_packets = 0;
-    bool enobufs = false;
-    bool blocked = false;
-    for (bool interrupt_due = true; interrupt_due && !stop && !enobufs && !blocked &&
-                                    execution_packets < x.engine.max_batch;) {
-      interrupt_due = false;
-      double t = start;  // this batch's timeline, if nothing preempts it
-      double batch = 0;
+    do {
       const int64_t sent_before = sent;
-      Tracer* const tr = w.tracer;  // the timeline, if asked for
-      if (tr != nullptr) tr->begin_batch(t);
-      for (int n = 0; n < x.engine.max_batch; ++n) {
-        if (by_time ? t >= t_start + x.workload.duration_s : sent >= x.workload.packets) {
-          stop = true;
-          break;
-        }
-        if (n > 0 && !w.irq_due.empty() && w.irq_due.front() <= t) {
-          interrupt_due = true;
-          break;
-        }
-        // The driver reclaims finished frames as it queues: always without
-        // interrupts, and with them when the ring is full (as em_start does
-        // when descriptors run out), so a ring that interrupts reap too
-        // seldom cannot wedge the sender.
-        if (tr != nullptr) tr->packet(sent);
-        if (uses_ring && !x.interrupts.enabled) w.reap(w.frames_done_by(t));
-        const workload::Step step = w.driver.send(hooks);
-        if (tr != nullptr && loops_back) hooks.counters();
-        const double c = models::total(w.pending()) - batch;
-        batch += c;
-        t += c / hz;
-        if (tr != nullptr) {
-          tr->drops(w.stack.counters().drops);
-          if (step.outcome == workload::Outcome::fault) tr->instant("alignment fault");
-          if (step.outcome == workload::Outcome::enobufs) tr->instant("ENOBUFS");
-        }
-        if (step.outcome == workload::Outcome::enobufs) {
-          ++w.r.enobufs;
-          enobufs = true;
-          break;
-        }
-        if (step.outcome == workload::Outcome::blocked) {
-          blocked = true;
-          break;
-        }
-        if (!step.ok()) {
-          w.r.outcome = step.outcome == workload::Outcome::fault ? "alignment-fault" : "error";
-          w.r.detail = w.driver.why(step);
-          stop = true;
-          break;
-        }
-        ++sent;
-        if (step.sent.frame) {
-          const double depart = w.wire.depart(t, frame_len);
-          w.ring.push_back({depart, models::ether_wire_bytes(frame_len)});
-          w.in_flight.push_back(depart);
-          ++w.frames_out;
-          if (x.interrupts.enabled) {
-            if (auto due = w.moderator.on_completion(depart)) w.irq_due.push_back(*due);
-          }
-        }
-      }
+      double batch = 0;
+      end = send_batch(start, batch);
       w.charge(w.take());
       ++w.batches;
       const double handlers = preempting_handlers(w, start, batch);
-      const double end = start + (batch + handlers) / hz;
-      if (tr != nullptr) tr->flush_batch();
-      w.rate.add(start, end, static_cast<double>(sent - sent_before));
+      const double batch_end = start + (batch + handlers) / hz;
+      if (w.tracer != nullptr) w.tracer->flush_batch();
+      w.rate.add(start, batch_end, static_cast<double>(sent - sent_before));
       execution += batch + handlers;
       execution_packets += sent - sent_before;
-      start = end;
-    }
+      start = batch_end;
+    } while (end == End::interrupt && execution_packets < x.engine.max_batch);
     ++w.executions;
     if (execution > 0) sg::this_actor::execute(execution);
     w.trim_in_flight(sg::Engine::get_clock());
-    if ((enobufs || blocked) && !stop) {
+    if (end == End::enobufs || end == End::blocked) {
       // ttcp sleeps and retries. A blocking Linux send instead sleeps until
       // a transmit completion frees send space (sock_wfree): the next
       // interrupt where they reap the ring, else the first frame's end on
@@ -444,7 +444,7 @@ void sender_main(W& w) {
       // meanwhile, but for interrupt handlers, which then preempt nothing.
       const double t0 = sg::Engine::get_clock();
       double wait = x.workload.enobufs_sleep_s;
-      if (blocked) {
+      if (end == End::blocked) {
         double until = w.ring.empty() ? t0 : w.ring.front().depart;
         if (x.interrupts.enabled && !w.irq_due.empty()) until = std::max(until, w.irq_due.front());
         // Never a busy loop: a completion due now still takes the
@@ -454,7 +454,7 @@ void sender_main(W& w) {
       const double asleep = sleep_with_handlers(w, wait);
       // No interrupt was due to reap what left: the driver's own reclaim
       // (as without interrupts), so that the wait always ends with room.
-      if (blocked && uses_ring && x.interrupts.enabled && w.irq_due.empty())
+      if (end == End::blocked && uses_ring && x.interrupts.enabled && w.irq_due.empty())
         w.reap(w.frames_done_by(sg::Engine::get_clock()));
       const double slept = sg::Engine::get_clock() - t0;
       if (w.tracer != nullptr) w.tracer->sleep(t0, sg::Engine::get_clock());
