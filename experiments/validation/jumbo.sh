@@ -1,0 +1,156 @@
+#!/bin/sh
+# Jumbo frames: calibration trained up to MTU 9000, where a datagram is held
+# in a chain of one to five clusters, against held-out payloads between its
+# training points. Measures (native, this machine), calibrates, predicts,
+# and writes jumbo.md.
+# Usage: experiments/validation/jumbo.sh [SIMLOOP]
+#
+# Fixed here before any of the data below were measured:
+#   paths       every dest with align none and m_copy (loopback, broadcast,
+#               wire, self), and broadcast with m_dup (the loop's deep copy
+#               of the whole chain), all with em0 at MTU 9000;
+#   payloads    18 160 512 1400 2100 3000 5500 8972 train; 100 1000 1472
+#               1900 2040 2500 4000 4100 6000 7000 8000 8200 are held out
+#               on every path. uiotombuf puts a datagram in one mbuf up to
+#               MINCLSIZE, else in a cluster, and each further 2048 bytes
+#               (or the rest, if smaller than MINCLSIZE) in the next
+#               buffer of the chain: the training payloads take one, two,
+#               three and five clusters, the held-out ones fall between
+#               and on both sides of each step;
+#   folds       "jumbo": every path trains at the training payloads and
+#               predicts the held-out ones (the target); "jumbo, totals
+#               only": the same without the per-function times
+#               (--no-split, reported beside it); "one cluster" (outside
+#               the target): trained at 18 160 512 1400 only, as a
+#               calibration at MTU 1500 would be, predicting the held-out
+#               payloads of two clusters and more (compare says each is
+#               extrapolated);
+#   statistic   the minimum over repeats (--stat min), the per-function
+#               times at weight 0.5 (the defaults run.sh uses);
+#   target      "jumbo": median |error| <= 5 %, worst <= 10 %, and better
+#               than the constant predictor.
+# Set REPEATS / PROCS / PACKETS to trade time for noise; MEASURE=0 reuses the
+# measured data in data/jumbo/.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+simloop=${1:-${SIMLOOP:-$root/build/simloop}}
+procs=${PROCS:-10}
+repeats=${REPEATS:-15}
+packets=${PACKETS:-2000}
+train=18,160,512,1400,2100,3000,5500,8972
+small=18,160,512,1400
+heldout=100,1000,1472,1900,2040,2500,4000,4100,6000,7000,8000,8200
+above=2500,4000,4100,6000,7000,8000,8200
+paths=loopback/none/m_copy,broadcast/none/m_copy,broadcast/none/m_dup,wire/none/m_copy
+paths=$paths,self/none/m_copy
+data=$here/data/jumbo
+out=$here/results/jumbo
+mkdir -p "$data" "$out"
+cd "$root"
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+prio=""
+[ "$(id -u)" = 0 ] && prio="nice -n -10"
+
+if [ "${MEASURE:-1}" = 1 ]; then
+  rm -f "$data"/native-*.csv
+  load_before=$(loadavg)
+  for p in $(seq 1 "$procs"); do
+    $prio "$simloop" -q measure native -n "$packets" --warmup 1000 -r "$repeats" \
+      -l "$train,$heldout" --ether-mtu 9000 --path "$paths" --split \
+      -o "$data/native-$p.csv" --format csv >/dev/null
+  done
+  printf '%s\n%s\n%s\n' "$load_before" "$(loadavg)" "${prio:-default}" >"$data/load.txt"
+  { grep -m1 "model name" /proc/cpuinfo; echo "cores: $(nproc)"; uname -srm; } >"$data/machine.txt"
+fi
+
+# shellcheck disable=SC2125  # expanded where it is used, unquoted
+native="$data"/native-*.csv
+sorted() { echo "$1" | tr , '\n' | sort | paste -sd,; }
+fold() {  # NAME GROUP TRAIN [calibrate options...]
+  name=$1 group=$2 tr=$3
+  shift 3
+  # shellcheck disable=SC2086
+  "$simloop" -q calibrate $native --source native --stat min --train payload=$tr "$@" \
+    -o "$out" --name "$name" >"$out/$name-calibrate.txt" 2>"$out/$name-warnings.txt"
+  "$simloop" -q compare "$out/$name-fit.json" --group "payload=$group" \
+    -o "$out/$name-compare.csv" --summary "$out/$name-summary.csv" >"$out/$name-compare.txt"
+}
+fold jumbo "$heldout" "$train"
+fold jumbo-totals "$heldout" "$train" --no-split
+fold one-cluster "$above" "$small"
+"$simloop" -q plot "$out/jumbo-compare.csv" --kind accuracy -o "$out/jumbo-accuracy" >/dev/null
+
+# The profile drives the simulator: a held-out jumbo datagram on the wire.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$simloop" -q run "$out/jumbo.yaml" --set workload.payload=6000 --set workload.dest=wire \
+  --set options.ether_mtu=9000 -o "$tmp" >"$out/jumbo-run.txt"
+
+table() {  # CSV GROUP LABEL
+  /usr/bin/python3 -c '
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["group"] == sys.argv[2]:
+        print("| %s | %s | %.2f %% | %+.2f %% | %.2f %% | %.2f %% | %s |" % (sys.argv[3], r["points"],
+              float(r["median_abs_pct"]), float(r["worst_pct"]), float(r["constant_median_abs_pct"]),
+              float(r["constant_worst_abs_pct"]), r["beats_constant"] + (
+              ", %s rely on undetermined costs" % r["relying"] if r["relying"] != "0" else "")))
+' "$@"
+}
+{
+  echo "# Validation: jumbo frames"
+  echo
+  echo "Regenerated by \`experiments/validation/jumbo.sh\` ($(date -u +%Y-%m-%d), simloop $("$simloop" --version))."
+  echo
+  echo "## Machine and load"
+  echo
+  echo '```'
+  cat "$data/machine.txt"
+  echo '```'
+  echo
+  echo "Load average (1, 5, 15 min) before the runs: $(sed -n 1p "$data/load.txt"); after them:"
+  echo "$(sed -n 2p "$data/load.txt"). Every point is the minimum over $((procs * repeats)) short runs"
+  echo "($packets packets) in $procs processes, all paths and payloads interleaved within each repeat;"
+  echo "scheduling priority: $(sed -n 3p "$data/load.txt")."
+  echo
+  echo "## Fixed before the data were measured"
+  echo
+  echo "The paths, payloads, folds, statistic and target in the header of \`jumbo.sh\`."
+  echo
+  echo "## Held-out payloads (target: median |error| <= 5 %, worst <= 10 %)"
+  echo
+  echo "| fold | points | median abs error | worst | constant: median | constant: worst | beats constant |"
+  echo "|---|---|---|---|---|---|---|"
+  table "$out/jumbo-summary.csv" "payload=$(sorted "$heldout")" "jumbo: every held-out payload"
+  table "$out/jumbo-totals-summary.csv" "payload=$(sorted "$heldout")" "jumbo, totals only"
+  table "$out/one-cluster-summary.csv" "payload=$(sorted "$above")" \
+    "one cluster: payloads 2500-8200 (outside the target)"
+  echo
+  echo "Per point: \`results/jumbo/FOLD-compare.txt\`; the fit and what it leaves undetermined:"
+  echo "\`results/jumbo/FOLD-calibrate.txt\`."
+  echo
+  echo "### The profile fitted up to jumbo frames (fold \"jumbo\")"
+  echo
+  echo '```'
+  sed -n '1,/^residuals/p' "$out/jumbo-calibrate.txt" | sed '$d'
+  grep -E "^(train|validation) " "$out/jumbo-compare.txt"
+  echo '```'
+  echo
+  echo "### Trained on one cluster, predicting chains (fold \"one cluster\")"
+  echo
+  echo '```'
+  grep -E "^(train|validation) |extrapolated" "$out/one-cluster-compare.txt" | head -12
+  echo '```'
+  echo
+  echo "A held-out jumbo datagram simulated by \`simloop run\` with the written profile, next to"
+  echo "compare's price of the same point:"
+  echo
+  echo '```'
+  cat "$out/jumbo-run.txt"
+  grep "payload=6000 dest=wire align=none copy=m_copy " "$out/jumbo-compare.txt"
+  echo '```'
+  echo
+  echo "![jumbo](results/jumbo/jumbo-accuracy.png)"
+} >"$here/jumbo.md"
+echo "wrote $here/jumbo.md"
