@@ -140,7 +140,9 @@ for r in csv.DictReader(open(sys.argv[1])):
   echo "### Trained on one cluster, predicting chains (fold \"one cluster\")"
   echo
   echo '```'
-  grep -E "^(train|validation) |extrapolated" "$out/one-cluster-compare.txt" | head -12
+  grep -E "^(train|validation|group) |extrapolated past" "$out/one-cluster-compare.txt"
+  echo
+  grep -E "^point|^payload=(1400|2040|2500|4100|8200) dest=self " "$out/one-cluster-compare.txt"
   echo '```'
   echo
   echo "A held-out jumbo datagram simulated by \`simloop run\` with the written profile, next to"
