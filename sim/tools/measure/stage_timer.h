@@ -27,11 +27,13 @@ class StageTimer : public net::NullProbe {
     if (depth_ > 0) self_[static_cast<size_t>(stack_[depth_ - 1])] += now - last_;
     if (depth_ < stack_.size()) stack_[depth_++] = fn;
     last_ = now;
+    dither();
   }
   void leave(net::FnId /*fn*/) {
     const uint64_t now = ticks();
     if (depth_ > 0) self_[static_cast<size_t>(stack_[--depth_])] += now - last_;
     last_ = now;
+    dither();
   }
   // Self time per function in ns, for functions that ran.
   std::vector<std::pair<std::string, double>> self_ns() const;
@@ -44,6 +46,21 @@ class StageTimer : public net::NullProbe {
     return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 #endif
   }
+  // Some CPUs advance the time stamp counter in steps about as long as a
+  // clock read (21 ticks, 10 ns, on an AMD EPYC), and each read falls at
+  // the same point of a step: a short function's time then comes out as a
+  // whole number of steps, whatever it costs. A random wait of up to 127
+  // loop turns (several steps) after every read spreads where the next
+  // read falls, so that a function's mean over a run is its cost plus the
+  // mean wait; the wait is part of the per-call overhead that
+  // measure_split_overhead measures the same way and calibrate removes.
+  void dither() {
+    rng_ ^= rng_ << 13;
+    rng_ ^= rng_ >> 17;
+    rng_ ^= rng_ << 5;
+    for (uint32_t k = rng_ & 127; k != 0; --k) asm volatile("");
+  }
+  uint32_t rng_ = 2463534242u;
   const net::FnTable* fns_;
   std::array<net::FnId, 32> stack_{};
   size_t depth_ = 0;
