@@ -1,10 +1,26 @@
 #include "sim/tools/measure/stage_timer.h"
 
+#include <numeric>
+
 namespace simloop::net {
 template class Stack<measure::StageTimer>;
 }
 
 namespace simloop::measure {
+
+uint64_t StageTimer::clock_step() {
+  static const uint64_t step = [] {
+    uint64_t g = 0;
+    uint64_t prev = ticks();
+    for (int i = 0; i < 256; ++i) {
+      const uint64_t now = ticks();
+      if (now != prev) g = std::gcd(g, now - prev);
+      prev = now;
+    }
+    return g == 0 ? uint64_t{1} : g;
+  }();
+  return step;
+}
 
 StageTimer::StageTimer(const net::FnTable& fns)
     : fns_(&fns), t0_ticks_(ticks()), t0_(std::chrono::steady_clock::now()) {}

@@ -37,6 +37,8 @@ class StageTimer : public net::NullProbe {
   }
   // Self time per function in ns, for functions that ran.
   std::vector<std::pair<std::string, double>> self_ns() const;
+  // Whether it waits after each read (a counter with steps).
+  bool dithers() const { return dither_; }
 
  private:
   static uint64_t ticks() {
@@ -49,17 +51,23 @@ class StageTimer : public net::NullProbe {
   // Some CPUs advance the time stamp counter in steps about as long as a
   // clock read (21 ticks, 10 ns, on an AMD EPYC), and each read falls at
   // the same point of a step: a short function's time then comes out as a
-  // whole number of steps, whatever it costs. A random wait of up to 127
-  // loop turns (several steps) after every read spreads where the next
-  // read falls, so that a function's mean over a run is its cost plus the
-  // mean wait; the wait is part of the per-call overhead that
+  // whole number of steps, whatever it costs. On such a CPU a random wait
+  // of up to 127 loop turns (several steps) after every read spreads where
+  // the next read falls, so that a function's mean over a run is its cost
+  // plus the mean wait; the wait is part of the per-call overhead that
   // measure_split_overhead measures the same way and calibrate removes.
+  // Where the counter has no steps, nothing waits.
   void dither() {
+    if (!dither_) return;
     rng_ ^= rng_ << 13;
     rng_ ^= rng_ >> 17;
     rng_ ^= rng_ << 5;
     for (uint32_t k = rng_ & 127; k != 0; --k) asm volatile("");
   }
+  // The counter's step: the greatest common divisor of the differences
+  // between successive reads (1 on a counter without steps).
+  static uint64_t clock_step();
+  bool dither_ = clock_step() >= 4;
   uint32_t rng_ = 2463534242u;
   const net::FnTable* fns_;
   std::array<net::FnId, 32> stack_{};
