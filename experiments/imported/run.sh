@@ -41,7 +41,7 @@ fi
   echo "simloop calibrate $table --source kernel --stat median \\"
   echo "  --train payload=18,256,1400,8000,32000 --columns '$columns' \\"
   echo "  --ignore-column Messages --ignore-column 'Elapsed Time (sec)' --ignore-column 'Lost (%)' \\"
-  echo "  --ignore-column Load -o $out --name iperf3-loopback"
+  echo "  --ignore-column Load -o experiments/imported/results --name iperf3-loopback"
   echo '```'
   echo
   echo '```'

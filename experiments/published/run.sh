@@ -18,9 +18,13 @@ cmp experiments/seed/icache-baseline.yaml experiments/published/seed-2006.csv se
 cmp experiments/seed/icache-padded.yaml experiments/published/seed-2006-padded.csv seed-icache-padded
 cmp experiments/netmap-2012.yaml experiments/published/netmap-2012.csv netmap-2012
 row() {  # NAME EXPERIMENT FIGURE NOTE
-  awk -F, -v n="$2" -v f="$3" -v note="$4" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-    { printf "| `%s` | %s | %.0f | %.0f | %+.1f %% | %s |\n", n, f, $c["measured_kpps"],
-      $c["predicted_kpps"], $c["error_pct"], note }' "$out/$1.csv"
+  # A CSV reader: the source column holds commas inside quotes.
+  /usr/bin/python3 -c '
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print("| `%s` | %s | %.0f | %.0f | %+.1f %% | %s |" % (sys.argv[2], sys.argv[3],
+          float(r["measured_kpps"]), float(r["predicted_kpps"]), float(r["error_pct"]), sys.argv[4]))
+' "$out/$1.csv" "$2" "$3" "$4"
 }
 {
   echo "# The shipped profiles against published measurements"
