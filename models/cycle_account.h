@@ -96,12 +96,13 @@ class CycleAccount : public net::NullProbe {
         completion_(stack.fns->with_role(net::FnRole::completion)) {}
 
   void enter(net::FnId fn) {
-    if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
-    ++depth_;
-    if (listener_ != nullptr) listener_->entered(fn);
+    open(fn);
     add(stage_in_context(fn), stack_.fn_cycles[net::index(fn)]);
     ledger(net::index(fn), CostKind::event, stack_.fn_cycles[net::index(fn)]);
   }
+  // A call that finds nothing to do: none of the function's fixed cost (the
+  // loop that polled pays for looking, in machine.user_loop_cycles).
+  void enter_idle(net::FnId fn) { open(fn); }
   // The stack's functions.
   const net::FnTable& fns() const { return *stack_.fns; }
   // From now on every cycle is also charged to a function (models/fn_ledger.h).
@@ -205,6 +206,11 @@ class CycleAccount : public net::NullProbe {
 
  private:
   static constexpr size_t kMaxDepth = 16;
+  void open(net::FnId fn) {
+    if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
+    ++depth_;
+    if (listener_ != nullptr) listener_->entered(fn);
+  }
   void ledger(size_t fn, CostKind k, double c) {
     if (ledger_ != nullptr) ledger_->add(fn, k, c);
   }

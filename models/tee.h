@@ -11,8 +11,8 @@
 // hook of the stack's probe as an empty inline function: free).
 //
 // The hooks:
-// - the stack's probe (net/probe.h): enter, leave, copy, cksum, alloc,
-//   free, header, drop;
+// - the stack's probe (net/probe.h): enter, enter_idle, leave, copy,
+//   cksum, alloc, free, header, drop;
 // - after_enter(fn), after_leave(fn): called once every part has had
 //   enter(fn) or leave(fn), for a part whose work on a function's entry or
 //   exit follows everyone else's (the I-cache fetches a function's code
@@ -56,6 +56,18 @@ class Tee {
 
   SIMLOOP_TEE_INLINE void enter(net::FnId fn) {
     SIMLOOP_TEE_EACH(enter(fn));
+    SIMLOOP_TEE_EACH(after_enter(fn));
+  }
+  // A part without enter_idle sees the call as enter (net/probe.h).
+  SIMLOOP_TEE_INLINE void enter_idle(net::FnId fn) {
+    each(
+        [&](auto& p) __attribute__((always_inline)) {
+          if constexpr (requires { p.enter_idle(fn); })
+            p.enter_idle(fn);
+          else if constexpr (requires { p.enter(fn); })
+            p.enter(fn);
+        },
+        std::index_sequence_for<P...>{});
     SIMLOOP_TEE_EACH(after_enter(fn));
   }
   SIMLOOP_TEE_INLINE void leave(net::FnId fn) {

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "models/cycle_account.h"
+#include "models/fn_ledger.h"
 #include "sim/stack/bsd/fns.h"
+#include "sim/stack/workload/driver.h"
 
 namespace {
 
@@ -68,6 +70,63 @@ TEST(Tee, EventsGoToEachPartInOrderAndAfterHooksFollowEveryPart) {
       "b drop nic_full",
       "late settle"};
   EXPECT_EQ(log, want);
+}
+
+// A call that finds nothing to do: a part with enter_idle gets it, a part
+// without sees an ordinary entry, and after_enter follows either way.
+struct Idle : Notes {
+  using Notes::Notes;
+  void enter_idle(net::FnId fn) { out.push_back(who + " idle " + name(fn)); }
+};
+
+TEST(Tee, AnIdleCallIsAnEntryToAPartWithoutTheHook) {
+  std::vector<std::string> log;
+  Notes a(log, "a");
+  Idle b(log, "b");
+  Late late{log};
+  Tee<Notes&, Idle&, Late&> tee(a, b, late);
+  tee.enter_idle(net::bsd::id(net::bsd::Fn::netisr_dispatch));
+  tee.leave(net::bsd::id(net::bsd::Fn::netisr_dispatch));
+  const std::vector<std::string> want = {
+      "a enter netisr_dispatch", "b idle netisr_dispatch",  "late after_enter netisr_dispatch",
+      "a leave netisr_dispatch", "b leave netisr_dispatch", "late after_leave netisr_dispatch"};
+  EXPECT_EQ(log, want);
+}
+
+// The native loop polls the netisr after every send and reads the socket
+// until it is empty. On the wire both polls find nothing; on loopback the
+// netisr has the datagram and the second read finds nothing. Each call is
+// made (a probe counts it, the I-cache fetches its code), and only the
+// calls that do work cost the function's fixed cycles.
+TEST(Tee, AnEmptyPollCostsNoneOfTheFunctionsFixedCycles) {
+  using net::bsd::Fn;
+  for (const workload::Dest dest : {workload::Dest::wire, workload::Dest::loopback}) {
+    SCOPED_TRACE(workload::dest_name(dest));
+    models::MachineCosts m;
+    models::StackCosts s{.fns = &net::bsd::kFnTable};
+    s.fn_cycles[static_cast<size_t>(Fn::netisr_dispatch)] = 900;
+    s.fn_cycles[static_cast<size_t>(Fn::soreceive)] = 700;
+    s.fn_cycles[static_cast<size_t>(Fn::udp_output)] = 100;
+    models::CycleAccount acct(m, s);
+    models::FnLedger ledger;
+    acct.attach_ledger(&ledger);
+    net::CountingProbe count;
+    using Probe = Tee<models::CycleAccount&, net::CountingProbe&>;
+    Probe probe(acct, count);
+    workload::Driver<Probe> d(probe, {.path = {.dest = dest}, .payload = 18}, {});
+    constexpr int kPackets = 10;
+    for (int i = 0; i < kPackets; ++i) ASSERT_TRUE(d.send().ok());
+    auto event = [&](Fn f) {
+      return ledger.cycles[static_cast<size_t>(f)][static_cast<size_t>(models::CostKind::event)];
+    };
+    const bool idle = dest == workload::Dest::wire;
+    EXPECT_EQ(count.entered[static_cast<size_t>(Fn::netisr_dispatch)], uint64_t{kPackets});
+    EXPECT_EQ(count.entered[static_cast<size_t>(Fn::soreceive)],
+              uint64_t{idle ? 1u : 2u} * kPackets);
+    EXPECT_DOUBLE_EQ(event(Fn::netisr_dispatch), idle ? 0.0 : 900.0 * kPackets);
+    EXPECT_DOUBLE_EQ(event(Fn::soreceive), idle ? 0.0 : 700.0 * kPackets);
+    EXPECT_DOUBLE_EQ(event(Fn::udp_output), 100.0 * kPackets);
+  }
 }
 
 TEST(Tee, APartGivenByANullPointerIsAbsent) {

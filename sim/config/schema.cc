@@ -208,7 +208,16 @@ void add_function_keys(const std::function<void(Field)>& add) {
     }
   for (const auto& [name, stacks] : names) {
     const std::string path = fmt::format("stack.functions.{}", name);
-    Field f{path, Kind::number, fmt::format("Cycles per call of {}.", name), 0, 1e7, {}, {}, {}};
+    Field f{path,
+            Kind::number,
+            fmt::format("Cycles per call of {} (a call that finds nothing to do, such as a poll "
+                        "of an empty queue, costs none).",
+                        name),
+            0,
+            1e7,
+            {},
+            {},
+            {}};
     f.cost = true;
     f.stacks = stacks;
     f.set = [path, fn = std::string(name)](Experiment& x, const YAML::Node& n, const Loc& loc) {

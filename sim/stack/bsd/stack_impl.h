@@ -115,7 +115,9 @@ int Stack<P>::sosend_dgram(Socket& so, const void* buf, int len, uint32_t dst, u
 
 template <class P>
 int Stack<P>::recvfrom(int s, void* buf, int maxlen, int* got, uint32_t* src, uint16_t* sport) {
-  FnScope<P> scope(probe_, Fn::soreceive);
+  // With nothing to receive (or no such socket) it returns at once.
+  const bool idle = s < 0 || s >= kMaxSockets || !sockets_[s].open || sockets_[s].rcv.len == 0;
+  FnScope<P> scope(probe_, Fn::soreceive, idle ? Call::idle : Call::work);
   if (s < 0 || s >= kMaxSockets || !sockets_[s].open) return EBADF;
   Socket& so = sockets_[s];
   Mbuf* rec = so.rcv.pop();
@@ -360,7 +362,8 @@ Mbuf* Stack<P>::align_fixup(Mbuf* m) {
 // destination): its code runs then too.
 template <class P>
 int Stack<P>::netisr_run(int max) {
-  FnScope<P> scope(probe_, Fn::netisr_dispatch);
+  // Polled with nothing queued, it only looks.
+  FnScope<P> scope(probe_, Fn::netisr_dispatch, netisr_.len == 0 ? Call::idle : Call::work);
   int done = 0;
   while (done < max) {
     Mbuf* m = netisr_.pop();

@@ -55,6 +55,11 @@ constexpr std::string_view drop_name(Drop d) {
 
 // The probe interface, as a probe type must provide it. Every method is a
 // no-op here; the simulator's and the timing probes override what they use.
+//
+// One more hook is optional: enter_idle(fn), a call of `fn` that finds
+// nothing to do (an empty queue polled) and returns at once. Its code runs,
+// but not the work the function's fixed cost stands for. A probe without
+// the hook sees it as enter(fn); the cost account charges it nothing.
 struct NullProbe {
   static constexpr bool kCompiled = true;
   void enter(FnId /*fn*/) {}
@@ -133,14 +138,24 @@ namespace simloop::net {
 
 // Reports entry on construction and exit on destruction. `F` is the stack's
 // own function enum, whose values are the functions' FnIds.
+// How a call goes: it does the function's work, or finds nothing to do.
+enum class Call : uint8_t { work, idle };
+
 template <class P>
 class [[nodiscard]] FnScope {
  public:
   // Always inlined: a call per function entry and exit would cost more
   // than most probes do with the event.
   template <class F>
-  [[gnu::always_inline]] FnScope(P& probe, F fn) : probe_(probe), fn_(static_cast<FnId>(fn)) {
+  [[gnu::always_inline]] FnScope(P& probe, F fn, Call call = Call::work)
+      : probe_(probe), fn_(static_cast<FnId>(fn)) {
     static_assert(std::is_enum_v<F> && sizeof(F) == sizeof(FnId));
+    if constexpr (requires { probe.enter_idle(fn_); }) {
+      if (call == Call::idle) {
+        SIMLOOP_PROBE(enter_idle(fn_));
+        return;
+      }
+    }
     SIMLOOP_PROBE(enter(fn_));
   }
   [[gnu::always_inline]] ~FnScope() { SIMLOOP_PROBE(leave(fn_)); }

@@ -47,15 +47,9 @@ class Attributing : public net::NullProbe {
     }
   }
   static constexpr size_t kOutside = net::kMaxFns;
-  void enter(net::FnId fn) {
-    if (!pricing) return;
-    if (depth_ > 0) ++child_calls[static_cast<size_t>(top())];
-    if (depth_ < stack_.size()) stack_[depth_] = fn;
-    ++depth_;
-    ++calls[static_cast<size_t>(fn)];
-    for (auto& a : acc_) a.enter(fn);
-    settle();
-  }
+  void enter(net::FnId fn) { open(fn, net::Call::work); }
+  // Timed like any call (the clock reads are there), priced as idle.
+  void enter_idle(net::FnId fn) { open(fn, net::Call::idle); }
   void leave(net::FnId fn) {
     if (!pricing) return;
     for (auto& a : acc_) a.leave(fn);
@@ -94,6 +88,20 @@ class Attributing : public net::NullProbe {
   std::array<double, net::kMaxFns> calls{}, child_calls{};
 
  private:
+  void open(net::FnId fn, net::Call call) {
+    if (!pricing) return;
+    if (depth_ > 0) ++child_calls[static_cast<size_t>(top())];
+    if (depth_ < stack_.size()) stack_[depth_] = fn;
+    ++depth_;
+    ++calls[static_cast<size_t>(fn)];
+    for (auto& a : acc_) {
+      if (call == net::Call::idle)
+        a.enter_idle(fn);
+      else
+        a.enter(fn);
+    }
+    settle();
+  }
   net::FnId top() const { return stack_[std::min(depth_, stack_.size()) - 1]; }
   template <class F>
   void each(F&& event) {
