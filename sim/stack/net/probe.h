@@ -136,11 +136,12 @@ struct CountingProbe : NullProbe {
 
 namespace simloop::net {
 
-// Reports entry on construction and exit on destruction. `F` is the stack's
-// own function enum, whose values are the functions' FnIds.
 // How a call goes: it does the function's work, or finds nothing to do.
 enum class Call : uint8_t { work, idle };
 
+// Reports entry on construction and exit on destruction. `F` is the stack's
+// own function enum, whose values are the functions' FnIds; `call` idle
+// reports enter_idle to a probe that has it.
 template <class P>
 class [[nodiscard]] FnScope {
  public:

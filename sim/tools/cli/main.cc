@@ -3,12 +3,15 @@
 #include <fmt/ranges.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/config/error.h"
@@ -18,7 +21,32 @@
 #include "sim/tools/cli/commands.h"
 #include "version.h"
 
+namespace {
+
+// A sweep forks a process for every point, and with lazy binding each one
+// looked up again every library function it called (the program itself is
+// linked -z now; its libraries are not). For the commands that sweep, the
+// program starts itself again with every library bound at start-up, which
+// the forked points then inherit.
+void bind_libraries_now_for_sweeps(char** argv) {
+  if (std::getenv("LD_BIND_NOW") != nullptr) return;
+  std::string_view command;
+  bool sweep_flag = false;
+  for (char** a = argv + 1; *a != nullptr; ++a) {
+    const std::string_view arg(*a);
+    if (command.empty() && !arg.starts_with('-')) command = arg;
+    sweep_flag = sweep_flag || arg == "--sweep";
+  }
+  if (command != "sweep" && !(command == "speed" && sweep_flag)) return;
+  if (::setenv("LD_BIND_NOW", "1", 1) != 0) return;
+  ::execv("/proc/self/exe", argv);
+  ::unsetenv("LD_BIND_NOW");  // it could not start again: go on as it is
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  bind_libraries_now_for_sweeps(argv);
   CLI::App app{
       "simloop: a discrete-event simulator of a host network stack.\n"
       "It predicts small-packet transmit rates (kpps) around a real mbuf stack\n"
