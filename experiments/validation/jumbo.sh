@@ -88,15 +88,7 @@ trap 'rm -rf "$tmp"' EXIT
   --set options.ether_mtu=9000 -o "$tmp" >"$out/jumbo-run.txt"
 
 table() {  # CSV GROUP LABEL
-  /usr/bin/python3 -c '
-import csv, sys
-for r in csv.DictReader(open(sys.argv[1])):
-    if r["group"] == sys.argv[2]:
-        print("| %s | %s | %.2f %% | %+.2f %% | %.2f %% | %.2f %% | %s |" % (sys.argv[3], r["points"],
-              float(r["median_abs_pct"]), float(r["worst_pct"]), float(r["constant_median_abs_pct"]),
-              float(r["constant_worst_abs_pct"]), r["beats_constant"] + (
-              ", %s rely on undetermined costs" % r["relying"] if r["relying"] != "0" else "")))
-' "$@"
+  /usr/bin/python3 "$here/summary_row.py" "$@"
 }
 {
   echo "# Validation: jumbo frames"
@@ -149,7 +141,7 @@ for r in csv.DictReader(open(sys.argv[1])):
   echo "compare's price of the same point:"
   echo
   echo '```'
-  cat "$out/jumbo-run.txt"
+  grep -v "^wrote " "$out/jumbo-run.txt"
   grep "payload=6000 dest=wire align=none copy=m_copy " "$out/jumbo-compare.txt"
   echo '```'
   echo

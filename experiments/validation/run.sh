@@ -163,15 +163,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Per-group table: the fold's own held-out group, model beside constant.
 table() {  # CSV GROUP LABEL
-  /usr/bin/python3 -c '
-import csv, sys
-for r in csv.DictReader(open(sys.argv[1])):
-    if r["group"] == sys.argv[2]:
-        print("| %s | %s | %.2f %% | %+.2f %% | %.2f %% | %.2f %% | %s |" % (sys.argv[3], r["points"],
-              float(r["median_abs_pct"]), float(r["worst_pct"]), float(r["constant_median_abs_pct"]),
-              float(r["constant_worst_abs_pct"]), r["beats_constant"] + (
-              ", %s rely on undetermined costs" % r["relying"] if r["relying"] != "0" else "")))
-' "$@"
+  /usr/bin/python3 "$here/summary_row.py" "$@"
 }
 loads=$(awk -F, 'FNR == 1 { c = 0; for (i = 1; i <= NF; i++) if ($i == "loadavg_1m") c = i; next }
   c { print $c }' $native | sort -n | awk '{ v[NR] = $1 } END {
