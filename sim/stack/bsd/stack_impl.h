@@ -115,10 +115,11 @@ int Stack<P>::sosend_dgram(Socket& so, const void* buf, int len, uint32_t dst, u
 
 template <class P>
 int Stack<P>::recvfrom(int s, void* buf, int maxlen, int* got, uint32_t* src, uint16_t* sport) {
+  const bool open = s >= 0 && s < kMaxSockets && sockets_[s].open;
   // With nothing to receive (or no such socket) it returns at once.
-  const bool idle = s < 0 || s >= kMaxSockets || !sockets_[s].open || sockets_[s].rcv.len == 0;
-  FnScope<P> scope(probe_, Fn::soreceive, idle ? Call::idle : Call::work);
-  if (s < 0 || s >= kMaxSockets || !sockets_[s].open) return EBADF;
+  FnScope<P> scope(probe_, Fn::soreceive,
+                   open && sockets_[s].rcv.len > 0 ? Call::work : Call::idle);
+  if (!open) return EBADF;
   Socket& so = sockets_[s];
   Mbuf* rec = so.rcv.pop();
   if (rec == nullptr) return EWOULDBLOCK;

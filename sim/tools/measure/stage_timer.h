@@ -37,8 +37,6 @@ class StageTimer : public net::NullProbe {
   }
   // Self time per function in ns, for functions that ran.
   std::vector<std::pair<std::string, double>> self_ns() const;
-  // Whether it waits after each read (a counter with steps).
-  bool dithers() const { return dither_; }
 
  private:
   static uint64_t ticks() {
