@@ -9,6 +9,11 @@
 // are first seen; past a limit (a plan whose states never repeat) the
 // fetcher goes on by itself. The replay behind it keys on these moves
 // rather than on segments: one step for each event that fetches anything.
+//
+// Moves are kept in the order they were learnt, which is the order a
+// packet's events come in: each event first tries the move after the last
+// one taken, a load the processor can make before it knows the state, and
+// looks the move up by (state, event) only when that guess is wrong.
 #pragma once
 
 #include <cstdint>
@@ -37,14 +42,18 @@ class MemoFetcher {
     keys_.clear();
     states_.clear();
     moves_of_.clear();
-    moves_.clear();
     codes_.clear();
     segment_code_.assign(plan->segments.size(), -1);
     dense_ = plan->dense;
+    for (size_t o = 0; o < kOwnerCount; ++o)
+      if (dense_[o] != FetchPlan::kNotOwner && plan->inert(o)) dense_[o] = kInert;
     owners_ = plan->owners;
     events_ = 3 * owners_;
     by_itself_ = max_states_ == 0;
-    state_ = intern(fetcher_.frames());
+    const uint32_t first = intern(fetcher_.frames());
+    // The start, as if a move had led there, and the sentinel after it.
+    moves_.assign({Move{kNoSlot, base(first), -1, first}, Move{}});
+    at_ = 0;
   }
 
   // As CodeFetcher's, but each call takes `fetch(code)` with an index in
@@ -67,30 +76,49 @@ class MemoFetcher {
   const std::vector<Ranges>& codes() const { return codes_; }
 
   size_t states() const { return states_.size(); }
-  size_t moves() const { return moves_.size(); }
+  size_t moves() const { return moves_.size() - 2; }  // not the start, nor the sentinel
   bool by_itself() const { return by_itself_; }
 
  private:
   enum class Kind : uint8_t { enter, leave, point };
+  static constexpr uint32_t kNoSlot = ~uint32_t{0};
+  static constexpr uint8_t kInert = FetchPlan::kNotOwner - 1;  // dense_ of an inert owner
   struct Move {
-    uint32_t next;  // the state it leaves
-    int32_t code;   // what it fetches (-1: nothing)
+    uint32_t slot = kNoSlot;  // the (state, event) it is the move of
+    uint32_t next_base = 0;   // the slots of the state it leaves start here
+    int32_t code = -1;        // what it fetches (-1: nothing)
+    uint32_t next = 0;        // the state it leaves
+    uint32_t alt = 0;         // the move taken after it last time, when not the next one
   };
   using Frames = std::vector<CodeFetcher::Frame>;
 
   template <class F>
   [[gnu::always_inline]] void event(Kind k, size_t owner, F& fetch) {
-    // The stack's owners only: its slots leave gaps (models/code.h).
-    if (dense_[owner] == FetchPlan::kNotOwner) [[unlikely]]
-      not_an_owner(owner);
-    const size_t slot =
-        (static_cast<size_t>(state_) * 3 + static_cast<size_t>(k)) * owners_ + dense_[owner];
-    const int32_t m = moves_of_[slot];
-    if (m < 0) [[unlikely]]
-      return miss(k, owner, slot, fetch);
-    const Move& mv = moves_[static_cast<size_t>(m)];
-    if (mv.code >= 0) fetch(static_cast<uint32_t>(mv.code));
-    state_ = mv.next;
+    const uint8_t d = dense_[owner];
+    if (d >= kInert) {
+      // The stack's owners only: its slots leave gaps (models/code.h).
+      if (d == FetchPlan::kNotOwner) [[unlikely]]
+        not_an_owner(owner);
+      return;  // no move to make, nothing to fetch: not even a lookup
+    }
+    const Move* mv = &moves_[at_];
+    const uint32_t slot =
+        mv->next_base + static_cast<uint32_t>(k) * static_cast<uint32_t>(owners_) + d;
+    if (mv[1].slot == slot) [[likely]] {
+      ++at_;
+      ++mv;
+    } else if (moves_[mv->alt].slot == slot) {
+      at_ = mv->alt;
+      mv = &moves_[at_];
+    } else {
+      const int32_t m = moves_of_[slot];
+      if (m < 0) [[unlikely]]
+        return miss(k, owner, slot, fetch);
+      moves_[at_].alt = static_cast<uint32_t>(m);
+      at_ = static_cast<uint32_t>(m);
+      mv = &moves_[at_];
+    }
+    if (mv->code >= 0) fetch(static_cast<uint32_t>(mv->code));
   }
 
   [[noreturn, gnu::noinline, gnu::cold]] static void not_an_owner(size_t owner) {
@@ -98,10 +126,10 @@ class MemoFetcher {
                            ", which the plan's stack does not have");
   }
 
-  // A move not learnt yet, or past the limit (where state_ is a state of
+  // A move not learnt yet, or past the limit (where the last move leads to a state of
   // its own with no move: every event comes here).
   template <class F>
-  [[gnu::noinline, gnu::cold]] void miss(Kind k, size_t owner, size_t slot, F& fetch) {
+  [[gnu::noinline, gnu::cold]] void miss(Kind k, size_t owner, uint32_t slot, F& fetch) {
     if (by_itself_) {
       auto each = [&](uint32_t s) { fetch(segment_code(s)); };
       return follow(k, owner, each);
@@ -123,8 +151,8 @@ class MemoFetcher {
   }
 
   template <class F>
-  void learn(Kind k, size_t owner, size_t slot, F& fetch) {
-    fetcher_.restore(states_[state_]);
+  void learn(Kind k, size_t owner, uint32_t slot, F& fetch) {
+    fetcher_.restore(states_[moves_[at_].next]);
     Ranges ranges;
     auto collect = [&](uint32_t s) {
       const auto& seg = plan_->segments[s];
@@ -136,17 +164,23 @@ class MemoFetcher {
       code = static_cast<int32_t>(codes_.size());
       codes_.push_back(std::move(ranges));
     }
+    // The new move (or the state of its own) takes the sentinel's place.
+    const auto fresh = static_cast<uint32_t>(moves_.size() - 1);
+    if (fresh != at_ + 1) moves_[at_].alt = fresh;
+    at_ = fresh;
     if (states_.size() >= max_states_ && keys_.find(key(fetcher_.frames())) == keys_.end()) {
-      // The fetcher holds the state: it goes on from here.
+      // The fetcher holds the state: it goes on from here. A state with no
+      // moves, so every event comes to miss().
       by_itself_ = true;
-      state_ = static_cast<uint32_t>(states_.size());
+      const auto own = static_cast<uint32_t>(states_.size());
       moves_of_.resize(moves_of_.size() + events_, -1);
+      moves_.back() = Move{kNoSlot, base(own), -1, own};
     } else {
       const uint32_t next = intern(fetcher_.frames());
-      moves_of_[slot] = static_cast<int32_t>(moves_.size());
-      moves_.push_back({next, code});
-      state_ = next;
+      moves_of_[slot] = static_cast<int32_t>(at_);
+      moves_.back() = Move{slot, base(next), code, next};
     }
+    moves_.emplace_back();  // the sentinel
     if (code >= 0) fetch(static_cast<uint32_t>(code));
   }
 
@@ -164,6 +198,7 @@ class MemoFetcher {
   static std::string key(std::span<const CodeFetcher::Frame> f) {
     return {reinterpret_cast<const char*>(f.data()), f.size_bytes()};
   }
+  uint32_t base(uint32_t state) const { return state * static_cast<uint32_t>(events_); }
   uint32_t intern(std::span<const CodeFetcher::Frame> f) {
     const auto [it, fresh] = keys_.try_emplace(key(f), static_cast<uint32_t>(states_.size()));
     if (fresh) {
@@ -179,13 +214,13 @@ class MemoFetcher {
   std::unordered_map<std::string, uint32_t> keys_;  // a state's frames -> its number
   std::vector<Frames> states_;                      // number -> frames
   std::vector<int32_t> moves_of_;                   // (state, event) -> move, or -1
-  std::vector<Move> moves_;
+  std::vector<Move> moves_;                         // the start, the moves as learnt, a sentinel
   std::vector<Ranges> codes_;
   std::vector<int32_t> segment_code_;         // past the limit: a segment's code, or -1
   std::array<uint8_t, kOwnerCount> dense_{};  // the plan's owner numbers, kept at hand
   size_t owners_ = 0;
   size_t events_ = 0;  // per state: three kinds by the plan's owners
-  uint32_t state_ = 0;
+  uint32_t at_ = 0;    // the move last taken
   bool by_itself_ = false;
 };
 

@@ -118,6 +118,16 @@ struct FetchPlan {
   static constexpr uint8_t kNotOwner = 0xff;  // a slot the stack does not use
   std::array<uint8_t, kOwnerCount> dense{};
   size_t owners = 0;
+  // Whether every event of `owner` leaves a CodeFetcher as it was, having
+  // fetched nothing: the owner runs no code of its own (entry -1), no
+  // routine has a call site of it, and it is not user_loop (which finishes
+  // the packet). Helpers of a layout that gives them no code are.
+  bool inert(size_t owner) const {
+    if (owner == kUserLoopOwner || entry[owner] >= 0) return false;
+    const uint64_t bit = uint64_t{1} << owner;
+    return std::none_of(routines.begin(), routines.end(),
+                        [&](const Routine& r) { return (r.calls & bit) != 0; });
+  }
   // The ranges of each segment, in order: what the fetcher hands out (a
   // FetchReplay's code table). Code only ever runs from a segment's start
   // to a call site or the routine's end, so a segment is fetched whole.

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -315,6 +316,53 @@ TEST(MemoFetcher, FetchesExactlyWhatTheFetcherFetches) {
   // Most events were looked up, not followed; some runs went past the limit.
   EXPECT_LT(remembered * 5, events);
   EXPECT_GT(alone, 0u);
+}
+
+// An owner the plan calls inert (no code of its own, no call site of it)
+// may have its events skipped, as the memo does: each of them, in any
+// state, must fetch nothing and leave the fetcher's frames as they were.
+TEST(FetchPlan, AnInertOwnersEventsLeaveTheFetcherAsItWas) {
+  std::mt19937_64 rng(20261205);
+  const std::vector<size_t> slots = owner_slots(net::bsd::fn_table());
+  size_t tried = 0, inert_seen = 0, codeless_but_called = 0;
+  for (const FetchMode mode : {FetchMode::call_sites, FetchMode::entry}) {
+    for (int round = 0; round < 60; ++round) {
+      const FetchPlan plan = fetch_plan(random_layout(rng), mode, 64, net::bsd::fn_table());
+      std::vector<size_t> inert;
+      for (const size_t o : slots) {
+        if (plan.inert(o)) inert.push_back(o);
+        if (!plan.inert(o) && plan.entry[o] < 0 && o != kUserLoopOwner) ++codeless_but_called;
+      }
+      inert_seen += inert.size();
+      if (inert.empty()) continue;
+      CodeFetcher f;
+      f.attach(&plan);
+      auto ignore = [](uint32_t) {};
+      for (int packet = 0; packet < 20; ++packet)
+        for (const Event& e : random_packet(rng)) {
+          CodeFetcher g = f;
+          size_t fetched = 0;
+          auto count = [&](uint32_t) { ++fetched; };
+          play(g, {static_cast<Event::Kind>(rng() % 3), inert[rng() % inert.size()]}, count);
+          ASSERT_EQ(fetched, 0u) << fetch_mode_name(mode) << " round " << round;
+          ASSERT_TRUE(std::ranges::equal(g.frames(), f.frames(),
+                                         [](const auto& a, const auto& b) {
+                                           return a.routine == b.routine && a.pos == b.pos &&
+                                                  a.owner == b.owner;
+                                         }))
+              << fetch_mode_name(mode) << " round " << round;
+          ++tried;
+          play(f, e, ignore);
+        }
+    }
+  }
+  EXPECT_GT(tried, 1000u);
+  // Running no code is not enough: a call site of the owner makes its
+  // events move the caller along.
+  EXPECT_GT(codeless_but_called, 0u);
+  EXPECT_GT(inert_seen, 0u);
+  EXPECT_FALSE(fetch_plan(random_layout(rng), FetchMode::call_sites, 64, net::bsd::fn_table())
+                   .inert(kUserLoopOwner));
 }
 
 }  // namespace
