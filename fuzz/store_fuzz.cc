@@ -35,7 +35,7 @@ void one(std::string_view csv, std::string_view manifest) {
     return;
   }
   // The manifest, and the rows checked against it (resume and merge).
-  std::vector<std::string> hashes;
+  sw::PointHashes hashes;
   int repeats = 1;
   try {
     const auto m = sw::parse_manifest(manifest, "r.json");
@@ -44,13 +44,13 @@ void one(std::string_view csv, std::string_view manifest) {
     repeats = known.repeats;
     sw::check_known(ids, known, "r.csv");
     for (const auto& id : ids)
-      check(id.point < known.hashes.size() && known.hashes[id.point] == id.hash &&
-            id.repeat < known.repeats);
+      check(id.point < known.hashes.size() && known.hashes.text(id.point) == id.hash &&
+            known.hashes.is(id.point, id.hash) && id.repeat < known.repeats);
   } catch (const StoreError&) {
     // A resume without a usable manifest keeps rows by their hashes.
-    hashes.clear();
+    hashes = {};
     for (const auto& id : ids)
-      if (hashes.size() < 64) hashes.push_back(id.hash);
+      if (hashes.size() < 64) hashes.push_back(std::string_view(id.hash));
   }
   // A resume into a sweep of these points, one swept key more.
   std::vector<std::string> header = t.header;

@@ -37,8 +37,10 @@ ResumePlan resume(const Table& old, const std::vector<std::string>& hashes, int 
   for (const auto& st : settings)
     for (const auto& [k, v] : st)
       if (std::find(swept.begin(), swept.end(), k) == swept.end()) swept.push_back(k);
+  PointHashes listed;
+  for (const auto& h : hashes) listed.push_back(std::string_view(h));
   return plan_resume(
-      old, "r.csv", hashes, repeats, header, swept,
+      old, "r.csv", listed, repeats, header, swept,
       [&](size_t i, const std::string& k) {
         const auto it = settings.at(i).find(k);
         return it == settings.at(i).end() ? std::string() : it->second;
@@ -532,6 +534,33 @@ TEST_F(SweepTest, RowsSetAsideAreAUnionWithoutDuplicates) {
                StoreError);
 }
 
+// Point hashes as sweeps write them are held as numbers, any other text as
+// it is, and each compares exactly as its text would.
+TEST_F(SweepTest, PointHashesCompareAsTheirText) {
+  const std::string a = "00000000000000aa", b = "0123456789abcdef";
+  const PointHashes h{a, "h5", b, "0123456789ABCDEF", "0123456789abcde", a};
+  ASSERT_EQ(h.size(), 6u);
+  EXPECT_EQ(h.number(0), 0xaau);
+  EXPECT_EQ(h.number(2), 0x0123456789abcdefu);
+  for (const size_t odd : {1u, 3u, 4u}) EXPECT_FALSE(h.number(odd)) << odd;
+  const std::vector<std::string> texts = {a, "h5", b, "0123456789ABCDEF", "0123456789abcde", a};
+  for (size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ(h.text(i), texts[i]);
+    for (const auto& t : texts) EXPECT_EQ(h.is(i, t), t == texts[i]) << i << " " << t;
+    EXPECT_FALSE(h.is(i, "aa"));  // the same number in fewer digits is another text
+  }
+  EXPECT_EQ(hash_number("00000000000000AA"), std::nullopt);
+  EXPECT_EQ(hash_number(a), 0xaau);
+  // Where rows' points are: the first index of each hash, by number or text.
+  const auto ids = row_ids(parse_csv("point,repeat,point_hash\n9,0," + b + "\n9,0,h5\n9,0," + a +
+                                         "\n9,0,0123456789ABCDEF\n9,0,cc\n",
+                                     "r.csv"),
+                           "r.csv");
+  const auto at = indices_of(ids, h);
+  EXPECT_EQ(at, (std::unordered_map<std::string, size_t>{
+                    {b, 2}, {"h5", 1}, {a, 0}, {"0123456789ABCDEF", 3}}));
+}
+
 // Rows re-indexed to a resumed sweep's points (its results written, its
 // manifest not yet) are known by that sweep's list, at the same index.
 TEST_F(SweepTest, RowsAreKnownByTheManifestOrTheResumingSweep) {
@@ -567,7 +596,7 @@ TEST_F(SweepTest, AManifestParsedWithoutItsPointsKeepsTheRest) {
     EXPECT_EQ(lean["config"], whole["config"]);
     EXPECT_EQ(lean["status"], "complete");
     for (const auto& k : {known_points(whole, "m.json"), known_points(lean, "m.json", text)}) {
-      EXPECT_EQ(k.hashes, (std::vector<std::string>{"aa", "bb"})) << text;
+      EXPECT_EQ(k.hashes, (PointHashes{"aa", "bb"})) << text;
       EXPECT_EQ(k.repeats, 2);
     }
     // Without the text, a lean manifest has no points to give.
@@ -579,7 +608,7 @@ TEST_F(SweepTest, AManifestParsedWithoutItsPointsKeepsTheRest) {
   EXPECT_THROW(known_points(parse_manifest(odd, "m.json", false), "m.json", odd), StoreError);
   const std::string escaped = manifest_text(m, "[\"a\\u0062\"]");
   EXPECT_EQ(known_points(parse_manifest(escaped, "m.json", false), "m.json", escaped).hashes,
-            std::vector<std::string>{"ab"});
+            PointHashes{"ab"});
   EXPECT_THROW(parse_manifest("{\"points\": [", "m.json", false), StoreError);
 }
 

@@ -125,7 +125,7 @@ config::Experiment from_sweep(const std::string& csv, size_t point, size_t repea
                                 spec.size(), known.hashes.size()),
                     2);
   sweep::Point pt = spec.point(point);
-  pt.hash = known.hashes[point];
+  pt.hash = known.hashes.text(point);
   const uint64_t seed =
       sweep::run_seed(base.value("seed", nlohmann::json(1)).get<uint64_t>(), pt, repeat);
   std::vector<std::string> sets;

@@ -443,8 +443,8 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
     // and the manifest leaves rows re-indexed to the new points).
     KnownPoints here;
     here.hashes.reserve(plan.size());
-    for (const uint64_t h : plan.hashes) here.hashes.push_back(hex64(h));
-    const std::vector<std::string>& hashes = here.hashes;
+    for (const uint64_t h : plan.hashes) here.hashes.push_back(h);
+    const PointHashes& hashes = here.hashes;
     here.repeats = plan.spec.repeats;
     if (have_manifest) {
       const std::string prev_text = read_text(plan.manifest);

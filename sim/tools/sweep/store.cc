@@ -98,8 +98,8 @@ nlohmann::json parse_manifest(std::string_view text, const std::string& name, bo
 namespace {
 // The hashes of a points array as sweeps write it (["...", "...", ...]),
 // read as text; nullopt if it is not one (a manifest of an older simloop).
-std::optional<std::vector<std::string>> hashes_of(std::string_view seg) {
-  std::vector<std::string> out;
+std::optional<PointHashes> hashes_of(std::string_view seg) {
+  PointHashes out;
   size_t i = 1;  // after '['
   auto blank = [&] {
     while (i < seg.size() && (seg[i] == ' ' || seg[i] == '\n')) ++i;
@@ -113,7 +113,7 @@ std::optional<std::vector<std::string>> hashes_of(std::string_view seg) {
     if (end == std::string_view::npos) return std::nullopt;
     const std::string_view h = seg.substr(i + 1, end - i - 1);
     if (h.find('\\') != std::string_view::npos) return std::nullopt;  // escapes: parse it
-    out.emplace_back(h);
+    out.push_back(h);
     i = end + 1;
     blank();
     if (i >= seg.size()) return std::nullopt;
@@ -145,7 +145,7 @@ KnownPoints known_points(const nlohmann::json& m, const std::string& name, std::
   for (size_t i = 0; pts != nullptr && i < pts->size(); ++i) {
     const auto& p = (*pts)[i];
     if (p.is_string()) {  // as sweeps write them: the hash, at its index
-      k.hashes.push_back(p.get<std::string>());
+      k.hashes.push_back(std::string_view(p.get_ref<const std::string&>()));
       continue;
     }
     // As older sweeps wrote them: {"index": i, "hash": ..., ...}.
@@ -154,7 +154,7 @@ KnownPoints known_points(const nlohmann::json& m, const std::string& name, std::
     if (h == p.end() || !h->is_string() || ix == p.end() || !ix->is_number_unsigned() ||
         ix->get<uint64_t>() != i)
       throw StoreError(fmt::format("{}: points[{}]: expected a point hash (a string)", name, i));
-    k.hashes.push_back(h->get<std::string>());
+    k.hashes.push_back(std::string_view(h->get_ref<const std::string&>()));
   }
   const auto r = m.find("repeats");
   if (r == m.end() || !r->is_number_unsigned() || r->get<uint64_t>() < 1 ||
@@ -202,20 +202,21 @@ std::vector<RowId> row_ids(const Table& t, const std::string& name) {
 void check_known(const std::vector<RowId>& ids, const KnownPoints& known, const std::string& name,
                  const KnownPoints* also) {
   auto lists = [](const KnownPoints& k, const RowId& id) {
-    return id.point < k.hashes.size() && k.hashes[id.point] == id.hash && id.repeat < k.repeats;
+    return id.point < k.hashes.size() && k.hashes.is(id.point, id.hash) && id.repeat < k.repeats;
   };
   std::vector<std::string> bad;
   size_t count = 0;
   for (const auto& id : ids) {
     if (lists(known, id) || (also != nullptr && lists(*also, id))) continue;
     if (++count <= 8)
-      bad.push_back(
-          id.point >= known.hashes.size() ? fmt::format("line {} (point {}: the sweep has {})",
-                                                        id.line, id.point, known.hashes.size())
-          : id.repeat >= known.repeats    ? fmt::format("line {} (repeat {}: the sweep has {})",
-                                                        id.line, id.repeat, known.repeats)
-                                       : fmt::format("line {} (point {} hash {}, not {})", id.line,
-                                                     id.point, id.hash, known.hashes[id.point]));
+      bad.push_back(id.point >= known.hashes.size()
+                        ? fmt::format("line {} (point {}: the sweep has {})", id.line, id.point,
+                                      known.hashes.size())
+                    : id.repeat >= known.repeats
+                        ? fmt::format("line {} (repeat {}: the sweep has {})", id.line, id.repeat,
+                                      known.repeats)
+                        : fmt::format("line {} (point {} hash {}, not {})", id.line, id.point,
+                                      id.hash, known.hashes.text(id.point)));
   }
   if (count > 0)
     throw StoreError(fmt::format("{}: {} row{} of points its manifest does not list: {}{}", name,
@@ -223,20 +224,58 @@ void check_known(const std::vector<RowId>& ids, const KnownPoints& known, const 
                                  count > bad.size() ? ", ..." : ""));
 }
 
+std::optional<uint64_t> hash_number(std::string_view text) {
+  if (text.size() != 16) return std::nullopt;
+  uint64_t v = 0;
+  for (const char c : text) {
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) return std::nullopt;
+    v = v << 4 | static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+void PointHashes::push_back(std::string_view text) {
+  if (const auto n = hash_number(text)) return numbers_.push_back(*n);
+  odd_.emplace(numbers_.size(), text);
+  numbers_.push_back(0);
+}
+
+std::string PointHashes::text(size_t i) const {
+  const auto n = number(i);
+  return n ? hex64(*n) : odd_.at(i);
+}
+
+bool PointHashes::is(size_t i, std::string_view text) const {
+  const auto n = number(i);
+  if (!n) return odd_.at(i) == text;
+  const auto t = hash_number(text);
+  return t && *t == *n;  // the same number is the same 16 digits
+}
+
 std::unordered_map<std::string, size_t> indices_of(const std::vector<RowId>& ids,
-                                                   const std::vector<std::string>& hashes) {
+                                                   const PointHashes& hashes) {
   std::unordered_map<std::string, size_t> at;
   for (const auto& id : ids) at.emplace(id.hash, SIZE_MAX);
-  for (size_t i = 0; i < hashes.size(); ++i)
-    if (const auto it = at.find(hashes[i]); it != at.end() && it->second == SIZE_MAX)
-      it->second = i;
+  // The rows' hashes by number, to look each point up without its text.
+  std::unordered_map<uint64_t, size_t*> by_number;
+  for (auto& [text, index] : at)
+    if (const auto n = hash_number(text)) by_number.emplace(*n, &index);
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    size_t* index = nullptr;
+    if (const auto n = hashes.number(i)) {
+      if (const auto it = by_number.find(*n); it != by_number.end()) index = it->second;
+    } else if (const auto it = at.find(hashes.text(i)); it != at.end()) {
+      index = &it->second;
+    }
+    if (index != nullptr && *index == SIZE_MAX) *index = i;
+  }
   std::erase_if(at, [](const auto& kv) { return kv.second == SIZE_MAX; });
   return at;
 }
 
-ResumePlan plan_resume(const Table& old, const std::string& name,
-                       const std::vector<std::string>& hashes, int repeats,
-                       const std::vector<std::string>& header,
+ResumePlan plan_resume(const Table& old, const std::string& name, const PointHashes& hashes,
+                       int repeats, const std::vector<std::string>& header,
                        const std::vector<std::string>& swept,
                        const std::function<std::string(size_t, const std::string&)>& setting,
                        bool retry_crashed) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -155,9 +156,42 @@ std::string manifest_text(const nlohmann::json& m, std::string_view points);
 // empty if the text does not end with one (a manifest written otherwise).
 std::string_view manifest_points_text(std::string_view text);
 
+// A point hash as sweeps write it (hex64: 16 lowercase hex digits) as its
+// number; nullopt for any other text.
+std::optional<uint64_t> hash_number(std::string_view text);
+
+// Point hashes by index. Those written as sweeps write them are kept as
+// numbers (8 bytes each, not a string on the heap: a million points take
+// 8 MB); any other text is kept as it is and still compares as text.
+class PointHashes {
+ public:
+  PointHashes() = default;
+  PointHashes(std::initializer_list<std::string_view> texts) {
+    for (const auto t : texts) push_back(t);
+  }
+  void reserve(size_t n) { numbers_.reserve(n); }
+  void push_back(std::string_view text);
+  void push_back(uint64_t number) { numbers_.push_back(number); }
+  size_t size() const { return numbers_.size(); }
+  bool empty() const { return numbers_.empty(); }
+  // Point i's hash as its number, or nullopt if its text is not one.
+  std::optional<uint64_t> number(size_t i) const {
+    if (!odd_.empty() && odd_.contains(i)) return std::nullopt;
+    return numbers_[i];
+  }
+  std::string text(size_t i) const;
+  // Whether point i's hash is `text`, compared as text.
+  bool is(size_t i, std::string_view text) const;
+  bool operator==(const PointHashes&) const = default;
+
+ private:
+  std::vector<uint64_t> numbers_;
+  std::unordered_map<size_t, std::string> odd_;  // index -> a hash not written as sweeps do
+};
+
 // The points a manifest lists: their hashes by index, and the repeats.
 struct KnownPoints {
-  std::vector<std::string> hashes;
+  PointHashes hashes;
   int repeats = 1;
 };
 // From a manifest parsed whole, or parsed without its points and its
@@ -182,7 +216,7 @@ std::vector<RowId> row_ids(const Table& t, const std::string& name);
 // map of the rows' hashes, not of every point (a sweep may have ten
 // million, its rows a few).
 std::unordered_map<std::string, size_t> indices_of(const std::vector<RowId>& ids,
-                                                   const std::vector<std::string>& hashes);
+                                                   const PointHashes& hashes);
 // Throws StoreError listing the lines of rows whose point is not one of
 // `known` (index out of range, another hash, or a repeat past repeats) nor,
 // if given, of `also` (the points of a sweep resuming into them).
@@ -216,9 +250,8 @@ struct ResumePlan {
 // StoreError. Rows whose status is error (no result) are not kept, so they
 // run again; with `retry_crashed`, nor are rows whose status is crashed.
 // Neither is among `dropped`.
-ResumePlan plan_resume(const Table& old, const std::string& name,
-                       const std::vector<std::string>& hashes, int repeats,
-                       const std::vector<std::string>& header,
+ResumePlan plan_resume(const Table& old, const std::string& name, const PointHashes& hashes,
+                       int repeats, const std::vector<std::string>& header,
                        const std::vector<std::string>& swept,
                        const std::function<std::string(size_t, const std::string&)>& setting,
                        bool retry_crashed);
