@@ -49,6 +49,8 @@ bool CsvReader::next_line(std::string& line) {
   }
   const size_t end = nl == std::string_view::npos ? text_.size() : nl;
   line.assign(text_.substr(pos_, end - pos_));
+  line_start_ = pos_;
+  line_length_ = end - pos_;
   pos_ = end + 1;
   ++line_;
   if (!line.empty() && line.back() == '\r') line.pop_back();

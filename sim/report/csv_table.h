@@ -52,6 +52,10 @@ class CsvReader {
   const std::string& cell(size_t column) const { return cells_.at(column); }
   // The line of the row last read (1: the header), and "NAME:LINE".
   size_t line() const { return line_; }
+  // Where that line is in the text: its first byte and its length (without
+  // its '\n'), so that it can be read again from the file.
+  size_t line_offset() const { return line_start_; }
+  size_t line_length() const { return line_length_; }
   std::string where() const;
   const std::string& name() const { return name_; }
 
@@ -63,6 +67,7 @@ class CsvReader {
   std::string name_;
   CsvOptions opt_;
   size_t pos_ = 0, line_ = 0;
+  size_t line_start_ = 0, line_length_ = 0;
   std::string header_line_;
   std::vector<std::string> header_, cells_;
 };

@@ -1,17 +1,113 @@
 // Merging the results of sweep shards into one CSV and its manifest.
+//
+// Memory stays bounded by the largest shard, not the study: each shard's
+// text is read and checked in turn, keeping of each row only where its
+// line is (about 32 bytes); the merged rows are then read again from the
+// files, in order of point and repeat, and written as they come.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include <map>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
+#include "sim/report/csv_table.h"
 #include "sim/report/safe_file.h"
+#include "sim/report/table.h"
 #include "sim/tools/sweep/runner.h"
 
 namespace simloop::sweep {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+namespace {
+
+// A shard's results, open from its first read to the merge's end: the
+// rows read again are those that were checked, whatever happens to the
+// path meanwhile (a resume replaces the file; a running sweep appends).
+class ShardFile {
+ public:
+  explicit ShardFile(const fs::path& path) : name_(path.string()) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw StoreError(fmt::format("{}: cannot read: {}", name_, std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0 && !S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      throw StoreError(fmt::format("{}: not a regular file", name_));
+    }
+  }
+  ~ShardFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ShardFile(ShardFile&& o) noexcept : fd_(std::exchange(o.fd_, -1)), name_(std::move(o.name_)) {}
+  ShardFile(const ShardFile&) = delete;
+  ShardFile& operator=(const ShardFile&) = delete;
+  ShardFile& operator=(ShardFile&&) = delete;
+
+  // Up to `len` bytes at `off`: fewer at the end of the file.
+  std::string read(uint64_t off, size_t len = std::string::npos) const {
+    std::string out;
+    char buf[65536];
+    while (out.size() < len) {
+      const size_t want = std::min(sizeof buf, len - out.size());
+      const ssize_t n = ::pread(fd_, buf, want, static_cast<off_t>(off + out.size()));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw StoreError(fmt::format("{}: cannot read: {}", name_, std::strerror(errno)));
+      if (n == 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  int fd_ = -1;
+  std::string name_;
+};
+
+// Where a row of a shard is, and which run it is.
+struct RowAt {
+  size_t point = 0;
+  uint64_t offset = 0;
+  uint32_t length = 0;
+  uint32_t shard = 0;
+  int repeat = 0;
+};
+
+// Reads the merged rows' lines back a window at a time: shards are mostly
+// in order of point, so most rows are in the window the last one was.
+class LineReader {
+ public:
+  explicit LineReader(const std::vector<ShardFile>& files) : files_(files), at_(files.size()) {}
+  std::string_view line(const RowAt& r) {
+    Window& w = at_[r.shard];
+    if (r.offset < w.start || r.offset + r.length > w.start + w.text.size()) {
+      w.start = r.offset;
+      w.text = files_[r.shard].read(r.offset, std::max<size_t>(r.length, kWindow));
+      if (w.text.size() < r.length)  // (the file was only appended to since it was read)
+        throw StoreError(fmt::format("{}: changed while being merged", files_[r.shard].name()));
+    }
+    std::string_view l(w.text.data() + (r.offset - w.start), r.length);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);  // as the reader dropped it
+    return l;
+  }
+
+ private:
+  static constexpr size_t kWindow = size_t{1} << 16;
+  struct Window {
+    uint64_t start = 0;
+    std::string text;
+  };
+  const std::vector<ShardFile>& files_;
+  std::vector<Window> at_;
+};
+
+}  // namespace
 
 MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   if (shards.empty()) throw MismatchError("merge: no shard results given");
@@ -36,8 +132,9 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   json first;
   std::string first_text;         // the first manifest's text, while its points are spliced
   std::string_view first_points;  // its points array, in first_text
-  Table all;
-  std::map<std::pair<size_t, int>, std::vector<std::string>> rows;
+  std::vector<std::string> header;
+  std::vector<ShardFile> files;
+  std::vector<RowAt> rows;  // every shard's rows, as read
   MergeSummary sum;
   json from = json::array();
   KnownPoints first_known;
@@ -71,18 +168,29 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
             s.string(), m.value("experiment_hash", json("?")).dump(), shards.front().string(),
             first.value("experiment_hash", json("?")).dump()));
     }
-    const Table t = read_csv(s);
-    if (all.header.empty()) {
-      all.header = t.header;
-    } else if (t.header != all.header) {
-      throw MismatchError(
-          fmt::format("{}: its columns differ from {}'s", s.string(), shards.front().string()));
+    // Its rows, checked against its manifest; of each, only where it is.
+    files.emplace_back(s);
+    const std::string text = files.back().read(0);
+    try {
+      report::CsvReader r(text, s.string(), {.whole_lines = true});
+      if (header.empty()) {
+        header = r.header();
+      } else if (r.header() != header) {
+        throw MismatchError(
+            fmt::format("{}: its columns differ from {}'s", s.string(), shards.front().string()));
+      }
+      const IdColumns cols = id_columns(header, s.string());
+      std::vector<RowId> ids;
+      while (r.next()) {
+        RowId id = row_id(r.cells(), cols, r.line(), s.string());
+        rows.push_back({id.point, r.line_offset(), static_cast<uint32_t>(r.line_length()),
+                        static_cast<uint32_t>(files.size() - 1), id.repeat});
+        ids.push_back(std::move(id));
+      }
+      check_known(ids, known, s.string());
+    } catch (const report::CsvError& e) {
+      throw StoreError(e.what());
     }
-    const auto ids = row_ids(t, s.string());
-    check_known(ids, known, s.string());
-    for (size_t i = 0; i < ids.size(); ++i)
-      if (!rows.emplace(std::make_pair(ids[i].point, ids[i].repeat), t.rows[i]).second)
-        ++sum.duplicates;
     const std::string status = effective_status(m, s);
     if (status == "running")
       spdlog::warn("{}: its sweep is still running; merging the rows it has so far", s.string());
@@ -90,9 +198,21 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
                     {"shard", m.value("shard", json())},
                     {"status", status}});
   }
-  std::string text = csv_line(all.header);
-  for (const auto& [k, r] : rows) text += csv_line(r);
-  sum.rows = rows.size();
+  // In order of point and repeat; of one run recorded twice, the first read.
+  std::stable_sort(rows.begin(), rows.end(), [](const RowAt& a, const RowAt& b) {
+    return std::pair(a.point, a.repeat) < std::pair(b.point, b.repeat);
+  });
+  report::AtomicFile csv(out);
+  csv.write(csv_line(header));
+  LineReader lines(files);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i > 0 && rows[i].point == rows[i - 1].point && rows[i].repeat == rows[i - 1].repeat) {
+      ++sum.duplicates;
+      continue;
+    }
+    csv.write(csv_line(report::split_csv_line(std::string(lines.line(rows[i])))));
+    ++sum.rows;
+  }
   const KnownPoints& known = first_known;
   const size_t expected = known.hashes.size() * static_cast<size_t>(known.repeats);
   sum.missing = expected > sum.rows ? expected - sum.rows : 0;
@@ -105,13 +225,16 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   m["runs_recorded"] = sum.rows;
   m["status"] = sum.missing == 0 ? "complete" : "incomplete";
   m.erase("pid");
+  // The results are whole in their temporary file before the manifest is
+  // written, and put in place after it, as before.
+  csv.sync();
   if (first_points.empty()) {
     write_file_atomic(manifest_of(out), m.dump(2) + "\n");
   } else {
     m.erase("points");
     write_file_atomic(manifest_of(out), manifest_text(m, first_points));
   }
-  write_file_atomic(out, text);
+  csv.commit();
   return sum;
 }
 

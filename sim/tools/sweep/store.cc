@@ -175,27 +175,36 @@ std::optional<uint64_t> parse_index(const std::string& s, uint64_t max) {
 }
 }  // namespace
 
-std::vector<RowId> row_ids(const Table& t, const std::string& name) {
-  const int pc = t.column("point"), rc = t.column("repeat"), hc = t.column("point_hash");
-  if (pc < 0 || rc < 0 || hc < 0)
+IdColumns id_columns(const std::vector<std::string>& header, const std::string& name) {
+  auto at = [&](std::string_view c) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), c) - header.begin());
+  };
+  const IdColumns c{at("point"), at("repeat"), at("point_hash")};
+  if (c.point == header.size() || c.repeat == header.size() || c.hash == header.size())
     throw StoreError(
         fmt::format("{}: not sweep results: the header lacks point, repeat or point_hash", name));
+  return c;
+}
+
+RowId row_id(const std::vector<std::string>& r, const IdColumns& c, size_t line,
+             const std::string& name) {
+  const auto p = parse_index(r[c.point], kMaxPoints);
+  if (!p)
+    throw StoreError(fmt::format("{}:{}: point: expected an index in [0, {}], got '{}'", name, line,
+                                 kMaxPoints, r[c.point]));
+  const auto rep = parse_index(r[c.repeat], 1000000);
+  if (!rep)
+    throw StoreError(fmt::format("{}:{}: repeat: expected an integer in [0, 1000000], got '{}'",
+                                 name, line, r[c.repeat]));
+  return {static_cast<size_t>(*p), static_cast<int>(*rep), r[c.hash], line};
+}
+
+std::vector<RowId> row_ids(const Table& t, const std::string& name) {
+  const IdColumns c = id_columns(t.header, name);
   std::vector<RowId> out;
   out.reserve(t.rows.size());
-  for (size_t i = 0; i < t.rows.size(); ++i) {
-    const auto& r = t.rows[i];
-    const size_t line = i < t.lines.size() ? t.lines[i] : i + 2;
-    const auto p = parse_index(r[static_cast<size_t>(pc)], kMaxPoints);
-    if (!p)
-      throw StoreError(fmt::format("{}:{}: point: expected an index in [0, {}], got '{}'", name,
-                                   line, kMaxPoints, r[static_cast<size_t>(pc)]));
-    const auto rep = parse_index(r[static_cast<size_t>(rc)], 1000000);
-    if (!rep)
-      throw StoreError(fmt::format("{}:{}: repeat: expected an integer in [0, 1000000], got '{}'",
-                                   name, line, r[static_cast<size_t>(rc)]));
-    out.push_back(
-        {static_cast<size_t>(*p), static_cast<int>(*rep), r[static_cast<size_t>(hc)], line});
-  }
+  for (size_t i = 0; i < t.rows.size(); ++i)
+    out.push_back(row_id(t.rows[i], c, i < t.lines.size() ? t.lines[i] : i + 2, name));
   return out;
 }
 

@@ -211,6 +211,14 @@ struct RowId {
 // The identity of every row; throws StoreError naming the file, line and
 // column of a row whose point or repeat is not a number in range.
 std::vector<RowId> row_ids(const Table& t, const std::string& name);
+// The same a row at a time: the columns that identify a row (a StoreError
+// if the header lacks one), and the identity of `row`, at `line`.
+struct IdColumns {
+  size_t point = 0, repeat = 0, hash = 0;
+};
+IdColumns id_columns(const std::vector<std::string>& header, const std::string& name);
+RowId row_id(const std::vector<std::string>& row, const IdColumns& c, size_t line,
+             const std::string& name);
 // Where the rows' points are in a sweep whose points have `hashes`: each
 // row hash -> the first index with it; hashes of no point are left out. A
 // map of the rows' hashes, not of every point (a sweep may have ten
