@@ -602,6 +602,12 @@ TEST_F(SweepTest, AManifestParsedWithoutItsPointsKeepsTheRest) {
     // Without the text, a lean manifest has no points to give.
     EXPECT_THROW(known_points(lean, "m.json"), StoreError);
   }
+  // A manifest rewritten by another tool (members sorted: the points no
+  // longer last) keeps its points in the tree, where they are read.
+  const std::string sorted =
+      R"({"config": {"seed": 1}, "points": ["aa", "bb"], "repeats": 2, "status": "complete"})";
+  EXPECT_EQ(known_points(parse_manifest(sorted, "m.json", false), "m.json", sorted).hashes,
+            (PointHashes{"aa", "bb"}));
   // A list of hashes with an escape, or a bad point, is read as JSON and
   // judged as before.
   const std::string odd = manifest_text(m, "[\"a\\u0062\", 7]");

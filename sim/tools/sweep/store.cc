@@ -74,11 +74,17 @@ std::string csv_line(const std::vector<std::string>& fields) {
 nlohmann::json parse_manifest(std::string_view text, const std::string& name, bool point_configs) {
   try {
     // Depth 1: a member of the manifest; depth 3: a member of a point, an
-    // object in the points array (as older manifests wrote them).
+    // object in the points array (as older manifests wrote them). The list
+    // of points is left out only where known_points can read it from the
+    // text: last, as sweeps write it (not in a manifest rewritten by
+    // another tool, with its members in another order).
+    const bool points_as_text = !point_configs && !manifest_points_text(text).empty();
     const nlohmann::json::parser_callback_t keep =
-        [point_configs](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        [point_configs, points_as_text](int depth, nlohmann::json::parse_event_t event,
+                                        nlohmann::json& parsed) {
           if (point_configs || event != nlohmann::json::parse_event_t::key) return true;
-          return !((depth == 1 && parsed == "points") || (depth == 3 && parsed == "config"));
+          return !((depth == 1 && points_as_text && parsed == "points") ||
+                   (depth == 3 && parsed == "config"));
         };
     auto j = nlohmann::json::parse(text, keep);
     if (!j.is_object())
