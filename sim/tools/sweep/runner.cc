@@ -448,6 +448,7 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
                                     plan.csv.string()));
 
   ResumePlan& rp = ex.rp;
+  std::vector<std::string> old_header;  // the file's columns (its rows go to plan_resume)
   if (ex.have_rows) {
     const auto ids = row_ids(old, plan.csv.string());
     // Rows must be of points the manifest lists, or, at the same index, of
@@ -496,8 +497,9 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
       spdlog::warn("{}: no manifest beside it; keeping its rows by their point hashes",
                    plan.csv.string());
     }
+    old_header = old.header;
     rp = plan_resume(
-        old, plan.csv.string(), hashes, plan.spec.repeats, header, plan.spec.keys,
+        std::move(old), plan.csv.string(), hashes, plan.spec.repeats, header, plan.spec.keys,
         [&](size_t i, const std::string& key) { return plan.spec.point(i).value_of(key); },
         o.retry_crashed);
     rp.rewrite = rp.rewrite || cut_short;
@@ -511,7 +513,7 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
       rp.dropped.empty() || !fs::exists(plan.dropped) ? "" : read_text(plan.dropped);
   const std::string aside =
       rp.dropped.empty() ? ""
-                         : aside_text(aside_before, plan.dropped.string(), old.header, rp.dropped);
+                         : aside_text(aside_before, plan.dropped.string(), old_header, rp.dropped);
   const std::string whole_manifest = manifest_text(manifest, points);
   std::string text;
   if (!ex.have_rows || rp.rewrite) {

@@ -289,8 +289,8 @@ std::unordered_map<std::string, size_t> indices_of(const std::vector<RowId>& ids
   return at;
 }
 
-ResumePlan plan_resume(const Table& old, const std::string& name, const PointHashes& hashes,
-                       int repeats, const std::vector<std::string>& header,
+ResumePlan plan_resume(Table old, const std::string& name, const PointHashes& hashes, int repeats,
+                       const std::vector<std::string>& header,
                        const std::vector<std::string>& swept,
                        const std::function<std::string(size_t, const std::string&)>& setting,
                        bool retry_crashed) {
@@ -313,12 +313,20 @@ ResumePlan plan_resume(const Table& old, const std::string& name, const PointHas
   const int sc = old.column("status");
   ResumePlan plan;
   plan.rewrite = old.header != header;
+  // Where each new column comes from: the old column, or -1 (a swept key
+  // the old file lacks, or nothing). Rows in the same columns are moved
+  // into the plan rather than copied: a resume holds its rows once.
+  const bool same_columns = old.header == header;
+  std::vector<int> from;
+  for (const auto& c : header) from.push_back(old.column(c));
+  const auto point_col =
+      static_cast<size_t>(std::find(header.begin(), header.end(), "point") - header.begin());
   for (size_t i = 0; i < ids.size(); ++i) {
     const auto& id = ids[i];
-    const auto& row = old.rows[i];
+    auto& row = old.rows[i];
     const auto at = index_of.find(id.hash);
     if (at == index_of.end() || id.repeat >= repeats) {
-      plan.dropped.push_back(row);
+      plan.dropped.push_back(std::move(row));
       plan.rewrite = true;
       continue;
     }
@@ -334,18 +342,20 @@ ResumePlan plan_resume(const Table& old, const std::string& name, const PointHas
       throw StoreError(fmt::format("{}:{}: point {} repeat {} is recorded twice", name, id.line,
                                    id.point, id.repeat));
     if (at->second != id.point) plan.rewrite = true;
+    if (same_columns) {
+      if (point_col < row.size()) row[point_col] = std::to_string(at->second);
+      plan.kept.push_back(std::move(row));
+      continue;
+    }
     std::vector<std::string> out;
     out.reserve(header.size());
-    for (const auto& c : header) {
-      if (c == "point") {
+    for (size_t k = 0; k < header.size(); ++k) {
+      if (k == point_col) {
         out.push_back(std::to_string(at->second));
-        continue;
-      }
-      const int oc = old.column(c);
-      if (oc >= 0) {
-        out.push_back(row[static_cast<size_t>(oc)]);
+      } else if (from[k] >= 0) {
+        out.push_back(std::move(row[static_cast<size_t>(from[k])]));
       } else {
-        out.push_back(is_key(c) ? setting(at->second, c) : "");
+        out.push_back(is_key(header[k]) ? setting(at->second, header[k]) : "");
       }
     }
     plan.kept.push_back(std::move(out));

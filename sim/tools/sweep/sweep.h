@@ -258,8 +258,8 @@ struct ResumePlan {
 // StoreError. Rows whose status is error (no result) are not kept, so they
 // run again; with `retry_crashed`, nor are rows whose status is crashed.
 // Neither is among `dropped`.
-ResumePlan plan_resume(const Table& old, const std::string& name, const PointHashes& hashes,
-                       int repeats, const std::vector<std::string>& header,
+ResumePlan plan_resume(Table old, const std::string& name, const PointHashes& hashes, int repeats,
+                       const std::vector<std::string>& header,
                        const std::vector<std::string>& swept,
                        const std::function<std::string(size_t, const std::string&)>& setting,
                        bool retry_crashed);
