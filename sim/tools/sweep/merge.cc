@@ -4,20 +4,14 @@
 // text is read and checked in turn, keeping of each row only where its
 // line is (about 32 bytes); the merged rows are then read again from the
 // files, in order of point and repeat, and written as they come.
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "sim/report/csv_table.h"
 #include "sim/report/safe_file.h"
-#include "sim/report/table.h"
 #include "sim/tools/sweep/runner.h"
 
 namespace simloop::sweep {
@@ -27,74 +21,20 @@ using nlohmann::json;
 
 namespace {
 
-// A shard's results, open from its first read to the merge's end: the
-// rows read again are those that were checked, whatever happens to the
-// path meanwhile (a resume replaces the file; a running sweep appends).
-class ShardFile {
- public:
-  explicit ShardFile(const fs::path& path) : name_(path.string()) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw StoreError(fmt::format("{}: cannot read: {}", name_, std::strerror(errno)));
-    struct stat st {};
-    if (::fstat(fd_, &st) == 0 && !S_ISREG(st.st_mode)) {
-      ::close(fd_);
-      throw StoreError(fmt::format("{}: not a regular file", name_));
-    }
-  }
-  ~ShardFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ShardFile(ShardFile&& o) noexcept : fd_(std::exchange(o.fd_, -1)), name_(std::move(o.name_)) {}
-  ShardFile(const ShardFile&) = delete;
-  ShardFile& operator=(const ShardFile&) = delete;
-  ShardFile& operator=(ShardFile&&) = delete;
-
-  // Up to `len` bytes at `off`: fewer at the end of the file.
-  std::string read(uint64_t off, size_t len = std::string::npos) const {
-    std::string out;
-    char buf[65536];
-    while (out.size() < len) {
-      const size_t want = std::min(sizeof buf, len - out.size());
-      const ssize_t n = ::pread(fd_, buf, want, static_cast<off_t>(off + out.size()));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw StoreError(fmt::format("{}: cannot read: {}", name_, std::strerror(errno)));
-      if (n == 0) break;
-      out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
-  const std::string& name() const { return name_; }
-
- private:
-  int fd_ = -1;
-  std::string name_;
-};
-
-// Where a row of a shard is, and which run it is.
-struct RowAt {
-  size_t point = 0;
-  uint64_t offset = 0;
-  uint32_t length = 0;
-  uint32_t shard = 0;
-  int repeat = 0;
-};
-
 // Reads the merged rows' lines back a window at a time: shards are mostly
 // in order of point, so most rows are in the window the last one was.
 class LineReader {
  public:
-  explicit LineReader(const std::vector<ShardFile>& files) : files_(files), at_(files.size()) {}
+  explicit LineReader(const std::vector<InputFile>& files) : files_(files), at_(files.size()) {}
   std::string_view line(const RowAt& r) {
-    Window& w = at_[r.shard];
+    Window& w = at_[r.file];
     if (r.offset < w.start || r.offset + r.length > w.start + w.text.size()) {
       w.start = r.offset;
-      w.text = files_[r.shard].read(r.offset, std::max<size_t>(r.length, kWindow));
+      w.text = files_[r.file].read(r.offset, std::max<size_t>(r.length, kWindow));
       if (w.text.size() < r.length)  // (the file was only appended to since it was read)
-        throw StoreError(fmt::format("{}: changed while being merged", files_[r.shard].name()));
+        throw StoreError(fmt::format("{}: changed while being merged", files_[r.file].name()));
     }
-    std::string_view l(w.text.data() + (r.offset - w.start), r.length);
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);  // as the reader dropped it
-    return l;
+    return {w.text.data() + (r.offset - w.start), r.length};
   }
 
  private:
@@ -103,7 +43,7 @@ class LineReader {
     uint64_t start = 0;
     std::string text;
   };
-  const std::vector<ShardFile>& files_;
+  const std::vector<InputFile>& files_;
   std::vector<Window> at_;
 };
 
@@ -133,8 +73,8 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   std::string first_text;         // the first manifest's text, while its points are spliced
   std::string_view first_points;  // its points array, in first_text
   std::vector<std::string> header;
-  std::vector<ShardFile> files;
-  std::vector<RowAt> rows;  // every shard's rows, as read
+  std::vector<InputFile> files;  // open from the first read to the last: see InputFile
+  std::vector<RowAt> rows;       // every shard's rows, as read
   MergeSummary sum;
   json from = json::array();
   KnownPoints first_known;
@@ -199,9 +139,7 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
                     {"status", status}});
   }
   // In order of point and repeat; of one run recorded twice, the first read.
-  std::stable_sort(rows.begin(), rows.end(), [](const RowAt& a, const RowAt& b) {
-    return std::pair(a.point, a.repeat) < std::pair(b.point, b.repeat);
-  });
+  sort_by_run(rows);
   report::AtomicFile csv(out);
   csv.write(csv_line(header));
   LineReader lines(files);
@@ -210,7 +148,7 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
       ++sum.duplicates;
       continue;
     }
-    csv.write(csv_line(report::split_csv_line(std::string(lines.line(rows[i])))));
+    csv.write(rewritten_row(lines.line(rows[i])));
     ++sum.rows;
   }
   const KnownPoints& known = first_known;

@@ -385,22 +385,17 @@ void sort_results(const fs::path& csv, const std::vector<std::string>& header) {
   const std::string text = read_text(csv);
   report::CsvReader r(text, csv.string(), {.whole_lines = true});
   const IdColumns c = id_columns(r.header(), csv.string());
-  struct At {
-    uint64_t point = 0;
-    int repeat = 0;
-    size_t offset = 0, length = 0;
-  };
-  std::vector<At> rows;
-  while (r.next())
-    rows.push_back({std::stoull(r.cell(c.point)), std::stoi(r.cell(c.repeat)), r.line_offset(),
-                    r.line_length()});
-  std::stable_sort(rows.begin(), rows.end(), [](const At& a, const At& b) {
-    return std::pair(a.point, a.repeat) < std::pair(b.point, b.repeat);
-  });
+  std::vector<RowAt> rows;
+  while (r.next()) {
+    const RowId id = row_id(r.cells(), c, r.line(), csv.string());
+    rows.push_back(
+        {id.point, r.line_offset(), static_cast<uint32_t>(r.line_length()), 0, id.repeat});
+  }
+  sort_by_run(rows);
   report::AtomicFile out(csv);
   out.write(csv_line(header));
-  for (const At& a : rows)
-    out.write(csv_line(report::split_csv_line(text.substr(a.offset, a.length))));
+  for (const RowAt& a : rows)
+    out.write(rewritten_row(std::string_view(text).substr(a.offset, a.length)));
   out.commit();
 }
 

@@ -13,9 +13,11 @@
 #include <cstring>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include "sim/report/csv_table.h"
 #include "sim/report/safe_file.h"
+#include "sim/report/table.h"
 #include "sim/support/text.h"
 #include "sim/tools/sweep/sweep.h"
 
@@ -31,30 +33,50 @@ Table parse_csv(std::string_view text, const std::string& name) {
   }
 }
 
-std::string read_text(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw StoreError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)));
+InputFile::InputFile(const fs::path& path) : name_(path.string()) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw StoreError(fmt::format("{}: cannot read: {}", name_, std::strerror(errno)));
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw StoreError(fmt::format("{}: not a regular file", path.string()));
+  if (::fstat(fd_, &st) == 0 && !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    throw StoreError(fmt::format("{}: not a regular file", name_));
   }
-  std::string text;
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+InputFile::InputFile(InputFile&& o) noexcept
+    : fd_(std::exchange(o.fd_, -1)), name_(std::move(o.name_)) {}
+
+std::string InputFile::read(uint64_t off, size_t len) const {
+  std::string out;
   char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+  while (out.size() < len) {
+    const size_t want = std::min(sizeof buf, len - out.size());
+    const ssize_t n = ::pread(fd_, buf, want, static_cast<off_t>(off + out.size()));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int e = errno;
-      ::close(fd);
-      throw StoreError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(e)));
-    }
+    if (n < 0) throw StoreError(fmt::format("{}: cannot read: {}", name_, std::strerror(errno)));
     if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
+    out.append(buf, static_cast<size_t>(n));
   }
-  ::close(fd);
-  return text;
+  return out;
+}
+
+std::string read_text(const fs::path& path) {
+  return InputFile(path).read();
+}
+
+void sort_by_run(std::vector<RowAt>& rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const RowAt& a, const RowAt& b) {
+    return std::pair(a.point, a.repeat) < std::pair(b.point, b.repeat);
+  });
+}
+
+std::string rewritten_row(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // as CsvReader drops it
+  return csv_line(report::split_csv_line(std::string(line)));
 }
 
 Table read_csv(const fs::path& path) {

@@ -139,6 +139,41 @@ Table parse_csv(std::string_view text, const std::string& name);
 Table read_csv(const std::filesystem::path& path);
 // The file's text and its length up to the last complete line.
 std::string read_text(const std::filesystem::path& path);
+// A regular file open for reading, read by offset: what was read once can
+// be read again from the same file whatever happens to its path (a resume
+// replaces it; a running sweep appends). Throws StoreError "NAME: cannot
+// read: REASON" or "NAME: not a regular file".
+class InputFile {
+ public:
+  explicit InputFile(const std::filesystem::path& path);
+  ~InputFile();
+  InputFile(InputFile&& o) noexcept;
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  InputFile& operator=(InputFile&&) = delete;
+  // Up to `len` bytes at `off`: fewer at the end of the file.
+  std::string read(uint64_t off = 0, size_t len = std::string::npos) const;
+  const std::string& name() const { return name_; }
+
+ private:
+  int fd_ = -1;
+  std::string name_;
+};
+
+// Where a row of a results file is (its line: offset and length, in file
+// `file` of several) and which run it is: rows kept by position, not
+// parsed, while they are put in order.
+struct RowAt {
+  size_t point = 0;
+  uint64_t offset = 0;
+  uint32_t length = 0;
+  uint32_t file = 0;
+  int repeat = 0;
+};
+// In order of point and repeat; rows of one run stay in the order read.
+void sort_by_run(std::vector<RowAt>& rows);
+// A row's line (as CsvReader reads it) written as simloop writes rows.
+std::string rewritten_row(std::string_view line);
 // One CSV line with its newline.
 std::string csv_line(const std::vector<std::string>& fields);
 
