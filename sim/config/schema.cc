@@ -394,11 +394,15 @@ Schema::Schema() {
         Zone{"free", "Buffer release to the zones.", "freed", &models::StackCosts::mbuf_free_cycles,
              &models::StackCosts::cluster_free_cycles}}) {
     section(fmt::format("stack.{}", z.op), z.doc);
-    for (const auto& [obj, price] : {std::pair{"mbuf", z.mbuf}, std::pair{"cluster", z.cluster}})
+    for (const auto& objp : {std::pair{"mbuf", z.mbuf}, std::pair{"cluster", z.cluster}}) {
+      // (Not a structured binding: clang 14, the fuzz build's compiler,
+      // cannot capture one.)
+      const auto price = objp.second;
       add(only({"bsd"},
-               cost(number(fmt::format("stack.{}.{}_cycles", z.op, obj),
-                           fmt::format("Cycles per {} {}.", obj, z.done), 0, 1e6,
+               cost(number(fmt::format("stack.{}.{}_cycles", z.op, objp.first),
+                           fmt::format("Cycles per {} {}.", objp.first, z.done), 0, 1e6,
                            [price](Experiment& x) -> double& { return x.stack.*price; }))));
+    }
   }
   add(cost(number("stack.cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.",
                   0, 1e3, [](Experiment& x) -> double& { return x.stack.cksum_cycles_per_byte; })));

@@ -141,8 +141,8 @@ struct World {
   Probe probe;
   using Driver = workload::Driver<Probe, S>;
   Driver driver;  // the sender and receiver on the real stack, and the sender's buffer
-  Driver::Loop& loop;
-  Driver::Stack& stack;
+  typename Driver::Loop& loop;
+  typename Driver::Stack& stack;
   models::WireSerializer wire;
   models::IrqModerator moderator;
   std::deque<Frame> ring;        // frames on the NIC ring, oldest first

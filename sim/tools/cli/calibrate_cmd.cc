@@ -289,10 +289,12 @@ void report_comparison(const std::vector<measure::Comparison>& cs, const Compare
   for (const std::string set : {"train", "validation"})
     if (auto s = measure::summarize(cs, set); s.points > 0) add_summary(set, s);
   // Each --group on its own: the held-out points whose KEY is one of its values.
-  for (const auto& [key, values] : groups.allow) {
-    const auto s = measure::summarize(cs, "validation", [&](const measure::Comparison& c) {
+  for (const auto& group : groups.allow) {
+    const auto& [key, values] = group;
+    // (group, not key and values: clang 14 cannot capture a structured binding)
+    const auto s = measure::summarize(cs, "validation", [&group](const measure::Comparison& c) {
       for (const auto& [k, x] : c.keys)
-        if (k == key) return values.count(x) > 0;
+        if (k == group.first) return group.second.count(x) > 0;
       return false;
     });
     const std::string name = fmt::format("{}={}", key, fmt::join(values, ","));
