@@ -5,6 +5,7 @@
 // a resume keeps must be consistent with what it was given.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -18,8 +19,11 @@ namespace {
 using simloop::sweep::StoreError;
 namespace sw = simloop::sweep;
 
-void check(bool ok) {
-  if (!ok) std::abort();
+// Aborts naming the line of the check that failed.
+void check(bool ok, int line = __builtin_LINE()) {
+  if (ok) return;
+  std::fprintf(stderr, "store_fuzz.cc:%d: check failed\n", line);
+  std::abort();
 }
 
 void one(std::string_view csv, std::string_view manifest) {
@@ -32,7 +36,23 @@ void one(std::string_view csv, std::string_view manifest) {
     ids = sw::row_ids(t, "r.csv");
     check(ids.size() == t.rows.size());
   } catch (const StoreError&) {
+    // What a resume reads refuses the same text.
+    try {
+      sw::read_rows(csv, "r.csv");
+      check(false);
+    } catch (const StoreError&) {
+    }
     return;
+  }
+  // A resume reads each row's identity and place: the same rows, read
+  // again from their place, as the table holds.
+  const sw::StoredRows stored = sw::read_rows(csv, "r.csv");
+  check(stored.header == t.header && stored.ids.size() == ids.size() &&
+        stored.at.size() == ids.size() && stored.status.size() == ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    check(stored.ids[i].hash == ids[i].hash && stored.ids[i].line == ids[i].line &&
+          stored.ids[i].point == ids[i].point && stored.ids[i].repeat == ids[i].repeat);
+    check(sw::stored_row(stored.at[i], csv) == t.rows[i]);
   }
   // The manifest, and the rows checked against it (resume and merge).
   sw::PointHashes hashes;
@@ -56,34 +76,35 @@ void one(std::string_view csv, std::string_view manifest) {
   std::vector<std::string> header = t.header;
   header.push_back("fuzz.key");
   try {
-    const auto plan = sw::plan_resume(
-        t, "r.csv", hashes, repeats, header, {"fuzz.key"},
-        [&](size_t i, const std::string&) {
-          check(i < hashes.size());
-          return std::string("v");
-        },
-        true);
+    const auto plan = sw::plan_resume(stored, "r.csv", hashes, repeats, header, {"fuzz.key"}, true);
     // Every row is kept, set aside, or run again (no result, or crashed).
     check(plan.kept.size() + plan.dropped.size() + plan.retried + plan.rerun == t.rows.size());
+    std::vector<std::vector<std::string>> dropped, kept;
+    for (const auto& r : plan.dropped) dropped.push_back(sw::stored_row(r, csv));
+    for (const auto& r : plan.kept)
+      kept.push_back(sw::kept_row(plan, r, csv, header, [&](size_t i, const std::string&) {
+        check(i < hashes.size());
+        return std::string("v");
+      }));
     // Rows set aside go in a file that holds each run once.
-    const std::string aside = sw::aside_text("", "d.csv", t.header, plan.dropped);
+    const std::string aside = sw::aside_text("", "d.csv", t.header, dropped);
     const auto set_aside = sw::parse_csv(aside, "d.csv");
-    check(set_aside.rows.size() <= plan.dropped.size());
+    check(set_aside.rows.size() <= dropped.size());
     // Setting the same rows aside again adds nothing (but where a carriage
     // return in a field was written as a space, see below).
     bool cr = false;
-    for (const auto& r : plan.dropped)
+    for (const auto& c : t.header) cr = cr || c.find('\r') != std::string::npos;
+    for (const auto& r : dropped)
       for (const auto& f : r) cr = cr || f.find('\r') != std::string::npos;
-    if (!cr) check(sw::aside_text(aside, "d.csv", t.header, plan.dropped) == aside);
-    check(plan.done.size() == plan.kept.size());
-    for (const auto& r : plan.kept) check(r.size() == header.size());
+    if (!cr) check(sw::aside_text(aside, "d.csv", t.header, dropped) == aside);
+    check(plan.done.size() == kept.size());
+    for (const auto& r : kept) check(r.size() == header.size());
     for (const auto& [point, repeat] : plan.done) check(point < hashes.size() && repeat < repeats);
     // What a resume would write reads back as the same rows.
     std::string text = sw::csv_line(header);
-    for (const auto& r : plan.kept) text += sw::csv_line(r);
+    for (const auto& r : kept) text += sw::csv_line(r);
     const auto back = sw::parse_csv(text, "again.csv");
     // (A carriage return inside a quoted field is written as a space.)
-    auto kept = plan.kept;
     for (auto& r : kept)
       for (auto& f : r)
         for (auto& c : f)

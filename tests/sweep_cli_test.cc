@@ -833,5 +833,41 @@ TEST_F(SweepCliTest, AnyRowCanBeRerunAloneFromTheSweep) {
   EXPECT_EQ(simloop(fmt::format("run --from-sweep '{}' --point 6", csv.string())).status, 2);
 }
 
+// Above 200 points in a shard the summary is a count, read a row at a time:
+// of the shard's own points, and whether their repeats agreed.
+TEST_F(SweepCliTest, ALargeShardsSummaryCountsItsPointsAndWhetherRepeatsAgree) {
+  const fs::path exp = write("large.yaml",
+                             "name: large\n"
+                             "machine: athlon-xp-2700\n"
+                             "stack: freebsd6\n"
+                             "workload: {payload: 18, packets: 1}\n"
+                             "sweep:\n"
+                             "  grid:\n"
+                             "    workload.payload: {start: 0, stop: 602, step: 1}\n"
+                             "  repeats: 2\n");
+  const std::string same = "every repeat of every point gave the same kpps";
+  const Result first = simloop(sweep("--shard 2/3", exp));
+  ASSERT_EQ(first.status, 0) << first.output;
+  EXPECT_NE(first.output.find("201 points, 201 with a run that ended ok"), std::string::npos)
+      << first.output;
+  EXPECT_NE(first.output.find(same), std::string::npos) << first.output;
+
+  // One run of one point gave another kpps: its repeats no longer agree.
+  const fs::path csv = dir_ / "large-sweep-shard-2-of-3.csv";
+  Table t = read_csv(csv);
+  ASSERT_EQ(t.rows.size(), 402u);
+  auto& kpps = t.rows[7][static_cast<size_t>(t.column("kpps"))];
+  kpps = fmt::format("{:.3f}", std::stod(kpps) + 1);
+  std::string text = csv_line(t.header);
+  for (const auto& r : t.rows) text += csv_line(r);
+  write_file_atomic(csv, text);
+  const Result again = simloop(sweep("--shard 2/3 --resume", exp));
+  ASSERT_EQ(again.status, 0) << again.output;
+  EXPECT_NE(again.output.find("kept 402 rows, 0 runs to add"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("201 points, 201 with a run that ended ok"), std::string::npos)
+      << again.output;
+  EXPECT_EQ(again.output.find(same), std::string::npos) << again.output;
+}
+
 }  // namespace
 }  // namespace simloop::sweep

@@ -29,23 +29,35 @@ std::vector<Point> points_of(const Spec& s) {
   return out;
 }
 
-// plan_resume with each point's settings given as maps.
-ResumePlan resume(const Table& old, const std::vector<std::string>& hashes, int repeats,
-                  const std::vector<std::string>& header,
-                  const std::vector<std::map<std::string, std::string>>& settings, bool retry) {
+// What plan_resume decides, with the rows it keeps and sets aside read
+// back from the file's text.
+struct Resumed {
+  Rows kept, dropped;
+  std::set<std::pair<size_t, int>> done;
+  size_t retried = 0, rerun = 0;
+  bool rewrite = false;
+};
+
+// plan_resume on CSV text, with each point's settings given as maps.
+Resumed resume(const std::string& old, const std::vector<std::string>& hashes, int repeats,
+               const std::vector<std::string>& header,
+               const std::vector<std::map<std::string, std::string>>& settings, bool retry) {
   std::vector<std::string> swept;
   for (const auto& st : settings)
     for (const auto& [k, v] : st)
       if (std::find(swept.begin(), swept.end(), k) == swept.end()) swept.push_back(k);
   PointHashes listed;
   for (const auto& h : hashes) listed.push_back(std::string_view(h));
-  return plan_resume(
-      old, "r.csv", listed, repeats, header, swept,
-      [&](size_t i, const std::string& k) {
-        const auto it = settings.at(i).find(k);
-        return it == settings.at(i).end() ? std::string() : it->second;
-      },
-      retry);
+  const StoredRows rows = read_rows(old, "r.csv");
+  const ResumePlan plan = plan_resume(rows, "r.csv", listed, repeats, header, swept, retry);
+  Resumed out{{}, {}, plan.done, plan.retried, plan.rerun, plan.rewrite};
+  for (const auto& r : plan.kept)
+    out.kept.push_back(kept_row(plan, r, old, header, [&](size_t i, const std::string& k) {
+      const auto it = settings.at(i).find(k);
+      return it == settings.at(i).end() ? std::string() : it->second;
+    }));
+  for (const auto& r : plan.dropped) out.dropped.push_back(stored_row(r, old));
+  return out;
 }
 
 constexpr const char* kBase =
@@ -460,10 +472,9 @@ TEST_F(SweepTest, CorruptResultsNameTheirLine) {
 }
 
 TEST_F(SweepTest, ResumeKeepsRowsByPointHash) {
-  const Table old = parse_csv(
+  const std::string old =
       "point,repeat,point_hash,k,kpps,status\n"
-      "0,0,h18,18,300,ok\n1,0,h64,64,290,crashed\n2,0,h99,99,280,ok\n0,1,h18,18,301,ok\n",
-      "r.csv");
+      "0,0,h18,18,300,ok\n1,0,h64,64,290,crashed\n2,0,h99,99,280,ok\n0,1,h18,18,301,ok\n";
   // The grid grew in front (h5 is new) and lost h99; one more swept key.
   const std::vector<std::string> header = {"point", "repeat", "point_hash", "k",
                                            "j",     "kpps",   "status"};
@@ -486,26 +497,27 @@ TEST_F(SweepTest, ResumeKeepsRowsByPointHash) {
       resume(old, {"h18"}, 1, {"point", "repeat", "point_hash", "k", "x"}, {settings[1]}, false),
       StoreError);
   // The same run twice is corruption, not a result.
-  const Table twice = parse_csv("point,repeat,point_hash,k\n0,0,h,1\n0,0,h,1\n", "t.csv");
-  EXPECT_THROW(resume(twice, {"h"}, 1, twice.header, {{{"k", "1"}}}, false), StoreError);
+  EXPECT_THROW(resume("point,repeat,point_hash,k\n0,0,h,1\n0,0,h,1\n", {"h"}, 1,
+                      {"point", "repeat", "point_hash", "k"}, {{{"k", "1"}}}, false),
+               StoreError);
 }
 
 // A row that says its run ended without a result (status error) is run
 // again by every resume; it is not set aside as a point the sweep lost.
 TEST_F(SweepTest, ResumeRunsRowsWithoutAResultAgain) {
-  const Table old = parse_csv(
+  const std::string old =
       "point,repeat,point_hash,k,kpps,status\n"
-      "0,0,h1,1,300,ok\n1,0,h2,2,,error\n2,0,h3,3,280,crashed\n",
-      "r.csv");
+      "0,0,h1,1,300,ok\n1,0,h2,2,,error\n2,0,h3,3,280,crashed\n";
+  const std::vector<std::string> header = {"point", "repeat", "point_hash", "k", "kpps", "status"};
   const std::vector<std::map<std::string, std::string>> settings = {
       {{"k", "1"}}, {{"k", "2"}}, {{"k", "3"}}};
-  const auto plan = resume(old, {"h1", "h2", "h3"}, 1, old.header, settings, false);
+  const auto plan = resume(old, {"h1", "h2", "h3"}, 1, header, settings, false);
   EXPECT_EQ(plan.rerun, 1u);
   EXPECT_EQ(plan.retried, 0u);
   EXPECT_TRUE(plan.dropped.empty());
   EXPECT_EQ(plan.done, (std::set<std::pair<size_t, int>>{{0, 0}, {2, 0}}));
   EXPECT_TRUE(plan.rewrite);
-  const auto retry = resume(old, {"h1", "h2", "h3"}, 1, old.header, settings, true);
+  const auto retry = resume(old, {"h1", "h2", "h3"}, 1, header, settings, true);
   EXPECT_EQ(retry.rerun, 1u);
   EXPECT_EQ(retry.retried, 1u);
   EXPECT_TRUE(retry.dropped.empty());

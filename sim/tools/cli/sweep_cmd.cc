@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "sim/config/experiment.h"
+#include "sim/report/csv_table.h"
 #include "sim/report/stats.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/sweep/runner.h"
@@ -31,53 +32,79 @@ namespace {
 // variation within a run (interval_kpps_cv). Returns whether repeats gave
 // the same kpps at every point.
 bool print_summary(const fs::path& csv, const sweep::Plan& plan, const sweep::Shard& shard) {
-  const sweep::Table t = sweep::read_csv(csv);
-  const int point = t.column("point"), kpps = t.column("kpps"), status = t.column("status"),
-            cv = t.column("interval_kpps_cv");
-  if (point < 0 || kpps < 0) return false;
+  // A table of a few hundred points is read; one of a million is not.
+  constexpr size_t kTableRows = 200;
+  const auto shards = static_cast<size_t>(shard.n);
+  const size_t in_shard =
+      plan.size() / shards + (plan.size() % shards > static_cast<size_t>(shard.k - 1) ? 1 : 0);
+  const bool table = in_shard <= kTableRows;
+  // The rows are read one at a time; of each point only what is shown is
+  // kept (without a table: its first kpps and whether its runs agree).
   struct Runs {
     size_t all = 0;
     std::vector<std::pair<double, double>> ok;  // kpps, within-run cv
   };
   std::map<size_t, Runs> by_point;
-  for (const auto& row : t.rows) {
-    Runs& r = by_point[std::stoul(row[static_cast<size_t>(point)])];
-    ++r.all;
-    if (status >= 0 && row[static_cast<size_t>(status)] != "ok") continue;
-    const double c = cv >= 0 && !row[static_cast<size_t>(cv)].empty()
-                         ? std::stod(row[static_cast<size_t>(cv)])
-                         : 0;
-    r.ok.emplace_back(std::stod(row[static_cast<size_t>(kpps)]), c);
+  struct Agreement {
+    double first = 0;
+    uint32_t ok = 0;
+    bool same = true;
+  };
+  std::vector<Agreement> agree(table ? 0 : in_shard);  // by the point's place in the shard
+  const std::string text = sweep::read_text(csv);
+  try {
+    report::CsvReader r(text, csv.string(), {.whole_lines = true});
+    const auto point = r.column("point"), kpps = r.column("kpps"), status = r.column("status"),
+               cv = r.column("interval_kpps_cv");
+    if (!point || !kpps) return false;
+    while (r.next()) {
+      const size_t i = std::stoul(r.cell(*point));
+      const bool ok = !status || r.cell(*status) == "ok";
+      if (!table) {
+        if (!ok || !shard.contains(i) || i / shards >= agree.size()) continue;
+        Agreement& a = agree[i / shards];
+        const double k = std::stod(r.cell(*kpps));
+        if (a.ok++ == 0) a.first = k;
+        a.same = a.same && k == a.first;
+        continue;
+      }
+      Runs& runs = by_point[i];
+      ++runs.all;
+      if (!ok) continue;
+      const double c = cv && !r.cell(*cv).empty() ? std::stod(r.cell(*cv)) : 0;
+      runs.ok.emplace_back(std::stod(r.cell(*kpps)), c);
+    }
+  } catch (const report::CsvError& e) {
+    throw sweep::StoreError(e.what());
   }
   const bool repeats = plan.spec.repeats > 1;
+  bool all_same = repeats;
+  size_t compared = 0, ran = 0;
+  if (!table) {
+    for (const Agreement& a : agree) {
+      ran += a.ok > 0 ? 1 : 0;
+      if (a.ok > 1) {
+        ++compared;
+        all_same = all_same && a.same;
+      }
+    }
+    std::cout << fmt::format(
+        "{} points, {} with a run that ended ok; each point's runs are rows of {} (a table of "
+        "each point is printed for up to {} points)\n",
+        in_shard, ran, csv.string(), kTableRows);
+    return all_same && compared > 0;
+  }
   std::vector<std::vector<std::string>> cells;
   std::vector<std::string> head;
   for (const auto& k : plan.spec.keys) head.push_back(k);
   head.insert(head.end(), {"runs", "ok", "kpps"});
   if (repeats) head.insert(head.end(), {"sd kpps", "95% CI of mean"});
   head.push_back("within-run cv");
-  bool all_same = repeats;
-  size_t compared = 0, ran = 0;
-  // A table of a few hundred points is read; one of a million is not.
-  constexpr size_t kTableRows = 200;
-  const size_t in_shard =
-      plan.size() / static_cast<size_t>(shard.n) +
-      (plan.size() % static_cast<size_t>(shard.n) > static_cast<size_t>(shard.k - 1) ? 1 : 0);
-  const bool table = in_shard <= kTableRows;
   for (size_t i = 0; i < plan.size(); ++i) {
     if (!shard.contains(i)) continue;
     const auto it = by_point.find(i);
     const Runs none;
     const Runs& r = it == by_point.end() ? none : it->second;
-    if (!table) {
-      ran += r.ok.empty() ? 0 : 1;
-      if (r.ok.size() > 1) {
-        ++compared;
-        for (const auto& [k, c] : r.ok)
-          if (k != r.ok.front().first) all_same = false;
-      }
-      continue;
-    }
     const sweep::Point p = plan.spec.point(i);
     std::vector<std::string> row;
     for (const auto& s : p.settings) row.push_back(s.value);
@@ -116,15 +143,8 @@ bool print_summary(const fs::path& csv, const sweep::Plan& plan, const sweep::Sh
       out += fmt::format("{}{:>{}}", i == 0 ? "" : "  ", r[i], width[i]);
     return out + "\n";
   };
-  if (table) {
-    std::cout << line(head);
-    for (const auto& r : cells) std::cout << line(r);
-  } else {
-    std::cout << fmt::format(
-        "{} points, {} with a run that ended ok; each point's runs are rows of {} (a table of "
-        "each point is printed for up to {} points)\n",
-        in_shard, ran, csv.string(), kTableRows);
-  }
+  std::cout << line(head);
+  for (const auto& r : cells) std::cout << line(r);
   return all_same && compared > 0;
 }
 

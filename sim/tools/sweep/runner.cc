@@ -12,6 +12,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "sim/engine/simulation.h"
 #include "sim/report/csv_table.h"
@@ -414,14 +415,17 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
                          json& manifest, const std::string& points, const std::string& started) {
   Existing ex;
   bool cut_short = false;
-  Table old;
+  // The old results' text is held until the kept rows are written again,
+  // and of each row only where it is (not its fields).
+  std::string old_text;
+  StoredRows old;
   if (fs::exists(plan.csv)) {
-    const std::string text = read_text(plan.csv);
+    old_text = read_text(plan.csv);
     // A file cut short before its header or first row holds no result.
-    if (text.find('\n') != std::string::npos) {
-      old = parse_csv(text, plan.csv.string());
-      ex.have_rows = !old.rows.empty();
-      cut_short = text.back() != '\n';  // a partial last row: written anew without it
+    if (old_text.find('\n') != std::string::npos) {
+      old = read_rows(old_text, plan.csv.string());
+      ex.have_rows = !old.ids.empty();
+      cut_short = old_text.back() != '\n';  // a partial last row: written anew without it
     }
   }
   const bool have_manifest = fs::exists(plan.manifest);
@@ -443,9 +447,8 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
                                     plan.csv.string()));
 
   ResumePlan& rp = ex.rp;
-  std::vector<std::string> old_header;  // the file's columns (its rows go to plan_resume)
   if (ex.have_rows) {
-    const auto ids = row_ids(old, plan.csv.string());
+    const auto& ids = old.ids;
     // Rows must be of points the manifest lists, or, at the same index, of
     // points of this sweep (a resume stopped between writing the results
     // and the manifest leaves rows re-indexed to the new points).
@@ -492,11 +495,8 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
       spdlog::warn("{}: no manifest beside it; keeping its rows by their point hashes",
                    plan.csv.string());
     }
-    old_header = old.header;
-    rp = plan_resume(
-        std::move(old), plan.csv.string(), hashes, plan.spec.repeats, header, plan.spec.keys,
-        [&](size_t i, const std::string& key) { return plan.spec.point(i).value_of(key); },
-        o.retry_crashed);
+    rp = plan_resume(old, plan.csv.string(), hashes, plan.spec.repeats, header, plan.spec.keys,
+                     o.retry_crashed);
     rp.rewrite = rp.rewrite || cut_short;
   } else if (fs::exists(plan.csv)) {
     spdlog::info("{}: holds no finished run; starting afresh", plan.csv.string());
@@ -504,29 +504,39 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
 
   // Everything is read and checked before anything is written, so a
   // refused resume leaves the files as they were.
-  const std::string aside_before =
-      rp.dropped.empty() || !fs::exists(plan.dropped) ? "" : read_text(plan.dropped);
-  const std::string aside =
-      rp.dropped.empty() ? ""
-                         : aside_text(aside_before, plan.dropped.string(), old_header, rp.dropped);
-  const std::string whole_manifest = manifest_text(manifest, points);
-  std::string text;
-  if (!ex.have_rows || rp.rewrite) {
-    text = csv_line(header);
-    for (const auto& r : rp.kept) text += csv_line(r);
+  std::string aside_before, aside;
+  if (!rp.dropped.empty()) {
+    if (fs::exists(plan.dropped)) aside_before = read_text(plan.dropped);
+    std::vector<std::vector<std::string>> rows;
+    for (const RowAt& r : rp.dropped) rows.push_back(stored_row(r, old_text));
+    aside = aside_text(aside_before, plan.dropped.string(), old.header, rows);
   }
+  old = {};
+  const std::string whole_manifest = manifest_text(manifest, points);
   if (!ex.have_rows) {
     // The manifest first: results are never without one.
     write_file_atomic(plan.manifest, whole_manifest);
-    write_file_atomic(plan.csv, text);
+    write_file_atomic(plan.csv, csv_line(header));
     return ex;
   }
   // Resuming: rows set aside first (a run twice there is kept once), then
   // the kept rows, then the manifest listing the new points. Every row in
   // the results is of a point the manifest lists at each step, so a resume
-  // stopped at any step can be resumed.
+  // stopped at any step can be resumed. The kept rows are written whole to
+  // a temporary file before anything is put in place.
+  std::optional<report::AtomicFile> csv;
+  if (rp.rewrite) {
+    csv.emplace(plan.csv);
+    csv->write(csv_line(header));
+    auto setting = [&](size_t i, const std::string& key) {
+      return plan.spec.point(i).value_of(key);
+    };
+    for (const RowAt& r : rp.kept) csv->write(csv_line(kept_row(rp, r, old_text, header, setting)));
+    csv->sync();
+  }
+  old_text = {};
   if (aside != aside_before) write_file_atomic(plan.dropped, aside);
-  if (rp.rewrite) write_file_atomic(plan.csv, text);
+  if (csv) csv->commit();
   write_file_atomic(plan.manifest, whole_manifest);
   return ex;
 }

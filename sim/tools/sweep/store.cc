@@ -311,11 +311,32 @@ std::unordered_map<std::string, size_t> indices_of(const std::vector<RowId>& ids
   return at;
 }
 
-ResumePlan plan_resume(Table old, const std::string& name, const PointHashes& hashes, int repeats,
-                       const std::vector<std::string>& header,
-                       const std::vector<std::string>& swept,
-                       const std::function<std::string(size_t, const std::string&)>& setting,
-                       bool retry_crashed) {
+StoredRows read_rows(std::string_view text, const std::string& name) {
+  StoredRows out;
+  try {
+    report::CsvReader r(text, name, {.whole_lines = true});
+    out.header = r.header();
+    const IdColumns c = id_columns(out.header, name);
+    const auto sc = r.column("status");
+    while (r.next()) {
+      RowId id = row_id(r.cells(), c, r.line(), name);
+      out.at.push_back(
+          {id.point, r.line_offset(), static_cast<uint32_t>(r.line_length()), 0, id.repeat});
+      const std::string& status = sc ? r.cell(*sc) : std::string();
+      out.status.push_back(status == "error"     ? RowStatus::error
+                           : status == "crashed" ? RowStatus::crashed
+                                                 : RowStatus::result);
+      out.ids.push_back(std::move(id));
+    }
+  } catch (const report::CsvError& e) {
+    throw StoreError(e.what());
+  }
+  return out;
+}
+
+ResumePlan plan_resume(const StoredRows& old, const std::string& name, const PointHashes& hashes,
+                       int repeats, const std::vector<std::string>& header,
+                       const std::vector<std::string>& swept, bool retry_crashed) {
   // Columns: the same but for swept keys, which may come and go.
   auto is_key = [&](const std::string& c) {
     return std::find(swept.begin(), swept.end(), c) != swept.end() ||
@@ -330,33 +351,26 @@ ResumePlan plan_resume(Table old, const std::string& name, const PointHashes& ha
     throw StoreError(fmt::format(
         "{}: its columns differ from this sweep's (not only in swept keys); not resuming into it",
         name));
-  const auto ids = row_ids(old, name);
-  const auto index_of = indices_of(ids, hashes);  // where each row's point is now
-  const int sc = old.column("status");
+  const auto index_of = indices_of(old.ids, hashes);  // where each row's point is now
   ResumePlan plan;
   plan.rewrite = old.header != header;
-  // Where each new column comes from: the old column, or -1 (a swept key
-  // the old file lacks, or nothing). Rows in the same columns are moved
-  // into the plan rather than copied: a resume holds its rows once.
-  const bool same_columns = old.header == header;
-  std::vector<int> from;
-  for (const auto& c : header) from.push_back(old.column(c));
-  const auto point_col =
-      static_cast<size_t>(std::find(header.begin(), header.end(), "point") - header.begin());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const auto& id = ids[i];
-    auto& row = old.rows[i];
+  for (const auto& c : header) {
+    const auto at = std::find(old.header.begin(), old.header.end(), c);
+    plan.from.push_back(at == old.header.end() ? -1 : static_cast<int>(at - old.header.begin()));
+  }
+  for (size_t i = 0; i < old.ids.size(); ++i) {
+    const auto& id = old.ids[i];
     const auto at = index_of.find(id.hash);
     if (at == index_of.end() || id.repeat >= repeats) {
-      plan.dropped.push_back(std::move(row));
+      plan.dropped.push_back(old.at[i]);
       plan.rewrite = true;
       continue;
     }
     // A row that carries no result (status error: the run ended without
     // saying how it went) is run again, and with retry_crashed a crashed one.
-    const std::string status = sc >= 0 ? row[static_cast<size_t>(sc)] : "";
-    if (status == "error" || (retry_crashed && status == "crashed")) {
-      ++(status == "error" ? plan.rerun : plan.retried);
+    const RowStatus status = old.status[i];
+    if (status == RowStatus::error || (retry_crashed && status == RowStatus::crashed)) {
+      ++(status == RowStatus::error ? plan.rerun : plan.retried);
       plan.rewrite = true;
       continue;
     }
@@ -364,25 +378,36 @@ ResumePlan plan_resume(Table old, const std::string& name, const PointHashes& ha
       throw StoreError(fmt::format("{}:{}: point {} repeat {} is recorded twice", name, id.line,
                                    id.point, id.repeat));
     if (at->second != id.point) plan.rewrite = true;
-    if (same_columns) {
-      if (point_col < row.size()) row[point_col] = std::to_string(at->second);
-      plan.kept.push_back(std::move(row));
-      continue;
-    }
-    std::vector<std::string> out;
-    out.reserve(header.size());
-    for (size_t k = 0; k < header.size(); ++k) {
-      if (k == point_col) {
-        out.push_back(std::to_string(at->second));
-      } else if (from[k] >= 0) {
-        out.push_back(std::move(row[static_cast<size_t>(from[k])]));
-      } else {
-        out.push_back(is_key(header[k]) ? setting(at->second, header[k]) : "");
-      }
-    }
-    plan.kept.push_back(std::move(out));
+    RowAt kept = old.at[i];
+    kept.point = at->second;
+    plan.kept.push_back(kept);
   }
   return plan;
+}
+
+std::vector<std::string> stored_row(const RowAt& row, std::string_view old_text) {
+  std::string_view line = old_text.substr(row.offset, row.length);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // as CsvReader drops it
+  return report::split_csv_line(std::string(line));
+}
+
+std::vector<std::string> kept_row(
+    const ResumePlan& plan, const RowAt& row, std::string_view old_text,
+    const std::vector<std::string>& header,
+    const std::function<std::string(size_t, const std::string&)>& setting) {
+  std::vector<std::string> in = stored_row(row, old_text);
+  std::vector<std::string> out;
+  out.reserve(header.size());
+  for (size_t k = 0; k < header.size(); ++k) {
+    if (header[k] == "point") {
+      out.push_back(std::to_string(row.point));
+    } else if (plan.from[k] >= 0 && static_cast<size_t>(plan.from[k]) < in.size()) {
+      out.push_back(std::move(in[static_cast<size_t>(plan.from[k])]));
+    } else {
+      out.push_back(setting(row.point, header[k]));
+    }
+  }
+  return out;
 }
 
 std::string aside_text(const std::string& existing, const std::string& name,

@@ -274,30 +274,54 @@ std::string aside_text(const std::string& existing, const std::string& name,
                        const std::vector<std::string>& header,
                        const std::vector<std::vector<std::string>>& rows);
 
+// A results file's rows as a resume reads them: its header and, of each
+// row, what identifies it, where its line is in the text (`at`, file 0;
+// the row itself is read again from there when it is written) and whether
+// it holds a result. A few dozen bytes a row, not the row's fields.
+enum class RowStatus : uint8_t { result, error, crashed };
+struct StoredRows {
+  std::vector<std::string> header;
+  std::vector<RowId> ids;
+  std::vector<RowAt> at;
+  std::vector<RowStatus> status;
+};
+// Reads CSV text as parse_csv does (a last line without its newline is
+// dropped). Throws StoreError naming `name`, the line and the column.
+StoredRows read_rows(std::string_view text, const std::string& name);
+
 // Resuming into existing results. Each point is identified by the hash of
 // its resolved configuration, so a grown or shrunk sweep keeps the rows of
 // the points it still has (re-indexed to their new place), drops the rows
 // of points it no longer has, and runs the rest.
 struct ResumePlan {
-  std::vector<std::vector<std::string>> kept;     // in the new header's columns
-  std::vector<std::vector<std::string>> dropped;  // as they were, old header
-  std::set<std::pair<size_t, int>> done;          // (new point, repeat) of kept rows
-  size_t retried = 0;                             // crashed rows to run again
-  size_t rerun = 0;                               // rows without a result to run again
-  bool rewrite = false;                           // kept rows differ from the file's
+  std::vector<RowAt> kept;                // in the file's order; `point` is the new index
+  std::vector<RowAt> dropped;             // as they were
+  std::set<std::pair<size_t, int>> done;  // (new point, repeat) of kept rows
+  size_t retried = 0;                     // crashed rows to run again
+  size_t rerun = 0;                       // rows without a result to run again
+  bool rewrite = false;                   // kept rows differ from the file's
+  // Where each new column comes from: an old column, or -1 (a swept key
+  // the old file lacks).
+  std::vector<int> from;
 };
 // `old` is the existing CSV, `hashes` the new sweep's point hashes by index,
-// `header` its columns, `swept` its swept keys and `setting(point, key)` a
-// point's value of a swept key.
+// `header` its columns and `swept` its swept keys.
 // Swept-key columns may come and go; any other difference of columns is a
 // StoreError. Rows whose status is error (no result) are not kept, so they
 // run again; with `retry_crashed`, nor are rows whose status is crashed.
 // Neither is among `dropped`.
-ResumePlan plan_resume(Table old, const std::string& name, const PointHashes& hashes, int repeats,
-                       const std::vector<std::string>& header,
-                       const std::vector<std::string>& swept,
-                       const std::function<std::string(size_t, const std::string&)>& setting,
-                       bool retry_crashed);
+ResumePlan plan_resume(const StoredRows& old, const std::string& name, const PointHashes& hashes,
+                       int repeats, const std::vector<std::string>& header,
+                       const std::vector<std::string>& swept, bool retry_crashed);
+// A kept row, read from `old_text` (the text `old` was read from), in the
+// new header's columns; `setting(point, key)` is a point's value of a swept
+// key the old file lacks.
+std::vector<std::string> kept_row(
+    const ResumePlan& plan, const RowAt& row, std::string_view old_text,
+    const std::vector<std::string>& header,
+    const std::function<std::string(size_t, const std::string&)>& setting);
+// A row read again from `old_text` as it was.
+std::vector<std::string> stored_row(const RowAt& row, std::string_view old_text);
 
 // A file written whole or not at all: report::write_file_atomic.
 using report::write_file_atomic;
