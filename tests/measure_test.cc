@@ -174,6 +174,36 @@ TEST(Calibrate, PerFunctionTimesDetermineEveryExercisedCost) {
     }
 }
 
+// choose_split predicts each training point from fits that never saw its
+// path or its payload: per-function times that tell the truth determine
+// what totals leave free, and are chosen; times that tell nothing (drawn
+// at random) mislead every fold, and totals are chosen.
+TEST(Calibrate, TheObservationsChosenAreThoseThatPredictTheTrainingPointsLeftOut) {
+  auto pts = native_grid();
+  std::vector<Features> feats;
+  price(pts, feats, true);
+  FitOptions opt;
+  opt.split = parse_split({"payload=18,256,1400", "align=none", "copy=m_copy"});
+  const SplitChoice honest = choose_split(pts, opt);
+  EXPECT_TRUE(honest.split);
+  EXPECT_LT(honest.split_error, 1e-3);
+  EXPECT_GT(honest.totals_error, honest.split_error);
+  // Four paths and three payloads, each point predicted once for each.
+  EXPECT_EQ(honest.folds, 7u);
+  EXPECT_EQ(honest.predictions, 24u);
+
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> noise(0, 100);
+  for (auto& p : pts) {
+    for (auto& [fn, ns] : p.repeats.front().split) ns = noise(rng);
+    p.summarize(Stat::median);
+  }
+  const SplitChoice garbled = choose_split(pts, opt);
+  EXPECT_FALSE(garbled.split);
+  EXPECT_GT(garbled.split_error, garbled.totals_error);
+  EXPECT_NEAR(garbled.totals_error, honest.totals_error, 1e-9) << "totals are the same data";
+}
+
 TEST(Calibrate, ASendOnlyPathTellsTheSendSideFromTheReceiveSide) {
   // The wire held out: every training path runs the receive side, so
   // the wire's costs are known only in sums with it, even with each

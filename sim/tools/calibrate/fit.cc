@@ -301,4 +301,53 @@ Fit calibrate(std::vector<Point> points, const FitOptions& opt) {
   return fit;
 }
 
+SplitChoice choose_split(const std::vector<Point>& points, const FitOptions& opt) {
+  std::vector<const Point*> train;
+  for (const auto& p : points)
+    if (of_model(p, opt.source) && opt.split.trains(p)) train.push_back(&p);
+  // The folds: one per path and one per payload of the training points.
+  auto path_of = [](const Point& p) {
+    std::string path;
+    for (const auto& [k, v] : p.keys)
+      if (k != "payload") path += k + "=" + v + " ";
+    return path;
+  };
+  std::map<std::string, std::vector<const Point*>> folds;
+  for (const Point* p : train) {
+    folds["path " + path_of(*p)].push_back(p);
+    folds["payload " + std::to_string(p->payload())].push_back(p);
+  }
+  SplitChoice c;
+  std::vector<double> errors[2];  // [0]: totals only, [1]: with per-function times
+  for (const auto& [name, out] : folds) {
+    if (out.size() == train.size()) continue;  // nothing would train
+    std::vector<Point> in;
+    for (const Point* p : train)
+      if (std::find(out.begin(), out.end(), p) == out.end()) in.push_back(*p);
+    ++c.folds;
+    for (int split = 0; split < 2; ++split) {
+      FitOptions o = opt;
+      o.use_split = split == 1;
+      o.bootstrap = 0;
+      const Fit fit = calibrate(in, o);
+      for (const Point* p : out) {
+        const double ns = predict_ns(features_for(fit, *p), fit.values);
+        // kpps predicted over kpps measured, less one.
+        errors[split].push_back(ns > 0 ? std::abs(p->ns_value / ns - 1) : 1.0);
+      }
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  c.totals_error = median(errors[0]);
+  c.split_error = median(errors[1]);
+  c.predictions = errors[1].size();
+  c.split = c.split_error <= c.totals_error;
+  return c;
+}
+
 }  // namespace simloop::measure

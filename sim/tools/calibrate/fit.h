@@ -20,6 +20,17 @@ struct Residual {
   double measured_ns = 0, fitted_ns = 0;
 };
 
+// Per-function times or totals only, chosen on the training points alone:
+// each training point predicted by fits that never saw its path (every key
+// but payload), and by fits that never saw its payload, with each kind of
+// observation. The kind whose predictions err less (median |error| of
+// kpps) is chosen; per-function times win a tie.
+struct SplitChoice {
+  bool split = true;
+  double split_error = 0, totals_error = 0;  // median |relative error|
+  size_t predictions = 0;                    // per kind
+  size_t folds = 0;
+};
 struct Fit {
   std::string source;  // native | kernel
   Stat stat = Stat::median;
@@ -43,9 +54,10 @@ struct Fit {
   double condition = 0;
   std::vector<std::string> undetermined;
   Eigen::MatrixXd null_basis;
-  Eigen::VectorXd scale;              // column scaling the basis is expressed in
-  std::vector<std::string> measured;  // the files
-  std::string dest;                   // the path the written profile's experiment takes
+  Eigen::VectorXd scale;                    // column scaling the basis is expressed in
+  std::vector<std::string> measured;        // the files
+  std::string dest;                         // the path the written profile's experiment takes
+  std::optional<SplitChoice> split_choice;  // when the observations were chosen (choose_split)
 
   double rms_rel_residual() const;
   // For an undetermined parameter, the others it is determined with only
@@ -75,6 +87,10 @@ struct FitOptions {
 // error is what is minimised, as kpps errors are relative. Throws
 // InputError when there is nothing to fit.
 Fit calibrate(std::vector<Point> points, const FitOptions& opt);
+
+// Native points with per-function times only; throws InputError as
+// calibrate() does.
+SplitChoice choose_split(const std::vector<Point>& points, const FitOptions& opt);
 
 // The features of a point under a fit's model.
 Features features_for(const Fit& fit, const Point& p);

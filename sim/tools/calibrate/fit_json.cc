@@ -16,6 +16,12 @@ nlohmann::json Fit::to_json() const {
   j["split_weight"] = split_weight;
   j["split_slowdown"] = slowdown;
   j["split_overhead_fitted_ns"] = split_overhead;
+  if (split_choice)
+    j["split_choice"] = {{"chosen", split_choice->split ? "per-function times" : "totals only"},
+                         {"split_median_abs_error", split_choice->split_error},
+                         {"totals_median_abs_error", split_choice->totals_error},
+                         {"predictions", split_choice->predictions},
+                         {"folds", split_choice->folds}};
   j["units"] = "ns (cycles at clock_hz 1e9)";
   j["params"] = nlohmann::json::array();
   for (size_t i = 0; i < names.size(); ++i) {

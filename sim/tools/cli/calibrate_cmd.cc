@@ -98,18 +98,21 @@ struct CalibrateArgs {
   int bootstrap = 200;
   double split_weight = 0.5;
   bool no_split = false;
+  bool choose_split = false;
 };
 
 int calibrate_cmd(const CalibrateArgs& a) {
   if (a.source == "linux") {
     // Options of the other two models' fits only.
     if (!a.columns.map.empty() || !a.columns.ignore.empty() || a.columns.time != "wall" ||
-        a.no_split || a.strict)
+        a.no_split || a.choose_split || a.strict)
       throw UserError(
           "--source linux reads measure kernel --split rows as they are: --columns, "
-          "--ignore-column, --time, --no-split and --strict do not apply");
+          "--ignore-column, --time, --no-split, --choose-split and --strict do not apply");
     return calibrate_linux_cmd({a.measured, a.train, a.stat, a.dir, a.name});
   }
+  if (a.choose_split && a.source != "native")
+    throw UserError("--choose-split: only native points have per-function times (--source native)");
   // The profile's four files are <dir>/<name>...: a name, never a path.
   const std::string name = a.name.empty() ? a.source + "-calibrated" : a.name;
   if (const std::string why = config::name_problem(name); !why.empty())
@@ -130,11 +133,17 @@ int calibrate_cmd(const CalibrateArgs& a) {
     throw UserError(e.what());
   }
   check_train_keys(opt.split, points, a.measured);
+  std::optional<measure::SplitChoice> choice;
   try {
+    if (a.choose_split) {
+      choice = measure::choose_split(points, opt);
+      opt.use_split = choice->split;
+    }
     fit = measure::calibrate(points, opt);
   } catch (const measure::InputError& e) {
     throw UserError(e.what());
   }
+  fit.split_choice = choice;
   fit.measured = a.measured;
 
   std::set<std::string> sources;
@@ -147,6 +156,13 @@ int calibrate_cmd(const CalibrateArgs& a) {
   std::cout << fmt::format("{} fit on {} training point(s) ({}), {} held out; statistic: {}\n",
                            a.source, fit.training_points, fmt::join(fit.split.specs(), "; "),
                            fit.held_out_points, a.stat);
+  if (choice)
+    std::cout << fmt::format(
+        "observations chosen on the training points ({} predictions in {} folds, each of a "
+        "path or a payload left out): median |error| {:.2f} % with per-function times, "
+        "{:.2f} % with totals only: {}\n",
+        choice->predictions, choice->folds, 100 * choice->split_error, 100 * choice->totals_error,
+        choice->split ? "per-function times" : "totals only");
   if (a.source == "native")
     std::cout << fmt::format(
         "observations: ns per packet{}\n",
@@ -525,6 +541,11 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
       ->capture_default_str();
   cal->add_flag("--no-split", a->no_split,
                 "native: fit the totals only, ignoring per-function times");
+  cal->add_flag("--choose-split", a->choose_split,
+                "native: fit with per-function times or totals only, whichever predicts the\n"
+                "training points better when each path, and each payload, is left out of the\n"
+                "fit in turn (the held-out points play no part); says which and why")
+      ->excludes("--no-split");
   a->columns.add(cal);
   cal->add_option("-o,--output-dir", a->dir, "Where to write the profile")->capture_default_str();
   cal->add_option("--name", a->name, "Profile name (default: SOURCE-calibrated)");
