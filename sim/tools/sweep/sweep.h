@@ -277,7 +277,7 @@ std::string aside_text(const std::string& existing, const std::string& name,
 // A results file's rows as a resume reads them: its header and, of each
 // row, what identifies it, where its line is in the text (`at`, file 0;
 // the row itself is read again from there when it is written) and whether
-// it holds a result. A few dozen bytes a row, not the row's fields.
+// it holds a result: about a hundred bytes a row, not the row's fields.
 enum class RowStatus : uint8_t { result, error, crashed };
 struct StoredRows {
   std::vector<std::string> header;
