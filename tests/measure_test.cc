@@ -202,6 +202,11 @@ TEST(Calibrate, TheObservationsChosenAreThoseThatPredictTheTrainingPointsLeftOut
   EXPECT_FALSE(garbled.split);
   EXPECT_GT(garbled.split_error, garbled.totals_error);
   EXPECT_NEAR(garbled.totals_error, honest.totals_error, 1e-9) << "totals are the same data";
+  // Without per-function times there is nothing to choose.
+  auto totals = native_grid();
+  std::vector<Features> tf;
+  price(totals, tf, false);
+  EXPECT_THROW(choose_split(totals, opt), InputError);
 }
 
 TEST(Calibrate, ASendOnlyPathTellsTheSendSideFromTheReceiveSide) {

@@ -305,6 +305,10 @@ SplitChoice choose_split(const std::vector<Point>& points, const FitOptions& opt
   std::vector<const Point*> train;
   for (const auto& p : points)
     if (of_model(p, opt.source) && opt.split.trains(p)) train.push_back(&p);
+  if (!has_split(train))
+    throw InputError(
+        "--choose-split: no training point has per-function times (measure native --split "
+        "writes them)");
   // The folds: one per path and one per payload of the training points.
   auto path_of = [](const Point& p) {
     std::string path;

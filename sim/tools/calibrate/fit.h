@@ -88,8 +88,8 @@ struct FitOptions {
 // InputError when there is nothing to fit.
 Fit calibrate(std::vector<Point> points, const FitOptions& opt);
 
-// Native points with per-function times only; throws InputError as
-// calibrate() does.
+// Throws InputError when no training point has per-function times, and
+// as calibrate() does.
 SplitChoice choose_split(const std::vector<Point>& points, const FitOptions& opt);
 
 // The features of a point under a fit's model.
