@@ -4,7 +4,7 @@
 #
 #   scripts/fuzz.sh [-t SECONDS] [-j JOBS] [-n] [TARGET...]
 #
-#   -t SECONDS  how long each target runs (default 60)
+#   -t SECONDS  how long each target runs (default 60; 0: build them, run none)
 #   -j JOBS     targets run at a time (default 2)
 #   -n          do not configure and build first (build-fuzz is up to date)
 #   TARGET      names as in fuzz/NAME_fuzz.cc (default: every target)
@@ -18,7 +18,8 @@
 #
 # A dictionary fuzz/NAME.dict is used if present; one holding the line
 # "#@config-keys" also gets every key of docs/config-reference.md.
-# Needs clang-14 and libclang-rt-14-dev (scripts/install-deps.sh installs them).
+# Needs clang-14, libclang-rt-14-dev and ninja-build (scripts/install-deps.sh
+# installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +47,8 @@ if [ -n "$build_first" ]; then
     -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 > "$build/configure.log"
   nice cmake --build "$build" --target fuzz -j "$jobs"
 fi
+
+[ "$seconds" = 0 ] && exit 0
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then

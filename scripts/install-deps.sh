@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev python3-matplotlib python3-numpy valgrind iperf3
   slurm-wlm munge parallel     # the Slurm and GNU parallel recipes and their tests
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer with ASan and UBSan
+  ninja-build                  # scripts/fuzz.sh's build directory
 )
 
 missing=()
