@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "sim/report/csv_table.h"
 #include "sim/report/safe_file.h"
 #include "sim/tools/sweep/runner.h"
 
@@ -111,25 +110,17 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
     // Its rows, checked against its manifest; of each, only where it is.
     files.emplace_back(s);
     const std::string text = files.back().read(0);
-    try {
-      report::CsvReader r(text, s.string(), {.whole_lines = true});
-      if (header.empty()) {
-        header = r.header();
-      } else if (r.header() != header) {
-        throw MismatchError(
-            fmt::format("{}: its columns differ from {}'s", s.string(), shards.front().string()));
-      }
-      const IdColumns cols = id_columns(header, s.string());
-      std::vector<RowId> ids;
-      while (r.next()) {
-        RowId id = row_id(r.cells(), cols, r.line(), s.string());
-        rows.push_back({id.point, r.line_offset(), static_cast<uint32_t>(r.line_length()),
-                        static_cast<uint32_t>(files.size() - 1), id.repeat});
-        ids.push_back(std::move(id));
-      }
-      check_known(ids, known, s.string());
-    } catch (const report::CsvError& e) {
-      throw StoreError(e.what());
+    StoredRows stored = read_rows(text, s.string());
+    if (header.empty()) {
+      header = stored.header;
+    } else if (stored.header != header) {
+      throw MismatchError(
+          fmt::format("{}: its columns differ from {}'s", s.string(), shards.front().string()));
+    }
+    check_known(stored.ids, known, s.string());
+    for (RowAt& r : stored.at) {
+      r.file = static_cast<uint32_t>(files.size() - 1);
+      rows.push_back(r);
     }
     const std::string status = effective_status(m, s);
     if (status == "running")

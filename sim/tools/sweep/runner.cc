@@ -15,7 +15,6 @@
 #include <optional>
 
 #include "sim/engine/simulation.h"
-#include "sim/report/csv_table.h"
 #include "sim/report/safe_file.h"
 #include "sim/report/table.h"
 #include "sim/support/process_pool.h"
@@ -384,14 +383,7 @@ namespace {
 // of a million runs ends without needing gigabytes to tidy its file.
 void sort_results(const fs::path& csv, const std::vector<std::string>& header) {
   const std::string text = read_text(csv);
-  report::CsvReader r(text, csv.string(), {.whole_lines = true});
-  const IdColumns c = id_columns(r.header(), csv.string());
-  std::vector<RowAt> rows;
-  while (r.next()) {
-    const RowId id = row_id(r.cells(), c, r.line(), csv.string());
-    rows.push_back(
-        {id.point, r.line_offset(), static_cast<uint32_t>(r.line_length()), 0, id.repeat});
-  }
+  std::vector<RowAt> rows = read_rows(text, csv.string()).at;
   sort_by_run(rows);
   report::AtomicFile out(csv);
   out.write(csv_line(header));

@@ -74,9 +74,16 @@ void sort_by_run(std::vector<RowAt>& rows) {
   });
 }
 
-std::string rewritten_row(std::string_view line) {
+namespace {
+// A row's fields from its line, as CsvReader read them.
+std::vector<std::string> fields_of(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // as CsvReader drops it
-  return csv_line(report::split_csv_line(std::string(line)));
+  return report::split_csv_line(std::string(line));
+}
+}  // namespace
+
+std::string rewritten_row(std::string_view line) {
+  return csv_line(fields_of(line));
 }
 
 Table read_csv(const fs::path& path) {
@@ -386,9 +393,7 @@ ResumePlan plan_resume(const StoredRows& old, const std::string& name, const Poi
 }
 
 std::vector<std::string> stored_row(const RowAt& row, std::string_view old_text) {
-  std::string_view line = old_text.substr(row.offset, row.length);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // as CsvReader drops it
-  return report::split_csv_line(std::string(line));
+  return fields_of(old_text.substr(row.offset, row.length));
 }
 
 std::vector<std::string> kept_row(
