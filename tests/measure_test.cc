@@ -18,6 +18,7 @@
 #include "sim/tools/measure/compare.h"
 #include "sim/tools/measure/harness_run.h"
 #include "sim/tools/measure/kernel.h"
+#include "sim/tools/measure/stage_timer.h"
 
 namespace simloop::measure {
 namespace {
@@ -690,6 +691,27 @@ TEST(Kernel, AShortLoopbackRunReportsAPositiveRate) {
   EXPECT_EQ(std::get<std::string>(*row.find("source")), "kernel");
   EXPECT_EQ(std::get<int64_t>(*row.find("payload")), 600);
   EXPECT_FALSE(std::get<std::string>(*row.find("cpu_model")).empty());
+}
+
+// The stage timer waits randomly after each clock read only where the
+// counter has steps. A counter a hypervisor scales steps 25 and 26 ticks
+// in turn (10 ns at 2.6 GHz): it must be found stepped, though the gcd of
+// its distances is 1; a counter that ticks every cycle must not.
+TEST(StageTimer, ACounterWithUnevenStepsIsFoundStepped) {
+  uint64_t cycles = 0;  // a pretend CPU: a read takes 20 cycles, a turn 1
+  const auto wait = [&](uint32_t turns) { cycles += turns; };
+  const auto fine = [&] { return cycles += 20; };
+  // Steps of 25 and 26 in turn: the counter reads 51 ticks per 2 steps
+  // of 51 cycles, so it advances at the cycles' rate, 25 or 26 at a time.
+  const auto stepped = [&] {
+    cycles += 20;
+    const uint64_t pairs = cycles / 51, rest = cycles % 51;
+    return pairs * 51 + (rest >= 26 ? 26 : 0);
+  };
+  EXPECT_EQ(counter_step(fine, wait), 1U);
+  const uint64_t step = counter_step(stepped, wait);
+  EXPECT_GE(step, 10U) << "a counter with steps of 25 and 26 ticks";
+  EXPECT_LE(step, 26U);
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
 #include "sim/tools/measure/stage_timer.h"
 
-#include <numeric>
-
 namespace simloop::net {
 template class Stack<measure::StageTimer>;
 }
@@ -9,16 +7,7 @@ template class Stack<measure::StageTimer>;
 namespace simloop::measure {
 
 uint64_t StageTimer::clock_step() {
-  static const uint64_t step = [] {
-    uint64_t g = 0;
-    uint64_t prev = ticks();
-    for (int i = 0; i < 256; ++i) {
-      const uint64_t now = ticks();
-      if (now != prev) g = std::gcd(g, now - prev);
-      prev = now;
-    }
-    return g == 0 ? uint64_t{1} : g;
-  }();
+  static const uint64_t step = counter_step(ticks, spin);
   return step;
 }
 

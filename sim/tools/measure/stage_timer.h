@@ -2,6 +2,7 @@
 // stamp counter, converted to nanoseconds against the steady clock.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -17,6 +18,32 @@
 #endif
 
 namespace simloop::measure {
+
+// A counter's step in ticks, roughly (1: it has none), from `read`s taken
+// around `wait(turns)` of random length. Reads in a tight loop cannot tell:
+// their distance is the read's own latency, the same every time. Around
+// random waits a fine counter gives nearly every distance in their range, a
+// stepped one about one in each step. (The distances' gcd cannot tell
+// either: a counter scaled by a hypervisor steps 25 and 26 ticks in turn,
+// and now and then 1.)
+template <class Read, class Wait>
+uint64_t counter_step(Read read, Wait wait) {
+  std::vector<uint64_t> d(4096);
+  uint32_t rng = 2463534242u;
+  for (uint64_t& x : d) {
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    const uint64_t t0 = read();
+    wait(rng & 255);
+    x = read() - t0;
+  }
+  std::sort(d.begin(), d.end());
+  d.resize(d.size() * 99 / 100);  // a preempted wait would stretch the range
+  const uint64_t range = d.back() - d.front();
+  const auto distinct = static_cast<uint64_t>(std::unique(d.begin(), d.end()) - d.begin());
+  return distinct > 1 ? std::max<uint64_t>(1, range / (distinct - 1)) : 1;
+}
 
 class StageTimer : public net::NullProbe {
  public:
@@ -60,10 +87,12 @@ class StageTimer : public net::NullProbe {
     rng_ ^= rng_ << 13;
     rng_ ^= rng_ >> 17;
     rng_ ^= rng_ << 5;
-    for (uint32_t k = rng_ & 127; k != 0; --k) asm volatile("");
+    spin(rng_ & 127);
   }
-  // The counter's step: the greatest common divisor of the differences
-  // between successive reads (1 on a counter without steps).
+  static void spin(uint32_t turns) {
+    for (; turns != 0; --turns) asm volatile("");
+  }
+  // The counter's step in ticks, roughly (1 on a counter without steps).
   static uint64_t clock_step();
   bool dither_ = clock_step() >= 4;
   uint32_t rng_ = 2463534242u;
