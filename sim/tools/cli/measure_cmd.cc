@@ -15,6 +15,7 @@
 #include "sim/tools/measure/harness_run.h"
 #include "sim/tools/measure/kernel.h"
 #include "sim/tools/measure/native.h"
+#include "sim/tools/measure/stage_timer.h"
 #include "sim/tools/measure/stage_timer_overhead.h"
 
 namespace simloop::cli {
@@ -140,6 +141,10 @@ int run_native_cmd(NativeArgs& a) {
   // then spreads over every point instead of falling on one.
   std::vector<measure::NativeResult> results;
   std::vector<report::Row> rows;
+  if (a.opt.split)
+    spdlog::info("per-function times: the time stamp counter steps about {} ticks at a time{}",
+                 measure::StageTimer::clock_step(),
+                 measure::StageTimer::waits() ? ", so each read is followed by a random wait" : "");
   for (int rep = 0; rep < a.opt.repeats; ++rep) {
     // What the instrumented run's clock reads cost, measured in each repeat.
     measure::SplitOverhead oh;

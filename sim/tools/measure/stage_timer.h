@@ -41,8 +41,16 @@ uint64_t counter_step(Read read, Wait wait) {
   std::sort(d.begin(), d.end());
   d.resize(d.size() * 99 / 100);  // a preempted wait would stretch the range
   const uint64_t range = d.back() - d.front();
-  const auto distinct = static_cast<uint64_t>(std::unique(d.begin(), d.end()) - d.begin());
-  return distinct > 1 ? std::max<uint64_t>(1, range / (distinct - 1)) : 1;
+  d.erase(std::unique(d.begin(), d.end()), d.end());
+  if (d.size() < 2 || range / (d.size() - 1) < 4) return 1;
+  // Stepped: the step is the usual gap between the distances, not counting
+  // the odd tick by which a scaled counter's steps differ.
+  std::vector<uint64_t> gaps;
+  for (size_t i = 1; i < d.size(); ++i)
+    if (d[i] - d[i - 1] > 1) gaps.push_back(d[i] - d[i - 1]);
+  if (gaps.empty()) return 4;
+  std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+  return std::max<uint64_t>(4, gaps[gaps.size() / 2]);
 }
 
 class StageTimer : public net::NullProbe {
@@ -64,6 +72,10 @@ class StageTimer : public net::NullProbe {
   }
   // Self time per function in ns, for functions that ran.
   std::vector<std::pair<std::string, double>> self_ns() const;
+  // The counter's step in ticks, roughly (1 on a counter without steps),
+  // and whether each read is followed by a random wait because of it.
+  static uint64_t clock_step();
+  static bool waits() { return clock_step() >= 4; }
 
  private:
   static uint64_t ticks() {
@@ -92,9 +104,7 @@ class StageTimer : public net::NullProbe {
   static void spin(uint32_t turns) {
     for (; turns != 0; --turns) asm volatile("");
   }
-  // The counter's step in ticks, roughly (1 on a counter without steps).
-  static uint64_t clock_step();
-  bool dither_ = clock_step() >= 4;
+  bool dither_ = waits();
   uint32_t rng_ = 2463534242u;
   const net::FnTable* fns_;
   std::array<net::FnId, 32> stack_{};
