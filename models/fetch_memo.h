@@ -72,6 +72,9 @@ class MemoFetcher {
   void point(size_t owner, F&& fetch) {
     event(Kind::point, owner, fetch);
   }
+  // An owner whose events never fetch anything: a caller may skip them (a
+  // call of point() for one costs more than the test).
+  bool inert(size_t owner) const { return dense_[owner] == kInert; }
   // Grows as moves are learnt: a FetchReplay's code table.
   const std::vector<Ranges>& codes() const { return codes_; }
 

@@ -71,7 +71,9 @@ class ICacheProbe : public net::NullProbe {
   const FetchReplay::Counts& replay_counts() const { return replay_.counts(); }
 
  private:
-  void fetch(size_t code) { fetcher_.point(code, Fetch{this}); }
+  void fetch(size_t code) {
+    if (!fetcher_.inert(code)) fetcher_.point(code, Fetch{this});
+  }
   // Fetches what one event fetches (a code of the fetcher's); its stall
   // goes to the cache stage, in order: when the replay settles, or now if
   // it does not defer.
