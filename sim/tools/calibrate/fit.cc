@@ -291,6 +291,18 @@ Fit calibrate(std::vector<Point> points, const FitOptions& opt) {
       for (size_t j = 0; j < n; ++j) draws[j].push_back(xb(static_cast<Eigen::Index>(j)));
       fit.draws.emplace_back(xb.data(), xb.data() + n);
     }
+    // A resample's minimum is never below the data's, so with the minimum
+    // every draw leans one way and a percentile interval can miss the fit
+    // itself. The draws are moved so that their median is the fit: the
+    // interval is then their spread about it (costs stay non-negative).
+    if (fit.stat == Stat::min)
+      for (size_t j = 0; j < n; ++j) {
+        std::vector<double> d = draws[j];
+        std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+        const double shift = fit.values[j] - d[d.size() / 2];
+        for (double& v : draws[j]) v = std::max(0.0, v + shift);
+        for (auto& draw : fit.draws) draw[j] = std::max(0.0, draw[j] + shift);
+      }
     for (size_t j = 0; j < n; ++j) {
       auto& d = draws[j];
       std::sort(d.begin(), d.end());

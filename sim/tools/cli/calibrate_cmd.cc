@@ -174,11 +174,16 @@ int calibrate_cmd(const CalibrateArgs& a) {
                           fit.split_weight, fit.slowdown, fit.split_overhead.at(0),
                           fit.split_overhead.at(1), points.front().overhead_self_ns)
             : " only");
-  std::cout << fmt::format("fitted costs (ns){}:\n",
-                           fit.lo.empty() ? ""
-                                          : fmt::format(", 90 % interval over {} resamples of "
-                                                        "the repeats",
-                                                        fit.draws.size()));
+  std::cout << fmt::format(
+      "fitted costs (ns){}:\n",
+      fit.lo.empty() ? ""
+                     : fmt::format(", 90 % interval over {} resamples of "
+                                   "the repeats{}",
+                                   fit.draws.size(),
+                                   fit.stat == measure::Stat::min ? ", centred on the fit (a "
+                                                                    "resample's minimum is never "
+                                                                    "below the data's)"
+                                                                  : ""));
   for (size_t i = 0; i < fit.names.size(); ++i) {
     std::cout << fmt::format("  {:<42} {:10.4f}", fit.names[i], fit.values[i]);
     if (!fit.lo.empty()) std::cout << fmt::format("  [{:9.4f}, {:9.4f}]", fit.lo[i], fit.hi[i]);
