@@ -270,7 +270,6 @@ Fit calibrate(std::vector<Point> points, const FitOptions& opt) {
   // Intervals: refit on resamples of each training point's repeats.
   if (opt.bootstrap > 0) {
     std::mt19937_64 rng(opt.seed);
-    std::vector<std::vector<double>> draws(n);  // per parameter
     std::vector<Point> copies;
     for (const Point* p : train) copies.push_back(*p);
     std::vector<const Point*> ptrs;
@@ -288,24 +287,22 @@ Fit calibrate(std::vector<Point> points, const FitOptions& opt) {
         for (size_t i = 0; i < copies.size(); ++i) fb[i] = kernel_features(copies[i]);
       const Eigen::VectorXd xb =
           solve(build(ptrs, fb, n, fit.split_weight, split, fit.slowdown), scale);
-      for (size_t j = 0; j < n; ++j) draws[j].push_back(xb(static_cast<Eigen::Index>(j)));
       fit.draws.emplace_back(xb.data(), xb.data() + n);
     }
-    // A resample's minimum is never below the data's, so with the minimum
-    // every draw leans one way and a percentile interval can miss the fit
-    // itself. The draws are moved so that their median is the fit: the
-    // interval is then their spread about it (costs stay non-negative).
-    if (fit.stat == Stat::min)
-      for (size_t j = 0; j < n; ++j) {
-        std::vector<double> d = draws[j];
-        std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+    for (size_t j = 0; j < n; ++j) {
+      std::vector<double> d;  // this cost's refits
+      for (const auto& draw : fit.draws) d.push_back(draw[j]);
+      std::sort(d.begin(), d.end());
+      // A resample's minimum is never below the data's, so with the minimum
+      // every draw leans one way and a percentile interval can miss the fit
+      // itself. The draws are moved so that their median is the fit: the
+      // interval is then their spread about it (costs stay non-negative;
+      // a shift keeps the order).
+      if (fit.stat == Stat::min) {
         const double shift = fit.values[j] - d[d.size() / 2];
-        for (double& v : draws[j]) v = std::max(0.0, v + shift);
+        for (double& v : d) v = std::max(0.0, v + shift);
         for (auto& draw : fit.draws) draw[j] = std::max(0.0, draw[j] + shift);
       }
-    for (size_t j = 0; j < n; ++j) {
-      auto& d = draws[j];
-      std::sort(d.begin(), d.end());
       fit.lo.push_back(d[static_cast<size_t>(0.05 * (d.size() - 1))]);
       fit.hi.push_back(d[static_cast<size_t>(0.95 * (d.size() - 1))]);
     }

@@ -26,14 +26,20 @@ namespace simloop::measure {
 // stepped one about one in each step. (The distances' gcd cannot tell
 // either: a counter scaled by a hypervisor steps 25 and 26 ticks in turn,
 // and now and then 1.)
+// The next of a cheap pseudo-random sequence (xorshift; never 0 from non-0).
+inline uint32_t xorshift32(uint32_t x) {
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  return x;
+}
+
 template <class Read, class Wait>
 uint64_t counter_step(Read read, Wait wait) {
   std::vector<uint64_t> d(4096);
   uint32_t rng = 2463534242u;
   for (uint64_t& x : d) {
-    rng ^= rng << 13;
-    rng ^= rng >> 17;
-    rng ^= rng << 5;
+    rng = xorshift32(rng);
     const uint64_t t0 = read();
     wait(rng & 255);
     x = read() - t0;
@@ -96,9 +102,7 @@ class StageTimer : public net::NullProbe {
   // Where the counter has no steps, nothing waits.
   void dither() {
     if (!dither_) return;
-    rng_ ^= rng_ << 13;
-    rng_ ^= rng_ >> 17;
-    rng_ ^= rng_ << 5;
+    rng_ = xorshift32(rng_);
     spin(rng_ & 127);
   }
   static void spin(uint32_t turns) {
