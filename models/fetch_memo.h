@@ -131,8 +131,9 @@ class MemoFetcher {
 
   // A move not learnt yet, or past the limit (where the last move leads to a state of
   // its own with no move: every event comes here).
+  // `fetch` by value: the caller's copy then needs no place on its stack.
   template <class F>
-  [[gnu::noinline, gnu::cold]] void miss(Kind k, size_t owner, uint32_t slot, F& fetch) {
+  [[gnu::noinline, gnu::cold]] void miss(Kind k, size_t owner, uint32_t slot, F fetch) {
     if (by_itself_) {
       auto each = [&](uint32_t s) { fetch(segment_code(s)); };
       return follow(k, owner, each);

@@ -41,29 +41,29 @@ void FetchReplay::run(double& cache_cycles) {
   if (cache_.epoch() != last_epoch_) {
     // Something else changed the cache since the last run: a run no chain
     // knows.
-    history_[runs_ % kHistory] = next_id_++;
-    ++runs_;
+    history_[runs_++ % kHistory] = next_id_++;
     last_epoch_ = cache_.epoch();
   }
   // The first record left the cache as it found it and nothing has changed
   // the cache since: it holds without looking.
   size_t hit = e.records.size();
-  if (!e.records.empty() && !e.records.front().t.changes() && e.epoch == cache_.epoch()) {
+  if (!e.records.empty() && !e.records.front()->t.changes() && e.epoch == cache_.epoch()) {
     hit = 0;
   } else {
     for (size_t i = 0; i < e.records.size() && hit == e.records.size(); ++i)
-      if (chain_holds(e.records[i])) {
+      if (chain_holds(*e.records[i])) {
         hit = i;
         ++counts_.chained;
       }
     for (size_t i = 0; i < e.records.size() && hit == e.records.size(); ++i)
-      if (cache_.holds(e.records[i].t)) {
+      if (cache_.holds(e.records[i]->t)) {
         hit = i;
-        note_chain(e.records[i]);
+        ++counts_.compared;
+        note_chain(*e.records[i]);
       }
   }
   if (hit < e.records.size()) {
-    Record& r = e.records[hit];
+    Record& r = *e.records[hit];
     // (Whole stalls onto a whole sum: exact, so one addition is the same.)
     if (r.whole && !r.stalls.empty() && cache_cycles >= 0 && cache_cycles < 0x1p52 &&
         cache_cycles == static_cast<double>(static_cast<int64_t>(cache_cycles)))
@@ -85,8 +85,8 @@ void FetchReplay::run(double& cache_cycles) {
 
 void FetchReplay::simulate(Entry& e, double& cache_cycles) {
   if (e.records.size() == kMaxRecords) e.records.pop_back();
-  e.records.insert(e.records.begin(), Record{});
-  Record& r = e.records.front();
+  e.records.insert(e.records.begin(), std::make_unique<Record>());
+  Record& r = *e.records.front();
   // The sequence: the path from the root to the settled node.
   seq_.clear();
   for (uint32_t n = at_; n != 0; n = nodes_[n].parent) seq_.push_back(nodes_[n].id);
@@ -114,26 +114,41 @@ void FetchReplay::simulate(Entry& e, double& cache_cycles) {
 // When it ran last, its sets took their `after` contents; each run since
 // gave the sets it changed its record's `after`; a set none of them changed
 // still holds what the record left there. So, with nothing else changing
-// the cache, the records run since decide whether it holds: if they are
-// the same as the last time it was found to hold after them, it holds.
+// the cache, each set holds what the last of those runs to change it left:
+// the records run since, each counted where it ran last, decide whether it
+// holds. If they are the same as the last time it was found to hold after
+// them, it holds. (A record run twice counts once: an interrupt twice
+// within a few packets leaves what it leaves once.)
 bool FetchReplay::chain_holds(const Record& r) const {
-  if (!r.chain_ok || runs_ - r.ran - 1 != r.chain.size()) return false;
-  for (size_t k = 0; k < r.chain.size(); ++k)
-    if (history_[(r.ran + 1 + k) % kHistory] != r.chain[k]) return false;
-  return true;
+  if (!r.chain_ok || runs_ - r.ran > kHistory) return false;
+  // r.chain: those records, newest first, each once.
+  size_t j = 0;
+  for (uint64_t k = runs_; k > r.ran; --k) {
+    const uint64_t id = history_[(k - 1) % kHistory];
+    const auto seen = r.chain.begin() + static_cast<std::ptrdiff_t>(j);
+    if (std::find(r.chain.begin(), seen, id) != seen) continue;  // it ran again later
+    if (j == r.chain.size() || r.chain[j] != id) return false;
+    ++j;
+  }
+  return j == r.chain.size();
 }
 
 void FetchReplay::note_chain(Record& r) const {
-  const uint64_t n = runs_ - r.ran - 1;
-  r.chain_ok = n <= kHistory - 1;
+  r.chain_ok = runs_ - r.ran <= kHistory;
   r.chain.clear();
   if (!r.chain_ok) return;
-  for (uint64_t k = 0; k < n; ++k) r.chain.push_back(history_[(r.ran + 1 + k) % kHistory]);
+  for (uint64_t k = runs_; k > r.ran; --k) {
+    const uint64_t id = history_[(k - 1) % kHistory];
+    if (std::find(r.chain.begin(), r.chain.end(), id) == r.chain.end()) r.chain.push_back(id);
+  }
 }
 
+// A run that changes no set is left out of the history: the chains see
+// only what changes the cache, so a fixed point repeated a varying number
+// of times between two others does not make their chains differ.
 void FetchReplay::ran(Record& r) {
-  history_[runs_ % kHistory] = r.id;
-  r.ran = runs_++;
+  if (r.t.changes()) history_[runs_++ % kHistory] = r.id;
+  r.ran = runs_;
   last_epoch_ = cache_.epoch();
 }
 

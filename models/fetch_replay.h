@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "models/icache.h"
@@ -46,12 +47,11 @@ class FetchReplay {
   // the step taken last time.
   void note(size_t id) {
     const auto i = static_cast<uint32_t>(id);
-    Node& n = nodes_[at_];
-    if (n.last_id == i) {
+    const Node& n = nodes_[at_];
+    if (n.last_id == i) [[likely]]
       at_ = n.last_child;
-    } else {
-      at_ = child(at_, i);
-    }
+    else
+      step(i);  // a call in tail position: the common path saves no registers
   }
   // Adds the stalls of the fetches since the last settle(), in order.
   void settle(double& cache_cycles) {
@@ -60,7 +60,8 @@ class FetchReplay {
 
   struct Counts {
     uint64_t replayed = 0, simulated = 0;  // sequences
-    uint64_t chained = 0;  // replays known to hold from the records run before (see run())
+    uint64_t chained = 0;   // replays known to hold from the records run before (see run())
+    uint64_t compared = 0;  // replays found to hold by comparing the cache's sets
   };
   const Counts& counts() const { return counts_; }
 
@@ -74,16 +75,19 @@ class FetchReplay {
     bool whole = false;
     double total = 0;
     uint64_t id = 0;   // unique among the records of this replay
-    uint64_t ran = 0;  // the run (counts_ order) it last did
-    // The records that ran between two of its runs, when it held at the
-    // second: the same ones again, with nothing else changing the cache,
-    // leave the cache holding it again (see run()).
+    uint64_t ran = 0;  // the history's length when it last ran
+    // The records that changed the cache between two of its runs, when it
+    // held at the second (newest first, each once): the same ones again,
+    // with nothing else changing the cache, leave the cache holding it
+    // again (see chain_holds()).
     std::vector<uint64_t> chain;
     bool chain_ok = false;
   };
   struct Entry {
-    std::vector<Record> records;  // most recently used first
-    uint64_t epoch = 0;           // the cache's epoch after the first record last ran
+    // Most recently used first; each on its own, so reordering them moves
+    // pointers, not their vectors.
+    std::vector<std::unique_ptr<Record>> records;
+    uint64_t epoch = 0;  // the cache's epoch after the first record last ran
   };
   // The sequences seen, as a tree: a node is the sequence of code ids on
   // the path from the root (node 0, the empty sequence) to it.
@@ -98,12 +102,13 @@ class FetchReplay {
   static constexpr size_t kMaxRecords = 4;
 
   uint32_t child(uint32_t node, uint32_t id);
+  [[gnu::noinline]] void step(uint32_t id) { at_ = child(at_, id); }
   void forget();
 
   void run(double& cache_cycles);
   void simulate(Entry& e, double& cache_cycles);
-  // The last runs: which record each did (a fresh id for a change of the
-  // cache by anything else).
+  // The last runs that changed the cache: which record each did (a fresh
+  // id for a change by anything else).
   static constexpr uint64_t kHistory = 64;
   bool chain_holds(const Record& r) const;
   void note_chain(Record& r) const;
@@ -118,7 +123,7 @@ class FetchReplay {
   std::vector<uint32_t> seq_;  // scratch: a sequence to simulate
   Counts counts_;
   std::array<uint64_t, kHistory> history_{};
-  uint64_t runs_ = 0;        // runs so far (replays and simulations)
+  uint64_t runs_ = 0;        // the history's length: runs that changed the cache
   uint64_t next_id_ = 1;     // the next record's id
   uint64_t last_epoch_ = 0;  // the cache's epoch after the last run
 };

@@ -142,6 +142,51 @@ TEST(FetchReplay, ThrashingSequenceChargesItsMissesEveryTime) {
   EXPECT_GT(replay.counts().replayed, 45u);
 }
 
+// A packet's path that leaves the cache as it found it, with an interrupt
+// between runs of it that evicts some of its lines, after a varying number
+// of packets. The packets after each interrupt change the cache back; those
+// runs follow the same records every time, however many packets came
+// between: after the first few interrupts every replay is known to hold
+// from the runs before it, and none has to compare the cache's sets.
+TEST(FetchReplay, AnInterruptAtAnyDistanceIsKnownFromTheRunsBefore) {
+  ICacheConfig cfg;
+  cfg.l1 = {4096, 2, 64};  // 32 sets: 0x800 bytes apart share one
+  cfg.l2 = {16384, 4, 64};
+  cfg.l2_exclusive = true;
+  cfg.l2_hit_cycles = 11;
+  cfg.memory_cycles = 150;
+  // Code 0: a packet's path over 8 sets; code 1: an interrupt handler in 4
+  // of those sets, two lines each (a 2-way set loses both of the path's).
+  const std::vector<CodeRanges> code = {{{0x10000, 512}}, {{0x20000, 256}, {0x30000, 256}}};
+  ICache plain(cfg), memo(cfg);
+  FetchReplay direct(plain, code, false), replay(memo, code, true);
+  std::mt19937_64 rng(20261205);
+  double a = 0, b = 0;
+  int interrupts = 0;
+  for (int packet = 0; packet < 4000; ++packet) {
+    if (rng() % 12 == 0) {  // about one packet in 12, at random
+      ++interrupts;
+      direct.fetch(1, a);
+      replay.fetch(1, b);
+      direct.settle(a);
+      replay.settle(b);
+    }
+    direct.fetch(0, a);
+    replay.fetch(0, b);
+    direct.settle(a);
+    replay.settle(b);
+    ASSERT_EQ(a, b) << "packet " << packet;
+  }
+  EXPECT_EQ(plain.stats().l1_misses, memo.stats().l1_misses);
+  EXPECT_EQ(plain.stats().l2_hits, memo.stats().l2_hits);
+  ASSERT_GT(interrupts, 200);
+  const auto& n = replay.counts();
+  EXPECT_LE(n.simulated, 6u);
+  EXPECT_LE(n.compared, 4u);
+  // The interrupt and the packet after it, at every interrupt but the first few.
+  EXPECT_GE(n.chained, 2u * static_cast<uint64_t>(interrupts) - 8);
+}
+
 // The same with the fetch model between the events and the replay: a random
 // layout whose routines have call sites (some of them complete, as walks
 // from a profile are), nested enter/leave events and helper events as
