@@ -26,11 +26,36 @@ uint32_t FetchReplay::child(uint32_t node, uint32_t id) {
 
 // Sequences that never repeat: start over.
 void FetchReplay::forget() {
+  cache_.apply_replays();  // before the records it may keep go
   nodes_.assign(1, Node{});
   entries_.clear();
 }
 
+// Whole stalls onto a whole sum: exact, so one addition is the same.
+void FetchReplay::add_stalls(const Record& r, double& cache_cycles) {
+  if (r.whole && !r.stalls.empty() && cache_cycles >= 0 && cache_cycles < 0x1p52 &&
+      cache_cycles == static_cast<double>(static_cast<int64_t>(cache_cycles)))
+    cache_cycles += r.total;
+  else
+    for (double s : r.stalls) cache_cycles += s;
+}
+
 void FetchReplay::run(double& cache_cycles) {
+  // Most runs: the sequence's first record left the cache as it found it,
+  // and nothing has changed the cache since. It holds without looking, and
+  // its run changes nothing a chain sees.
+  if (const int32_t known = nodes_[at_].entry; known >= 0) {
+    Entry& e = entries_[static_cast<size_t>(known)];
+    Record& r = *e.records.front();
+    if (e.epoch == cache_.epoch() && !r.t.changes()) [[likely]] {
+      add_stalls(r, cache_cycles);
+      cache_.replay(r.t);
+      r.ran = runs_;
+      ++counts_.replayed;
+      at_ = 0;
+      return;
+    }
+  }
   int32_t slot = nodes_[at_].entry;
   if (slot < 0) {
     slot = static_cast<int32_t>(entries_.size());
@@ -44,32 +69,21 @@ void FetchReplay::run(double& cache_cycles) {
     history_[runs_++ % kHistory] = next_id_++;
     last_epoch_ = cache_.epoch();
   }
-  // The first record left the cache as it found it and nothing has changed
-  // the cache since: it holds without looking.
   size_t hit = e.records.size();
-  if (!e.records.empty() && !e.records.front()->t.changes() && e.epoch == cache_.epoch()) {
-    hit = 0;
-  } else {
-    for (size_t i = 0; i < e.records.size() && hit == e.records.size(); ++i)
-      if (chain_holds(*e.records[i])) {
-        hit = i;
-        ++counts_.chained;
-      }
-    for (size_t i = 0; i < e.records.size() && hit == e.records.size(); ++i)
-      if (cache_.holds(e.records[i]->t)) {
-        hit = i;
-        ++counts_.compared;
-        note_chain(*e.records[i]);
-      }
-  }
+  for (size_t i = 0; i < e.records.size() && hit == e.records.size(); ++i)
+    if (chain_holds(*e.records[i])) {
+      hit = i;
+      ++counts_.chained;
+    }
+  for (size_t i = 0; i < e.records.size() && hit == e.records.size(); ++i)
+    if (cache_.holds(e.records[i]->t)) {
+      hit = i;
+      ++counts_.compared;
+      note_chain(*e.records[i]);
+    }
   if (hit < e.records.size()) {
     Record& r = *e.records[hit];
-    // (Whole stalls onto a whole sum: exact, so one addition is the same.)
-    if (r.whole && !r.stalls.empty() && cache_cycles >= 0 && cache_cycles < 0x1p52 &&
-        cache_cycles == static_cast<double>(static_cast<int64_t>(cache_cycles)))
-      cache_cycles += r.total;
-    else
-      for (double s : r.stalls) cache_cycles += s;
+    add_stalls(r, cache_cycles);
     cache_.replay(r.t);
     ran(r);
     std::rotate(e.records.begin(), e.records.begin() + static_cast<std::ptrdiff_t>(hit),
@@ -84,7 +98,10 @@ void FetchReplay::run(double& cache_cycles) {
 }
 
 void FetchReplay::simulate(Entry& e, double& cache_cycles) {
-  if (e.records.size() == kMaxRecords) e.records.pop_back();
+  if (e.records.size() == kMaxRecords) {
+    cache_.apply_replays();  // before a record it may keep goes
+    e.records.pop_back();
+  }
   e.records.insert(e.records.begin(), std::make_unique<Record>());
   Record& r = *e.records.front();
   // The sequence: the path from the root to the settled node.

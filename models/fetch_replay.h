@@ -31,6 +31,10 @@ class FetchReplay {
   // every fetch is simulated at once (what replay must match).
   FetchReplay(ICache& cache, const std::vector<CodeRanges>& code, bool enabled)
       : cache_(cache), code_(code), enabled_(enabled) {}
+  FetchReplay(const FetchReplay&) = delete;
+  FetchReplay& operator=(const FetchReplay&) = delete;
+  // The cache may still keep replays of its records, not yet written.
+  ~FetchReplay() { cache_.apply_replays(); }
 
   // Code id `id` runs; its stall is added to `cache_cycles` now or at the
   // next settle().
@@ -106,6 +110,7 @@ class FetchReplay {
   void forget();
 
   void run(double& cache_cycles);
+  static void add_stalls(const Record& r, double& cache_cycles);
   void simulate(Entry& e, double& cache_cycles);
   // The last runs that changed the cache: which record each did (a fresh
   // id for a change by anything else).

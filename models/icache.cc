@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -85,6 +86,7 @@ void ICache::set_page_map(std::function<uint64_t(uint64_t)> map) {
 }
 
 void ICache::flush() {
+  deferred_.clear();  // their sets are emptied too
   ++epoch_;
   for (Level* lv : {&l1_, &l2_}) std::fill(lv->ver.begin(), lv->ver.end(), epoch_);
   std::fill(l1_.tag.begin(), l1_.tag.end(), kInvalid);
@@ -107,14 +109,24 @@ bool has_line(const uint64_t* set, int assoc, uint64_t line) {
 }
 }  // namespace
 
+const uint64_t* ICache::tags_of(uint8_t lv, uint64_t line) const {
+  const Level& l = level(lv);
+  const auto set = static_cast<uint32_t>(line & static_cast<uint64_t>(l.sets - 1));
+  for (auto it = deferred_.rbegin(); it != deferred_.rend(); ++it)
+    for (uint32_t i : (*it)->changed)
+      if ((*it)->sets[i].level == lv && (*it)->sets[i].set == set)
+        return (*it)->after.data() + (*it)->at[i];
+  return l.set_begin(line);
+}
+
 bool ICache::in_l1(uint64_t addr) const {
-  return has_line(l1_.set_begin(addr >> line_shift_), l1_.assoc, addr >> line_shift_);
+  return has_line(tags_of(0, addr >> line_shift_), l1_.assoc, addr >> line_shift_);
 }
 
 bool ICache::in_l2(uint64_t addr) const {
   if (!config_.l2_enabled) return false;
   const uint64_t p = phys_line(addr >> line_shift_);
-  return has_line(l2_.set_begin(p), l2_.assoc, p);
+  return has_line(tags_of(1, p), l2_.assoc, p);
 }
 
 uint64_t ICache::phys_line(uint64_t virt_line) const {
@@ -246,6 +258,7 @@ double ICache::fill(uint64_t v, bool demand) {
 }
 
 double ICache::fetch(uint64_t addr, uint64_t len) {
+  apply_replays();
   if (len == 0) return 0;
   const uint64_t first = addr >> line_shift_;
   const uint64_t last = (addr + (len - 1)) >> line_shift_;
@@ -300,6 +313,7 @@ void ICache::copy_set(const SetRef& r, std::vector<uint64_t>& out) const {
 }
 
 void ICache::begin_journal() {
+  apply_replays();
   journal_.clear();
   journal_words_.clear();
   journal_seen_.clear();
@@ -363,7 +377,8 @@ void ICache::flush_groups() {
   }
 }
 
-bool ICache::holds(Transition& t) const {
+bool ICache::holds(Transition& t) {
+  apply_replays();
   for (size_t i = 0; i < t.sets.size(); ++i) {
     const SetRef& r = t.sets[i];
     const Level& lv = level(r.level);
@@ -381,17 +396,58 @@ bool ICache::holds(Transition& t) const {
   return true;
 }
 
+namespace {
+// A set's ways: a copy of a size known here, not a call to the library's
+// (a set is a few words, and a replay copies dozens of them).
+inline void copy_ways(const uint64_t* from, size_t ways, uint64_t* to) {
+  switch (ways) {
+    case 1:
+      to[0] = from[0];
+      return;
+    case 2:
+      std::memcpy(to, from, 2 * sizeof(uint64_t));
+      return;
+    case 4:
+      std::memcpy(to, from, 4 * sizeof(uint64_t));
+      return;
+    case 8:
+      std::memcpy(to, from, 8 * sizeof(uint64_t));
+      return;
+    case 16:
+      std::memcpy(to, from, 16 * sizeof(uint64_t));
+      return;
+    default:
+      std::copy(from, from + ways, to);
+  }
+}
+}  // namespace
+
+void ICache::write_deferred() {
+  // Each set written takes the epoch as its version: every deferred
+  // replay advanced the epoch, so no earlier look saw this version.
+  for (const Transition* t : deferred_)
+    for (uint32_t i : t->changed) {
+      const SetRef& r = t->sets[i];
+      Level& lv = level(r.level);
+      const size_t ways = static_cast<size_t>(lv.assoc);
+      const uint64_t* w = t->after.data() + t->at[i];
+      copy_ways(w, ways, &lv.tag[r.set * ways]);
+      if (!lv.virt.empty()) copy_ways(w + ways, ways, &lv.virt[r.set * ways]);
+      lv.ver[r.set] = epoch_;
+      ++replay_writes_;
+    }
+  deferred_.clear();
+}
+
 void ICache::replay(const Transition& t) {
-  for (uint32_t i : t.changed) {
-    const SetRef& r = t.sets[i];
-    Level& lv = level(r.level);
-    const size_t ways = static_cast<size_t>(lv.assoc);
-    const uint64_t* w = t.after.data() + t.at[i];
-    std::copy(w, w + ways, lv.tag.begin() + static_cast<std::ptrdiff_t>(r.set * ways));
-    if (!lv.virt.empty())
-      std::copy(w + ways, w + 2 * ways,
-                lv.virt.begin() + static_cast<std::ptrdiff_t>(r.set * ways));
-    lv.ver[r.set] = ++epoch_;
+  if (t.changes()) {
+    const auto it = std::find(deferred_.begin(), deferred_.end(), &t);
+    if (it != deferred_.end())
+      deferred_.erase(it);  // it goes last: its sets end as it leaves them
+    else if (deferred_.size() == kMaxDeferred)
+      write_deferred();
+    deferred_.push_back(&t);
+    ++epoch_;  // the cache changed, though its sets are not written yet
   }
   stats_.line_accesses += t.stats.line_accesses;
   stats_.l1_misses += t.stats.l1_misses;

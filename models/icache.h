@@ -141,10 +141,20 @@ class ICache {
   void begin_journal();
   void end_journal(Transition& t);
   // Whether the cache now holds `t.before` in t's sets (updates t.seen).
-  bool holds(Transition& t) const;
+  bool holds(Transition& t);
   // Does what `t` records (its sets take their `after` contents, the
-  // counters their increments), as the fetches themselves would.
+  // counters their increments), as the fetches themselves would. The sets
+  // are written when something next looks at them: until then the cache
+  // keeps `t` (which must stay alive until apply_replays()).
   void replay(const Transition& t);
+  // Writes the replays not yet written to their sets. Called by everything
+  // here that looks at the sets; a caller calls it before a transition it
+  // replayed goes away.
+  void apply_replays() {
+    if (!deferred_.empty()) write_deferred();
+  }
+  // Sets written by replays so far (deferred ones once written).
+  uint64_t replay_writes() const { return replay_writes_; }
 
  private:
   static constexpr uint64_t kInvalid = ~uint64_t{0};
@@ -195,8 +205,21 @@ class ICache {
   // demand miss would pay (a prefetch ignores it).
   double fill(uint64_t v, bool demand);
 
+  // The tags of a set as the cache holds them (a deferred replay's, if one
+  // changed it), without writing anything.
+  const uint64_t* tags_of(uint8_t level, uint64_t line) const;
+  void write_deferred();
+
   ICacheConfig config_;
   Level l1_, l2_;
+  // Replays whose sets are not written yet, each once, in the order of its
+  // last replay: a set holds what the last of them to change it left, so
+  // writing each once in this order gives what writing every replay would.
+  // A packet's path and an interrupt's, replayed in turn, are then written
+  // only when something looks.
+  static constexpr size_t kMaxDeferred = 8;
+  std::vector<const Transition*> deferred_;
+  uint64_t replay_writes_ = 0;
   int line_shift_ = 0, page_shift_ = 0;
   std::function<uint64_t(uint64_t)> page_map_;
   // A small direct-mapped translation cache: the std::function is slow next

@@ -94,6 +94,15 @@ TEST(FetchReplay, MatchesSimulatingEveryFetchBitForBit) {
       direct.settle(a);
       replay.settle(b);
       ASSERT_EQ(a, b) << "round " << round << " packet " << packet;  // exact
+      // Now and then mid-run, the same contents, read through the replays
+      // the cache has not written yet (reading writes nothing).
+      if (packet % 50 == 49)
+        for (const auto& ranges : s.code)
+          for (const auto& [start, bytes] : ranges)
+            for (uint64_t addr = start; addr < start + bytes; addr += 64) {
+              ASSERT_EQ(plain.in_l1(addr), memo.in_l1(addr)) << round << " " << packet;
+              ASSERT_EQ(plain.in_l2(addr), memo.in_l2(addr)) << round << " " << packet;
+            }
     }
     const auto& x = plain.stats();
     const auto& y = memo.stats();
@@ -185,6 +194,20 @@ TEST(FetchReplay, AnInterruptAtAnyDistanceIsKnownFromTheRunsBefore) {
   EXPECT_LE(n.compared, 4u);
   // The interrupt and the packet after it, at every interrupt but the first few.
   EXPECT_GE(n.chained, 2u * static_cast<uint64_t>(interrupts) - 8);
+  // Those replays are written to the sets only when something looks: each
+  // interrupt changes 4 sets of L1 and the packets after it change them
+  // back, yet the few writes are those of the first interrupts.
+  EXPECT_LE(memo.replay_writes(), 32u);
+  // The same contents as simulating every fetch, read through the replays
+  // not yet written.
+  for (uint64_t addr = 0x10000; addr < 0x10200; addr += 64) {
+    EXPECT_EQ(plain.in_l1(addr), memo.in_l1(addr)) << addr;
+    EXPECT_EQ(plain.in_l2(addr), memo.in_l2(addr)) << addr;
+  }
+  for (uint64_t addr : {0x20000, 0x20040, 0x30000, 0x300c0}) {
+    EXPECT_EQ(plain.in_l1(addr), memo.in_l1(addr)) << addr;
+    EXPECT_EQ(plain.in_l2(addr), memo.in_l2(addr)) << addr;
+  }
 }
 
 // The same with the fetch model between the events and the replay: a random

@@ -31,6 +31,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+std::string icache_cost(const config::Experiment& x, const std::vector<std::string>& sets);
+
 // The same stack and packets natively and simulated, in one process
 // (native first: SimGrid is set up once per process).
 int native_vs_simulated(const std::string& file, const std::vector<std::string>& sets) {
@@ -45,6 +47,8 @@ int native_vs_simulated(const std::string& file, const std::vector<std::string>&
   const auto native = (config::runs_linux(x) ? measure::run_native(n, config::linux_options_of(x))
                                              : measure::run_native(n))
                           .front();
+  // Its children before this process sets SimGrid up: they would inherit its engine.
+  const std::string icache_line = x.cache_enabled ? icache_cost(x, sets) : "";
   engine::route_simgrid_log_to_spdlog();
   const engine::SimResult r = engine::simulate(x);
   const double sim_ns = r.packets > 0 ? r.wall_s * 1e9 / static_cast<double>(r.packets) : 0;
@@ -58,6 +62,7 @@ int native_vs_simulated(const std::string& file, const std::vector<std::string>&
       sim_ns, sim_ns > 0 ? 1e3 / sim_ns : 0);
   std::cout << fmt::format("  ratio:          {:8.2f} (simulated / native, per packet)\n",
                            native.ns_per_packet() > 0 ? sim_ns / native.ns_per_packet() : 0);
+  if (!icache_line.empty()) std::cout << icache_line;
   return 0;
 }
 
@@ -98,6 +103,30 @@ Timing time_in_child(const Case& c, int64_t packets) {
   const auto sent = j["packets"].get<int64_t>();
   if (sent > 0) t.ns_per_packet = j["wall_s"].get<double>() * 1e9 / static_cast<double>(sent);
   return t;
+}
+
+// What the I-cache model costs: the same run with the cache on and off, each
+// in a child process, alternating, the fastest of each kept (the machine's
+// noise only ever adds time).
+std::string icache_cost(const config::Experiment& x, const std::vector<std::string>& sets) {
+  constexpr int kRounds = 3;
+  Case on{"cache on", x.source, sets};
+  Case off{"cache off", x.source, sets};
+  off.sets.push_back("machine.cache.enabled=false");
+  double best_on = 0, best_off = 0;
+  auto keep = [](double& best, const Timing& t) {
+    if (t.ns_per_packet > 0 && (best == 0 || t.ns_per_packet < best)) best = t.ns_per_packet;
+  };
+  for (int k = 0; k < kRounds; ++k) {
+    keep(best_on, time_in_child(on, x.workload.packets));
+    keep(best_off, time_in_child(off, x.workload.packets));
+  }
+  if (best_on == 0 || best_off == 0)
+    return "  I-cache cost:   not measured (a run sent no packets)\n";
+  return fmt::format(
+      "  I-cache cost:   {:8.2f} x the same run without it ({:.1f} against {:.1f} ns per "
+      "packet, the fastest of {} alternating runs each)\n",
+      best_on / best_off, best_on, best_off, kRounds);
 }
 
 // The minimal experiment: a name, a machine and a stack.
@@ -301,7 +330,9 @@ void add_speed(CLI::App& app, std::vector<Command>& commands) {
       "speed",
       "Measure the simulator's speed.\n"
       "Without --scaling: run one experiment's stack natively and simulated in one process and\n"
-      "print wall time per packet for both and their ratio.\n"
+      "print wall time per packet for both and their ratio. With the I-cache on, also what it\n"
+      "costs: the same run with the cache on and off, three times each in turn in processes\n"
+      "of their own, the fastest of each compared.\n"
       "With --scaling: run each experiment (default: every shipped one) at several packet\n"
       "counts, each in a process of its own, and print wall time per simulated packet, how it\n"
       "grows with the count, and peak memory. --matrix adds the minimal experiment for every\n"
