@@ -26,6 +26,14 @@ void check(bool ok, int line = __builtin_LINE()) {
   std::abort();
 }
 
+// `text` read a few bytes at a time, as a file is read a piece at a time.
+simloop::report::CsvReader::Source in_pieces(std::string_view text) {
+  const size_t piece = 1 + text.size() % 7;
+  return [text, piece](uint64_t off, size_t len) {
+    return off >= text.size() ? std::string() : std::string(text.substr(off, std::min(len, piece)));
+  };
+}
+
 void one(std::string_view csv, std::string_view manifest) {
   sw::Table t;
   std::vector<sw::RowId> ids;
@@ -42,6 +50,11 @@ void one(std::string_view csv, std::string_view manifest) {
       check(false);
     } catch (const StoreError&) {
     }
+    try {
+      sw::read_rows(in_pieces(csv), "r.csv");
+      check(false);
+    } catch (const StoreError&) {
+    }
     return;
   }
   // A resume reads each row's identity and place: the same rows, read
@@ -52,8 +65,16 @@ void one(std::string_view csv, std::string_view manifest) {
   for (size_t i = 0; i < ids.size(); ++i) {
     check(stored.ids[i].hash == ids[i].hash && stored.ids[i].line == ids[i].line &&
           stored.ids[i].point == ids[i].point && stored.ids[i].repeat == ids[i].repeat);
-    check(sw::stored_row(stored.at[i], csv) == t.rows[i]);
+    const auto& at = stored.at[i];
+    check(sw::stored_row(std::string_view(csv).substr(at.offset, at.length)) == t.rows[i]);
   }
+  // Read a piece at a time: the same rows at the same places.
+  const sw::StoredRows pieces = sw::read_rows(in_pieces(csv), "r.csv");
+  check(pieces.header == stored.header && pieces.ids.size() == stored.ids.size());
+  for (size_t i = 0; i < ids.size(); ++i)
+    check(pieces.at[i].offset == stored.at[i].offset &&
+          pieces.at[i].length == stored.at[i].length && pieces.ids[i].line == ids[i].line &&
+          pieces.status[i] == stored.status[i]);
   // The manifest, and the rows checked against it (resume and merge).
   sw::PointHashes hashes;
   int repeats = 1;
@@ -80,9 +101,12 @@ void one(std::string_view csv, std::string_view manifest) {
     // Every row is kept, set aside, or run again (no result, or crashed).
     check(plan.kept.size() + plan.dropped.size() + plan.retried + plan.rerun == t.rows.size());
     std::vector<std::vector<std::string>> dropped, kept;
-    for (const auto& r : plan.dropped) dropped.push_back(sw::stored_row(r, csv));
+    auto line = [&](const sw::RowAt& r) {
+      return std::string_view(csv).substr(r.offset, r.length);
+    };
+    for (const auto& r : plan.dropped) dropped.push_back(sw::stored_row(line(r)));
     for (const auto& r : plan.kept)
-      kept.push_back(sw::kept_row(plan, r, csv, header, [&](size_t i, const std::string&) {
+      kept.push_back(sw::kept_row(plan, r, line(r), header, [&](size_t i, const std::string&) {
         check(i < hashes.size());
         return std::string("v");
       }));

@@ -42,6 +42,53 @@ TEST(CsvReader, AnAppendCutShortIsNotARowWhenOnlyWholeLinesCount) {
   EXPECT_EQ(error_of("a,b\n1,2\n3"), "t.csv:3: 1 fields, the header has 2");
 }
 
+// Read from a source a few bytes at a time (as a file is read a piece at a
+// time), every text gives the rows, lines, places and errors the whole text
+// gives, whatever the pieces' size.
+TEST(CsvReader, ReadsASourceAPieceAtATimeAsItReadsTheWholeText) {
+  const std::vector<std::string> texts = {"a,b\r\n1,\"x, y\"\n\n2,3",
+                                          "a,b\n1,2\n3",
+                                          "a,b\n1,2\n3,4\n",
+                                          "",
+                                          "\nA,b\n",
+                                          "a,b,a\n",
+                                          "a,b\n1,2,3\n",
+                                          "a,bb,ccc\n" + std::string(40, 'x') + ",,\n\n\n4,5,6\n",
+                                          std::string("a,b\n1,") + '\0' + "\n"};
+  auto read_all = [](CsvReader&& r, std::string& log) {
+    try {
+      log += "header " + std::to_string(r.header().size()) + ";";
+      while (r.next()) {
+        log += std::to_string(r.line()) + "@" + std::to_string(r.line_offset()) + "+" +
+               std::to_string(r.line_length()) + ":";
+        for (const auto& c : r.cells()) log += c + "|";
+        log += ";";
+      }
+    } catch (const CsvError& e) {
+      log += std::string("error ") + e.what();
+    }
+  };
+  for (const auto& text : texts)
+    for (const bool whole : {false, true})
+      for (const size_t piece : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t{64}}) {
+        std::string whole_text, pieces;
+        auto source = [&text, piece](uint64_t off, size_t len) {
+          return off >= text.size() ? std::string() : text.substr(off, std::min(len, piece));
+        };
+        try {
+          read_all(CsvReader(text, "t.csv", {.whole_lines = whole}), whole_text);
+        } catch (const CsvError& e) {
+          whole_text = std::string("error ") + e.what();
+        }
+        try {
+          read_all(CsvReader(source, "t.csv", {.whole_lines = whole}), pieces);
+        } catch (const CsvError& e) {
+          pieces = std::string("error ") + e.what();
+        }
+        EXPECT_EQ(whole_text, pieces) << "piece " << piece << " text " << text;
+      }
+}
+
 TEST(CsvReader, TrimsBlanksWhenAsked) {
   const auto t = read_csv_table(" a , b\n 1 ,2 \n  \t\n", "t.csv", {.trim = true});
   EXPECT_EQ(t.header, (std::vector<std::string>{"a", "b"}));

@@ -51,12 +51,15 @@ Resumed resume(const std::string& old, const std::vector<std::string>& hashes, i
   const StoredRows rows = read_rows(old, "r.csv");
   const ResumePlan plan = plan_resume(rows, "r.csv", listed, repeats, header, swept, retry);
   Resumed out{{}, {}, plan.done, plan.retried, plan.rerun, plan.rewrite};
-  for (const auto& r : plan.kept)
-    out.kept.push_back(kept_row(plan, r, old, header, [&](size_t i, const std::string& k) {
+  for (const auto& r : plan.kept) {
+    const auto line = std::string_view(old).substr(r.offset, r.length);
+    out.kept.push_back(kept_row(plan, r, line, header, [&](size_t i, const std::string& k) {
       const auto it = settings.at(i).find(k);
       return it == settings.at(i).end() ? std::string() : it->second;
     }));
-  for (const auto& r : plan.dropped) out.dropped.push_back(stored_row(r, old));
+  }
+  for (const auto& r : plan.dropped)
+    out.dropped.push_back(stored_row(std::string_view(old).substr(r.offset, r.length)));
   return out;
 }
 

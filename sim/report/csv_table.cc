@@ -28,6 +28,29 @@ std::string_view trimmed(std::string_view s) {
 
 CsvReader::CsvReader(std::string_view text, std::string name, CsvOptions opt)
     : text_(text), name_(std::move(name)), opt_(std::move(opt)) {
+  read_header();
+}
+
+CsvReader::CsvReader(Source read, std::string name, CsvOptions opt)
+    : source_(std::move(read)), name_(std::move(name)), opt_(std::move(opt)) {
+  source_done_ = false;
+  read_header();
+}
+
+bool CsvReader::more() {
+  constexpr size_t kPiece = size_t{1} << 22;
+  if (source_done_) return false;
+  piece_.erase(0, pos_);
+  base_ += pos_;
+  pos_ = 0;
+  const std::string got = source_(base_ + piece_.size(), kPiece);
+  if (got.empty()) source_done_ = true;
+  piece_ += got;
+  text_ = piece_;
+  return !got.empty();
+}
+
+void CsvReader::read_header() {
   if (!next_line(header_line_) || blank(header_line_))
     throw CsvError(fmt::format("{}:1:1: no header line{}", name_,
                                opt_.expected.empty() ? "" : "; expected " + opt_.expected));
@@ -41,15 +64,16 @@ CsvReader::CsvReader(std::string_view text, std::string name, CsvOptions opt)
 }
 
 bool CsvReader::next_line(std::string& line) {
+  size_t nl = text_.find('\n', pos_);
+  while (nl == std::string_view::npos && more()) nl = text_.find('\n', pos_);
   if (pos_ >= text_.size()) return false;
-  const size_t nl = text_.find('\n', pos_);
   if (nl == std::string_view::npos && opt_.whole_lines) {
     pos_ = text_.size();  // cut short: not a row
     return false;
   }
   const size_t end = nl == std::string_view::npos ? text_.size() : nl;
   line.assign(text_.substr(pos_, end - pos_));
-  line_start_ = pos_;
+  line_start_ = base_ + pos_;
   line_length_ = end - pos_;
   pos_ = end + 1;
   ++line_;

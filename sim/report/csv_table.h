@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -38,6 +39,11 @@ class CsvReader {
   // was expected) when the text is empty or its first line is, and
   // "NAME:1: column 'C' appears twice".
   CsvReader(std::string_view text, std::string name, CsvOptions opt = {});
+  // Reads from `read(offset, length)` instead (a file read a piece at a
+  // time: fewer bytes at its end, none past it), holding a piece of it and
+  // the line being read, never the whole text. Offsets are the file's.
+  using Source = std::function<std::string(uint64_t offset, size_t length)>;
+  CsvReader(Source read, std::string name, CsvOptions opt = {});
 
   const std::vector<std::string>& header() const { return header_; }
   // The header line as it is in the file.
@@ -60,10 +66,17 @@ class CsvReader {
   const std::string& name() const { return name_; }
 
  private:
+  void read_header();
   bool next_line(std::string& line);
   bool blank(std::string_view line) const;
+  // Reading from a source: drops what was read, adds the next piece.
+  bool more();
 
-  std::string_view text_;
+  std::string_view text_;  // the text, or the piece of the source held
+  Source source_;
+  std::string piece_;
+  uint64_t base_ = 0;  // where text_ starts in the source
+  bool source_done_ = true;
   std::string name_;
   CsvOptions opt_;
   size_t pos_ = 0, line_ = 0;

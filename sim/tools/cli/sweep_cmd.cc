@@ -51,9 +51,10 @@ bool print_summary(const fs::path& csv, const sweep::Plan& plan, const sweep::Sh
     bool same = true;
   };
   std::vector<Agreement> agree(table ? 0 : in_shard);  // by the point's place in the shard
-  const std::string text = sweep::read_text(csv);
+  const sweep::InputFile file(csv);                    // read a piece at a time, never whole
   try {
-    report::CsvReader r(text, csv.string(), {.whole_lines = true});
+    report::CsvReader r([&file](uint64_t off, size_t len) { return file.read(off, len); },
+                        csv.string(), {.whole_lines = true});
     const auto point = r.column("point"), kpps = r.column("kpps"), status = r.column("status"),
                cv = r.column("interval_kpps_cv");
     if (!point || !kpps) return false;

@@ -18,36 +18,6 @@ namespace simloop::sweep {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-// Reads the merged rows' lines back a window at a time: shards are mostly
-// in order of point, so most rows are in the window the last one was.
-class LineReader {
- public:
-  explicit LineReader(const std::vector<InputFile>& files) : files_(files), at_(files.size()) {}
-  std::string_view line(const RowAt& r) {
-    Window& w = at_[r.file];
-    if (r.offset < w.start || r.offset + r.length > w.start + w.text.size()) {
-      w.start = r.offset;
-      w.text = files_[r.file].read(r.offset, std::max<size_t>(r.length, kWindow));
-      if (w.text.size() < r.length)  // (the file was only appended to since it was read)
-        throw StoreError(fmt::format("{}: changed while being merged", files_[r.file].name()));
-    }
-    return {w.text.data() + (r.offset - w.start), r.length};
-  }
-
- private:
-  static constexpr size_t kWindow = size_t{1} << 16;
-  struct Window {
-    uint64_t start = 0;
-    std::string text;
-  };
-  const std::vector<InputFile>& files_;
-  std::vector<Window> at_;
-};
-
-}  // namespace
-
 MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   if (shards.empty()) throw MismatchError("merge: no shard results given");
   // Never write over an input: compare the files themselves, not names.
@@ -109,8 +79,7 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
     }
     // Its rows, checked against its manifest; of each, only where it is.
     files.emplace_back(s);
-    const std::string text = files.back().read(0);
-    StoredRows stored = read_rows(text, s.string());
+    StoredRows stored = read_rows(files.back());
     if (header.empty()) {
       header = stored.header;
     } else if (stored.header != header) {
@@ -133,7 +102,9 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   sort_by_run(rows);
   report::AtomicFile csv(out);
   csv.write(csv_line(header));
-  LineReader lines(files);
+  // Shards are mostly in order of point: most rows are in the window the
+  // last one was.
+  RowLines lines(files);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (i > 0 && rows[i].point == rows[i - 1].point && rows[i].repeat == rows[i - 1].repeat) {
       ++sum.duplicates;

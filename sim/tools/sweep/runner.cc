@@ -379,16 +379,18 @@ Plan make_plan(const Options& o) {
 namespace {
 
 // Rewrites the results file with its rows in (point, repeat) order. It
-// holds the file's text and 32 bytes a row, not every row parsed: a sweep
-// of a million runs ends without needing gigabytes to tidy its file.
+// holds where each row is (about a hundred bytes a row) and a window of the
+// file, neither the file's text nor its rows parsed: a sweep of a million
+// runs ends without needing gigabytes to tidy its file.
 void sort_results(const fs::path& csv, const std::vector<std::string>& header) {
-  const std::string text = read_text(csv);
-  std::vector<RowAt> rows = read_rows(text, csv.string()).at;
+  std::vector<InputFile> files;
+  files.emplace_back(csv);
+  std::vector<RowAt> rows = read_rows(files.front()).at;
   sort_by_run(rows);
+  RowLines lines(files);
   report::AtomicFile out(csv);
   out.write(csv_line(header));
-  for (const RowAt& a : rows)
-    out.write(rewritten_row(std::string_view(text).substr(a.offset, a.length)));
+  for (const RowAt& a : rows) out.write(rewritten_row(lines.line(a)));
   out.commit();
 }
 
@@ -407,19 +409,20 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
                          json& manifest, const std::string& points, const std::string& started) {
   Existing ex;
   bool cut_short = false;
-  // The old results' text is held until the kept rows are written again,
-  // and of each row only where it is (not its fields).
-  std::string old_text;
+  // The old results stay open until the kept rows are written again; of
+  // each row only where it is is held (not its fields, nor the file's text).
+  std::vector<InputFile> old_file;
   StoredRows old;
   if (fs::exists(plan.csv)) {
-    old_text = read_text(plan.csv);
+    old_file.emplace_back(plan.csv);
     // A file cut short before its header or first row holds no result.
-    if (old_text.find('\n') != std::string::npos) {
-      old = read_rows(old_text, plan.csv.string());
+    if (has_whole_line(old_file.front())) {
+      old = read_rows(old_file.front());
       ex.have_rows = !old.ids.empty();
-      cut_short = old_text.back() != '\n';  // a partial last row: written anew without it
+      cut_short = ends_cut_short(old_file.front());  // a partial last row: written anew without it
     }
   }
+  RowLines old_lines(old_file);
   const bool have_manifest = fs::exists(plan.manifest);
   if (have_manifest) {
     // We hold the lock, so a manifest that says running is stale: its sweep
@@ -500,7 +503,7 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
   if (!rp.dropped.empty()) {
     if (fs::exists(plan.dropped)) aside_before = read_text(plan.dropped);
     std::vector<std::vector<std::string>> rows;
-    for (const RowAt& r : rp.dropped) rows.push_back(stored_row(r, old_text));
+    for (const RowAt& r : rp.dropped) rows.push_back(stored_row(old_lines.line(r)));
     aside = aside_text(aside_before, plan.dropped.string(), old.header, rows);
   }
   old = {};
@@ -523,10 +526,10 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
     auto setting = [&](size_t i, const std::string& key) {
       return plan.spec.point(i).value_of(key);
     };
-    for (const RowAt& r : rp.kept) csv->write(csv_line(kept_row(rp, r, old_text, header, setting)));
+    for (const RowAt& r : rp.kept)
+      csv->write(csv_line(kept_row(rp, r, old_lines.line(r), header, setting)));
     csv->sync();
   }
-  old_text = {};
   if (aside != aside_before) write_file_atomic(plan.dropped, aside);
   if (csv) csv->commit();
   write_file_atomic(plan.manifest, whole_manifest);

@@ -64,6 +64,13 @@ std::string InputFile::read(uint64_t off, size_t len) const {
   return out;
 }
 
+uint64_t InputFile::size() const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0)
+    throw StoreError(fmt::format("{}: cannot read: {}", name_, std::strerror(errno)));
+  return static_cast<uint64_t>(st.st_size);
+}
+
 std::string read_text(const fs::path& path) {
   return InputFile(path).read();
 }
@@ -318,10 +325,11 @@ std::unordered_map<std::string, size_t> indices_of(const std::vector<RowId>& ids
   return at;
 }
 
-StoredRows read_rows(std::string_view text, const std::string& name) {
+namespace {
+
+StoredRows rows_of(report::CsvReader&& r, const std::string& name) {
   StoredRows out;
   try {
-    report::CsvReader r(text, name, {.whole_lines = true});
     out.header = r.header();
     const IdColumns c = id_columns(out.header, name);
     const auto sc = r.column("status");
@@ -339,6 +347,53 @@ StoredRows read_rows(std::string_view text, const std::string& name) {
     throw StoreError(e.what());
   }
   return out;
+}
+
+}  // namespace
+
+StoredRows read_rows(std::string_view text, const std::string& name) {
+  try {
+    return rows_of(report::CsvReader(text, name, {.whole_lines = true}), name);
+  } catch (const report::CsvError& e) {
+    throw StoreError(e.what());
+  }
+}
+
+StoredRows read_rows(report::CsvReader::Source read, const std::string& name) {
+  try {
+    return rows_of(report::CsvReader(std::move(read), name, {.whole_lines = true}), name);
+  } catch (const report::CsvError& e) {
+    throw StoreError(e.what());
+  }
+}
+
+StoredRows read_rows(const InputFile& file) {
+  return read_rows([&file](uint64_t off, size_t len) { return file.read(off, len); }, file.name());
+}
+
+bool has_whole_line(const InputFile& file) {
+  constexpr size_t kPiece = size_t{1} << 16;
+  for (uint64_t off = 0;; off += kPiece) {
+    const std::string piece = file.read(off, kPiece);
+    if (piece.find('\n') != std::string::npos) return true;
+    if (piece.size() < kPiece) return false;
+  }
+}
+
+bool ends_cut_short(const InputFile& file) {
+  const uint64_t n = file.size();
+  return n > 0 && file.read(n - 1, 1) != "\n";
+}
+
+std::string_view RowLines::line(const RowAt& r) {
+  Window& w = at_[r.file];
+  if (r.offset < w.start || r.offset + r.length > w.start + w.text.size()) {
+    w.start = r.offset;
+    w.text = files_[r.file].read(r.offset, std::max<size_t>(r.length, kWindow));
+    if (w.text.size() < r.length)  // (a file is only appended to while it is read)
+      throw StoreError(fmt::format("{}: changed while being read", files_[r.file].name()));
+  }
+  return {w.text.data() + (r.offset - w.start), r.length};
 }
 
 ResumePlan plan_resume(const StoredRows& old, const std::string& name, const PointHashes& hashes,
@@ -392,15 +447,15 @@ ResumePlan plan_resume(const StoredRows& old, const std::string& name, const Poi
   return plan;
 }
 
-std::vector<std::string> stored_row(const RowAt& row, std::string_view old_text) {
-  return fields_of(old_text.substr(row.offset, row.length));
+std::vector<std::string> stored_row(std::string_view line) {
+  return fields_of(line);
 }
 
 std::vector<std::string> kept_row(
-    const ResumePlan& plan, const RowAt& row, std::string_view old_text,
+    const ResumePlan& plan, const RowAt& row, std::string_view line,
     const std::vector<std::string>& header,
     const std::function<std::string(size_t, const std::string&)>& setting) {
-  std::vector<std::string> in = stored_row(row, old_text);
+  std::vector<std::string> in = stored_row(line);
   std::vector<std::string> out;
   out.reserve(header.size());
   for (size_t k = 0; k < header.size(); ++k) {

@@ -153,6 +153,7 @@ class InputFile {
   InputFile& operator=(InputFile&&) = delete;
   // Up to `len` bytes at `off`: fewer at the end of the file.
   std::string read(uint64_t off = 0, size_t len = std::string::npos) const;
+  uint64_t size() const;
   const std::string& name() const { return name_; }
 
  private:
@@ -288,6 +289,35 @@ struct StoredRows {
 // Reads CSV text as parse_csv does (a last line without its newline is
 // dropped). Throws StoreError naming `name`, the line and the column.
 StoredRows read_rows(std::string_view text, const std::string& name);
+// The same, read from the file a piece at a time: what it holds is the
+// rows' places, not the file's text.
+StoredRows read_rows(const InputFile& file);
+// The same from any source of pieces (report::CsvReader's).
+StoredRows read_rows(report::CsvReader::Source read, const std::string& name);
+// Whether the file has a whole line (a header, at least).
+bool has_whole_line(const InputFile& file);
+// Whether the file's last byte is not a '\n' (a write cut short).
+bool ends_cut_short(const InputFile& file);
+
+// Rows read again by where they are (RowAt::file indexes `files`), a window
+// of each file at a time: rows in the order of the file read one read per
+// window.
+class RowLines {
+ public:
+  explicit RowLines(const std::vector<InputFile>& files) : files_(files), at_(files.size()) {}
+  // Throws StoreError "NAME: changed while being read" if the row is no
+  // longer there.
+  std::string_view line(const RowAt& r);
+
+ private:
+  static constexpr size_t kWindow = size_t{1} << 16;
+  struct Window {
+    uint64_t start = 0;
+    std::string text;
+  };
+  const std::vector<InputFile>& files_;
+  std::vector<Window> at_;
+};
 
 // Resuming into existing results. Each point is identified by the hash of
 // its resolved configuration, so a grown or shrunk sweep keeps the rows of
@@ -313,15 +343,15 @@ struct ResumePlan {
 ResumePlan plan_resume(const StoredRows& old, const std::string& name, const PointHashes& hashes,
                        int repeats, const std::vector<std::string>& header,
                        const std::vector<std::string>& swept, bool retry_crashed);
-// A kept row, read from `old_text` (the text `old` was read from), in the
-// new header's columns; `setting(point, key)` is a point's value of a swept
-// key the old file lacks.
+// A kept row, from its line (`line`, read again from where `row` says), in
+// the new header's columns; `setting(point, key)` is a point's value of a
+// swept key the old file lacks.
 std::vector<std::string> kept_row(
-    const ResumePlan& plan, const RowAt& row, std::string_view old_text,
+    const ResumePlan& plan, const RowAt& row, std::string_view line,
     const std::vector<std::string>& header,
     const std::function<std::string(size_t, const std::string&)>& setting);
-// A row read again from `old_text` as it was.
-std::vector<std::string> stored_row(const RowAt& row, std::string_view old_text);
+// A row's fields, from its line as it was.
+std::vector<std::string> stored_row(std::string_view line);
 
 // A file written whole or not at all: report::write_file_atomic.
 using report::write_file_atomic;
