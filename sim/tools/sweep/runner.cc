@@ -482,10 +482,8 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
       // kept, and rows of no point of it are refused.
       const auto at = indices_of(ids, hashes);
       std::vector<RowId> ids_here = ids;
-      for (auto& id : ids_here) {
-        const auto it = at.find(id.hash);
-        if (it != at.end()) id.point = it->second;
-      }
+      for (auto& id : ids_here)
+        if (const auto p = at.find(id.hash)) id.point = *p;
       check_known(ids_here, here, plan.csv.string());
       spdlog::warn("{}: no manifest beside it; keeping its rows by their point hashes",
                    plan.csv.string());

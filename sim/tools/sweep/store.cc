@@ -304,25 +304,41 @@ bool PointHashes::is(size_t i, std::string_view text) const {
   return t && *t == *n;  // the same number is the same 16 digits
 }
 
-std::unordered_map<std::string, size_t> indices_of(const std::vector<RowId>& ids,
-                                                   const PointHashes& hashes) {
-  std::unordered_map<std::string, size_t> at;
-  for (const auto& id : ids) at.emplace(id.hash, SIZE_MAX);
-  // The rows' hashes by number, to look each point up without its text.
-  std::unordered_map<uint64_t, size_t*> by_number;
-  for (auto& [text, index] : at)
-    if (const auto n = hash_number(text)) by_number.emplace(*n, &index);
+PointIndex::PointIndex(const std::vector<RowId>& ids, const PointHashes& hashes) {
+  for (const auto& id : ids) {
+    if (const auto n = hash_number(id.hash))
+      by_number_.emplace(*n, SIZE_MAX);
+    else
+      by_text_.emplace(id.hash, SIZE_MAX);
+  }
+  // A number is one text and a text that is not a number is no number: each
+  // point is looked up the one way its hash is kept.
   for (size_t i = 0; i < hashes.size(); ++i) {
     size_t* index = nullptr;
     if (const auto n = hashes.number(i)) {
-      if (const auto it = by_number.find(*n); it != by_number.end()) index = it->second;
-    } else if (const auto it = at.find(hashes.text(i)); it != at.end()) {
-      index = &it->second;
+      if (const auto it = by_number_.find(*n); it != by_number_.end()) index = &it->second;
+    } else if (!by_text_.empty()) {
+      if (const auto it = by_text_.find(hashes.text(i)); it != by_text_.end()) index = &it->second;
     }
     if (index != nullptr && *index == SIZE_MAX) *index = i;
   }
-  std::erase_if(at, [](const auto& kv) { return kv.second == SIZE_MAX; });
-  return at;
+  std::erase_if(by_number_, [](const auto& kv) { return kv.second == SIZE_MAX; });
+  std::erase_if(by_text_, [](const auto& kv) { return kv.second == SIZE_MAX; });
+}
+
+std::optional<size_t> PointIndex::find(std::string_view hash) const {
+  if (const auto n = hash_number(hash)) {
+    const auto it = by_number_.find(*n);
+    return it == by_number_.end() ? std::nullopt : std::optional(it->second);
+  }
+  const auto it = by_text_.find(std::string(hash));
+  return it == by_text_.end() ? std::nullopt : std::optional(it->second);
+}
+
+std::unordered_map<std::string, size_t> PointIndex::all() const {
+  std::unordered_map<std::string, size_t> out(by_text_.begin(), by_text_.end());
+  for (const auto& [n, i] : by_number_) out.emplace(hex64(n), i);
+  return out;
 }
 
 namespace {
@@ -423,7 +439,7 @@ ResumePlan plan_resume(const StoredRows& old, const std::string& name, const Poi
   for (size_t i = 0; i < old.ids.size(); ++i) {
     const auto& id = old.ids[i];
     const auto at = index_of.find(id.hash);
-    if (at == index_of.end() || id.repeat >= repeats) {
+    if (!at || id.repeat >= repeats) {
       plan.dropped.push_back(old.at[i]);
       plan.rewrite = true;
       continue;
@@ -436,12 +452,12 @@ ResumePlan plan_resume(const StoredRows& old, const std::string& name, const Poi
       plan.rewrite = true;
       continue;
     }
-    if (!plan.done.insert({at->second, id.repeat}).second)
+    if (!plan.done.insert({*at, id.repeat}).second)
       throw StoreError(fmt::format("{}:{}: point {} repeat {} is recorded twice", name, id.line,
                                    id.point, id.repeat));
-    if (at->second != id.point) plan.rewrite = true;
+    if (*at != id.point) plan.rewrite = true;
     RowAt kept = old.at[i];
-    kept.point = at->second;
+    kept.point = *at;
     plan.kept.push_back(kept);
   }
   return plan;

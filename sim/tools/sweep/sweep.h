@@ -258,9 +258,23 @@ RowId row_id(const std::vector<std::string>& row, const IdColumns& c, size_t lin
 // Where the rows' points are in a sweep whose points have `hashes`: each
 // row hash -> the first index with it; hashes of no point are left out. A
 // map of the rows' hashes, not of every point (a sweep may have ten
-// million, its rows a few).
-std::unordered_map<std::string, size_t> indices_of(const std::vector<RowId>& ids,
-                                                   const PointHashes& hashes);
+// million, its rows a few), kept by number where a hash is one (16
+// lower-case hex digits, as simloop writes them): a few dozen bytes a row.
+class PointIndex {
+ public:
+  PointIndex(const std::vector<RowId>& ids, const PointHashes& hashes);
+  // The first index of a point with this hash, or nothing.
+  std::optional<size_t> find(std::string_view hash) const;
+  // Every row hash with its index (for tests and messages).
+  std::unordered_map<std::string, size_t> all() const;
+
+ private:
+  std::unordered_map<uint64_t, size_t> by_number_;
+  std::unordered_map<std::string, size_t> by_text_;  // hashes that are not numbers
+};
+inline PointIndex indices_of(const std::vector<RowId>& ids, const PointHashes& hashes) {
+  return {ids, hashes};
+}
 // Throws StoreError listing the lines of rows whose point is not one of
 // `known` (index out of range, another hash, or a repeat past repeats) nor,
 // if given, of `also` (the points of a sweep resuming into them).
