@@ -123,7 +123,10 @@ void one(std::string_view csv, std::string_view manifest) {
     if (!cr) check(sw::aside_text(aside, "d.csv", t.header, dropped) == aside);
     check(plan.done.size() == kept.size());
     for (const auto& r : kept) check(r.size() == header.size());
-    for (const auto& [point, repeat] : plan.done) check(point < hashes.size() && repeat < repeats);
+    const auto runs = plan.done.runs();
+    check(runs.size() == plan.done.size());
+    for (const auto& [point, repeat] : runs)
+      check(point < hashes.size() && repeat < repeats && plan.done.contains(point, repeat));
     // What a resume would write reads back as the same rows.
     std::string text = sw::csv_line(header);
     for (const auto& r : kept) text += sw::csv_line(r);

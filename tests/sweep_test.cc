@@ -50,7 +50,7 @@ Resumed resume(const std::string& old, const std::vector<std::string>& hashes, i
   for (const auto& h : hashes) listed.push_back(std::string_view(h));
   const StoredRows rows = read_rows(old, "r.csv");
   const ResumePlan plan = plan_resume(rows, "r.csv", listed, repeats, header, swept, retry);
-  Resumed out{{}, {}, plan.done, plan.retried, plan.rerun, plan.rewrite};
+  Resumed out{{}, {}, plan.done.runs(), plan.retried, plan.rerun, plan.rewrite};
   for (const auto& r : plan.kept) {
     const auto line = std::string_view(old).substr(r.offset, r.length);
     out.kept.push_back(kept_row(plan, r, line, header, [&](size_t i, const std::string& k) {
@@ -507,6 +507,26 @@ TEST_F(SweepTest, ResumeKeepsRowsByPointHash) {
 
 // A row that says its run ended without a result (status error) is run
 // again by every resume; it is not set aside as a point the sweep lost.
+// A run recorded twice is refused at the first row, in the file's order,
+// whose run an earlier row holds: here line 5 (point 2 repeat 0, as line
+// 2), before line 6 (point 1, as line 3) and line 7 (point 2 a third time).
+TEST_F(SweepTest, ARunRecordedTwiceIsRefusedAtItsFirstRepetition) {
+  const std::string old =
+      "point,repeat,point_hash,status\n2,0,cc,ok\n1,0,bb,ok\n0,0,aa,ok\n2,0,cc,ok\n1,0,bb,ok\n"
+      "2,0,cc,ok\n";
+  const std::vector<std::string> header = {"point", "repeat", "point_hash", "status"};
+  try {
+    resume(old, {"aa", "bb", "cc"}, 1, header, {{}, {}, {}}, false);
+    FAIL() << "not refused";
+  } catch (const StoreError& e) {
+    EXPECT_STREQ(e.what(), "r.csv:5: point 2 repeat 0 is recorded twice");
+  }
+  // Each once: kept, and known as done.
+  const auto plan = resume("point,repeat,point_hash,status\n2,0,cc,ok\n0,0,aa,ok\n",
+                           {"aa", "bb", "cc"}, 1, header, {{}, {}, {}}, false);
+  EXPECT_EQ(plan.done, (std::set<std::pair<size_t, int>>{{0, 0}, {2, 0}}));
+}
+
 TEST_F(SweepTest, ResumeRunsRowsWithoutAResultAgain) {
   const std::string old =
       "point,repeat,point_hash,k,kpps,status\n"

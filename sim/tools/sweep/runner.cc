@@ -683,7 +683,7 @@ Summary run_sweep(const Options& o, const Plan& plan) {
     if (!o.shard.contains(i)) continue;
     for (int r = 0; r < plan.spec.repeats; ++r) {
       ++sum.runs;
-      if (rp.done.count({i, r}) != 0) {
+      if (rp.done.contains(i, r)) {
         ++sum.skipped;
         continue;
       }

@@ -412,6 +412,23 @@ std::string_view RowLines::line(const RowAt& r) {
   return {w.text.data() + (r.offset - w.start), r.length};
 }
 
+RunSet::RunSet(int repeats, std::vector<uint64_t> keys)
+    : repeats_(static_cast<uint64_t>(repeats)), keys_(std::move(keys)) {
+  std::sort(keys_.begin(), keys_.end());
+}
+
+bool RunSet::contains(size_t point, int repeat) const {
+  if (repeat < 0 || static_cast<uint64_t>(repeat) >= repeats_) return false;
+  return std::binary_search(keys_.begin(), keys_.end(),
+                            point * repeats_ + static_cast<uint64_t>(repeat));
+}
+
+std::set<std::pair<size_t, int>> RunSet::runs() const {
+  std::set<std::pair<size_t, int>> out;
+  for (const uint64_t k : keys_) out.emplace(k / repeats_, static_cast<int>(k % repeats_));
+  return out;
+}
+
 ResumePlan plan_resume(const StoredRows& old, const std::string& name, const PointHashes& hashes,
                        int repeats, const std::vector<std::string>& header,
                        const std::vector<std::string>& swept, bool retry_crashed) {
@@ -430,6 +447,7 @@ ResumePlan plan_resume(const StoredRows& old, const std::string& name, const Poi
         "{}: its columns differ from this sweep's (not only in swept keys); not resuming into it",
         name));
   const auto index_of = indices_of(old.ids, hashes);  // where each row's point is now
+  std::vector<std::pair<uint64_t, uint32_t>> done;    // (run, row) of each kept row
   ResumePlan plan;
   plan.rewrite = old.header != header;
   for (const auto& c : header) {
@@ -452,14 +470,30 @@ ResumePlan plan_resume(const StoredRows& old, const std::string& name, const Poi
       plan.rewrite = true;
       continue;
     }
-    if (!plan.done.insert({*at, id.repeat}).second)
-      throw StoreError(fmt::format("{}:{}: point {} repeat {} is recorded twice", name, id.line,
-                                   id.point, id.repeat));
     if (*at != id.point) plan.rewrite = true;
     RowAt kept = old.at[i];
     kept.point = *at;
     plan.kept.push_back(kept);
+    done.emplace_back(*at * static_cast<uint64_t>(repeats) + static_cast<uint64_t>(id.repeat),
+                      static_cast<uint32_t>(i));
   }
+  // A run kept twice: the first row, in the file's order, whose run an
+  // earlier row already holds.
+  std::sort(done.begin(), done.end());
+  size_t twice = SIZE_MAX;
+  for (size_t k = 1; k < done.size(); ++k)
+    if (done[k].first == done[k - 1].first && (k < 2 || done[k - 2].first != done[k].first))
+      twice = std::min<size_t>(twice, done[k].second);
+  if (twice != SIZE_MAX) {
+    const RowId& id = old.ids[twice];
+    throw StoreError(fmt::format("{}:{}: point {} repeat {} is recorded twice", name, id.line,
+                                 id.point, id.repeat));
+  }
+  std::vector<uint64_t> keys;
+  keys.reserve(done.size());
+  for (const auto& [key, row] : done) keys.push_back(key);
+  done = {};
+  plan.done = RunSet(repeats, std::move(keys));
   return plan;
 }
 

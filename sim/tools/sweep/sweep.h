@@ -337,13 +337,30 @@ class RowLines {
 // its resolved configuration, so a grown or shrunk sweep keeps the rows of
 // the points it still has (re-indexed to their new place), drops the rows
 // of points it no longer has, and runs the rest.
+// Runs by (point, repeat) of a sweep of `repeats` repeats, as sorted
+// numbers: eight bytes a run.
+class RunSet {
+ public:
+  RunSet() = default;
+  // `keys` are point * repeats + repeat, in any order, each once.
+  RunSet(int repeats, std::vector<uint64_t> keys);
+  bool contains(size_t point, int repeat) const;
+  size_t size() const { return keys_.size(); }
+  // Every run (for tests and messages).
+  std::set<std::pair<size_t, int>> runs() const;
+
+ private:
+  uint64_t repeats_ = 1;
+  std::vector<uint64_t> keys_;
+};
+
 struct ResumePlan {
-  std::vector<RowAt> kept;                // in the file's order; `point` is the new index
-  std::vector<RowAt> dropped;             // as they were
-  std::set<std::pair<size_t, int>> done;  // (new point, repeat) of kept rows
-  size_t retried = 0;                     // crashed rows to run again
-  size_t rerun = 0;                       // rows without a result to run again
-  bool rewrite = false;                   // kept rows differ from the file's
+  std::vector<RowAt> kept;     // in the file's order; `point` is the new index
+  std::vector<RowAt> dropped;  // as they were
+  RunSet done;                 // (new point, repeat) of kept rows
+  size_t retried = 0;          // crashed rows to run again
+  size_t rerun = 0;            // rows without a result to run again
+  bool rewrite = false;        // kept rows differ from the file's
   // Where each new column comes from: an old column, or -1 (a swept key
   // the old file lacks).
   std::vector<int> from;
