@@ -4,6 +4,15 @@
 // open adds O_NOFOLLOW, and a file replaced whole is written to a temporary
 // file of an unpredictable name (mkstemp) in its own directory, fsync'ed and
 // renamed into place, so a reader never sees half a file.
+//
+// Only an ordinary file (or nothing) is ever renamed over or removed.
+// simloop often runs as root, where a rename over /dev/null would leave the
+// system an ordinary file in its place: a character device or a FIFO named
+// as an output is written in place, as a stream (so `--trace /dev/stdout |
+// gzip` works), and anything else (a directory, a block device, a socket)
+// is refused. /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name
+// this process's own descriptors (they are links into /proc): they are
+// written as streams through the descriptor, whatever it is open on.
 #pragma once
 
 #include <sys/types.h>
@@ -18,9 +27,14 @@
 
 namespace simloop::report {
 
-// An output path that is a symbolic link: bad input (exit status 2).
-struct LinkError : std::runtime_error {
+// An output path simloop will not write: bad input (exit status 2). The
+// message names the path and why.
+struct OutputRefused : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+// An output path that is a symbolic link.
+struct LinkError : OutputRefused {
+  using OutputRefused::OutputRefused;
 };
 
 // An output that could not be written (a full disk, a read-only or missing
@@ -32,8 +46,24 @@ struct WriteError : std::runtime_error {
 };
 inline constexpr int kWriteFailedStatus = 4;
 
-// Throws LinkError naming `path` if it is a symbolic link.
+// How an output is written.
+enum class OutputKind {
+  file,    // nothing there yet, or an ordinary file: a temporary renamed into place
+  stream,  // a character device, a FIFO or one of our descriptors: written in place
+};
+// What `path` names now, as an output. Throws LinkError for a symbolic link
+// (other than the names of our own descriptors above) and OutputRefused for
+// a directory, a block device or a socket, naming the path and its kind.
+OutputKind output_kind(const std::filesystem::path& path);
+// Checks `path` as output_kind does (refused before a run, not after it).
 void refuse_link(const std::filesystem::path& path);
+// Refuses (OutputRefused) anything at `path` but nothing or an ordinary
+// file: for the files simloop reads back (a sweep's results, manifest and
+// lock), which a stream cannot be. `what` says why, for the message.
+void require_ordinary(const std::filesystem::path& path, std::string_view what);
+// The descriptor a name of our own descriptors stands for
+// (/dev/stdout -> 1), or -1 for any other path.
+int own_descriptor(const std::filesystem::path& path);
 
 // "No space left on device (ENOSPC)": an errno value for a message.
 std::string errno_text(int e);
@@ -41,8 +71,11 @@ std::string errno_text(int e);
 // write that stores nothing counts as ENOSPC: the file system is full).
 int write_fully(int fd, std::string_view text);
 
-// open(2) of `path` with O_NOFOLLOW and O_CLOEXEC added to `flags`. A
-// symbolic link throws LinkError; any other failure returns -1 with errno set.
+// open(2) of an ordinary file at `path` (or a new one, with O_CREAT), with
+// O_NOFOLLOW and O_CLOEXEC added to `flags`. A symbolic link throws
+// LinkError, anything else that is not an ordinary file OutputRefused
+// (never opened, so a FIFO cannot hold it up); any other failure returns -1
+// with errno set.
 int open_no_follow(const std::filesystem::path& path, int flags, mode_t mode = 0644);
 
 // Writes `text` to `path` whole or not at all (see above); makes the
@@ -66,6 +99,9 @@ class AtomicFile {
   void commit();  // flushed, fsync'ed and renamed into place
   uint64_t bytes() const { return bytes_; }
   const std::filesystem::path& path() const { return path_; }
+  // Written in place (a device, a FIFO, our standard output): there is no
+  // temporary, and what was written before a failure has been seen.
+  bool streamed() const { return tmp_.empty(); }
 
  private:
   static constexpr size_t kBuffer = size_t{1} << 20;
@@ -78,6 +114,17 @@ class AtomicFile {
   bool committed_ = false;
   bool synced_ = false;
 };
+
+// True when `path` would be written as a stream: files named after it (a
+// `.machine.json` beside a CSV) then have nowhere of their own to go.
+bool is_stream(const std::filesystem::path& path);
+
+// Writes `text` to `main` with `suffix` added, a file that goes with the
+// output `main` (its `.machine.json`), as write_file_atomic does; when
+// `main` is a stream, writes nothing and returns false (the file would sit
+// beside a device, in /dev).
+bool write_beside(const std::filesystem::path& main, std::string_view suffix,
+                  std::string_view text);
 
 // Files that belong together (a calibrated machine, stack and experiment):
 // `dir` is made, every file is written and fsync'ed to a temporary first,

@@ -130,7 +130,7 @@ int run_cachegrind_cmd(const CachegrindArgs& a) {
     desc["command"] = "simloop measure cachegrind";
     desc["d1"] = a.d1;
     desc["ll"] = a.ll;
-    report::write_file_atomic(a.out + ".machine.json", desc.dump(2) + "\n");
+    (void)report::write_beside(a.out, ".machine.json", desc.dump(2) + "\n");
   }
   return 0;
 }

@@ -131,8 +131,8 @@ int run_kernel_cmd(KernelArgs& a) {
                                  a.split_opt.period_ns);
       desc["symbols"] = a.split_opt.symbols.string();
       desc["hypervisor"] = "samples in hypervisor symbols charged to their nearest other caller";
-      report::write_file_atomic(a.out + ".machine.json", desc.dump(2) + "\n");
-      spdlog::info("wrote {} and {}.machine.json", a.out, a.out);
+      if (report::write_beside(a.out, ".machine.json", desc.dump(2) + "\n"))
+        spdlog::info("wrote {} and {}.machine.json", a.out, a.out);
     }
     for (const auto& r : results)
       if (!r.fault.empty()) return 3;
@@ -150,8 +150,8 @@ int run_kernel_cmd(KernelArgs& a) {
     desc["drain"] =
         "same thread, one non-blocking recv() per outstanding datagram after each sendto()";
     desc["null_syscall"] = "syscall(SYS_getppid)";
-    report::write_file_atomic(a.out + ".machine.json", desc.dump(2) + "\n");
-    spdlog::info("wrote {} and {}.machine.json", a.out, a.out);
+    if (report::write_beside(a.out, ".machine.json", desc.dump(2) + "\n"))
+      spdlog::info("wrote {} and {}.machine.json", a.out, a.out);
   }
   for (const auto& r : results)
     if (!r.fault.empty()) return 3;

@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
     } catch (const simloop::config::ConfigError& e) {  // bad input a command did not wrap
       spdlog::error("{}", e.what());
       return 2;
-    } catch (const simloop::report::LinkError& e) {
+    } catch (const simloop::report::OutputRefused& e) {  // a link, a device, a directory
       spdlog::error("{}", e.what());
       return 2;
     } catch (const simloop::report::WriteError& e) {

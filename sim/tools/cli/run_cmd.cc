@@ -1,6 +1,7 @@
 // simloop run / check / config-reference / output-reference: experiments from YAML.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -197,6 +198,8 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
     for (const auto& w : {models::absent_warning(*x.code, "layout.build"),
                           models::unfetched_warning(*x.code, "layout.build")})
       if (!w.empty()) spdlog::warn(w);
+  if (x.code)
+    for (const auto& w : x.code->notes) spdlog::warn("layout.build: {}", w);
   // An output that is a link is refused before the run, not after it.
   const fs::path dir = x.output.dir;
   for (const auto& [want, p] : {std::pair{x.output.csv, dir / (x.name + ".csv")},
@@ -212,6 +215,13 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   if (!trace_window.empty()) {
     if (trace_file.empty()) throw UserError("--trace-window needs --trace FILE.json", 2);
     window = parse_window(trace_window);
+    // A window the run never reaches would write a trace of nothing.
+    if (x.workload.duration_s <= 0 && window.from >= x.workload.packets)
+      throw UserError(
+          fmt::format("--trace-window {}: the run sends {} packets (workload.packets), "
+                      "so FROM must be below {}",
+                      config::printable(trace_window, 80), x.workload.packets, x.workload.packets),
+          2);
   }
   if (!trace_file.empty()) {
     // Stalls placed where their fetches happen, not where a replayed
@@ -253,18 +263,23 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   }
   if (trace_failed) throw *trace_failed;
   const report::Row row = engine::result_row(x, r);
+  // A trace sent to standard output (`--trace /dev/stdout | gzip`) has it to
+  // itself: the table and the names of files written go to standard error.
+  std::ostream& say = !trace_file.empty() && report::own_descriptor(trace_file) == STDOUT_FILENO
+                          ? std::cerr
+                          : std::cout;
 
-  std::cout << report::format_table(
+  say << report::format_table(
       {row}, {"experiment", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet",
               "cycles_per_packet", "interrupt_pct", "outcome"});
-  std::cout << breakdown(x, r);
+  say << breakdown(x, r);
   for (size_t d = 0; d < net::kDropCount; ++d)
     if (r.drops[d] != 0)
-      std::cout << fmt::format("dropped: {} ({})\n", r.drops[d],
-                               net::drop_name(static_cast<net::Drop>(d)));
+      say << fmt::format("dropped: {} ({})\n", r.drops[d],
+                         net::drop_name(static_cast<net::Drop>(d)));
   if (r.enobufs != 0)
-    std::cout << fmt::format("ENOBUFS: {} times, {:.3f} s asleep\n", r.enobufs, r.sleep_s);
-  if (!r.detail.empty()) std::cout << fmt::format("run ended: {}\n", r.detail);
+    say << fmt::format("ENOBUFS: {} times, {:.3f} s asleep\n", r.enobufs, r.sleep_s);
+  if (!r.detail.empty()) say << fmt::format("run ended: {}\n", r.detail);
   const double wall_pps = r.wall_s > 0 ? static_cast<double>(r.packets) / r.wall_s : 0;
   spdlog::info("simulated {} packets in {:.3f} s of wall time ({:.0f} packets/s)", r.packets,
                r.wall_s, wall_pps);
@@ -272,25 +287,30 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
   if (x.output.csv) {
     const auto p = dir / (x.name + ".csv");
     report::write_file_atomic(p, report::to_csv({row}));
-    std::cout << "wrote " << p.string() << "\n";
+    say << "wrote " << p.string() << "\n";
   }
   if (x.output.json) {
     const auto p = dir / (x.name + ".json");
     report::write_file_atomic(p, run_document(x, r).dump(2) + "\n");
-    std::cout << "wrote " << p.string() << "\n";
+    say << "wrote " << p.string() << "\n";
   }
   if (tracer) {
     tracer->finish();
     if (trace_failed) throw *trace_failed;
     trace_out->commit();
-    std::cout << "wrote " << trace_file << "\n";
+    say << "wrote " << trace_file << "\n";
+    if (r.packets <= window.from)
+      spdlog::warn(
+          "--trace-window {}:{}: the run ended after {} packets, before the window; the "
+          "trace holds no packet",
+          window.from, window.to, r.packets);
     spdlog::info("trace of packets {}:{}: {} events, {} bytes", window.from, window.to,
                  tracer->events(), trace_out->bytes());
   }
   if (long_csv) {
     const auto p = dir / (x.name + "-long.csv");
     report::write_file_atomic(p, report::to_csv(engine::long_rows(x, r)));
-    std::cout << "wrote " << p.string() << "\n";
+    say << "wrote " << p.string() << "\n";
   }
   return r.outcome == "ok" ? 0 : 3;
 }

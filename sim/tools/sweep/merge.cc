@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "sim/report/safe_file.h"
@@ -36,8 +37,12 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
     if (!fs::exists(manifest_of(s)))
       throw MismatchError(fmt::format("{}: no manifest ({}); cannot tell which sweep it holds",
                                       s.string(), manifest_of(s).string()));
-  for (const auto& p : {out, manifest_of(out)}) report::refuse_link(p);
-  const StoreLock lock(lock_of(out), out.string());
+  // Merged into a stream (a FIFO, /dev/stdout): the rows alone, with no
+  // manifest or lock named after it (they would be files beside a device).
+  const bool stream = report::is_stream(out);
+  if (!stream) report::require_ordinary(manifest_of(out), "it is the merged results' manifest");
+  std::optional<StoreLock> lock;
+  if (!stream) lock.emplace(lock_of(out), out.string());
   json first;
   std::string first_text;         // the first manifest's text, while its points are spliced
   std::string_view first_points;  // its points array, in first_text
@@ -128,7 +133,9 @@ MergeSummary merge(const fs::path& out, const std::vector<fs::path>& shards) {
   // The results are whole in their temporary file before the manifest is
   // written, and put in place after it, as before.
   csv.sync();
-  if (first_points.empty()) {
+  if (stream) {
+    spdlog::info("{}: a stream; the merged rows only, no manifest beside them", out.string());
+  } else if (first_points.empty()) {
     write_file_atomic(manifest_of(out), m.dump(2) + "\n");
   } else {
     m.erase("points");

@@ -655,8 +655,27 @@ Summary run_sweep(const Options& o, const Plan& plan) {
   // check of what exists and the creation below are one step for others.
   const StoreLock lock(plan.lock, plan.csv.string());
   // Refused before anything is written, not halfway through.
-  for (const auto& p : {plan.csv, plan.manifest, plan.dropped, plan.runs_dir})
-    report::refuse_link(p);
+  // A sweep reads back its results, manifest and rows set aside: a device
+  // or a FIFO cannot hold them, and is never replaced.
+  for (const auto& p : {plan.csv, plan.manifest, plan.dropped})
+    report::require_ordinary(p, "a sweep reads its results back (name an ordinary file with -o)");
+  if (o.keep_runs) {
+    std::error_code ec;
+    const auto st = fs::symlink_status(plan.runs_dir, ec);
+    if (fs::is_symlink(st))
+      throw report::LinkError(fmt::format(
+          "{}: is a symbolic link; simloop does not write through links", plan.runs_dir.string()));
+    if (fs::exists(st) && !fs::is_directory(st))
+      throw report::OutputRefused(
+          fmt::format("{}: is not a directory; --keep-runs keeps each run's files in it",
+                      plan.runs_dir.string()));
+    // The runs' files are replaced as runs finish: anything there that is not
+    // an ordinary file (a link, a device planted under a run's name) is
+    // refused now, not found by a run halfway through.
+    if (fs::exists(st))
+      for (const auto& e : fs::directory_iterator(plan.runs_dir, ec))
+        report::require_ordinary(e.path(), "--keep-runs replaces each run's files");
+  }
   const auto header = header_of(plan);
   json manifest = manifest_json(o, plan, started);
   const std::string points = points_text(plan);

@@ -19,6 +19,7 @@
 #include "sim/report/safe_file.h"
 #include "sim/report/table.h"
 #include "sim/support/text.h"
+#include "sim/support/yaml_input.h"
 #include "sim/tools/sweep/sweep.h"
 
 namespace simloop::sweep {
@@ -34,12 +35,14 @@ Table parse_csv(std::string_view text, const std::string& name) {
 }
 
 InputFile::InputFile(const fs::path& path) : name_(path.string()) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO here is refused below, not waited on (with no
+  // writer its open would never return); an ordinary file reads as ever.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) throw StoreError(fmt::format("{}: cannot read: {}", name_, std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd_, &st) == 0 && !S_ISREG(st.st_mode)) {
     ::close(fd_);
-    throw StoreError(fmt::format("{}: not a regular file", name_));
+    throw StoreError(fmt::format("{}: is not a regular file", name_));
   }
 }
 
@@ -354,6 +357,10 @@ StoredRows rows_of(report::CsvReader&& r, const std::string& name) {
       out.at.push_back(
           {id.point, r.line_offset(), static_cast<uint32_t>(r.line_length()), 0, id.repeat});
       const std::string& status = sc ? r.cell(*sc) : std::string();
+      // The states a sweep records; anything else is a damaged or foreign row.
+      if (sc && status != "ok" && status != "fault" && status != "error" && status != "crashed")
+        throw StoreError(fmt::format("{}:{}: status '{}': expected ok, fault, error or crashed",
+                                     name, r.line(), config::printable(status, 40)));
       out.status.push_back(status == "error"     ? RowStatus::error
                            : status == "crashed" ? RowStatus::crashed
                                                  : RowStatus::result);
@@ -569,8 +576,18 @@ namespace {
 constexpr int kMaxHeld = 4;
 struct HeldLock {
   char path[4096];
+  dev_t dev;  // the file we made: only it is removed, never what took its name
+  ino_t ino;
   volatile std::sig_atomic_t used;
 };
+
+// Removes the lock file at `path` if it is still the one we hold (lstat
+// and unlink are async-signal-safe).
+void unlink_if_ours(const char* path, dev_t dev, ino_t ino) {
+  struct stat st {};
+  if (::lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == dev && st.st_ino == ino)
+    ::unlink(path);
+}
 HeldLock g_held[kMaxHeld];
 volatile pid_t g_owner = 0;
 constexpr int kFatal[] = {SIGINT, SIGTERM, SIGHUP};
@@ -581,7 +598,7 @@ int g_holding = 0;
 extern "C" void remove_locks_and_end(int sig) {
   if (::getpid() == g_owner)
     for (auto& h : g_held)
-      if (h.used) ::unlink(h.path);
+      if (h.used) unlink_if_ours(h.path, h.dev, h.ino);
   // Then end as the signal would have ended us: its default action, on
   // return from here (it is blocked until then).
   struct sigaction dfl {};
@@ -604,7 +621,9 @@ struct Blocked {
 
 // Remembers `path` for the handler; -1 if there is no room or it is too long
 // (the lock then goes only as it always did, with its holder's end).
-int hold(const fs::path& path) {
+int hold(const fs::path& path, int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return -1;
   const Blocked b;
   const std::string p = fs::absolute(path).string();
   int slot = -1;
@@ -612,6 +631,8 @@ int hold(const fs::path& path) {
     if (!g_held[i].used && p.size() < sizeof g_held[i].path) slot = i;
   if (slot < 0) return -1;
   std::memcpy(g_held[slot].path, p.c_str(), p.size() + 1);
+  g_held[slot].dev = st.st_dev;
+  g_held[slot].ino = st.st_ino;
   g_held[slot].used = 1;
   if (g_holding++ == 0) {
     g_owner = ::getpid();
@@ -684,7 +705,7 @@ StoreLock::StoreLock(const fs::path& lock_file, const std::string& what)
   if (::ftruncate(fd_, 0) != 0 || write_fully(fd_, pid) != 0) {
     // The lock is held all the same; only the pid for others' messages is missing.
   }
-  slot_ = hold(lock_file);
+  slot_ = hold(lock_file, fd_);
 }
 
 StoreLock::~StoreLock() {
@@ -693,13 +714,16 @@ StoreLock::~StoreLock() {
   // forked child that did not take it.
   if (::getpid() == owner_) {
     let_go(slot_);
-    ::unlink(path_.c_str());
+    if (struct stat st{}; ::fstat(fd_, &st) == 0)
+      unlink_if_ours(path_.c_str(), st.st_dev, st.st_ino);
   }
   ::close(fd_);  // closing releases the lock
 }
 
 bool StoreLock::held(const fs::path& lock_file) {
-  const int fd = ::open(lock_file.c_str(), O_RDONLY | O_CLOEXEC);
+  // Only an ordinary file can be a lock: a FIFO must not hold the open up.
+  if (struct stat st{}; ::lstat(lock_file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  const int fd = ::open(lock_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return false;
   const bool free = ::flock(fd, LOCK_SH | LOCK_NB) == 0;
   ::close(fd);

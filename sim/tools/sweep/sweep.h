@@ -392,7 +392,8 @@ using report::write_file_atomic;
 // removed when the holder lets go, or when a signal that would end the
 // process unhandled (SIGINT, SIGTERM, SIGHUP) ends it. Taking it while another process holds it
 // throws StoreError naming that pid; a lock file that is a symbolic link
-// throws report::LinkError.
+// throws report::LinkError, and one that is anything else but an ordinary
+// file (a device, a FIFO) report::OutputRefused: it is never opened or removed.
 class StoreLock {
  public:
   explicit StoreLock(const std::filesystem::path& lock_file, const std::string& what);
