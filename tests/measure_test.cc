@@ -3,6 +3,7 @@
 // error arithmetic on a hand-made case, and a short real kernel run.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -642,6 +643,24 @@ TEST(Compare, ErrorsOnAHandMadeCase) {
 
 // Harness builds are found beside simloop in a build tree, and in
 // PREFIX/libexec/simloop for a simloop installed in PREFIX/bin; base first.
+// nm and objdump get "--" before the file: a binary named like one of their
+// options (--plugin=... would make nm load a library) is read as a file.
+TEST(Harness, AFileNamedLikeAnOptionIsReadAsAFile) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("simloop-nm-{}", ::getpid());
+  fs::create_directories(dir);
+  // --defined-only: without "--", nm would take it as its option, list
+  // a.out (missing) and fail; as a file it is this test program.
+  const fs::path binary = dir / "--defined-only";
+  fs::copy_file("/proc/self/exe", binary, fs::copy_options::overwrite_existing);
+  const fs::path was = fs::current_path();
+  fs::current_path(dir);
+  std::string out;
+  EXPECT_NO_THROW(out = nm_output("--defined-only"));
+  fs::current_path(was);
+  fs::remove_all(dir);
+  EXPECT_NE(out.find(" main"), std::string::npos) << out.substr(0, 400);
+}
+
 TEST(Harness, BuildsAreFoundBesideSimloopOrInItsInstalledLibexec) {
   const fs::path d =
       fs::temp_directory_path() / ("simloop-harness-dirs-" + std::to_string(::getpid()));

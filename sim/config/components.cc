@@ -10,6 +10,7 @@
 
 #include "sim/config/data_root.h"
 #include "sim/config/loader_detail.h"
+#include "sim/support/input_file.h"
 
 namespace simloop::config {
 
@@ -42,11 +43,14 @@ fs::path find_ref(const fs::path& experiment, const std::string& kind, const std
   }
   const std::string what = kind.empty() ? "file" : kind.substr(0, kind.size() - 1);
   if (ref.empty()) fail(loc, key, fmt::format("expected the name or path of a {}", what));
+  const std::string expected = kind.empty() ? "a file" : fmt::format("a {} file", what);
   for (const auto& p : tried) {
-    std::error_code ec;
-    if (fs::is_regular_file(p, ec)) return p;
-    if (fs::is_directory(p, ec))
-      fail(loc, key, fmt::format("'{}' is a directory; expected a {} file", printable(ref), what));
+    const std::string why = support::input_problem(p);
+    if (why.empty()) return p;
+    // Something there that cannot be read as a file (a directory, a device,
+    // a FIFO): said as it is, not as a file that is missing.
+    if (why.starts_with("is "))
+      fail(loc, key, fmt::format("'{}' {}; expected {}", printable(ref), why, expected));
   }
   std::vector<std::string> names;
   for (const auto& p : tried) names.push_back(printable(p.string(), 120));

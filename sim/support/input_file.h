@@ -15,12 +15,19 @@ struct InputFileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Why `path` is not an ordinary file to read, links followed: "" when it
+// is one, else "no such file", "is a directory", "is a character device",
+// "is a FIFO", "is a block device", "is a socket" or the system's reason.
+// Every input is looked at so before it is opened: opening a FIFO with no
+// writer, or reading /dev/zero, would never end.
+std::string input_problem(const std::filesystem::path& path);
+
 // Reads the file at `path`, named `name` in messages, up to one byte past
 // `max_bytes`, whatever the file claims its size is: a text longer than
 // `max_bytes` means the file goes on past the limit, which the caller
 // words. Throws InputFileError "NAME: cannot read the file[: REASON]",
-// "NAME: is a directory; expected WHAT" or "NAME: is not a regular file;
-// expected WHAT".
+// "NAME: is a directory; expected WHAT" or "NAME: is not a regular file
+// (a FIFO); expected WHAT".
 std::string read_input_file(const std::filesystem::path& path, const std::string& name,
                             const std::string& what, size_t max_bytes);
 

@@ -16,6 +16,7 @@
 #include "sim/layout/build.h"
 #include "sim/report/table.h"
 #include "sim/stack/net/inet.h"
+#include "sim/support/input_file.h"
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/advise/layout_advice.h"
@@ -617,6 +618,9 @@ std::string read_build_file(const std::string& file) {
 }
 
 std::string read_nm_map(const std::string& file) {
+  // An ordinary file, before it is opened to look at its first bytes: a
+  // FIFO would hold the open up (read_build_file words the refusal).
+  if (!support::input_problem(file).empty()) return read_build_file(file);
   std::ifstream in(file, std::ios::binary);
   char magic[4] = {};
   if (in && in.read(magic, sizeof magic) && std::string_view(magic, 4) == "\177ELF") {

@@ -59,13 +59,15 @@ int run_plot(const std::vector<std::string>& results, const std::string& kind, c
   }
   const std::string script = plot_script().string();
   std::vector<std::string> args = {kPython, script};
-  args.insert(args.end(), results.begin(), results.end());
   if (!kind.empty()) args.insert(args.end(), {"--kind", kind});
   if (!x.empty()) args.insert(args.end(), {"--x", x});
   if (!series.empty()) args.insert(args.end(), {"--series", series});
   if (!output.empty()) args.insert(args.end(), {"-o", output});
   for (const auto& w : wheres) args.insert(args.end(), {"--where", w});
   if (!describe.empty()) args.insert(args.end(), {"--describe", describe});
+  // The files last, after "--": a file named like an option is a file.
+  args.emplace_back("--");
+  args.insert(args.end(), results.begin(), results.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

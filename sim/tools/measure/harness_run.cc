@@ -45,7 +45,12 @@ std::string read_all(const fs::path& file) {
 }
 
 std::vector<std::string> harness_argv(const HarnessSpec& h, int64_t packets) {
-  std::vector<std::string> argv = {h.path,
+  // "./" in front of a relative path: without a '/' execvp would look the
+  // name up on PATH, and valgrind would take a name that starts with '-'
+  // for one of its own options.
+  const std::string program =
+      fs::path(h.path).is_absolute() || h.path.starts_with("./") ? h.path : "./" + h.path;
+  std::vector<std::string> argv = {program,
                                    "-l",
                                    std::to_string(h.opt.payload),
                                    "-n",
@@ -109,6 +114,15 @@ models::CacheGeometry parse_geometry(const std::string& spec) {
   if (v.size() != 3)
     throw std::invalid_argument(
         fmt::format("cache geometry '{}': expected SIZE,ASSOC,LINE in bytes", spec));
+  // The bounds of machine.cache's keys, checked before a cache of that size
+  // is made (a terabyte would end in std::bad_alloc, not a message).
+  constexpr uint64_t kMaxSize = uint64_t{256} << 20, kMaxAssoc = 64, kMinLine = 8, kMaxLine = 512;
+  if (v[0] < 64 || v[0] > kMaxSize || v[1] < 1 || v[1] > kMaxAssoc || v[2] < kMinLine ||
+      v[2] > kMaxLine)
+    throw std::invalid_argument(fmt::format(
+        "cache geometry '{}': expected SIZE in [64, {}], ASSOC in [1, {}] and LINE in [{}, {}] "
+        "bytes",
+        spec, kMaxSize, kMaxAssoc, kMinLine, kMaxLine));
   const models::CacheGeometry g{static_cast<int64_t>(v[0]), static_cast<int>(v[1]),
                                 static_cast<int>(v[2])};
   if (v[1] == 0 || v[2] == 0 || v[0] % (v[1] * v[2]) != 0)
@@ -272,10 +286,11 @@ std::vector<std::string> find_harnesses(const std::string& exe) {
 
 std::string nm_output(const std::string& binary) {
   TempDir tmp("simloop-valgrind");
-  run_program({"nm", "-S", "--defined-only", "-n", binary}, tmp.path / "err", tmp.path / "out");
+  run_program({"nm", "-S", "--defined-only", "-n", "--", binary}, tmp.path / "err",
+              tmp.path / "out");
   std::string out = read_all(tmp.path / "out");
   // PLT sections: "IDX NAME SIZE VMA LMA OFFSET ALIGN FLAGS" lines of objdump -h -w.
-  run_program({"objdump", "-h", "-w", binary}, tmp.path / "err", tmp.path / "sections");
+  run_program({"objdump", "-h", "-w", "--", binary}, tmp.path / "err", tmp.path / "sections");
   std::istringstream in(read_all(tmp.path / "sections"));
   for (std::string line; std::getline(in, line);) {
     const auto w = words(line);
@@ -291,7 +306,7 @@ std::string nm_output(const std::string& binary) {
 
 std::vector<uint64_t> instruction_starts(const std::string& binary) {
   TempDir tmp("simloop-valgrind");
-  run_program({"objdump", "-d", "--no-show-raw-insn", "-w", binary}, tmp.path / "err",
+  run_program({"objdump", "-d", "--no-show-raw-insn", "-w", "--", binary}, tmp.path / "err",
               tmp.path / "out");
   std::ifstream in(tmp.path / "out");
   return parse_objdump_starts(in);
