@@ -22,7 +22,10 @@ GOOD = {
     "map": LINK / "c006-inet-13168.map.gz",
     "order": WORK / "good.order",
 }
-(WORK / "good.order").write_text("udp_output\nip_output\n")
+# Two functions of the build, as ld.lld's --symbol-ordering-file names them.
+(WORK / "good.order").write_text(
+    "_ZN7simloop3net5StackINS0_9NullProbeEE10udp_outputERNS0_6SocketEPNS0_4MbufEjt\n"
+    "_ZN7simloop3net5StackINS0_9NullProbeEE9ip_outputEPNS0_4MbufEPNS0_5IfnetEjjb\n")
 
 # Bad files, and the line of each that is at fault (None: it has none).
 (WORK / "bad.nm").write_text("ffffffff81000000 0000000000000010 T ok\nnot an nm line\n")
@@ -36,8 +39,17 @@ GOOD = {
 whole = gzip.compress(("udp_output\n" * 4096).encode())
 (WORK / "cut.order.gz").write_bytes(whole[:len(whole) // 2])
 
+(WORK / "wrap.nm").write_text("ffffffffffffff00 0000000000001000 T x\n")
+(WORK / "empty.order").write_text("# no names\n")
+(WORK / "foreign.order").write_text("udp_output\nip_output\n")
+
 CASES = [  # key, bad file, its line at fault, what the message says
-    ("nm", WORK / "bad.nm", "line 2", "expected 'address [size] type name'"),
+    ("nm", WORK / "bad.nm", ":2:", "expected 'address [size] type name'"),
+    ("nm", pathlib.Path("/dev/zero"), None, "'/dev/zero' is a character device; expected a file"),
+    ("nm", WORK, None, "is a directory; expected a file"),
+    ("nm", WORK / "wrap.nm", ":1:", "runs past the top of memory"),
+    ("order", WORK / "empty.order", None, "names no symbol"),
+    ("order", WORK / "foreign.order", None, "none of its 2 names is a function of this build"),
     ("nm", WORK / "no-such.nm", None, "no file named"),
     ("profile", WORK / "bad-profile.txt", ":3:", "expected 'OFFSET BYTES SYMBOL'"),
     ("profile", WORK / "no-such-profile.txt", None, "no file named"),

@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "sim/config/loader_detail.h"
+#include "sim/stack/workload/linux_options.h"
 #include "sim/support/text.h"
 
 namespace simloop::config {
@@ -126,6 +127,20 @@ void check_consistency(const Experiment& x, const std::map<std::string, Loc>& wh
          fmt::format("{} is more than options.nic_ring ({}): the ring would fill before the first "
                      "interrupt",
                      x.interrupts.moderation_packets, x.options.nic_ring));
+  if (lnx) {
+    // What the stack refuses of the path when it is built, refused here, so
+    // that `check` refuses what `run` does, naming the key and the file.
+    try {
+      (void)workload::stack_options_for(path_of(x), linux_options_of(x));
+    } catch (const workload::PathError& e) {
+      const std::string why = e.what();
+      const std::string key = why.find("sockaddr") != std::string::npos
+                                  ? "options.sockaddr_misalign"
+                              : why.find("loop copy") != std::string::npos ? "options.copy"
+                                                                           : "options.align";
+      fail(loc(key), key, why);
+    }
+  }
   if (!lnx && x.options.max_linkhdr + x.options.max_protohdr >= net::kMHLen)
     fail(loc("options.max_linkhdr"), "options.max_linkhdr", "too large for a header mbuf");
   models::for_each_model([&]<class M>(std::type_identity<M>) {

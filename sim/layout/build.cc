@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "sim/layout/link_map.h"
+#include "sim/support/input_file.h"
 #include "sim/support/text.h"
+#include "sim/support/yaml_input.h"
 
 namespace simloop::models {
 
@@ -31,9 +33,13 @@ CodeProfile load_profile(std::istream& in, const std::string& what) {
     if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
     const auto w = words(line);
     if (w.empty()) continue;
-    auto fail = [&](const char* expected) {
-      throw LayoutError(fmt::format("{}:{}: expected {}, got '{}'", what, lineno, expected, line));
+    auto fail = [&](const std::string& expected) {
+      throw LayoutError(fmt::format("{}:{}: expected {}, got '{}'", what, lineno, expected,
+                                    config::printable(line, 200)));
     };
+    // A function is far smaller than this; a larger offset or length is a
+    // broken profile, said at its line (and no sum of the two can wrap).
+    constexpr uint64_t kMaxOffset = uint64_t{1} << 32;
     uint64_t off = 0, bytes = 0;
     if (w[0] == "walk") {
       double calls = 0;
@@ -52,6 +58,8 @@ CodeProfile load_profile(std::istream& in, const std::string& what) {
       if (walk == nullptr) fail("a 'walk' line before 'run'");
       if (w.size() != 3 || !parse_u64(w[1], &off, 16) || !parse_u64(w[2], &bytes) || bytes == 0)
         fail("'run OFFSET BYTES' (hex offset, bytes > 0)");
+      if (off > kMaxOffset || bytes > kMaxOffset)
+        fail(fmt::format("an offset and a length within a function (at most {:#x})", kMaxOffset));
       walk->items.push_back({off, bytes, {}, 0});
     } else if (w[0] == "call") {
       uint64_t target_off = 0;
@@ -62,6 +70,8 @@ CodeProfile load_profile(std::istream& in, const std::string& what) {
     } else {
       if (w.size() != 3 || !parse_u64(w[0], &off, 16) || !parse_u64(w[1], &bytes) || bytes == 0)
         fail("'OFFSET BYTES SYMBOL' (hex offset, bytes > 0)");
+      if (off > kMaxOffset || bytes > kMaxOffset)
+        fail(fmt::format("an offset and a length within a function (at most {:#x})", kMaxOffset));
       p.hot[w[2]].emplace_back(off, bytes);
     }
   }
@@ -96,9 +106,14 @@ std::vector<std::string> load_order(std::istream& in) {
 }
 
 std::string read_text_file(const std::filesystem::path& file, size_t max_bytes) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec))
-    throw LayoutError(fmt::format("{}: cannot read the file (not a regular file)", file.string()));
+  // Looked at before it is opened: a FIFO would hold the open up, and a
+  // device such as /dev/zero would be read for ever.
+  if (const std::string why = support::input_problem(file); why == "no such file")
+    throw LayoutError(fmt::format("{}: cannot read the file: no such file", file.string()));
+  else if (why.starts_with("is "))
+    throw LayoutError(fmt::format("{}: {}; expected a text file", file.string(), why));
+  else if (!why.empty())
+    throw LayoutError(fmt::format("{}: cannot read the file: {}", file.string(), why));
   // gzread reads a file that is not compressed as it is.
   const std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(file.c_str(), "rb"), gzclose);
   if (!gz) throw LayoutError(fmt::format("{}: cannot read the file", file.string()));
@@ -157,12 +172,13 @@ LinkedLayout load_build(const BuildFiles& f) {
     }
   }
   std::vector<NmSymbol> symbols;
+  std::vector<std::string> notes;
   {
     std::istringstream nm(read(BuildFile::nm, f.nm));
     try {
-      symbols = parse_nm(nm);
+      symbols = parse_nm(nm, f.nm.string());
     } catch (const LayoutError& e) {
-      throw BuildFileError(BuildFile::nm, fmt::format("{}: {}", f.nm.string(), e.what()));
+      throw BuildFileError(BuildFile::nm, e.what());  // names the file and line
     }
   }
   if (!f.order.empty() && f.map.empty())
@@ -182,6 +198,12 @@ LinkedLayout load_build(const BuildFiles& f) {
     if (!f.order.empty()) {
       std::istringstream in(read(BuildFile::order, f.order));
       order = load_order(in);
+      try {
+        if (std::string w = check_order(order, symbols); !w.empty())
+          notes.push_back(fmt::format("{}: {}", f.order.string(), w));
+      } catch (const LayoutError& e) {
+        throw BuildFileError(BuildFile::order, fmt::format("{}: {}", f.order.string(), e.what()));
+      }
     }
     try {
       symbols = relink_symbols(symbols, map, place_sections(map, symbols, order));
@@ -197,6 +219,14 @@ LinkedLayout load_build(const BuildFiles& f) {
     } catch (const LayoutError& e) {
       throw BuildFileError(BuildFile::profile, e.what());  // names the file and line
     }
+  }
+  {
+    std::set<std::string> named;
+    for (const auto& [sym, owner] : owners) named.insert(sym);
+    if (profile)
+      for (const auto& [sym, ranges] : profile->hot) named.insert(sym);
+    for (const auto& w : nm_warnings(symbols, named))
+      notes.push_back(fmt::format("{}: {}", f.nm.string(), w));
   }
   LinkedLayout linked;
   try {
@@ -215,6 +245,7 @@ LinkedLayout load_build(const BuildFiles& f) {
                          fmt::format("{}: no symbol of {} is in this build (or ran): is it a "
                                      "simloop-harness build?",
                                      f.nm.string(), f.owners.string()));
+  linked.notes = std::move(notes);
   return linked;
 }
 

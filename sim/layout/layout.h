@@ -35,6 +35,7 @@
 #include <istream>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -137,6 +138,9 @@ struct LinkedLayout {
   // have, with their hot bytes, most first: a map from plain `nm` lacks the
   // PLT (.plt, .iplt), a profile of other objects names other functions.
   std::vector<std::pair<std::string, uint64_t>> absent;
+  // What is odd in the build's files, for the log (each names its file):
+  // overlapping code, one name at two addresses, order names not in it.
+  std::vector<std::string> notes;
 };
 
 // "" if every function the profile says runs is fetched; else one sentence
@@ -198,9 +202,16 @@ struct NmSymbol {
   bool text = false;  // code: types T, t, W, w, i
   std::string name;
 };
-// In address order. Throws LayoutError "nm output line N: ..." for a line
-// that is not "address [size] type name".
-std::vector<NmSymbol> parse_nm(std::istream& nm_output);
+// In address order. Throws LayoutError "WHAT:LINE: ..." for a line that is
+// not "address [size] type name", or whose symbol runs past 2^64.
+std::vector<NmSymbol> parse_nm(std::istream& nm_output, const std::string& what = "nm output");
+// What is odd about the symbols of a build that `names` (the owned and
+// profiled functions) rely on, for the log: code that overlaps other code
+// without being its alias, and one name at two addresses. (A real build
+// has both among code nothing names: constant-propagated clones of one
+// static function, linker-made symbols.)
+std::vector<std::string> nm_warnings(const std::vector<NmSymbol>& symbols,
+                                     const std::set<std::string>& names);
 
 // Which bytes of each function run for a packet, relative to the function's
 // start: symbol -> [offset, offset + bytes) ranges in address order. It comes

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "sim/layout/layout_detail.h"
 #include "sim/support/text.h"
+#include "sim/support/yaml_input.h"
 
 namespace simloop::models {
 
@@ -137,6 +139,31 @@ std::vector<uint64_t> place_sections(const LinkMap& map, const std::vector<NmSym
   }
   std::stable_sort(seq.begin(), seq.end(), [&](size_t a, size_t b) { return prio[a] < prio[b]; });
   return place(seq);
+}
+
+std::string check_order(const std::vector<std::string>& order,
+                        const std::vector<NmSymbol>& symbols) {
+  if (order.empty())
+    throw LayoutError("names no symbol (the default link needs no order: leave it out)");
+  std::set<std::string_view> code;
+  for (const auto& s : symbols)
+    if (s.text) code.insert(s.name);
+  std::vector<std::string_view> unknown;
+  for (const auto& name : order)
+    if (code.count(name) == 0) unknown.push_back(name);
+  if (unknown.empty()) return "";
+  std::string first;
+  for (size_t i = 0; i < unknown.size() && i < 3; ++i)
+    first += (i == 0 ? "" : ", ") + config::printable(unknown[i], 60);
+  if (unknown.size() == order.size())
+    throw LayoutError(fmt::format(
+        "none of its {} names is a function of this build (first: {}): is it the order of "
+        "another program?",
+        order.size(), first));
+  return fmt::format(
+      "{} of its {} names are not functions of this build (first: {}); the "
+      "linker passes over them",
+      unknown.size(), order.size(), first);
 }
 
 std::vector<NmSymbol> relink_symbols(const std::vector<NmSymbol>& symbols, const LinkMap& map,

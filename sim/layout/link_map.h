@@ -47,6 +47,14 @@ int section_of(const LinkMap& map, uint64_t addr);
 std::vector<uint64_t> place_sections(const LinkMap& map, const std::vector<NmSymbol>& symbols,
                                      const std::vector<std::string>& order);
 
+// What is wrong with a link order (an --order file, layout.build.order) for
+// a build of `symbols`. Throws LayoutError if it names no symbol, or none of
+// the build's code (an order of another program: it would move nothing);
+// returns a warning, or "", when only some of its names are not code of
+// this build (ld.lld passes over those).
+std::string check_order(const std::vector<std::string>& order,
+                        const std::vector<NmSymbol>& symbols);
+
 // `symbols` moved with their sections to `placed` (place_sections), in
 // address order; symbols outside .text keep their addresses.
 std::vector<NmSymbol> relink_symbols(const std::vector<NmSymbol>& symbols, const LinkMap& map,

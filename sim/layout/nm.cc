@@ -6,16 +6,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "sim/layout/layout.h"
 #include "sim/layout/link_map.h"
 #include "sim/support/text.h"
+#include "sim/support/yaml_input.h"
 
 namespace simloop::models {
 
-std::vector<NmSymbol> parse_nm(std::istream& nm_output) {
+std::vector<NmSymbol> parse_nm(std::istream& nm_output, const std::string& what) {
   auto hex = [](const std::string& s, uint64_t* v) { return support::parse_u64(s, v, 16); };
   std::vector<NmSymbol> syms;
   std::vector<bool> sized;
@@ -42,15 +45,20 @@ std::vector<NmSymbol> parse_nm(std::istream& nm_output) {
       type = b[0];
       s.name = c;
     } else {
-      throw LayoutError(fmt::format(
-          "nm output line {}: expected 'address [size] type name', got '{}'", lineno, line));
+      throw LayoutError(fmt::format("{}:{}: expected 'address [size] type name', got '{}'", what,
+                                    lineno, config::printable(line, 200)));
     }
     std::string rest;
     std::getline(in, rest);
     s.name += rest;
     if (s.name.empty())
-      throw LayoutError(fmt::format("nm output line {}: no symbol name in '{}'", lineno, line));
+      throw LayoutError(
+          fmt::format("{}:{}: no symbol name in '{}'", what, lineno, config::printable(line, 200)));
     s.text = type == 'T' || type == 't' || type == 'W' || type == 'w' || type == 'i';
+    if (has_size && s.size > UINT64_MAX - s.addr)
+      throw LayoutError(
+          fmt::format("{}:{}: {} at {:#x} with size {:#x} runs past the top of memory", what,
+                      lineno, config::printable(s.name, 120), s.addr, s.size));
     syms.push_back(std::move(s));
     sized.push_back(has_size);
   }
@@ -58,18 +66,68 @@ std::vector<NmSymbol> parse_nm(std::istream& nm_output) {
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t x, size_t y) { return syms[x].addr < syms[y].addr; });
+  // The next higher address after each symbol's, found from the end in one
+  // pass (a scan per symbol was quadratic where many share an address).
+  std::vector<uint64_t> next(order.size(), 0);
+  for (size_t k = order.size(); k-- > 1;) {
+    const uint64_t here = syms[order[k - 1]].addr, after = syms[order[k]].addr;
+    next[k - 1] = after > here ? after : next[k];
+  }
   std::vector<NmSymbol> out;
   out.reserve(syms.size());
   for (size_t k = 0; k < order.size(); ++k) {
     NmSymbol s = std::move(syms[order[k]]);
-    if (!sized[order[k]] || s.size == 0) {
-      // No size: up to the next symbol at a higher address.
-      s.size = 0;
-      for (size_t j = k + 1; j < order.size() && s.size == 0; ++j)
-        if (syms[order[j]].addr > s.addr) s.size = syms[order[j]].addr - s.addr;
-    }
+    // No size: up to the next symbol at a higher address (0 if none).
+    if (!sized[order[k]] || s.size == 0) s.size = next[k] > s.addr ? next[k] - s.addr : 0;
     out.push_back(std::move(s));
   }
+  return out;
+}
+
+std::vector<std::string> nm_warnings(const std::vector<NmSymbol>& symbols,
+                                     const std::set<std::string>& names) {
+  std::vector<std::string> out;
+  const auto matters = [&names](const NmSymbol& s) { return names.count(s.name) != 0; };
+  // Code that overlaps other code without being an alias of it (the same
+  // address and size): two functions cannot both own those bytes.
+  size_t overlaps = 0;
+  std::string first_overlap;
+  const NmSymbol* reach = nullptr;  // the code symbol that ends furthest so far
+  for (const auto& s : symbols) {
+    if (!s.text || s.size == 0) continue;
+    if (reach != nullptr && s.addr < reach->addr + reach->size &&
+        !(s.addr == reach->addr && s.size == reach->size) && (matters(s) || matters(*reach))) {
+      if (overlaps++ == 0)
+        first_overlap = fmt::format(
+            "{} at {:#x} overlaps {} [{:#x}, {:#x})", config::printable(s.name, 80), s.addr,
+            config::printable(reach->name, 80), reach->addr, reach->addr + reach->size);
+    }
+    if (reach == nullptr || s.addr + s.size > reach->addr + reach->size) reach = &s;
+  }
+  if (overlaps > 0)
+    out.push_back(
+        fmt::format("{} code symbol{} overlap{} other code ({}{}): each byte is "
+                    "charged to one of them",
+                    overlaps, overlaps == 1 ? "" : "s", overlaps == 1 ? "s" : "", first_overlap,
+                    overlaps > 1 ? ", ..." : ""));
+  // One name at two addresses (a static function in two objects): walks
+  // and profiles name symbols, and the first address is the one used.
+  std::map<std::string_view, uint64_t> at;
+  size_t repeated = 0;
+  std::string first_repeat;
+  for (const auto& s : symbols) {
+    if (!s.text || s.size == 0 || !matters(s)) continue;
+    const auto [it, fresh] = at.emplace(s.name, s.addr);
+    if (fresh || it->second == s.addr) continue;
+    if (repeated++ == 0)
+      first_repeat =
+          fmt::format("{} at {:#x} and {:#x}", config::printable(s.name, 80), it->second, s.addr);
+  }
+  if (repeated > 0)
+    out.push_back(fmt::format(
+        "{} code symbol name{} at more than one address ({}{}): profiles "
+        "and walks name symbols, and the lowest address is used",
+        repeated, repeated == 1 ? " is" : "s are", first_repeat, repeated > 1 ? ", ..." : ""));
   return out;
 }
 
@@ -163,11 +221,12 @@ class WalkExpander {
   void add_run(const NmSymbol& s, uint64_t off, uint64_t bytes, std::vector<CodeStep>& steps) {
     if (bytes == 0) return;
     fetched_.insert(s.name);
-    if (off + bytes > s.size)
+    // Compared without adding: an offset near 2^64 must not wrap to a fit.
+    if (off > s.size || bytes > s.size - off)
       throw LayoutError(fmt::format(
-          "profile: {} has a walk range [{:#x}, {:#x}) beyond its size {:#x}: is the profile "
-          "from a build of other objects?",
-          s.name, off, off + bytes, s.size));
+          "profile: {} has a walk range of {:#x} bytes at offset {:#x}, beyond its size {:#x}: "
+          "is the profile from a build of other objects?",
+          config::printable(s.name, 120), bytes, off, s.size));
     const uint64_t start = s.addr + off;
     if (!steps.empty() && steps.back().call < 0 &&
         steps.back().start + steps.back().bytes == start) {
@@ -265,11 +324,11 @@ LinkedLayout layout_from_nm(const std::vector<NmSymbol>& syms,
       const auto p = profile->find(s.name);
       if (p == profile->end()) continue;  // it never ran
       for (const auto& [off, bytes] : p->second) {
-        if (off + bytes > s.size)
+        if (off > s.size || bytes > s.size - off)  // compared without adding: no wrap
           throw LayoutError(fmt::format(
-              "profile: {} has a hot range [{:#x}, {:#x}) beyond its size {:#x}: is the profile "
-              "from a build of other objects?",
-              s.name, off, off + bytes, s.size));
+              "profile: {} has a hot range of {:#x} bytes at offset {:#x}, beyond its size "
+              "{:#x}: is the profile from a build of other objects?",
+              config::printable(s.name, 120), bytes, off, s.size));
         hot.push_back({s.addr + off, bytes, s.name});
       }
     } else {

@@ -27,7 +27,7 @@ limit_s=120     # a hang, not a slow run: every case takes well under a second
 declare -A pass fail xfail
 subs=()
 failures=0
-located='^\[error\] ([^ :]+:[0-9]+(:[0-9]+)?: |--set [^ ]+: |--train [^ ]+: |--where [^ ]+: |[^ :]+: (is a directory|is not a regular file|cannot read|no manifest|this is also one of the merge.s inputs)|[^ :]+: too large: [0-9]+ bytes|[^ :]+: sweep point [0-9]+ \()|^\[error\] simloop: unknown subcommand'
+located='^\[error\] ([^ :]+:[0-9]+(:[0-9]+)?: |--set [^ ]+: |--train [^ ]+: |--where [^ ]+: |--(I1|D1/--LL|path|shard|trace-window)( [^ ]+)?: |[^ :]+: (is a directory|is not a regular file|is not a directory|is a (character|block) device|is a (FIFO|socket)|no symbol of|names no symbol|none of its [0-9]+ names|cannot read|no manifest|this is also one of the merge.s inputs)|[^ :]+: too large: [0-9]+ bytes|[^ :]+: sweep point [0-9]+ \()|^\[error\] simloop: unknown subcommand'
 
 # run_case SUB NAME REGEX ARGS...: simloop ARGS must exit 2, and its
 # standard error match REGEX and the located form.
@@ -416,6 +416,77 @@ printf '{"result": {"kpps": 1,\n oops}\n' > broken-result.json
 run_case explain broken-json 'broken-result\.json:2:[0-9]+: not valid JSON' explain broken-result.json broken-result.json
 printf '{"result": {"kpps": 350}}\n' > old-result.json
 run_case explain incomplete-json 'old-result\.json:1:1: the result has no number at /result/cycles_per_packet' explain old-result.json old-result.json
+
+# ---- files that are not ordinary files, and the limits of every input ----
+mkfifo fifo.yaml fifo.csv fifo.nm 2> /dev/null
+if [ -p fifo.yaml ]; then
+  file_case fifo 'fifo\.yaml: is not a regular file \(a FIFO\)'
+  run_case plot fifo 'fifo\.csv: is not a regular file \(a FIFO\)' plot fifo.csv -o "$work/out/p"
+  run_case calibrate fifo 'fifo\.csv: is not a regular file \(a FIFO\)' \
+    calibrate --source kernel --train payload=18 -o "$work/out" fifo.csv
+  run_case merge fifo 'fifo\.csv: no manifest' merge "$work/out/m.csv" fifo.csv
+fi
+edited ref-device 's|^machine: athlon-xp-2700|machine: /dev/zero|'
+file_case ref-device "ref-device\.yaml:3:10: machine: '/dev/zero' is a character device; expected a machine file"
+# The Linux stack's own refusals, where check, run and sweep all see them.
+printf 'name: linux-align\nmachine: linux-epyc-machine\nstack: linux-epyc-stack\nworkload: {payload: 18, packets: 2000, dest: loopback}\noptions:\n  align: copy-down\nsweep:\n  grid:\n    workload.payload: [18, 64]\n' > linux-align.yaml
+file_case linux-align 'linux-align\.yaml:[0-9]+:[0-9]+: options\.align: the linux stack takes alignment policy none or strict' check run sweep
+
+# A real build's files: layout --nm and layout.build.
+lo="$src/experiments/validation/data/link-order"
+owners="$src/configs/harness/owners.txt"
+prof="$lo/profile-loopback-18.txt"
+nm="$lo/c006-inet-13168.nm.gz"
+build=(layout --nm "$nm" --owners "$owners" --no-search)
+run_case layout i1-huge "--I1: cache geometry '1099511627776,1,64': expected SIZE in \[64, " \
+  "${build[@]}" --path "name=a,profile=$prof,payload=18" --I1 1099511627776,1,64
+run_case layout path-name-escapes "--path '[^']*': name: (must not start with|expected only letters)" \
+  "${build[@]}" --path "name=/../../../ESCAPED,profile=$prof,payload=18" --out-dir "$work/esc/out"
+run_case layout path-name-dots "--path '[^']*': name: must not start with" \
+  "${build[@]}" --path "name=..,profile=$prof,payload=18" --out-dir "$work/esc/out"
+run_case layout path-repeated "--path '[^']*': payload: given twice" \
+  "${build[@]}" --path "name=a,profile=$prof,payload=18,payload=64"
+run_case layout nm-fifo 'fifo\.nm: is a FIFO; expected a text file' \
+  layout --nm fifo.nm --owners "$owners" --path "name=a,profile=$prof,payload=18"
+run_case layout nm-device '/dev/zero: is a character device; expected a text file' \
+  layout --nm /dev/zero --owners "$owners" --path "name=a,profile=$prof,payload=18"
+: > empty.nm
+run_case layout nm-empty 'empty\.nm: no symbol of .* is in this build' \
+  "${build[@]/$nm/empty.nm}" --path "name=a,profile=$prof,payload=18"
+printf 'ffffffffffffff00 0000000000001000 T udp_output\n' > wrap.nm
+run_case layout nm-wrap 'wrap\.nm:1: udp_output at 0xffffffffffffff00 with size 0x1000 runs past the top of memory' \
+  "${build[@]/$nm/wrap.nm}" --path "name=a,profile=$prof,payload=18"
+printf 'fffffffffffffff0 10 udp_output\n' > wrapped-profile.txt
+run_case layout profile-offset 'wrapped-profile\.txt:1: expected an offset and a length within a function' \
+  "${build[@]}" --path "name=a,profile=wrapped-profile.txt,payload=18"
+printf '# nothing\n' > empty.order
+run_case layout order-empty 'empty\.order: names no symbol' \
+  layout --nm "$nm" --map "$lo/c006-inet-13168.map.gz" --owners "$owners" --no-search \
+  --path "name=a,profile=$prof,payload=18" --order "e=empty.order"
+seq -f 'no_such_function_%g' 1 50000 > unknown.order
+run_case layout order-unknown 'unknown\.order: none of its 50000 names is a function of this build' \
+  layout --nm "$nm" --map "$lo/c006-inet-13168.map.gz" --owners "$owners" --no-search \
+  --path "name=a,profile=$prof,payload=18" --order "u=unknown.order"
+
+# A sweep: a shard with no point; rows whose status no sweep writes.
+run_case sweep shard-empty '--shard 3/3: the sweep has 2 points, so shard 3 has none' \
+  sweep base.yaml --shard 3/3 -o "$work/out"
+rm -rf bogus-sweep && mkdir -p bogus-sweep
+if "$bin" -q sweep base.yaml -j 1 -o "$work/bogus-sweep" > /dev/null 2>&1; then
+  awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "status") c = i }
+    NR == 2 { $c = "bogus" } { print }' bogus-sweep/catalogue-sweep.csv > bogus.tmp &&
+    mv bogus.tmp bogus-sweep/catalogue-sweep.csv
+  run_case sweep status-bogus "catalogue-sweep\.csv:2: status 'bogus': expected ok, fault, error or crashed" \
+    sweep base.yaml -j 1 --resume -o "$work/bogus-sweep"
+  run_case merge status-bogus "catalogue-sweep\.csv:2: status 'bogus'" \
+    merge "$work/out/merged.csv" bogus-sweep/catalogue-sweep.csv
+else
+  echo "FAIL sweep: the good experiment's sweep failed"
+  failures=$((failures + 1))
+fi
+# run: a trace window the run never reaches.
+run_case run trace-window-past '--trace-window 5000:5010: the run sends 2000 packets' \
+  run base.yaml -o "$work/out" --trace "$work/out/t.json" --trace-window 5000:5010
 
 # ---- the tally ----
 echo

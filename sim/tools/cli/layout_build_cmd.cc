@@ -11,12 +11,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "sim/layout/build.h"
+#include "sim/layout/link_map.h"
 #include "sim/report/safe_file.h"
 #include "sim/report/table.h"
 #include "sim/support/text.h"
+#include "sim/support/yaml_input.h"
 #include "sim/tools/cli/layout_build.h"
 #include "sim/tools/measure/icache_check.h"
 #include "sim/tools/measure/link_order.h"
@@ -43,6 +46,7 @@ measure::OrderPath parse_path(const std::string& spec) {
     if (comma == std::string::npos) break;
     from = comma + 1;
   }
+  std::set<std::string> seen;
   for (const auto& kv : parts) {
     const auto eq = kv.find('=');
     const std::string key = kv.substr(0, eq),
@@ -51,7 +55,10 @@ measure::OrderPath parse_path(const std::string& spec) {
       return UserError(fmt::format("--path '{}': {}: {}", spec, key, why));
     };
     if (eq == std::string::npos || value.empty()) throw bad("expected key=value");
+    if (!seen.insert(key).second) throw bad("given twice; give each key once");
     if (key == "name") {
+      // It names the path's order file in --out-dir: a name, not a path.
+      if (const std::string why = config::name_problem(value); !why.empty()) throw bad(why);
       p.name = value;
     } else if (key == "profile") {
       profile = value;
@@ -93,6 +100,7 @@ measure::OrderPath with_profile(measure::OrderPath p, const std::string& profile
   std::istringstream in(read_build_file(profile));
   try {
     p.profile = measure::load_profile(in, profile);
+    p.profile_file = profile;
     p.trace = measure::harness_trace(p.opt);
   } catch (const std::runtime_error& e) {
     throw UserError(e.what());
@@ -126,9 +134,9 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
   }
   try {
     std::istringstream nm(read_nm_map(a.nm));
-    pb.symbols = models::parse_nm(nm);
+    pb.symbols = models::parse_nm(nm, a.nm);
   } catch (const models::LayoutError& e) {
-    throw UserError(fmt::format("{}: {}", a.nm, e.what()));
+    throw UserError(e.what());  // names the file and line
   }
   if (!a.map.empty()) {
     try {
@@ -143,6 +151,8 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
       throw UserError(fmt::format("{}: {}", a.map, e.what()));
     }
   }
+  std::set<std::string> named;  // the functions owners and profiles rely on
+  for (const auto& [sym, owner] : pb.owners) named.insert(sym);
   std::vector<measure::OrderPath> given;
   for (const auto& w : a.whole_paths) {
     measure::OrderPath p;
@@ -154,23 +164,36 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
   }
   for (const auto& spec : a.paths) given.push_back(parse_path(spec));
   for (auto& path : given) {
+    if (const std::string why = config::name_problem(path.name); !why.empty())
+      throw UserError(fmt::format("path '{}': its name {}", config::printable(path.name, 80), why));
     for (const auto& other : pb.paths)
       if (other.name == path.name)
         throw UserError(fmt::format("two paths are named '{}': give each its own name", path.name));
     pb.paths.push_back(std::move(path));
     const auto& p = pb.paths.back();
+    for (const auto& [sym, ranges] : p.profile.hot) named.insert(sym);
     try {
       const auto linked =
           models::layout_from_nm(pb.symbols, pb.owners, 1.0, &p.profile.hot, &p.profile.walks);
       const std::string what = fmt::format("{}, path {}", a.nm, p.name);
+      // As `run` refuses the same files: nothing owned ran, nothing to predict.
+      if (linked.by_owner.empty())
+        throw UserError(
+            fmt::format("{}: no symbol of {} is in this build (or ran on path {}): is "
+                        "it a simloop-harness build?",
+                        a.nm, a.owners.empty() ? "the owners file" : a.owners, p.name));
       for (const auto& w :
            {models::absent_warning(linked, what), models::unfetched_warning(linked, what)})
         if (!w.empty()) spdlog::warn(w);
-    } catch (const models::LayoutError&) {
-      // The default link's prediction below names the file.
+    } catch (const models::LayoutError& e) {
+      // A profile that does not fit the build's symbols: the profile is
+      // what is named (the symbols are the build's own).
+      throw UserError(
+          fmt::format("{}: {} (path {}, nm {})", p.profile_file, e.what(), p.name, a.nm));
     }
   }
 
+  for (const auto& w : models::nm_warnings(pb.symbols, named)) spdlog::warn("{}: {}", a.nm, w);
   struct Named {
     std::string name;
     std::vector<std::string> order;
@@ -202,6 +225,12 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
         throw UserError(fmt::format("--order '{}': expected NAME=FILE", spec));
       std::istringstream in(read_build_file(spec.substr(eq + 1)));
       const std::vector<std::string> order = models::load_order(in);
+      try {
+        if (const std::string w = models::check_order(order, pb.symbols); !w.empty())
+          spdlog::warn("--order {}: {}", spec.substr(eq + 1), w);
+      } catch (const models::LayoutError& e) {
+        throw UserError(fmt::format("{}: {}", spec.substr(eq + 1), e.what()));
+      }
       rows.push_back({spec.substr(0, eq), order, predict(order)});
     }
     if (!a.no_search) {

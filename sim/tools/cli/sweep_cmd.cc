@@ -191,6 +191,13 @@ int sweep_cmd(const SweepArgs& a) {
   } catch (const config::ConfigError& e) {
     throw UserError(e.what(), 2);
   }
+  // A shard past the last point would run nothing and say it had finished.
+  if (static_cast<size_t>(o.shard.k) > plan.size())
+    throw UserError(
+        fmt::format("--shard {}: the sweep has {} point{}, so shard {} has none; use "
+                    "at most {} shards",
+                    a.shard, plan.size(), plan.size() == 1 ? "" : "s", o.shard.k, plan.size()),
+        2);
   if (a.list) {
     fmt::memory_buffer out;
     fmt::format_to(std::back_inserter(out), "# experiment hash {}, {} points x {} repeats\n",

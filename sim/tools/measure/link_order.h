@@ -23,7 +23,8 @@ struct OrderPath {
   double weight = 1;
   NativeOptions opt;
   CodeProfile profile;
-  models::PathTrace trace;  // harness_trace(opt)
+  std::string profile_file;  // where the profile was read, for messages
+  models::PathTrace trace;   // harness_trace(opt)
 };
 
 struct OrderProblem {
