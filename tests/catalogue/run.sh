@@ -27,7 +27,7 @@ limit_s=120     # a hang, not a slow run: every case takes well under a second
 declare -A pass fail xfail
 subs=()
 failures=0
-located='^\[error\] ([^ :]+:[0-9]+(:[0-9]+)?: |--set [^ ]+: |--train [^ ]+: |--where [^ ]+: |--(I1|D1/--LL|path|shard|trace-window)( [^ ]+)?: |[^ :]+: (is a directory|is not a regular file|is not a directory|is a (character|block) device|is a (FIFO|socket)|no symbol of|names no symbol|none of its [0-9]+ names|cannot read|no manifest|this is also one of the merge.s inputs)|[^ :]+: too large: [0-9]+ bytes|[^ :]+: sweep point [0-9]+ \()|^\[error\] simloop: unknown subcommand'
+located='^\[error\] ([^ :]+:[0-9]+(:[0-9]+)?: |--set [^ ]+: |--train [^ ]+: |--where [^ ]+: |--(I1|D1/--LL|path|shard|trace-window)( [^ ]+)?: |[^ :]+: (is a directory|is not a regular file|is not a directory|is a (character|block) device|is a (FIFO|socket)|no symbol of|names no symbol|none of its [0-9]+ names|cannot read|no manifest|this is also one of the merge.s inputs)|[^ :]+: too large: [0-9]+ bytes|[^ :]+: sweep point [0-9]+ \(|[^ :]+: points\[[0-9]+\] )|^\[error\] simloop: unknown subcommand'
 
 # run_case SUB NAME REGEX ARGS...: simloop ARGS must exit 2, and its
 # standard error match REGEX and the located form.
@@ -483,6 +483,14 @@ if "$bin" -q sweep base.yaml -j 1 -o "$work/bogus-sweep" > /dev/null 2>&1; then
 else
   echo "FAIL sweep: the good experiment's sweep failed"
   failures=$((failures + 1))
+fi
+# A manifest whose points were edited after its sweep wrote it.
+rm -rf edited-sweep
+if "$bin" -q sweep base.yaml -j 1 -o "$work/edited-sweep" > /dev/null 2>&1; then
+  h=$(sed -n '2p' edited-sweep/catalogue-sweep.csv | cut -d, -f3)
+  sed -i "s/\"$h\"/\"0123456789abcdef\"/" edited-sweep/catalogue-sweep.json
+  run_case sweep manifest-edited "catalogue-sweep\.json: points\[0\] is '0123456789abcdef', but this sweep's point 0 is '$h'" \
+    sweep base.yaml -j 1 --resume -o "$work/edited-sweep"
 fi
 # run: a trace window the run never reaches.
 run_case run trace-window-past '--trace-window 5000:5010: the run sends 2000 packets' \

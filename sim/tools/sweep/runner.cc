@@ -460,8 +460,22 @@ Existing prepare_results(const Options& o, const Plan& plan, const std::vector<s
             "{}: written by an older simloop whose point hashes follow another rule; not "
             "resuming into it (finish it with that version, or use another -o)",
             plan.manifest.string()));
-      check_known(ids, known_points(prev, plan.manifest.string(), prev_text), plan.csv.string(),
-                  &here);
+      const KnownPoints listed = known_points(prev, plan.manifest.string(), prev_text);
+      // Of this very sweep (its experiment hash), the manifest lists this
+      // sweep's points, in order: one whose points were edited since would
+      // file rows under points they were not run for.
+      if (prev.value("experiment_hash", json()) == json(plan.hash))
+        for (size_t i = 0; i < std::max(listed.hashes.size(), plan.size()); ++i)
+          if (i >= listed.hashes.size() || i >= plan.size() ||
+              !listed.hashes.is(i, hex64(plan.hashes[i])))
+            throw MismatchError(fmt::format(
+                "{}: points[{}] is {}, but this sweep's point {} is {}: the manifest was edited "
+                "since the sweep wrote it; not resuming (remove the manifest to keep the rows by "
+                "their own point hashes, or use another -o)",
+                plan.manifest.string(), i,
+                i < listed.hashes.size() ? "'" + listed.hashes.text(i) + "'" : "missing", i,
+                i < plan.size() ? "'" + hex64(plan.hashes[i]) + "'" : "not there"));
+      check_known(ids, listed, plan.csv.string(), &here);
       std::set<std::string> swept(plan.spec.keys.begin(), plan.spec.keys.end());
       if (prev.contains("keys") && prev["keys"].is_array())
         for (const auto& k : prev["keys"])
