@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "sim/engine/columns.h"
 #include "sim/engine/simulation.h"
 #include "sim/stack/linux/stack.h"
 #include "sim/stack/workload/driver.h"

@@ -66,6 +66,10 @@ std::string stage_meaning(models::Stage s) {
   return doc;
 }
 
+double per_packet(const SimResult& r) {
+  return r.packets > 0 ? 1.0 / static_cast<double>(r.packets) : 0;
+}
+
 std::string kind_meaning(models::CostKind k) {
   using models::CostKind;
   switch (k) {
@@ -89,74 +93,133 @@ std::string kind_meaning(models::CostKind k) {
   return "";
 }
 
+// Every run column: its name, unit and meaning, and its value from the run
+// (absent where it does not apply to the run), in the row's order.
 std::vector<Column> build() {
   std::vector<Column> c;
-  auto add = [&c](std::string n, std::string u, std::string w, std::string m) {
-    c.push_back({std::move(n), std::move(u), std::move(w), std::move(m)});
+  using X = const config::Experiment&;
+  using R = const SimResult&;
+  const std::string Run = "run";
+  // A column whose value the run (or only the experiment, `identity`) gives.
+  auto run = [&c, &Run](std::string n, std::string u, std::string m, RunValue v,
+                        bool identity = false) {
+    c.push_back({std::move(n), std::move(u), Run, std::move(m), std::move(v), identity});
   };
-  const std::string R = "run";
-  add("source", "", R,
-      "`simulated` for simloop's predictions (`native` and `kernel` rows come "
-      "from `simloop measure`)");
-  add("experiment", "", R, "the experiment's name");
-  add("machine", "", R, "the machine cost file's name");
-  add("stack", "", R, "the stack cost file's name");
-  add("payload", "bytes", R, "UDP payload of each datagram");
-  add("dest", "", R, "where datagrams go: loopback, broadcast, wire or self");
-  add("align", "", R, "the stack's alignment policy (options.align)");
-  add("copy", "", R, "how the loopback interface copies a packet (options.copy)");
-  add("seed", "", R, "the run's random seed");
-  add("packets", "datagrams", R,
-      "datagrams sent in the timed window (fewer than asked if the run ended early)");
-  add("elapsed_s", "s (simulated)", R,
+  auto id = [&run](std::string n, std::string m, auto f) {
+    run(
+        std::move(n), "", std::move(m), [f](X x, R) { return std::optional<report::Value>(f(x)); },
+        true);
+  };
+  auto add = [&c](std::string n, std::string u, std::string w, std::string m) {
+    c.push_back({std::move(n), std::move(u), std::move(w), std::move(m), {}, false});
+  };
+  auto always = [](auto f) {
+    return [f](X x, R r) { return std::optional<report::Value>(f(x, r)); };
+  };
+  id("source",
+     "`simulated` for simloop's predictions (`native` and `kernel` rows come "
+     "from `simloop measure`)",
+     [](X) { return std::string("simulated"); });
+  id("experiment", "the experiment's name", [](X x) { return x.name; });
+  id("machine", "the machine cost file's name", [](X x) { return x.machine_name; });
+  id("stack", "the stack cost file's name", [](X x) { return x.stack_name; });
+  run(
+      "payload", "bytes", "UDP payload of each datagram",
+      [](X x, R) { return std::optional<report::Value>(int64_t{x.workload.payload}); }, true);
+  id("dest", "where datagrams go: loopback, broadcast, wire or self",
+     [](X x) { return std::string(config::dest_name(x.workload.dest)); });
+  id("align", "the stack's alignment policy (options.align)",
+     [](X x) { return std::string(net::align_policy_name(x.options.align)); });
+  id("copy", "how the loopback interface copies a packet (options.copy)",
+     [](X x) { return std::string(net::loop_copy_name(x.options.loop_copy)); });
+  id("seed", "the run's random seed", [](X x) { return static_cast<int64_t>(x.seed); });
+  run("packets", "datagrams",
+      "datagrams sent in the timed window (fewer than asked if the run ended early)",
+      always([](X, R r) { return r.packets; }));
+  run("elapsed_s", "s (simulated)",
       "simulated time from the first sendto() to the end of the last: how long the run takes "
       "on the simulated host. All rates are per simulated second. Compare `wall_s` (real time "
       "this machine spent simulating) and `process_s` (real time of a sweep's whole child "
-      "process)");
-  add("kpps", "10^3 datagrams / simulated s", R, "packets / elapsed_s / 1000: the predicted rate");
-  add("ns_per_packet", "ns (simulated)", R, "elapsed_s / packets");
-  add("cycles_per_packet", "cycles", R,
+      "process)",
+      always([](X, R r) { return r.elapsed_s; }));
+  run("kpps", "10^3 datagrams / simulated s", "packets / elapsed_s / 1000: the predicted rate",
+      always([](X, R r) { return r.kpps(); }));
+  run("ns_per_packet", "ns (simulated)", "elapsed_s / packets",
+      always([](X, R r) { return r.ns_per_packet(); }));
+  run("cycles_per_packet", "cycles",
       "ns_per_packet times the clock: every cycle of the run per packet (the sum of the "
-      "`cycles_<stage>` columns)");
-  add("interrupt_pct", "%", R, "share of simulated time that interrupt handlers held the CPU");
-  add("interrupts", "count", R, "interrupt handler runs");
-  add("enobufs", "count", R, "sendto() calls that failed with ENOBUFS (the sender then slept)");
-  add("sleep_s", "s (simulated)", R,
-      "simulated time the sender slept after ENOBUFS, or blocked on a full send buffer (Linux)");
-  add("interval_kpps_cv", "ratio", R,
+      "`cycles_<stage>` columns)",
+      always([](X, R r) { return r.cycles_per_packet(); }));
+  run("interrupt_pct", "%", "share of simulated time that interrupt handlers held the CPU",
+      always([](X, R r) { return 100 * r.interrupt_share(); }));
+  run("interrupts", "count", "interrupt handler runs", always([](X, R r) { return r.interrupts; }));
+  run("enobufs", "count", "sendto() calls that failed with ENOBUFS (the sender then slept)",
+      always([](X, R r) { return r.enobufs; }));
+  run("sleep_s", "s (simulated)",
+      "simulated time the sender slept after ENOBUFS, or blocked on a full send buffer (Linux)",
+      always([](X, R r) { return r.sleep_s; }));
+  run("interval_kpps_cv", "ratio",
       "coefficient of variation of the rate over 20 equal slices of the run (0 when too few "
-      "batches)");
-  add("delivered", "datagrams", R,
+      "batches)",
+      always([](X, R r) { return r.interval_kpps_cv; }));
+  run("delivered", "datagrams",
       "datagrams that reached the receiving socket (loopback, broadcast, self) or frames that "
-      "left the NIC (wire)");
-  add("delivered_bytes", "bytes", R, "payload bytes of `delivered`");
-  add("peer_frames", "frames", R,
-      "frames that reached the peer host by the end of the run (wire, broadcast; 0 otherwise)");
+      "left the NIC (wire)",
+      always([](X, R r) { return r.delivered; }));
+  run("delivered_bytes", "bytes", "payload bytes of `delivered`",
+      always([](X, R r) { return r.delivered_bytes; }));
+  run("peer_frames", "frames",
+      "frames that reached the peer host by the end of the run (wire, broadcast; 0 otherwise)",
+      always([](X, R r) { return r.peer_frames; }));
   for (size_t d = 0; d < net::kDropCount; ++d) {
     const auto name = net::drop_name(static_cast<net::Drop>(d));
-    add(fmt::format("drop_{}", name), "packets", R, fmt::format("packets dropped: {}", name));
+    run(fmt::format("drop_{}", name), "packets", fmt::format("packets dropped: {}", name),
+        always([d](X, R r) { return static_cast<int64_t>(r.drops[d]); }));
   }
   for (size_t s = 0; s < models::kStageCount; ++s) {
     const auto st = static_cast<models::Stage>(s);
-    add(fmt::format("cycles_{}", models::stage_name(st)), "cycles per packet", R,
-        stage_meaning(st));
+    run(fmt::format("cycles_{}", models::stage_name(st)), "cycles per packet", stage_meaning(st),
+        [st, s](X x, R r) -> std::optional<report::Value> {
+          if (!models::stage_reported(x.models, st)) return std::nullopt;
+          return r.cycles[s] * per_packet(r);
+        });
   }
-  add("i1_misses_per_packet", "misses per packet", R,
-      "L1 I-cache demand misses per packet (only when the I-cache model is on)");
-  add("l2_misses_per_packet", "misses per packet", R,
-      "of those, misses in L2 too (only when the I-cache model is on)");
-  add("perturbation", "", R,
-      "the layout perturbation applied (only when the I-cache model is on and one is set)");
+  run("i1_misses_per_packet", "misses per packet",
+      "L1 I-cache demand misses per packet (only when the I-cache model is on)",
+      [](X x, R r) -> std::optional<report::Value> {
+        if (!x.cache_enabled) return std::nullopt;
+        return static_cast<double>(r.l1i_misses) * per_packet(r);
+      });
+  run("l2_misses_per_packet", "misses per packet",
+      "of those, misses in L2 too (only when the I-cache model is on)",
+      [](X x, R r) -> std::optional<report::Value> {
+        if (!x.cache_enabled) return std::nullopt;
+        return static_cast<double>(r.l2_misses) * per_packet(r);
+      });
+  run("perturbation", "",
+      "the layout perturbation applied (only when the I-cache model is on and one is set)",
+      [](X x, R) -> std::optional<report::Value> {
+        if (!x.cache_enabled || x.perturbation.empty()) return std::nullopt;
+        return x.perturbation;
+      });
+  // The optional models' columns, as each model declares them, of those on.
   models::for_each_model([&]<class M>(std::type_identity<M>) {
     for (const auto& col : M::kColumns)
-      add(std::string(col.name), std::string(col.unit), R, std::string(col.doc));
+      run(std::string(col.name), std::string(col.unit), std::string(col.doc),
+          [name = std::string(col.name)](X, R r) -> std::optional<report::Value> {
+            for (const auto& [n, v] : r.model_columns)
+              if (n == name) return v;
+            return std::nullopt;
+          });
   });
-  add("outcome", "", R, "ok, alignment-fault or error");
-  add("detail", "", R, "what ended the run early (empty when ok)");
-  add("wall_s", "s (real)", R,
+  run("outcome", "", "ok, alignment-fault or error", always([](X, R r) { return r.outcome; }));
+  run("detail", "", "what ended the run early (empty when ok)",
+      always([](X, R r) { return r.detail; }));
+  run("wall_s", "s (real)",
       "real time this machine took to simulate the run, inside the process (engine set-up, "
       "the simulation, results): the simulator's speed, not the host's. Differs between "
-      "identical runs");
+      "identical runs",
+      always([](X, R r) { return r.wall_s; }));
   const std::string S = "sweep";
   add("point", "", S, "the grid point's index, in the sweep's order");
   add("repeat", "", S, "the repeat of the point (each has its own seed)");
@@ -207,6 +270,27 @@ std::vector<Column> build() {
 const std::vector<Column>& output_columns() {
   static const std::vector<Column> c = build();
   return c;
+}
+
+namespace {
+
+report::Row row_of(const config::Experiment& x, const SimResult& r, bool identity_only) {
+  report::Row row;
+  for (const auto& col : output_columns()) {
+    if (!col.value || (identity_only && !col.identity)) continue;
+    if (auto v = col.value(x, r)) row.set(col.name, std::move(*v));
+  }
+  return row;
+}
+
+}  // namespace
+
+report::Row identity_row(const config::Experiment& x) {
+  return row_of(x, SimResult{}, true);
+}
+
+report::Row result_row(const config::Experiment& x, const SimResult& r) {
+  return row_of(x, r, false);
 }
 
 std::string output_reference_markdown() {

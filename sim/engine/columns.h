@@ -3,16 +3,29 @@
 // output-reference`), and that a test holds to the columns runs really write.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/config/experiment.h"
+#include "sim/engine/simulation.h"
+#include "sim/report/table.h"
+
 namespace simloop::engine {
+
+// A run column's value from the experiment and its result, or nothing
+// where the column does not apply to the run (the I-cache's with it off).
+using RunValue =
+    std::function<std::optional<report::Value>(const config::Experiment&, const SimResult&)>;
 
 struct Column {
   std::string name;
-  std::string unit;     // "" for labels and counts without a unit
-  std::string where;    // run | sweep | long | json-functions | json-sets
-  std::string meaning;  // one paragraph; when the column is present, if not always
+  std::string unit;       // "" for labels and counts without a unit
+  std::string where;      // run | sweep | long | json-functions | json-sets
+  std::string meaning;    // one paragraph; when the column is present, if not always
+  RunValue value;         // the run's columns only: what result_row writes
+  bool identity = false;  // a run column the experiment alone gives (identity_row)
 };
 
 // In order: the run's CSV/JSON result row, the columns a sweep adds, the
@@ -20,6 +33,12 @@ struct Column {
 // an enumeration (cycles_<stage>, drop_<where>, cycles_<kind>) are listed
 // one by one.
 const std::vector<Column>& output_columns();
+
+// A run's row: each run column that applies, with its value, in order;
+// identity_row holds only the columns the experiment alone gives (what
+// names the run: source, experiment, machine, stack, payload, ...).
+report::Row result_row(const config::Experiment& x, const SimResult& r);
+report::Row identity_row(const config::Experiment& x);
 
 // The reference page (Markdown).
 std::string output_reference_markdown();

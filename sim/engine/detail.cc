@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/engine/columns.h"
+
 namespace simloop::engine {
 
 using models::CostKind;

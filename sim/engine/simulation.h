@@ -58,10 +58,7 @@ SimResult simulate(const config::Experiment& x, Tracer* tracer = nullptr);
 // engine builds it: the check that the network model is set up as physics says.
 double link_transfer_time(double bandwidth_bps, double latency_s, double bytes);
 
-// The experiment's identifying parameters (the first columns of every row).
-report::Row identity_row(const config::Experiment& x);
-// One tidy row: the experiment's identifying parameters and every metric.
-report::Row result_row(const config::Experiment& x, const SimResult& r);
+// A run's result row: engine/columns.h (result_row, identity_row).
 
 // SimGrid configuration items ("tracing:yes", "tracing/filename:run.trace",
 // ...) set on the engine before the first simulation builds its platform:

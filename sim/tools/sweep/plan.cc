@@ -1,0 +1,263 @@
+// A sweep's plan and its files' names: the points a sweep expands to,
+// their hashes, the results' columns, and the manifest's text (what
+// run_sweep, resume and merge all read and write).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+
+#include "sim/engine/columns.h"
+#include "sim/support/yaml_input.h"
+#include "sim/tools/sweep/runner.h"
+
+namespace simloop::sweep {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+// A configuration as dot paths and values.
+void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+    return;
+  }
+  out[prefix] = j;
+}
+
+// What identifies a configuration's results: all of it but where results go
+// and the free-text description.
+json identity_of(json config) {
+  config.erase("output");
+  config.erase("description");
+  return config;
+}
+
+}  // namespace
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+namespace {
+constexpr std::string_view kPointsMember = ",\n  \"points\": ";
+constexpr std::string_view kManifestEnd = "\n}\n";
+}  // namespace
+
+std::string manifest_text(const json& m, std::string_view points) {
+  std::string text = m.dump(2);  // ends with "\n}"
+  text.resize(text.size() - 2);
+  text += kPointsMember;
+  text += points;
+  text += kManifestEnd;
+  return text;
+}
+
+std::string_view manifest_points_text(std::string_view text) {
+  if (!text.ends_with(kManifestEnd)) return {};
+  // A newline and two spaces before a member name occur only between the
+  // top level's members: inside strings JSON escapes newlines.
+  const size_t at = text.rfind(kPointsMember);
+  if (at == std::string_view::npos) return {};
+  const size_t from = at + kPointsMember.size();
+  const std::string_view seg = text.substr(from, text.size() - kManifestEnd.size() - from);
+  if (seg.empty() || seg.front() != '[' || seg.back() != ']' || !json::accept(seg)) return {};
+  return seg;
+}
+
+json read_json(const fs::path& p, bool point_configs) {
+  return parse_manifest(read_text(p), p.string(), point_configs);
+}
+
+fs::path manifest_of(const fs::path& csv) {
+  fs::path m = csv;
+  m.replace_extension(".json");
+  return m;
+}
+
+fs::path lock_of(const fs::path& csv) {
+  fs::path m = csv;
+  m.replace_extension(".lock");
+  return m;
+}
+
+std::vector<std::string> header_of(const Plan& p) {
+  std::vector<std::string> h = {"point", "repeat", "point_hash"};
+  for (const auto& k : p.spec.keys) h.push_back(k);
+  // A metric that only repeats a swept key's value (align for options.align)
+  // is left out: the swept key's column says it. Metrics that can differ
+  // from the setting (packets: those sent before a fault) stay.
+  static const std::map<std::string, std::string> kRepeats = {{"workload.payload", "payload"},
+                                                              {"workload.dest", "dest"},
+                                                              {"options.align", "align"},
+                                                              {"options.copy", "copy"}};
+  std::set<std::string> said;
+  for (const auto& k : p.spec.keys)
+    if (const auto it = kRepeats.find(k); it != kRepeats.end()) said.insert(it->second);
+  const report::Row metrics = engine::result_row(p.base, engine::SimResult{});
+  for (const auto& [k, v] : metrics.cells())
+    if (std::find(h.begin(), h.end(), k) == h.end() && said.count(k) == 0) h.push_back(k);
+  for (const char* k : {"status", "error", "process_s"}) h.push_back(k);
+  return h;
+}
+
+std::vector<std::string> changed_keys(const json& a, const json& b,
+                                      const std::set<std::string>& ignore) {
+  std::map<std::string, json> fa, fb;
+  flatten(identity_of(a), "", fa);
+  flatten(identity_of(b), "", fb);
+  std::vector<std::string> out;
+  for (const auto& [k, v] : fa) {
+    if (ignore.count(k) != 0) continue;
+    const auto it = fb.find(k);
+    if (it == fb.end() || it->second != v) out.push_back(k);
+  }
+  for (const auto& [k, v] : fb)
+    if (ignore.count(k) == 0 && fa.count(k) == 0) out.push_back(k);
+  return out;
+}
+
+std::string effective_status(const json& m, const fs::path& csv) {
+  const auto st = m.find("status");
+  const std::string s = st != m.end() && st->is_string() ? st->get<std::string>() : "";
+  if (s == "running" && !StoreLock::held(lock_of(csv))) return "stopped";
+  return s;
+}
+
+Point Plan::point(size_t index) const {
+  Point p = spec.point(index);
+  p.hash = hex64(hashes.at(index));
+  return p;
+}
+
+namespace {
+// What one setting adds to a point's hash.
+std::string hash_part(const std::string& key, const std::string& value) {
+  return key + "=" + value + ";";
+}
+}  // namespace
+
+PointHasher::PointHasher(const Spec& spec, const json& base_config) : spec_(spec) {
+  seed_ = fnv1a(hex64(fnv1a(identity_of(base_config).dump())) + "|");
+  for (const auto& key : spec.keys) {
+    // The base's value of a key, where it has one (a key of the other
+    // stack has none): a setting equal to it is no change.
+    std::string path = "/" + key;
+    std::replace(path.begin(), path.end(), '.', '/');
+    const json::json_pointer ptr(path);
+    if (base_config.contains(ptr))
+      if (const auto t = canonical_text(key, base_config.at(ptr))) base_text_[key] = *t;
+  }
+  parts_.resize(spec.axes.size());
+  for (size_t a = 0; a < spec.axes.size(); ++a) {
+    const Axis& ax = spec.axes[a];
+    for (const auto& t : ax.tuples) {
+      std::vector<std::string> parts;
+      for (size_t k = 0; k < ax.keys.size(); ++k) {
+        const auto b = base_text_.find(ax.keys[k]);
+        parts.push_back(b != base_text_.end() && b->second == t[k] ? ""
+                                                                   : hash_part(ax.keys[k], t[k]));
+      }
+      parts_[a].push_back(std::move(parts));
+    }
+    for (size_t k = 0; k < ax.keys.size(); ++k) order_.emplace_back(a, k);
+  }
+  std::sort(order_.begin(), order_.end(), [&](const auto& x, const auto& y) {
+    return spec.axes[x.first].keys[x.second] < spec.axes[y.first].keys[y.second];
+  });
+}
+
+uint64_t PointHasher::operator()(size_t index) const {
+  size_t at[32];  // one per axis, without a vector per call
+  if (spec_.axes.size() > std::size(at)) return (*this)(spec_.point(index));
+  spec_.tuples_of(index, at);
+  uint64_t h = seed_;
+  for (const auto& [a, k] : order_) h = fnv1a(parts_[a][at[a]][k], h);
+  return h;
+}
+
+uint64_t PointHasher::operator()(const Point& p) const {
+  std::vector<const Setting*> sorted;
+  for (const auto& s : p.settings) sorted.push_back(&s);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Setting* x, const Setting* y) { return x->key < y->key; });
+  uint64_t h = seed_;
+  for (const Setting* s : sorted) {
+    const auto b = base_text_.find(s->key);
+    if (b == base_text_.end() || b->second != s->value) h = fnv1a(hash_part(s->key, s->value), h);
+  }
+  return h;
+}
+
+Plan make_plan(const Options& o) {
+  // Every point reads the same files, and so does every run (a fork of
+  // this process): each is parsed once.
+  config::cache_parsed_yaml(true);
+  Plan p;
+  p.base = config::load_experiment(o.experiment, o.sets);
+  p.spec = load_spec(o.experiment);
+  for (const auto& k : p.spec.keys)
+    if (k == "seed")
+      throw config::ConfigError(
+          fmt::format("{}: sweep: seed cannot be swept: use repeats, which derive a seed per run",
+                      o.experiment.string()));
+  p.config = config::to_json(p.base);
+  const size_t n = p.spec.size();
+  // A small sweep has every point's configuration checked now, not halfway
+  // through; a large one each value of each key (load_spec) and each point
+  // as it runs, where one the loader refuses is a row with status error.
+  p.checked = n <= kCheckedPoints;
+  for (size_t i = 0; p.checked && i < n; ++i) {
+    const Point pt = p.spec.point(i);
+    try {
+      config::load_over(p.base, o.sets, pt.as_sets());
+    } catch (const config::ConfigError& e) {
+      throw config::ConfigError(fmt::format("{}: sweep point {} ({}): {}", o.experiment.string(), i,
+                                            fmt::join(pt.as_sets(), " "), e.what()));
+    }
+  }
+  // Run-to-run variance that some point turns on.
+  for (const auto& a : p.spec.axes)
+    for (size_t k = 0; k < a.keys.size(); ++k)
+      for (const auto& t : a.tuples)
+        if ((a.keys[k] == "variance.page_colouring" && t[k] == "true") ||
+            (a.keys[k] == "variance.link_perturbation_bytes" && t[k] != "0"))
+          p.points_vary = true;
+  const PointHasher hash_of(p.spec, p.config);
+  p.hashes.resize(n);
+  for (size_t i = 0; i < n; ++i) p.hashes[i] = hash_of(i);
+  // The sweep's hash: of its base, repeats, and each point's hash and
+  // settings, hashed as they come rather than as one text.
+  uint64_t h = fnv1a(identity_of(p.config).dump() + "\n" + std::to_string(p.spec.repeats) + "\n");
+  std::vector<size_t> at;
+  for (size_t i = 0; i < n; ++i) {
+    h = fnv1a(hex64(p.hashes[i]) + ":", h);
+    p.spec.tuples_of(i, at);
+    for (size_t a = 0; a < p.spec.axes.size(); ++a)
+      for (size_t k = 0; k < p.spec.axes[a].keys.size(); ++k) {
+        h = fnv1a(p.spec.axes[a].keys[k], h);
+        h = fnv1a("=", h);
+        h = fnv1a(p.spec.axes[a].tuples[at[a]][k], h);
+        h = fnv1a(";", h);
+      }
+    h = fnv1a("\n", h);
+  }
+  p.hash = hex64(h);
+  const fs::path dir = o.output_dir.empty() ? fs::path(p.base.output.dir) : fs::path(o.output_dir);
+  std::string stem = p.base.name + "-sweep";
+  if (o.shard.n > 1) stem += fmt::format("-shard-{}-of-{}", o.shard.k, o.shard.n);
+  p.csv = dir / (stem + ".csv");
+  p.manifest = manifest_of(p.csv);
+  p.lock = lock_of(p.csv);
+  p.dropped = dir / (stem + "-dropped.csv");
+  p.runs_dir = dir / (stem + "-runs");
+  return p;
+}
+
+}  // namespace simloop::sweep
