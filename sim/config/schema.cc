@@ -263,6 +263,16 @@ void Schema::add_model() {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 Schema::Schema() {
+  add_top_keys();
+  add_machine_keys();
+  add_stack_keys();
+  add_workload_keys();
+  add_options_keys();
+  add_run_keys();
+}
+
+// The experiment's own keys: its name, description and seed.
+void Schema::add_top_keys() {
   Field name = text("name",
                     "Experiment name, used in result rows and file names: 1 to 100 letters, "
                     "digits, '-', '_' and '.', not starting with '.' or '-'.",
@@ -278,7 +288,11 @@ Schema::Schema() {
            [](Experiment& x) -> std::string& { return x.description; }));
   add(integer("seed", "Seed of every random choice of the run (payload bytes).", 0, 9.0e15,
               [](Experiment& x) -> uint64_t& { return x.seed; }));
+}
 
+// The CPU's prices: clock, system calls, copies, the I-cache and the optional
+// timing models (each declares its own keys beside its code).
+void Schema::add_machine_keys() {
   section("machine",
           "The CPU: a name from configs/machines, a path, or a map of fields (with `use: NAME` to "
           "start from a named machine).");
@@ -363,7 +377,10 @@ Schema::Schema() {
              [](Experiment& x) -> double& { return x.icache.memory_cycles; }));
   // The optional timing models declare their own keys.
   models::for_each_model([&]<class M>(std::type_identity<M>) { add_model<M>(); });
+}
 
+// The stack's prices: its kind, per-function costs and the zones'.
+void Schema::add_stack_keys() {
   section("stack",
           "Per-stage costs of the stack: a name from configs/stacks, a path, or a map of "
           "fields (with `use: NAME` to start from a named stack).");
@@ -406,7 +423,11 @@ Schema::Schema() {
   }
   add(cost(number("stack.cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.",
                   0, 1e3, [](Experiment& x) -> double& { return x.stack.cksum_cycles_per_byte; })));
+}
 
+// The sender (the ttcp-like loop and its destination) and the interrupts
+// that preempt it.
+void Schema::add_workload_keys() {
   section("workload", "The ttcp-like sender.");
   add(integer("workload.payload", "UDP payload bytes per datagram.", 0, net::kMaxJumboPayload,
               [](Experiment& x) -> int& { return x.workload.payload; }));
@@ -476,7 +497,10 @@ Schema::Schema() {
              "If > 0: at most one interrupt per interval, covering all completions by then "
              "(moderation.packets is then ignored).",
              0, 1, [](Experiment& x) -> double& { return x.interrupts.moderation_interval_s; }));
+}
 
+// The real stack's options: the BSD stack's, and options.linux.
+void Schema::add_options_keys() {
   section("options", "Options of the real stack.");
   add(choice(
       "options.align",
@@ -541,7 +565,11 @@ Schema::Schema() {
            boolean("options.linux.recverr",
                    "IP_RECVERR: a device's drop is the sender's ENOBUFS (otherwise silent).",
                    [](Experiment& x) -> bool& { return x.linux_options.recverr; })));
+}
 
+// How the run is made and kept: the code layout, run-to-run variance, the
+// engine and the outputs.
+void Schema::add_run_keys() {
   section("layout", "The code layout: where each stack function's hot code lies.");
   add(text("layout.kernel", "Kernel layout: a name from configs/layouts or a path (\"\": none).",
            [](Experiment& x) -> std::string& { return x.layout.kernel; }));

@@ -92,6 +92,13 @@ class Schema {
   // (models/model_spec.h).
   template <class M>
   void add_model();
+  // The keys by section, each beside the others of its kind (schema.cc).
+  void add_top_keys();
+  void add_machine_keys();
+  void add_stack_keys();
+  void add_workload_keys();
+  void add_options_keys();
+  void add_run_keys();
   void section(std::string path, std::string doc) {
     sections_.push_back({std::move(path), std::move(doc)});
   }
