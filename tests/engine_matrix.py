@@ -15,9 +15,11 @@ packets must:
 """
 import argparse
 import concurrent.futures
-import json
 import itertools
+import json
+import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -45,7 +47,16 @@ def path_sets(dest, irq, align, receive):
     return sets
 
 
-def cases(packets):
+def listed_models(simloop):
+    """The optional timing models of models::OptionalModels, as the schema
+    lists them: every machine section with an `enabled` key but the I-cache."""
+    ref = subprocess.run([simloop, "config-reference"], capture_output=True, text=True,
+                         check=True).stdout
+    found = re.findall(r"`machine\.([a-z0-9_]+)\.enabled`", ref)
+    return sorted(set(found) - {"cache"})
+
+
+def cases(packets, models=()):
     out = []
     for dest, irq, align, copy, receive, cache in itertools.product(
             ["loopback", "broadcast", "wire", "self"], [False, True],
@@ -67,6 +78,17 @@ def cases(packets):
         if cache:
             sets += CACHE_SETS
         out.append((f"models/{dest}/irq={int(irq)}/cache={int(cache)}", None, sets))
+    # Each listed model on by itself, on every destination: its stage must
+    # account for its cycles alone, and its result must not depend on where
+    # the process put its data (each run is made twice, in environments of
+    # different sizes, and must give the same row).
+    for model, dest, cache in itertools.product(models, ["loopback", "broadcast", "wire", "self"],
+                                                [False, True]):
+        sets = [f"workload.dest={dest}", "interrupts.enabled=true",
+                "interrupts.handler_cycles=2000", f"machine.{model}.enabled=true"]
+        if cache:
+            sets += CACHE_SETS
+        out.append((f"model={model}/{dest}/cache={int(cache)}", None, sets + [TWICE]))
     # Interrupt settings that once aborted or stalled runs.
     irq = ["interrupts.enabled=true"]
     for extra in (["interrupts.handler_cycles=2000"],
@@ -104,25 +126,40 @@ def cases(packets):
     return [(n, f, s + [f"workload.packets={packets}", "workload.duration_s=0"]) for n, f, s in out]
 
 
-def simulate(simloop, exp, sets, tmp):
-    """One run: its process and its result row (None if it wrote none)."""
+# A marker in a case's sets: run it twice and compare the rows.
+TWICE = "#twice"
+
+
+def simulate(simloop, exp, sets, tmp, env_pad=0):
+    """One run: its process and its result row (None if it wrote none).
+    `env_pad` bytes of environment move where the process puts its data."""
     d = pathlib.Path(tempfile.mkdtemp(dir=tmp))
     if exp is None or isinstance(exp, str):
         text = exp or MINIMAL
         exp = d / "minimal.yaml"
         exp.write_text(text)
     cmd = [simloop, "-q", "run", str(exp), "-o", str(d)] + [a for s in sets for a in ("--set", s)]
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    env = dict(os.environ, SIMLOOP_TEST_PAD="x" * env_pad)
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
     results = list(d.glob("*.json"))
     row = json.loads(results[0].read_text())["result"] if results else None  # full precision
     return p, row
 
 
 def run(simloop, name, exp, sets, tmp):
+    twice = TWICE in sets
+    sets = [s for s in sets if s != TWICE]
     p, row = simulate(simloop, exp, sets, tmp)
     problems = []
     if row is None:
         return [f"{name}: exit {p.returncode}, no result; {p.stderr.strip()[-300:]}"]
+    if twice:
+        _, again = simulate(simloop, exp, sets, tmp, env_pad=40000)
+        differ = sorted(k for k in set(row) | set(again or {})
+                        if k != "wall_s" and row.get(k) != (again or {}).get(k))
+        if differ:
+            problems.append(f"the same run again differs in {', '.join(differ)}: the result "
+                            "depends on where the process put its data")
     outcome = row["outcome"]
     if outcome not in OUTCOMES:
         problems.append(f"unnamed outcome {outcome!r}")
@@ -159,7 +196,7 @@ def main():
     ap.add_argument("--packets", type=int, default=3000)
     ap.add_argument("-j", "--jobs", type=int, default=2)
     a = ap.parse_args()
-    todo = cases(a.packets)
+    todo = cases(a.packets, listed_models(a.simloop))
     failures = []
     with tempfile.TemporaryDirectory() as tmp, \
             concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:

@@ -10,11 +10,25 @@
 //
 // Prints one line per function of the stack's table, "fn NAME ENTERED", and
 // the helpers' probe events, "alloc N" and "free N" (mbufs and clusters).
+// --stack linux counts the Linux stack's functions the same way.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "sim/stack/linux/stack.h"
+#include "sim/stack/workload/linux_options.h"
 #include "sim/tools/cli/path_options.h"
 #include "sim/tools/measure/native_loop.h"
+
+namespace {
+
+// Each function of the table, as the probe saw it entered.
+template <class Table>
+void print_entries(const Table& fns, const simloop::net::CountingProbe& probe) {
+  for (size_t i = 0; i < fns.size(); ++i)
+    std::cout << "fn " << fns.name(simloop::net::fn_at(i)) << " " << probe.entered[i] << "\n";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace simloop;
@@ -31,14 +45,24 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", opt.warmup, "Untimed packets first")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
+  std::string stack = "bsd";
+  app.add_option("--stack", stack, "The stack whose calls are counted")
+      ->check(CLI::IsMember({"bsd", "linux"}))
+      ->capture_default_str();
   cli::add_path_options(&app, opt.path);
   CLI11_PARSE(app, argc, argv);
 
   net::CountingProbe probe;
-  const measure::NativeResult r = measure::run_native_loop(opt, probe, 0);
-  const auto& fns = net::Stack<net::CountingProbe>::fn_table();
-  for (size_t i = 0; i < fns.size(); ++i)
-    std::cout << "fn " << fns.name(net::fn_at(i)) << " " << probe.entered[i] << "\n";
+  measure::NativeResult r;
+  if (stack == "linux") {
+    using S = net::lnx::Stack<net::CountingProbe>;
+    r = measure::run_native_loop<net::CountingProbe, S>(
+        opt, probe, 0, workload::stack_options_for(opt.path, net::lnx::Options{}));
+    print_entries(S::fn_table(), probe);
+  } else {
+    r = measure::run_native_loop(opt, probe, 0);
+    print_entries(net::Stack<net::CountingProbe>::fn_table(), probe);
+  }
   std::cout << "alloc " << probe.mbuf_allocs + probe.cluster_allocs << "\n";
   std::cout << "free " << probe.mbuf_frees + probe.cluster_frees << "\n";
   std::cout << "packets " << r.packets << "\n";

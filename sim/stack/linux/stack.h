@@ -220,6 +220,7 @@ class Stack {
   core::SkBuff* alloc_skb(unsigned size);
   void free_skb(core::SkBuff* skb, core::SkbDropReason reason);
   void orphan(core::SkBuff* skb);
+  void sock_wfree(core::SkBuff* skb);
   void drop(Drop where, core::SkBuff* skb, core::SkbDropReason reason);
 
   // Header access: reported to the probe; on a strict CPU a misaligned one

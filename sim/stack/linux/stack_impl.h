@@ -495,7 +495,13 @@ core::SkBuff* Stack<P>::alloc_skb(unsigned size) {
 // skb_orphan: the owner's destructor, sock_wfree, releases its charge.
 template <class P>
 void Stack<P>::orphan(core::SkBuff* skb) {
-  if (skb->destructor == nullptr) return;
+  // skb_orphan: the destructor runs only where one is set.
+  if (skb->destructor != nullptr) sock_wfree(skb);
+}
+
+// The destructor of a sent skb: its bytes leave the socket's wmem.
+template <class P>
+void Stack<P>::sock_wfree(core::SkBuff* skb) {
   FnScope<P> scope(probe_, Fn::sock_wfree);
   core::skb_orphan(skb);
 }
