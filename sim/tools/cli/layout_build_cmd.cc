@@ -123,8 +123,9 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
   if (a.map.empty() && !a.orders.empty())
     throw UserError("--order needs --map: the link map says how functions move");
   measure::OrderProblem pb;
-  pb.owners =
-      read_owners(a.owners.empty() ? tree_file("configs/harness/owners.txt").string() : a.owners);
+  const std::string owners_file =
+      a.owners.empty() ? tree_file("configs/harness/owners.txt").string() : a.owners;
+  pb.owners = read_owners(owners_file);
   for (const auto& s : a.i1) {
     try {
       pb.geometries.push_back(measure::parse_geometry(s));
@@ -181,7 +182,7 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
         throw UserError(
             fmt::format("{}: no symbol of {} is in this build (or ran on path {}): is "
                         "it a simloop-harness build?",
-                        a.nm, a.owners.empty() ? "the owners file" : a.owners, p.name));
+                        a.nm, owners_file, p.name));
       for (const auto& w :
            {models::absent_warning(linked, what), models::unfetched_warning(linked, what)})
         if (!w.empty()) spdlog::warn(w);
