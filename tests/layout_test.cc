@@ -14,8 +14,8 @@
 #include "models/cycle_account.h"
 #include "models/icache.h"
 #include "sim/stack/bsd/fns.h"
-#include "sim/stack/fn_tables.h"
 #include "sim/stack/net/probe.h"
+#include "sim/stack/workload/fn_tables.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."
