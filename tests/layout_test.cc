@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "models/code.h"
 #include "models/cycle_account.h"
 #include "models/icache.h"
+#include "sim/layout/code.h"
 #include "sim/stack/bsd/fns.h"
 #include "sim/stack/net/probe.h"
 #include "sim/stack/workload/fn_tables.h"

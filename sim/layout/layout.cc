@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <set>
 
-#include "models/code.h"
+#include "sim/layout/code.h"
 #include "sim/layout/layout_detail.h"
 #include "sim/stack/workload/fn_tables.h"
 
