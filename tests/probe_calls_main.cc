@@ -13,8 +13,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "sim/tools/cli/path_options.h"
 #include "sim/tools/measure/native_loop.h"
+#include "sim/tools/measure/path_options.h"
 
 int main(int argc, char** argv) {
   using namespace simloop;
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", opt.warmup, "Untimed packets first")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
-  cli::add_path_options(&app, opt.path);
+  measure::add_path_options(&app, opt.path);
   CLI11_PARSE(app, argc, argv);
 
   net::CountingProbe probe;
