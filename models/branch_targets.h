@@ -22,9 +22,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/code.h"
 #include "models/cycle_account.h"
 #include "models/model_spec.h"
+#include "sim/layout/code.h"
 #include "sim/stack/net/probe.h"
 
 namespace simloop::models {
@@ -37,7 +37,7 @@ struct BranchConfig {
 };
 
 // The predictor itself, free of any account. Callers and callees are owner
-// slots (models/code.h); kOutside is the code that enters the stack.
+// slots (sim/layout/code.h); kOutside is the code that enters the stack.
 class BranchPredictor {
  public:
   static constexpr uint32_t kOutside = kCodeCount;

@@ -10,12 +10,12 @@
 #include <optional>
 #include <string_view>
 
-#include "models/code.h"
 #include "models/costs.h"
 #include "models/fetch_plan.h"
 #include "models/fetch_replay.h"
 #include "models/fn_ledger.h"
 #include "models/icache.h"
+#include "sim/layout/code.h"
 #include "sim/layout/layout.h"
 #include "sim/stack/net/probe.h"
 
@@ -182,7 +182,7 @@ class CycleAccount : public net::NullProbe {
     if (listener_ != nullptr && c != before) listener_->cycles(s, c - before);
   }
   // Charges `cycles` to stage `s` and, in the function ledger, to `fn` (a
-  // ledger function: an owner slot, models/code.h) as kind `k`.
+  // ledger function: an owner slot, sim/layout/code.h) as kind `k`.
   void charge(Stage s, size_t fn, CostKind k, double cycles) {
     add(s, cycles);
     ledger(fn, k, cycles);

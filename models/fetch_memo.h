@@ -99,7 +99,7 @@ class MemoFetcher {
   [[gnu::always_inline]] void event(Kind k, size_t owner, F& fetch) {
     const uint8_t d = dense_[owner];
     if (d >= kInert) {
-      // The stack's owners only: its slots leave gaps (models/code.h).
+      // The stack's owners only: its slots leave gaps (sim/layout/code.h).
       if (d == FetchPlan::kNotOwner) [[unlikely]]
         not_an_owner(owner);
       return;  // no move to make, nothing to fetch: not even a lookup

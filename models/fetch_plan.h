@@ -26,13 +26,13 @@
 #include <utility>
 #include <vector>
 
-#include "models/code.h"
+#include "sim/layout/code.h"
 #include "sim/layout/layout.h"
 #include "sim/stack/net/fn_table.h"
 
 namespace simloop::models {
 
-// Every owner slot (models/code.h): the stack's functions, then
+// Every owner slot (sim/layout/code.h): the stack's functions, then
 // syscall_entry, syscall_exit, user_loop and the five helpers.
 inline constexpr size_t kOwnerCount = kCodeCount;
 inline constexpr size_t kUserLoopOwner = static_cast<size_t>(Code::user_loop);

@@ -18,9 +18,9 @@
 #include <string_view>
 #include <vector>
 
-#include "models/code.h"
 #include "models/costs.h"
 #include "models/icache.h"
+#include "sim/layout/code.h"
 #include "sim/layout/layout.h"
 #include "sim/stack/net/fn_table.h"
 
@@ -38,7 +38,7 @@ enum class CostKind : uint8_t {
 inline constexpr size_t kCostKindCount = static_cast<size_t>(CostKind::count);
 std::string_view cost_kind_name(CostKind k);
 
-// Functions of the ledger: the owner slots (models/code.h: the stack's
+// Functions of the ledger: the owner slots (sim/layout/code.h: the stack's
 // functions, system call entry and exit, the sender's loop, the helpers),
 // then three that are not code of the stack.
 inline constexpr size_t kLedgerOwners = kCodeCount;

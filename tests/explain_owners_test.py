@@ -18,7 +18,7 @@ from checks import check, finish  # tests/checks.py
 SIMLOOP, SRC, WORK = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
 WORK.mkdir(parents=True, exist_ok=True)
 SEED = SRC / "experiments" / "seed"
-# The code around the stack's functions (models/code.h): it runs on every path.
+# The code around the stack's functions (sim/layout/code.h): it runs on every path.
 AROUND = {"syscall_entry", "syscall_exit", "user_loop", "header_access", "cksum", "mbuf_alloc",
           "mbuf_free", "copy"}
 

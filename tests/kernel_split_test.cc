@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/config/error.h"
+#include "sim/support/input_error.h"
 
 namespace simloop::measure {
 namespace {

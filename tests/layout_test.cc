@@ -10,12 +10,12 @@
 #include <string>
 #include <string_view>
 
-#include "models/code.h"
 #include "models/cycle_account.h"
 #include "models/icache.h"
+#include "sim/layout/code.h"
 #include "sim/stack/bsd/fns.h"
-#include "sim/stack/fn_tables.h"
 #include "sim/stack/net/probe.h"
+#include "sim/stack/workload/fn_tables.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."

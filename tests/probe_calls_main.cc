@@ -16,8 +16,8 @@
 
 #include "sim/stack/linux/stack.h"
 #include "sim/stack/workload/linux_options.h"
-#include "sim/tools/cli/path_options.h"
 #include "sim/tools/measure/native_loop.h"
+#include "sim/tools/measure/path_options.h"
 
 namespace {
 
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   app.add_option("--stack", stack, "The stack whose calls are counted")
       ->check(CLI::IsMember({"bsd", "linux"}))
       ->capture_default_str();
-  cli::add_path_options(&app, opt.path);
+  measure::add_path_options(&app, opt.path);
   CLI11_PARSE(app, argc, argv);
 
   net::CountingProbe probe;

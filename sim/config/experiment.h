@@ -21,12 +21,12 @@
 #include "models/fetch_plan.h"
 #include "models/icache.h"
 #include "models/optional_models.h"
-#include "sim/config/error.h"
 #include "sim/layout/build.h"
 #include "sim/layout/layout.h"
 #include "sim/stack/bsd/stack.h"
 #include "sim/stack/linux/options.h"
 #include "sim/stack/workload/path.h"
+#include "sim/support/input_error.h"
 
 namespace simloop::config {
 

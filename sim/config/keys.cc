@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/config/schema.h"
-#include "sim/stack/fn_tables.h"
+#include "sim/stack/workload/fn_tables.h"
 #include "sim/support/text.h"
 
 namespace simloop::config {

@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/config/schema.h"
-#include "sim/stack/fn_tables.h"
+#include "sim/stack/workload/fn_tables.h"
 
 namespace simloop::config {
 

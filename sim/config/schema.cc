@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <variant>
 
-#include "sim/stack/fn_tables.h"
+#include "sim/stack/workload/fn_tables.h"
 
 namespace simloop::config {
 

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <set>
 
-#include "models/code.h"
+#include "sim/layout/code.h"
 #include "sim/layout/layout_detail.h"
-#include "sim/stack/fn_tables.h"
+#include "sim/stack/workload/fn_tables.h"
 
 namespace simloop::models {
 

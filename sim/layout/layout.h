@@ -50,8 +50,8 @@ struct LayoutError : std::runtime_error {
 
 // Every valid owner, by index: the names of every stack's functions
 // (net::kFnTables, each name once, in table order), then the code around
-// them (models::Code, models/code.h). A layout may name functions of any
-// stack; a run uses those of its own (models/code.h, owner_slot()).
+// them (models::Code, code.h). A layout may name functions of any stack; a
+// run uses those of its own (code.h, owner_slot()).
 const std::vector<std::string>& layout_owners();
 // Whether owner `i` of layout_owners() is a stack's function.
 bool is_stack_fn_owner(size_t i);

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/config/error.h"
+#include "sim/support/input_error.h"
 
 namespace simloop::config {
 

@@ -1,4 +1,5 @@
-// BSD-style mbufs: the memory layout and the predicates that need no allocator.
+// BSD-style mbufs: the memory layout, the pool of zones they come from, the
+// predicates that need no allocator and the checksum over a chain.
 //
 // An mbuf is MSIZE (256) bytes: a 32-byte header, then either a packet header
 // and MHLEN bytes of data, or MLEN bytes of data. External storage (a 2048-byte
@@ -10,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+
+#include "sim/stack/net/zone.h"
 
 namespace simloop::net {
 
@@ -134,5 +137,26 @@ inline int m_length(const Mbuf* m) {
   for (; m != nullptr; m = m->m_next) len += m->m_len;
   return len;
 }
+
+// The two zones of the mbuf allocator, plus the clusters' reference counts.
+struct MbufPool {
+  static constexpr size_t kDefaultMbufs = 65536;
+  static constexpr size_t kDefaultClusters = 32768;
+
+  explicit MbufPool(size_t mbuf_capacity = kDefaultMbufs,
+                    size_t cluster_capacity = kDefaultClusters);
+
+  uint32_t* refcnt_of(const void* cluster) { return &refcnt[clusters.index_of(cluster)]; }
+  bool idle() const { return mbufs.stats().in_use == 0 && clusters.stats().in_use == 0; }
+
+  Zone mbufs;
+  Zone clusters;
+  support::ZeroPages<uint32_t> refcnt;
+};
+
+// in_cksum: the sum (net/inet.h, not yet folded) of `len` bytes of a chain
+// from offset `off`, correct across mbufs of odd length. Throws
+// std::invalid_argument if the chain is too short.
+uint64_t cksum_chain(const Mbuf* m, int off, int len, uint64_t sum = 0);
 
 }  // namespace simloop::net

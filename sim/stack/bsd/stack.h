@@ -21,27 +21,12 @@
 #include "sim/stack/bsd/fns.h"
 #include "sim/stack/bsd/mbuf_ops.h"
 #include "sim/stack/net/counters.h"
+#include "sim/stack/net/host.h"
 #include "sim/stack/net/inet.h"
 #include "sim/stack/net/probe.h"
 #include "sim/stack/net/stack_concept.h"
 
 namespace simloop::net {
-
-// What if_simloop does about an IP header that is not 4-byte aligned, and
-// what the CPU does with a misaligned header access.
-enum class AlignPolicy : uint8_t {
-  none,              // unaligned access allowed (x86): no fix-up; misaligned header
-                     // accesses are reported so a model can charge for them
-  copy_down,         // if_simloop copies the data down to a 4-byte boundary, as
-                     // strict-alignment CPUs need, into a fresh mbuf when the storage
-                     // is shared or read-only (never writing into a frame in flight)
-  strict,            // strict-alignment CPU, no fix-up: a misaligned access faults
-  copy_down_unsafe,  // the naive fix-up: moves data down in place even in a
-                     // shared cluster, corrupting the frame being sent
-};
-
-// How ether_output copies a broadcast for the simplex loop.
-enum class LoopCopy : uint8_t { m_copy, m_dup };
 
 struct StackOptions {
   AlignPolicy align = AlignPolicy::none;
@@ -60,12 +45,6 @@ struct StackOptions {
   // for no alignment, so the link may misplace one (FreeBSD's sun_noname).
   int sockaddr_misalign = 0;
 };
-
-inline constexpr uint32_t kLoopAddr = ip_addr(127, 0, 0, 1);
-inline constexpr uint32_t kHostAddr = ip_addr(10, 0, 0, 1);
-inline constexpr uint32_t kPeerAddr = ip_addr(10, 0, 0, 2);
-inline constexpr uint32_t kBroadcastAddr = ip_addr(10, 0, 0, 255);
-inline constexpr uint32_t kNetmask = ip_addr(255, 255, 255, 0);
 
 inline constexpr uint32_t IFF_BROADCAST = 0x2;
 inline constexpr uint32_t IFF_LOOPBACK = 0x8;
@@ -245,19 +224,6 @@ class Stack {
   std::optional<AlignmentFault> fault_;
   StackCounters counters_;
 };
-
-inline constexpr std::array<AlignPolicy, 4> kAlignPolicies = {
-    AlignPolicy::none, AlignPolicy::copy_down, AlignPolicy::strict, AlignPolicy::copy_down_unsafe};
-inline constexpr std::array<LoopCopy, 2> kLoopCopies = {LoopCopy::m_copy, LoopCopy::m_dup};
-
-std::string_view align_policy_name(AlignPolicy p);
-// Every name, in the order above: for option checks and help.
-std::vector<std::string> align_policy_names();
-std::vector<std::string> loop_copy_names();
-std::string_view loop_copy_name(LoopCopy c);
-// Parse the names above; nullopt for anything else.
-std::optional<AlignPolicy> parse_align_policy(std::string_view s);
-std::optional<LoopCopy> parse_loop_copy(std::string_view s);
 
 }  // namespace simloop::net
 

@@ -3,8 +3,8 @@
 // the stack's code.
 #pragma once
 
-#include "sim/stack/bsd/stack.h"  // net::AlignPolicy
 #include "sim/stack/linux/sock.h"
+#include "sim/stack/net/host.h"
 
 namespace simloop::net::lnx {
 

@@ -35,12 +35,12 @@
 #include <optional>
 #include <string>
 
-#include "sim/stack/bsd/stack.h"  // net::AlignPolicy, net::LoopCopy, the host's addresses
 #include "sim/stack/linux/fns.h"
 #include "sim/stack/linux/options.h"
 #include "sim/stack/linux/skbuff.h"
 #include "sim/stack/linux/sock.h"
 #include "sim/stack/net/counters.h"
+#include "sim/stack/net/host.h"
 #include "sim/stack/net/inet.h"
 #include "sim/stack/net/probe.h"
 #include "sim/stack/net/stack_concept.h"

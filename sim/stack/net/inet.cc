@@ -1,8 +1,5 @@
 #include "sim/stack/net/inet.h"
 
-#include <algorithm>
-#include <stdexcept>
-
 namespace simloop::net {
 
 uint64_t cksum_add(const uint8_t* p, int n, uint64_t sum) {
@@ -37,27 +34,6 @@ uint64_t cksum_add(const uint8_t* p, int n, uint64_t sum) {
     uint16_t a;
     std::memcpy(&a, pad, 2);
     sum += a;
-  }
-  return sum;
-}
-
-uint64_t cksum_chain(const Mbuf* m, int off, int len, uint64_t sum) {
-  while (m != nullptr && off >= m->m_len) {
-    off -= m->m_len;
-    m = m->m_next;
-  }
-  bool odd = false;  // does the next byte start in the middle of a word?
-  for (; len > 0; m = m->m_next, off = 0) {
-    if (m == nullptr) throw std::invalid_argument("in_cksum: chain shorter than the length");
-    const int n = std::min(m->m_len - off, len);
-    if (n <= 0) continue;
-    uint16_t part = cksum_fold(cksum_add(m->m_data + off, n));
-    // Bytes that start at an odd position belong to the other half of each
-    // word: swapping the folded sum moves them there.
-    if (odd) part = static_cast<uint16_t>((part << 8) | (part >> 8));
-    sum += part;
-    if ((n & 1) != 0) odd = !odd;
-    len -= n;
   }
   return sum;
 }

@@ -4,8 +4,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "sim/stack/bsd/mbuf.h"
-
 namespace simloop::net {
 
 inline constexpr int kEtherHdrLen = 14;
@@ -67,10 +65,6 @@ inline uint16_t cksum_fold(uint64_t sum) {
   while ((sum >> 16) != 0) sum = (sum & 0xffff) + (sum >> 16);
   return static_cast<uint16_t>(sum);
 }
-
-// Sum of `len` bytes of a chain from offset `off`, correct across mbufs of
-// odd length. Throws std::invalid_argument if the chain is too short.
-uint64_t cksum_chain(const Mbuf* m, int off, int len, uint64_t sum = 0);
 
 // The checksum to store (with memcpy, in machine order) so that the covered
 // bytes sum to 0xffff. A result of 0 means the bytes already verify.

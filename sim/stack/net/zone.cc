@@ -5,8 +5,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "sim/stack/bsd/mbuf.h"
-
 namespace simloop::net {
 
 Zone::Zone(std::string name, size_t item_size, size_t capacity)
@@ -48,10 +46,5 @@ void Zone::set_limit(size_t limit) {
                                 std::to_string(capacity_));
   stats_.limit = limit;
 }
-
-MbufPool::MbufPool(size_t mbuf_capacity, size_t cluster_capacity)
-    : mbufs("mbuf", kMSize, mbuf_capacity),
-      clusters("mbuf_cluster", kMClBytes, cluster_capacity),
-      refcnt(cluster_capacity) {}
 
 }  // namespace simloop::net

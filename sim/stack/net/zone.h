@@ -100,20 +100,4 @@ class Zone {
   ZoneStats stats_;
 };
 
-// The two zones of the mbuf allocator, plus the clusters' reference counts.
-struct MbufPool {
-  static constexpr size_t kDefaultMbufs = 65536;
-  static constexpr size_t kDefaultClusters = 32768;
-
-  explicit MbufPool(size_t mbuf_capacity = kDefaultMbufs,
-                    size_t cluster_capacity = kDefaultClusters);
-
-  uint32_t* refcnt_of(const void* cluster) { return &refcnt[clusters.index_of(cluster)]; }
-  bool idle() const { return mbufs.stats().in_use == 0 && clusters.stats().in_use == 0; }
-
-  Zone mbufs;
-  Zone clusters;
-  support::ZeroPages<uint32_t> refcnt;
-};
-
 }  // namespace simloop::net

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/stack/bsd/stack.h"
+#include "sim/stack/net/host.h"
 #include "sim/stack/net/inet.h"
 
 namespace simloop::workload {

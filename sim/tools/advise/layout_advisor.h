@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "models/code.h"
 #include "models/costs.h"
 #include "models/cycle_account.h"
 #include "models/icache.h"
+#include "sim/layout/code.h"
 #include "sim/layout/layout.h"
 #include "sim/stack/bsd/stack.h"
 #include "sim/stack/workload/path.h"
@@ -45,7 +45,7 @@ struct PathSpec {
   int trace_packets = 20;
 };
 
-// A trace event: an owner slot (models/code.h);
+// A trace event: an owner slot (sim/layout/code.h);
 // with kLeave set, a stack function left.
 inline constexpr uint8_t kLeave = 0x80;
 static_assert(kCodeCount < kLeave);

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "sim/report/csv_table.h"
+#include "sim/stack/net/host.h"
 #include "sim/stack/net/inet.h"
 #include "sim/tools/calibrate/calibrate_detail.h"
 #include "sim/tools/measure/native.h"

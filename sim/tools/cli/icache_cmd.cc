@@ -18,11 +18,11 @@
 #include "sim/report/csv_table.h"
 #include "sim/report/table.h"
 #include "sim/tools/cli/commands.h"
-#include "sim/tools/cli/path_options.h"
 #include "sim/tools/measure/compare.h"
 #include "sim/tools/measure/harness_run.h"
 #include "sim/tools/measure/icache_check.h"
 #include "sim/tools/measure/kernel.h"
+#include "sim/tools/measure/path_options.h"
 
 namespace simloop::cli {
 
@@ -41,7 +41,7 @@ struct PathArgs {
     c->add_option("--warmup", opt.warmup, "Untimed datagrams first, in every run")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
         ->capture_default_str();
-    add_path_options(c, opt.path);
+    measure::add_path_options(c, opt.path);
   }
   // The options, once the payload is known to fit the path.
   measure::NativeOptions resolved() const {

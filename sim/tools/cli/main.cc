@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/config/error.h"
 #include "sim/report/safe_file.h"
+#include "sim/support/input_error.h"
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"

@@ -11,10 +11,10 @@
 
 #include "sim/report/stats.h"
 #include "sim/tools/cli/commands.h"
-#include "sim/tools/cli/path_options.h"
 #include "sim/tools/measure/harness_run.h"
 #include "sim/tools/measure/kernel.h"
 #include "sim/tools/measure/native.h"
+#include "sim/tools/measure/path_options.h"
 #include "sim/tools/measure/stage_timer.h"
 #include "sim/tools/measure/stage_timer_overhead.h"
 
@@ -223,7 +223,7 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
   native->add_option("--warmup", a->opt.warmup, "Untimed datagrams before timing starts")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  add_path_options(native, a->opt.path);
+  measure::add_path_options(native, a->opt.path);
   native
       ->add_option("--max-linkhdr", a->opt.stack.max_linkhdr,
                    "Link header space reserved in front of the data")

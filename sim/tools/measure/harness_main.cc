@@ -8,8 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "sim/tools/cli/path_options.h"
 #include "sim/tools/measure/native.h"
+#include "sim/tools/measure/path_options.h"
 
 int main(int argc, char** argv) {
   using namespace simloop;
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", opt.warmup, "Untimed packets first")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
-  cli::add_path_options(&app, opt.path);
+  measure::add_path_options(&app, opt.path);
   CLI11_PARSE(app, argc, argv);
 
   try {

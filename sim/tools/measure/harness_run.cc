@@ -57,7 +57,7 @@ std::vector<std::string> harness_argv(const HarnessSpec& h, int64_t packets) {
                                    std::to_string(packets),
                                    "--warmup",
                                    std::to_string(h.opt.warmup)};
-  // The path, as the harness's options (cli/path_options.h) name it.
+  // The path, as the harness's options (path_options.h) name it.
   for (auto field : workload::Path::kFields) {
     argv.push_back(workload::Path::option(field));
     argv.push_back(h.opt.path.get(field));

@@ -16,8 +16,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "sim/config/error.h"
 #include "sim/stack/linux/fns.h"
+#include "sim/support/input_error.h"
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/measure/programs.h"

@@ -1,7 +1,8 @@
 // The code that runs for a packet, as the timing models and code layouts
 // name it: the stack's functions (its net::FnTable), then the code around
 // them. One list: the enum, the count and the names of the code around the
-// stack's functions all come from SIMLOOP_CODE_LIST.
+// stack's functions all come from SIMLOOP_CODE_LIST. It lives with the
+// layouts, below the models, because a layout's owners are these names.
 #pragma once
 
 #include <array>

@@ -2,7 +2,8 @@
 // --dest, --align, --copy, --sockaddr-misalign, --service and
 // --buffer-misalign, each checked against the path's own names (an unknown
 // one is refused with every valid one and the nearest). Every command that
-// drives the stack natively takes them, the harness program too.
+// drives the stack natively takes them, the harness program too, which is
+// why they are here and not with the commands.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -11,7 +12,7 @@
 
 #include "sim/stack/workload/path.h"
 
-namespace simloop::cli {
+namespace simloop::measure {
 
 // Adds the options to `app`; each sets its field of `path` (which must
 // outlive the parse), whose values are the defaults shown.
@@ -49,4 +50,4 @@ inline void add_path_options(CLI::App* app, workload::Path& path) {
   }
 }
 
-}  // namespace simloop::cli
+}  // namespace simloop::measure

@@ -1,5 +1,6 @@
 // The error of bad input: its message names the file, line and column (or
-// --set and the key), the key, and what was expected.
+// --set and the key), the key, and what was expected. Here, below the
+// configuration it is named for, because every reader of input throws it.
 #pragma once
 
 #include <stdexcept>

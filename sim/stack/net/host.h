@@ -1,0 +1,55 @@
+// The host every stack simulates, as far as the stacks share it: its
+// addresses, and the choices a path through it makes that more than one
+// stack's options hold (how misaligned headers are handled, how a broadcast
+// is copied for the simplex loop), with their names.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/stack/net/inet.h"
+
+namespace simloop::net {
+
+// Loopback, then the Ethernet interface's address, its peer on the wire,
+// the subnet's broadcast and mask.
+inline constexpr uint32_t kLoopAddr = ip_addr(127, 0, 0, 1);
+inline constexpr uint32_t kHostAddr = ip_addr(10, 0, 0, 1);
+inline constexpr uint32_t kPeerAddr = ip_addr(10, 0, 0, 2);
+inline constexpr uint32_t kBroadcastAddr = ip_addr(10, 0, 0, 255);
+inline constexpr uint32_t kNetmask = ip_addr(255, 255, 255, 0);
+
+// What if_simloop does about an IP header that is not 4-byte aligned, and
+// what the CPU does with a misaligned header access.
+enum class AlignPolicy : uint8_t {
+  none,              // unaligned access allowed (x86): no fix-up; misaligned header
+                     // accesses are reported so a model can charge for them
+  copy_down,         // if_simloop copies the data down to a 4-byte boundary, as
+                     // strict-alignment CPUs need, into a fresh mbuf when the storage
+                     // is shared or read-only (never writing into a frame in flight)
+  strict,            // strict-alignment CPU, no fix-up: a misaligned access faults
+  copy_down_unsafe,  // the naive fix-up: moves data down in place even in a
+                     // shared cluster, corrupting the frame being sent
+};
+
+// How ether_output copies a broadcast for the simplex loop.
+enum class LoopCopy : uint8_t { m_copy, m_dup };
+
+inline constexpr std::array<AlignPolicy, 4> kAlignPolicies = {
+    AlignPolicy::none, AlignPolicy::copy_down, AlignPolicy::strict, AlignPolicy::copy_down_unsafe};
+inline constexpr std::array<LoopCopy, 2> kLoopCopies = {LoopCopy::m_copy, LoopCopy::m_dup};
+
+std::string_view align_policy_name(AlignPolicy p);
+// Every name, in the order above: for option checks and help.
+std::vector<std::string> align_policy_names();
+std::vector<std::string> loop_copy_names();
+std::string_view loop_copy_name(LoopCopy c);
+// Parse the names above; nullopt for anything else.
+std::optional<AlignPolicy> parse_align_policy(std::string_view s);
+std::optional<LoopCopy> parse_loop_copy(std::string_view s);
+
+}  // namespace simloop::net
