@@ -273,9 +273,14 @@ LinkedLayout layout_from_nm(const std::vector<NmSymbol>& syms,
         hot.push_back({s.addr + off, bytes, s.name});
       }
     } else {
+      // A double holds a size past 2^53 only roughly, and llround cannot
+      // hold one past 2^63: the hot bytes are never more than the symbol's
+      // own (found by fuzzing: a range past the symbol's end).
+      const double hot_bytes = std::round(static_cast<double>(s.size) * hot_fraction);
       hot.push_back({s.addr,
-                     std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(
-                                               static_cast<double>(s.size) * hot_fraction))),
+                     hot_bytes >= static_cast<double>(s.size)
+                         ? s.size
+                         : std::max<uint64_t>(1, static_cast<uint64_t>(hot_bytes)),
                      s.name});
     }
     for (auto it = first; it != last; ++it) {
