@@ -109,6 +109,20 @@ class WalkExpander {
 
  private:
   static constexpr int kMaxDepth = 24;
+  // Walk items expanded, over every routine. A walk that calls another
+  // twice, which calls another twice, and so on, expands exponentially: a
+  // profile of a kilobyte made 2^25 steps and took a minute
+  // (fuzz/regressions/order). Real profiles expand a few hundred items.
+  static constexpr uint64_t kMaxItems = uint64_t{1} << 18;
+
+  void spend(uint64_t items) {
+    items_ += items;
+    if (items_ > kMaxItems)
+      throw LayoutError(fmt::format(
+          "profile: its walks expand to more than {} runs and calls: do walks call others many "
+          "times over, many levels deep?",
+          kMaxItems));
+  }
 
   // The stack function (an owner that is a stack's function) that runs `symbol`, unless `caller`
   // is one of its owners; -1 if none.
@@ -136,9 +150,11 @@ class WalkExpander {
       if (profile_ == nullptr || key.second != 0) return;
       const auto p = profile_->find(key.first);
       if (p == profile_->end()) return;
+      spend(p->second.size());
       for (const auto& [off, bytes] : p->second) add_run(s, off, bytes, steps);
       return;
     }
+    spend(w->second.items.size());
     for (const WalkItem& item : w->second.items) {
       if (item.target.empty()) {
         add_run(s, item.offset, item.bytes, steps);
@@ -163,7 +179,9 @@ class WalkExpander {
   void add_run(const NmSymbol& s, uint64_t off, uint64_t bytes, std::vector<CodeStep>& steps) {
     if (bytes == 0) return;
     fetched_.insert(s.name);
-    if (off + bytes > s.size)
+    // (Not off + bytes > s.size: that sum can wrap past 2^64 and let a
+    // range far outside the symbol through: fuzz/regressions/order.)
+    if (off > s.size || bytes > s.size - off)
       throw LayoutError(fmt::format(
           "profile: {} has a walk range [{:#x}, {:#x}) beyond its size {:#x}: is the profile "
           "from a build of other objects?",
@@ -184,6 +202,7 @@ class WalkExpander {
   std::map<std::string, const NmSymbol*> addr_;
   std::map<std::pair<std::pair<std::string, uint64_t>, std::string>, int> memo_;
   std::set<std::string> fetched_;
+  uint64_t items_ = 0;
 };
 
 // A function's hot bytes a packet: its profile ranges' lengths summed.
@@ -265,7 +284,7 @@ LinkedLayout layout_from_nm(const std::vector<NmSymbol>& syms,
       const auto p = profile->find(s.name);
       if (p == profile->end()) continue;  // it never ran
       for (const auto& [off, bytes] : p->second) {
-        if (off + bytes > s.size)
+        if (off > s.size || bytes > s.size - off)  // (a sum could wrap, as in add_run)
           throw LayoutError(fmt::format(
               "profile: {} has a hot range [{:#x}, {:#x}) beyond its size {:#x}: is the profile "
               "from a build of other objects?",
