@@ -199,7 +199,7 @@ struct NmSymbol {
   std::string name;
 };
 // In address order. Throws LayoutError "nm output line N: ..." for a line
-// that is not "address [size] type name".
+// that is not "address [size] type name", or a symbol that ends past 2^64.
 std::vector<NmSymbol> parse_nm(std::istream& nm_output);
 
 // Which bytes of each function run for a packet, relative to the function's

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -50,6 +51,11 @@ std::vector<NmSymbol> parse_nm(std::istream& nm_output) {
     s.name += rest;
     if (s.name.empty())
       throw LayoutError(fmt::format("nm output line {}: no symbol name in '{}'", lineno, line));
+    // A symbol past the end of the address space: its ranges would wrap
+    // around to address 0 (found by fuzzing).
+    if (has_size && s.size > std::numeric_limits<uint64_t>::max() - s.addr)
+      throw LayoutError(fmt::format("nm output line {}: {} ends past the end of the address space",
+                                    lineno, s.name));
     s.text = type == 'T' || type == 't' || type == 'W' || type == 'w' || type == 'i';
     syms.push_back(std::move(s));
     sized.push_back(has_size);
