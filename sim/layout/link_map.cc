@@ -85,6 +85,12 @@ LinkMap parse_lld_map(std::istream& in, const std::string& what) {
     if (al == 0 || (al & (al - 1)) != 0)
       throw LayoutError(
           fmt::format("{} line {}: alignment {} is not a power of two", what, lineno, al));
+    // A section past the end of the address space would wrap the overlap
+    // check below around to address 0, and sections after it could then be
+    // out of address order (found by fuzzing).
+    if (s > std::numeric_limits<uint64_t>::max() - a)
+      throw LayoutError(
+          fmt::format("{} line {}: {} ends past the end of the address space", what, lineno, name));
     MapSection sec{a, s, al, name, runtime_input(name)};
     if (!m.text.empty() && a < m.text.back().addr + m.text.back().size)
       throw LayoutError(

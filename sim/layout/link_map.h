@@ -31,7 +31,7 @@ struct LinkMap {
 
 // An ld.lld map ("VMA LMA Size Align Out In Symbol" columns). Throws
 // LayoutError "WHAT line N: ..." on a line it cannot read, or if the map has
-// no .text or its sections overlap.
+// no .text or its sections overlap or end past 2^64.
 LinkMap parse_lld_map(std::istream& in, const std::string& what);
 
 // The input section of `map` that holds `addr`, or -1.

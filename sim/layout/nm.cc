@@ -167,6 +167,20 @@ class WalkExpander {
 
  private:
   static constexpr int kMaxDepth = 24;
+  // Walk items expanded, over every routine. A walk that calls another
+  // twice, which calls another twice, and so on, expands exponentially: a
+  // profile of a kilobyte made 2^25 steps and took a minute
+  // (fuzz/regressions/order). Real profiles expand a few hundred items.
+  static constexpr uint64_t kMaxItems = uint64_t{1} << 18;
+
+  void spend(uint64_t items) {
+    items_ += items;
+    if (items_ > kMaxItems)
+      throw LayoutError(fmt::format(
+          "profile: its walks expand to more than {} runs and calls: do walks call others many "
+          "times over, many levels deep?",
+          kMaxItems));
+  }
 
   // The stack function (an owner that is a stack's function) that runs `symbol`, unless `caller`
   // is one of its owners; -1 if none.
@@ -194,9 +208,11 @@ class WalkExpander {
       if (profile_ == nullptr || key.second != 0) return;
       const auto p = profile_->find(key.first);
       if (p == profile_->end()) return;
+      spend(p->second.size());
       for (const auto& [off, bytes] : p->second) add_run(s, off, bytes, steps);
       return;
     }
+    spend(w->second.items.size());
     for (const WalkItem& item : w->second.items) {
       if (item.target.empty()) {
         add_run(s, item.offset, item.bytes, steps);
@@ -243,6 +259,7 @@ class WalkExpander {
   std::map<std::string, const NmSymbol*> addr_;
   std::map<std::pair<std::pair<std::string, uint64_t>, std::string>, int> memo_;
   std::set<std::string> fetched_;
+  uint64_t items_ = 0;
 };
 
 // A function's hot bytes a packet: its profile ranges' lengths summed.
@@ -332,9 +349,14 @@ LinkedLayout layout_from_nm(const std::vector<NmSymbol>& syms,
         hot.push_back({s.addr + off, bytes, s.name});
       }
     } else {
+      // A double holds a size past 2^53 only roughly, and llround cannot
+      // hold one past 2^63: the hot bytes are never more than the symbol's
+      // own (found by fuzzing: a range past the symbol's end).
+      const double hot_bytes = std::round(static_cast<double>(s.size) * hot_fraction);
       hot.push_back({s.addr,
-                     std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(
-                                               static_cast<double>(s.size) * hot_fraction))),
+                     hot_bytes >= static_cast<double>(s.size)
+                         ? s.size
+                         : std::max<uint64_t>(1, static_cast<uint64_t>(hot_bytes)),
                      s.name});
     }
     for (auto it = first; it != last; ++it) {

@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -192,6 +193,10 @@ int64_t sample_time_ns(const std::string& line) {
   if (std::from_chars(b, b + dot, sec).ec != std::errc() ||
       std::from_chars(b + dot + 1, b + t.size(), ns).ec != std::errc())
     return -1;
+  // perf prints no sign, and a time past what int64_t holds in ns would
+  // overflow the sum below (undefined behaviour: fuzz/regressions/perf_script).
+  constexpr int64_t kMaxSec = (std::numeric_limits<int64_t>::max() - 999'999'999) / 1'000'000'000;
+  if (sec < 0 || ns < 0 || sec > kMaxSec) return -1;
   return sec * 1'000'000'000 + ns;
 }
 
@@ -254,6 +259,11 @@ void add_perf_samples(std::istream& in, const std::string& what,
     }
     // "\tADDRESS SYMBOL"
     const auto b = line.find_first_not_of(" \t");
+    // A frame line of blanks alone has no address (and `b` is then no
+    // offset into the line: found by fuzzing).
+    if (b == std::string::npos)
+      throw std::runtime_error(fmt::format("{}:{}: expected 'ADDRESS SYMBOL', found '{}'", what,
+                                           lineno, config::printable(line)));
     const auto sp = line.find(' ', b);
     uint64_t addr = 0;
     const char* s = line.data() + b;
