@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "sim/report/table.h"
+#include "sim/support/input_file.h"
 
 namespace simloop::report {
 
@@ -75,19 +76,6 @@ int own_descriptor(const fs::path& path) {
   return -1;
 }
 
-namespace {
-
-const char* kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  return "not an ordinary file";
-}
-
-}  // namespace
-
 OutputKind output_kind(const fs::path& path) {
   if (const int fd = own_descriptor(path); fd >= 0) {
     if (::fcntl(fd, F_GETFD) < 0)
@@ -103,7 +91,7 @@ OutputKind output_kind(const fs::path& path) {
   if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return OutputKind::stream;
   throw OutputRefused(
       fmt::format("{}: is {}; simloop writes only ordinary files, character devices and FIFOs",
-                  path.string(), kind_of(st.st_mode)));
+                  path.string(), support::file_kind(st.st_mode)));
 }
 
 void refuse_link(const fs::path& path) {
@@ -160,7 +148,7 @@ int open_no_follow(const fs::path& path, int flags, mode_t mode) {
     throw OutputRefused(
         fmt::format("{}: is {}; expected an ordinary file (simloop keeps and "
                     "reads back what it writes here)",
-                    path.string(), kind_of(m)));
+                    path.string(), support::file_kind(m)));
   };
   if (struct stat st{}; ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     if (S_ISLNK(st.st_mode)) throw_link(path);
@@ -267,7 +255,7 @@ void AtomicFile::commit() {
       ::lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
     ::unlink(tmp_.c_str());
     throw OutputRefused(
-        fmt::format("{}: is {} now; not replaced", path_.string(), kind_of(st.st_mode)));
+        fmt::format("{}: is {} now; not replaced", path_.string(), support::file_kind(st.st_mode)));
   }
   // rename() replaces a link planted meanwhile; it never writes through it.
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) {

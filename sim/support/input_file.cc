@@ -14,13 +14,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string kind_problem(mode_t mode) {
-  if (S_ISREG(mode)) return "";
-  if (S_ISDIR(mode)) return "is a directory";
-  if (S_ISCHR(mode)) return "is a character device";
-  if (S_ISFIFO(mode)) return "is a FIFO";
-  if (S_ISBLK(mode)) return "is a block device";
-  if (S_ISSOCK(mode)) return "is a socket";
-  return "is not a regular file";
+  const std::string kind = file_kind(mode);
+  return kind.empty() ? kind : "is " + kind;
 }
 
 // "NAME: is a directory; expected WHAT", or the other kinds as not regular.
@@ -34,6 +29,16 @@ std::string kind_problem(mode_t mode) {
 }
 
 }  // namespace
+
+const char* file_kind(unsigned mode) {
+  if (S_ISREG(mode)) return "";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not an ordinary file";
+}
 
 std::string input_problem(const fs::path& path) {
   struct stat st {};

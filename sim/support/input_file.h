@@ -15,6 +15,11 @@ struct InputFileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What kind of file a mode is, for messages: "" for an ordinary file, else
+// "a directory", "a character device", "a FIFO", "a block device" or "a
+// socket" (inputs and outputs name what they refuse alike).
+const char* file_kind(unsigned mode);
+
 // Why `path` is not an ordinary file to read, links followed: "" when it
 // is one, else "no such file", "is a directory", "is a character device",
 // "is a FIFO", "is a block device", "is a socket" or the system's reason.
