@@ -15,9 +15,13 @@ namespace simloop::models {
 // A: anything with add(Stage, cycles) and run(Code), such as CycleAccount.
 template <class A>
 struct SenderCosts : workload::NoHooks {
-  SenderCosts(A& a, const MachineCosts& m) : acct(a), mc(m) {}
+  // syscalls: each datagram is sent and received by a system call (false
+  // for a stack the process drives itself, such as a kernel-bypass ring).
+  SenderCosts(A& a, const MachineCosts& m, bool per_datagram_syscalls = true)
+      : acct(a), mc(m), syscalls(per_datagram_syscalls) {}
   A& acct;
   const MachineCosts& mc;
+  bool syscalls;
 
   void user_loop() {
     acct.add(Stage::user, mc.user_loop_cycles);
@@ -25,12 +29,18 @@ struct SenderCosts : workload::NoHooks {
   }
   // Entry and exit are charged together, on entry.
   void syscall_enter() {
+    if (!syscalls) return;
     acct.add(Stage::syscall, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
     acct.run(Code::syscall_entry);
   }
-  void syscall_exit() { acct.run(Code::syscall_exit); }
-  void receive_enter() { acct.run(Code::syscall_entry); }
+  void syscall_exit() {
+    if (syscalls) acct.run(Code::syscall_exit);
+  }
+  void receive_enter() {
+    if (syscalls) acct.run(Code::syscall_entry);
+  }
   void receive_exit() {
+    if (!syscalls) return;
     acct.run(Code::syscall_exit);
     acct.add(Stage::receive, mc.syscall_entry_cycles + mc.syscall_exit_cycles);
   }

@@ -8,9 +8,9 @@
 
 #include "sim/engine/columns.h"
 #include "sim/engine/simulation.h"
+#include "sim/stack/linux/kind.h"
 #include "sim/stack/linux/stack.h"
 #include "sim/stack/workload/driver.h"
-#include "sim/stack/workload/linux_options.h"
 #include "sim/tools/calibrate/calibrate.h"
 #include "sim_child.h"
 
@@ -487,7 +487,7 @@ TEST(EngineLinux, EachFunctionIsChargedItsPriceOncePerCall) {
       net::CountingProbe counts;
       workload::Driver<net::CountingProbe, net::lnx::Stack<net::CountingProbe>> d(
           counts, {.path = config::path_of(x), .payload = 18, .connected = connected},
-          config::linux_options_of(x));
+          net::lnx::Kind::options(x.options, x.stack_options.get<net::lnx::Kind::Own>("linux")));
       counts = net::CountingProbe{};  // connect() is set-up, before the run's account opens
       for (int i = 0; i < 2000; ++i) {
         // The engine's driver reclaims finished frames before each send

@@ -29,6 +29,9 @@ LEVELS = [
     ["sim/config"],
     ["models"],
     ["sim/layout"],
+    # The stack list and each stack's kind.h (what it declares of itself to
+    # the layers above), which may use the workload's Path and Dest.
+    ["sim/stack"],
     ["sim/stack/workload"],
     ["sim/stack/bsd", "sim/stack/linux"],
     ["sim/stack/net"],
@@ -48,6 +51,9 @@ SIDEWAYS = {
 # Headers the build writes (from sim/version.h.in): they include nothing,
 # so any room may.
 GENERATED = {"version.h"}
+# Headers a build supplies on its include path to add stacks of its own to
+# sim/stack/stacks.h's list (tests/stacks/poll/extra_stacks.h is one).
+GENERATED |= {"extra_stacks.h"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -57,7 +63,12 @@ def rank_of():
     return {room: len(LEVELS) - i for i, level in enumerate(LEVELS) for room in level}
 
 
+KIND = re.compile(r"^sim/stack/[a-z_]+/kind\.h$")
+
+
 def room_of(path):
+    if KIND.match(path):
+        return "sim/stack"
     best = None
     for level in LEVELS:
         for room in level:

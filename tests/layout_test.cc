@@ -14,8 +14,9 @@
 #include "models/icache.h"
 #include "sim/layout/code.h"
 #include "sim/stack/bsd/fns.h"
+#include "sim/stack/linux/fns.h"
 #include "sim/stack/net/probe.h"
-#include "sim/stack/workload/fn_tables.h"
+#include "sim/stack/stack_set.h"
 
 #ifndef SIMLOOP_SOURCE_DIR
 #define SIMLOOP_SOURCE_DIR "."
@@ -202,7 +203,7 @@ TEST(LayoutOwners, AreEveryStacksFunctionsThenTheCodeAroundThem) {
   const net::FnTable& bsd = net::bsd::fn_table();
   // Every stack's functions, each name once (ip_output is in both).
   std::set<std::string_view> names;
-  for (const net::FnTable* t : net::kFnTables)
+  for (const net::FnTable* t : stacks::fn_tables())
     for (const auto& f : t->fns()) names.insert(f.name);
   const size_t fns = names.size();
   ASSERT_EQ(o.size(), fns + code_index::count);

@@ -5,9 +5,9 @@
 
 #include <string>
 
+#include "sim/stack/linux/kind.h"
 #include "sim/stack/linux/stack.h"
 #include "sim/stack/workload/driver.h"
-#include "sim/stack/workload/linux_options.h"
 
 namespace simloop::workload {
 namespace {

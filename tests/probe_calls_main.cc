@@ -14,8 +14,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "sim/stack/linux/kind.h"
 #include "sim/stack/linux/stack.h"
-#include "sim/stack/workload/linux_options.h"
 #include "sim/tools/measure/native_loop.h"
 #include "sim/tools/measure/path_options.h"
 
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   if (stack == "linux") {
     using S = net::lnx::Stack<net::CountingProbe>;
     r = measure::run_native_loop<net::CountingProbe, S>(
-        opt, probe, 0, workload::stack_options_for(opt.path, net::lnx::Options{}));
+        opt, probe, 0, net::lnx::stack_options_for(opt.path, net::lnx::Options{}));
     print_entries(S::fn_table(), probe);
   } else {
     r = measure::run_native_loop(opt, probe, 0);

@@ -23,8 +23,7 @@
 #include "models/optional_models.h"
 #include "sim/layout/build.h"
 #include "sim/layout/layout.h"
-#include "sim/stack/bsd/stack.h"
-#include "sim/stack/linux/options.h"
+#include "sim/stack/stack_set.h"
 #include "sim/stack/workload/path.h"
 #include "sim/support/input_error.h"
 
@@ -42,7 +41,7 @@ struct Workload {
   double link_bandwidth_bps = 1e9;
   double link_latency_s = 10e-6;
   bool receive = true;     // a receiver drains the socket (loopback, broadcast)
-  bool connected = false;  // the sender connect()s once and send()s (the Linux stack)
+  bool connected = false;  // the sender connect()s once and send()s (stacks that honour it)
   // What serves the host after each send: the simulated host (interrupts
   // and the netisr as their models say), or the native harness's loop
   // (full, send-only), which fetches the same code in the same order as
@@ -104,9 +103,9 @@ struct Experiment {
   // receiving, not those functions' own.
   bool stack_fitted_fixed_costs = false;
   models::MachineCosts machine;
-  // Which stack runs (stack.kind: its FnTable) and its prices; the BSD mbuf
-  // stack unless the stack profile says otherwise.
-  models::StackCosts stack{.fns = &net::bsd::kFnTable};
+  // Which stack runs (stack.kind: its FnTable) and its prices; the first
+  // of the list (sim/stack/stacks.h) unless the stack profile says otherwise.
+  models::StackCosts stack{.fns = stacks::fn_tables().front()};
   Workload workload;
   models::InterruptCosts interrupts;
   bool cache_enabled = false;
@@ -115,9 +114,8 @@ struct Experiment {
   models::ModelConfigs models;  // the optional timing models (models/optional_models.h)
   LayoutOptions layout;
   Variance variance;
-  net::StackOptions
-      options;  // the BSD stack's; align, nic_ring and ether_mtu also the Linux stack's
-  net::lnx::Options linux_options;  // the Linux stack's own (options.linux.*)
+  net::HostOptions options;              // the host's (options.*), each stack takes its part
+  stacks::StackOptionSet stack_options;  // each stack's own (its kind's keys)
   uint64_t seed = 1;
   EngineOptions engine;
   Output output;
@@ -198,8 +196,9 @@ void check_value(const std::string& path, const std::string& value, const std::s
 
 // The keys tagged in the schema as per-event or per-byte costs of the timing
 // model (the prices `simloop calibrate` fits) that apply to the stack named
-// `stack` (a net::FnTable name), in schema order.
-std::vector<std::string> cost_keys(std::string_view stack = "bsd");
+// `stack` (a net::FnTable name; the first stack of the list if empty), in
+// schema order.
+std::vector<std::string> cost_keys(std::string_view stack = {});
 // Whether the key at `path` applies to the stack `x` runs (a key of the
 // other stack's functions or options does not).
 bool key_applies(const Experiment& x, const std::string& path);
@@ -211,19 +210,9 @@ nlohmann::json get_value(const Experiment& x, const std::string& path);
 // naming the key.
 void set_number(Experiment& x, const std::string& path, double value);
 
-// The Linux stack's options for the experiment: its own, with the options
-// both stacks share.
-inline net::lnx::Options linux_options_of(const Experiment& x) {
-  net::lnx::Options o = x.linux_options;
-  o.align = x.options.align;
-  o.nic_ring = x.options.nic_ring;
-  o.eth_mtu = x.options.ether_mtu;
-  return o;
-}
-
-// Whether the experiment runs the Linux stack.
-inline bool runs_linux(const Experiment& x) {
-  return x.stack.fns->stack() == "linux";
+// The name of the stack the experiment runs (stack.kind).
+inline std::string_view stack_of(const Experiment& x) {
+  return x.stack.fns->stack();
 }
 
 // The path the experiment's sender takes: its destination and stack

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/config/schema.h"
-#include "sim/stack/workload/fn_tables.h"
+#include "sim/stack/stack_set.h"
 #include "sim/support/text.h"
 
 namespace simloop::config {
@@ -61,11 +61,12 @@ void check_value(const std::string& path, const std::string& value, const std::s
   }
   Experiment scratch;
   // A key of one stack is checked against that stack.
-  if (!f->stacks.empty()) scratch.stack.fns = net::find_fn_table(f->stacks.front());
+  if (!f->stacks.empty()) scratch.stack.fns = stacks::find_fn_table(f->stacks.front());
   f->set(scratch, node, loc);
 }
 
 std::vector<std::string> cost_keys(std::string_view stack) {
+  if (stack.empty()) stack = stacks::fn_tables().front()->stack();
   std::vector<std::string> out;
   for (const auto& path : schema().order()) {
     const Field* f = schema().field(path);

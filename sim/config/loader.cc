@@ -12,7 +12,7 @@
 #include <variant>
 
 #include "sim/config/loader_detail.h"
-#include "sim/stack/workload/linux_options.h"
+#include "sim/stack/stack_set.h"
 #include "sim/support/text.h"
 
 namespace simloop::config {
@@ -109,40 +109,17 @@ void check_consistency(const Experiment& x, const std::map<std::string, Loc>& wh
     return it != where.end() ? it->second : Loc{x.source.string(), 1, 1};
   };
   const auto& w = x.workload;
-  const bool lnx = runs_linux(x);
-  // Linux routes its own addresses through lo: only wire and broadcast
-  // leave by the Ethernet device (and its MTU).
-  const bool ether = lnx ? workload::uses_ring(w.dest) : w.dest != Dest::loopback;
-  if (!lnx && w.payload > x.options.so_sndbuf)
-    fail(loc("workload.payload"), "workload.payload",
-         fmt::format("{} bytes exceed options.so_sndbuf ({})", w.payload, x.options.so_sndbuf));
-  if (ether && w.payload + net::kUdpIpHdrLen > x.options.ether_mtu)
-    fail(loc("workload.payload"), "workload.payload",
-         fmt::format("{} bytes + 28 bytes of headers exceed options.ether_mtu ({}); there is no IP "
-                     "fragmentation",
-                     w.payload, x.options.ether_mtu));
+  // What the stack refuses of the path, refused here (so that `check`
+  // refuses what `run` does), naming the key and the file.
+  if (const net::KeyProblem p =
+          stacks::problem(stack_of(x), x.options, x.stack_options, w.dest, w.payload))
+    fail(loc(p.key), p.key, p.message);
   if (x.interrupts.enabled && x.interrupts.moderation_interval_s == 0 &&
       x.interrupts.moderation_packets > x.options.nic_ring)
     fail(loc("interrupts.moderation.packets"), "interrupts.moderation.packets",
          fmt::format("{} is more than options.nic_ring ({}): the ring would fill before the first "
                      "interrupt",
                      x.interrupts.moderation_packets, x.options.nic_ring));
-  if (lnx) {
-    // What the stack refuses of the path when it is built, refused here, so
-    // that `check` refuses what `run` does, naming the key and the file.
-    try {
-      (void)workload::stack_options_for(path_of(x), linux_options_of(x));
-    } catch (const workload::PathError& e) {
-      const std::string why = e.what();
-      const std::string key = why.find("sockaddr") != std::string::npos
-                                  ? "options.sockaddr_misalign"
-                              : why.find("loop copy") != std::string::npos ? "options.copy"
-                                                                           : "options.align";
-      fail(loc(key), key, why);
-    }
-  }
-  if (!lnx && x.options.max_linkhdr + x.options.max_protohdr >= net::kMHLen)
-    fail(loc("options.max_linkhdr"), "options.max_linkhdr", "too large for a header mbuf");
   models::for_each_model([&]<class M>(std::type_identity<M>) {
     const auto& c = std::get<typename M::Config>(x.models);
     for (const auto& k : M::kKeys) {

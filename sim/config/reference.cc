@@ -4,7 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/config/schema.h"
-#include "sim/stack/workload/fn_tables.h"
+#include "sim/stack/stack_set.h"
 
 namespace simloop::config {
 
@@ -74,8 +74,8 @@ std::string reference_markdown() {
     const Field& f = *schema().field(path);
     // A key of one stack shows its default on that stack.
     Experiment of_stack;
-    if (!f.stacks.empty()) of_stack.stack.fns = net::find_fn_table(f.stacks.front());
-    const std::string only = f.stacks.size() < net::kFnTables.size()
+    if (!f.stacks.empty()) of_stack.stack.fns = stacks::find_fn_table(f.stacks.front());
+    const std::string only = f.stacks.size() < stacks::fn_tables().size()
                                  ? fmt::format(" ({} stack only)", fmt::join(f.stacks, " and "))
                                  : "";
     std::string allowed;

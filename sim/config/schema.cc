@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <variant>
 
-#include "sim/stack/workload/fn_tables.h"
+#include "sim/stack/stack_set.h"
 
 namespace simloop::config {
 
@@ -64,9 +64,10 @@ Field cost(Field f) {
   return f;
 }
 
-// Tags a field as one that applies to the named stacks only.
-Field only(std::vector<std::string> stacks, Field f) {
-  f.stacks = std::move(stacks);
+// Tags a key shared between stacks as one that applies only to those that
+// honour it (their kinds say which, stack_set.h).
+Field by_stack(Field f) {
+  if (stacks::restricted(f.path)) f.stacks = stacks::stacks_honouring(f.path);
   return f;
 }
 
@@ -164,13 +165,16 @@ Field choice(std::string path, std::string doc, const std::vector<std::string>& 
 // a profile's functions are of one stack, so the kind cannot change under
 // functions already priced.
 Field stack_kind() {
-  std::vector<std::string> names;
-  for (const net::FnTable* t : net::kFnTables) names.emplace_back(t->stack());
+  std::vector<std::string> names, what;
+  for (const auto& [name, doc] : stacks::descriptions()) {
+    names.push_back(name);
+    what.push_back(fmt::format("{} ({})", name, doc));
+  }
   Field f{"stack.kind",
           Kind::choice,
-          "Which real stack runs: bsd (the FreeBSD-6-like stack on mbufs) or linux (the Linux "
-          "6.x UDP path on sk_buffs). A profile names it before its functions; it selects which "
-          "stack.functions keys exist.",
+          fmt::format("Which real stack runs: {}. A profile names it before its functions; it "
+                      "selects which stack.functions keys exist.",
+                      fmt::join(what, ", ")),
           0,
           0,
           names,
@@ -179,7 +183,7 @@ Field stack_kind() {
   f.set = [names](Experiment& x, const YAML::Node& n, const Loc& loc) {
     const std::string expected = fmt::format("expected one of {}", fmt::join(names, ", "));
     if (!n.IsScalar()) fail(loc, "stack.kind", expected + ", got " + scalar_text(n));
-    const net::FnTable* t = net::find_fn_table(n.Scalar());
+    const net::FnTable* t = stacks::find_fn_table(n.Scalar());
     if (t == nullptr) fail(loc, "stack.kind", expected + ", got " + scalar_text(n));
     if (t == x.stack.fns) return;
     const bool priced = std::any_of(x.stack.fn_cycles.begin(), x.stack.fn_cycles.end(),
@@ -199,7 +203,7 @@ Field stack_kind() {
 // the key prices the function of that name in the stack that runs.
 void add_function_keys(const std::function<void(Field)>& add) {
   std::vector<std::pair<std::string_view, std::vector<std::string>>> names;
-  for (const net::FnTable* t : net::kFnTables)
+  for (const net::FnTable* t : stacks::fn_tables())
     for (const auto& fn : t->fns()) {
       auto it = std::find_if(names.begin(), names.end(),
                              [&](const auto& e) { return e.first == fn.name; });
@@ -415,10 +419,9 @@ void Schema::add_stack_keys() {
       // (Not a structured binding: clang 14, the fuzz build's compiler,
       // cannot capture one.)
       const auto price = objp.second;
-      add(only({"bsd"},
-               cost(number(fmt::format("stack.{}.{}_cycles", z.op, objp.first),
-                           fmt::format("Cycles per {} {}.", objp.first, z.done), 0, 1e6,
-                           [price](Experiment& x) -> double& { return x.stack.*price; }))));
+      add(by_stack(cost(number(fmt::format("stack.{}.{}_cycles", z.op, objp.first),
+                               fmt::format("Cycles per {} {}.", objp.first, z.done), 0, 1e6,
+                               [price](Experiment& x) -> double& { return x.stack.*price; }))));
     }
   }
   add(cost(number("stack.cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.",
@@ -443,7 +446,6 @@ void Schema::add_workload_keys() {
       workload::dest_names(),
       [](Experiment& x, const std::string& v) {
         x.workload.dest = workload::parse_dest(v).value_or(Dest::wire);
-        x.options = workload::stack_options_for(x.workload.dest, x.options);
       },
       [](const Experiment& x) { return dest_name(x.workload.dest); }));
   add(number("workload.enobufs_sleep_s",
@@ -451,29 +453,28 @@ void Schema::add_workload_keys() {
              [](Experiment& x) -> double& { return x.workload.enobufs_sleep_s; }));
   add(boolean("workload.receive", "A receiver reads the looped datagrams (its cycles count).",
               [](Experiment& x) -> bool& { return x.workload.receive; }));
-  add(only({"bsd"},
-           choice(
-               "workload.service",
-               "What serves the host after each sendto(). simulated: the simulated host (the "
-               "netisr runs at once where the datagram loops back, the receiver reads what is "
-               "queued, the NIC's completions as the interrupt model says). full: the native "
-               "harness's loop (simloop-harness, `simloop icache --service full`): the netisr, "
-               "recvfrom() until it says EWOULDBLOCK and transmit completion after every send, "
-               "so the code runs in the order `simloop icache` replays. send-only: as full, "
-               "with transmit completion only.",
-               {"simulated", "full", "send-only"},
-               [](Experiment& x, const std::string& v) {
-                 x.workload.service = v == "full"        ? workload::Service::drained
-                                      : v == "send-only" ? workload::Service::send_only
-                                                         : workload::Service::simulated;
-               },
-               [](const Experiment& x) { return workload::service_name(x.workload.service); })));
-  add(only({"linux"},
-           boolean("workload.connected",
-                   "The sender connect()s its socket once and sends with send(): the Linux stack "
-                   "then keeps the route and the IP ID counter on the socket; otherwise sendto() "
-                   "looks the route up for every datagram.",
-                   [](Experiment& x) -> bool& { return x.workload.connected; })));
+  add(by_stack(choice(
+      "workload.service",
+      "What serves the host after each sendto(). simulated: the simulated host (the "
+      "netisr runs at once where the datagram loops back, the receiver reads what is "
+      "queued, the NIC's completions as the interrupt model says). full: the native "
+      "harness's loop (simloop-harness, `simloop icache --service full`): the netisr, "
+      "recvfrom() until it says EWOULDBLOCK and transmit completion after every send, "
+      "so the code runs in the order `simloop icache` replays. send-only: as full, "
+      "with transmit completion only.",
+      {"simulated", "full", "send-only"},
+      [](Experiment& x, const std::string& v) {
+        x.workload.service = v == "full"        ? workload::Service::drained
+                             : v == "send-only" ? workload::Service::send_only
+                                                : workload::Service::simulated;
+      },
+      [](const Experiment& x) { return workload::service_name(x.workload.service); })));
+  add(by_stack(
+      boolean("workload.connected",
+              "The sender connect()s its socket once and sends with send(): the Linux stack "
+              "then keeps the route and the IP ID counter on the socket; otherwise sendto() "
+              "looks the route up for every datagram.",
+              [](Experiment& x) -> bool& { return x.workload.connected; })));
   section("workload.link", "The wire between the host and its peer.");
   add(number("workload.link.bandwidth_bps", "Link rate in bits per second.", 1e3, 1e13,
              [](Experiment& x) -> double& { return x.workload.link_bandwidth_bps; }));
@@ -499,7 +500,44 @@ void Schema::add_workload_keys() {
              0, 1, [](Experiment& x) -> double& { return x.interrupts.moderation_interval_s; }));
 }
 
-// The real stack's options: the BSD stack's, and options.linux.
+namespace {
+
+// A key of a stack's own options, as its kind declares it (stack_set.h).
+Field stack_key(const stacks::StackKey& k) {
+  const Kind kind = std::holds_alternative<bool>(k.type)  ? Kind::boolean
+                    : std::holds_alternative<int>(k.type) ? Kind::integer
+                                                          : Kind::number;
+  Field f{k.path, kind, k.doc, kind == Kind::boolean ? 0 : k.lo, kind == Kind::boolean ? 1 : k.hi,
+          {},     {},   {}};
+  f.set = [k, kind](Experiment& x, const YAML::Node& n, const Loc& loc) {
+    if (kind != Kind::boolean) {
+      const double v = parse_number(n, loc, k.path, kind == Kind::integer, k.lo, k.hi);
+      k.set(x.stack_options,
+            kind == Kind::integer ? stacks::KeyValue(static_cast<int>(v)) : stacks::KeyValue(v));
+      return;
+    }
+    bool ok = n.IsScalar(), v = false;
+    if (ok) {
+      try {
+        v = n.as<bool>();
+      } catch (const YAML::Exception&) {
+        ok = false;
+      }
+    }
+    if (!ok) fail(loc, k.path, "expected true or false, got " + scalar_text(n));
+    k.set(x.stack_options, v);
+  };
+  f.get = [k](const Experiment& x) {
+    return std::visit([](auto v) { return json(v); }, k.get(x.stack_options));
+  };
+  f.stacks = {k.stack};
+  return f;
+}
+
+}  // namespace
+
+// The host's options, which every stack takes its part of, then each
+// stack's own, as its kind declares them.
 void Schema::add_options_keys() {
   section("options", "Options of the real stack.");
   add(choice(
@@ -510,61 +548,26 @@ void Schema::add_options_keys() {
       net::align_policy_names(),
       [](Experiment& x, const std::string& v) { x.options.align = *net::parse_align_policy(v); },
       [](const Experiment& x) { return net::align_policy_name(x.options.align); }));
-  add(only({"bsd"},
-           choice(
-               "options.copy", "How ether_output copies a broadcast for the simplex loop.",
-               net::loop_copy_names(),
-               [](Experiment& x, const std::string& v) {
-                 x.options.loop_copy = *net::parse_loop_copy(v);
-               },
-               [](const Experiment& x) { return net::loop_copy_name(x.options.loop_copy); })));
-  add(only({"bsd"},
-           integer("options.sockaddr_misalign",
-                   "Bytes past a 4-byte boundary of udp_in, the static sockaddr_in that udp_input "
-                   "fills for each received datagram (struct sockaddr asks for no alignment: "
-                   "FreeBSD's sun_noname).",
-                   0, 3, [](Experiment& x) -> int& { return x.options.sockaddr_misalign; })));
-  add(only({"bsd"}, integer("options.netisr_maxlen", "Netisr input queue limit, packets.", 1, 1e6,
-                            [](Experiment& x) -> int& { return x.options.netisr_maxlen; })));
+  add(by_stack(choice(
+      "options.copy", "How ether_output copies a broadcast for the simplex loop.",
+      net::loop_copy_names(),
+      [](Experiment& x, const std::string& v) { x.options.loop_copy = *net::parse_loop_copy(v); },
+      [](const Experiment& x) { return net::loop_copy_name(x.options.loop_copy); })));
+  add(by_stack(
+      integer("options.sockaddr_misalign",
+              "Bytes past a 4-byte boundary of udp_in, the static sockaddr_in that udp_input "
+              "fills for each received datagram (struct sockaddr asks for no alignment: "
+              "FreeBSD's sun_noname).",
+              0, 3, [](Experiment& x) -> int& { return x.options.sockaddr_misalign; })));
   add(integer("options.nic_ring", "NIC transmit descriptors.", 1, 1e6,
               [](Experiment& x) -> int& { return x.options.nic_ring; }));
-  add(only({"bsd"}, integer("options.so_sndbuf", "Largest datagram a socket sends, bytes.", 1, 1e7,
-                            [](Experiment& x) -> int& { return x.options.so_sndbuf; })));
-  add(only({"bsd"}, integer("options.so_rcvbuf", "Socket receive buffer limit, bytes.", 1, 1e9,
-                            [](Experiment& x) -> int& { return x.options.so_rcvbuf; })));
-  add(only({"bsd"},
-           integer("options.max_linkhdr", "Link header space reserved in front of the data, bytes.",
-                   0, 100, [](Experiment& x) -> int& { return x.options.max_linkhdr; })));
   add(integer("options.ether_mtu", "MTU of the Ethernet interface, bytes.", 68, net::kMaxEtherMtu,
               [](Experiment& x) -> int& { return x.options.ether_mtu; }));
-
-  section("options.linux",
-          "Options of the Linux stack (stack.kind linux); options.align (none or strict), "
-          "options.nic_ring and options.ether_mtu apply to it as well.");
-  add(only({"linux"},
-           integer("options.linux.netdev_max_backlog",
-                   "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.", 1, 1e6,
-                   [](Experiment& x) -> int& { return x.linux_options.netdev_max_backlog; })));
-  add(only({"linux"},
-           integer("options.linux.headroom",
-                   "Bytes a sent skb reserves before its IP header: LL_RESERVED_SPACE, 16 for lo "
-                   "and Ethernet (a multiple of 16 in Linux). Other values are what-ifs: 14 puts "
-                   "every IP and UDP header 2 bytes off 4-byte alignment.",
-                   14, 256, [](Experiment& x) -> int& { return x.linux_options.headroom; })));
-  add(only({"linux"},
-           integer("options.linux.sndbuf",
-                   "SO_SNDBUF: the socket's send buffer, bytes of truesize "
-                   "(net.core.wmem_default 212992).",
-                   1, 1e9, [](Experiment& x) -> int& { return x.linux_options.sndbuf; })));
-  add(only({"linux"},
-           integer("options.linux.rcvbuf",
-                   "SO_RCVBUF: the socket's receive buffer, bytes of truesize "
-                   "(net.core.rmem_default 212992).",
-                   1, 1e9, [](Experiment& x) -> int& { return x.linux_options.rcvbuf; })));
-  add(only({"linux"},
-           boolean("options.linux.recverr",
-                   "IP_RECVERR: a device's drop is the sender's ENOBUFS (otherwise silent).",
-                   [](Experiment& x) -> bool& { return x.linux_options.recverr; })));
+  for (const stacks::StackSection& sec : stacks::sections()) {
+    if (!is_section(sec.path)) section(sec.path, sec.doc);
+    for (const stacks::StackKey& k : stacks::keys())
+      if (k.stack == sec.stack) add(stack_key(k));
+  }
 }
 
 // How the run is made and kept: the code layout, run-to-run variance, the

@@ -3,9 +3,9 @@
 // the optional models (models/optional_models.h), when on, add their stalls
 // to it. An optional model joins by its line in that list.
 //
-// The stack is instantiated for it in probe.cc, a unit of its own: inside
-// simulation.cc the compiler's unit growth limit stops it from inlining the
-// probe's hooks into the stack's functions, which costs a call per event.
+// Each stack of the list is instantiated for it in simulation.cc, built
+// with a larger unit growth limit (CMakeLists.txt) so that the probe's hooks
+// are still inlined into the stacks' functions.
 #pragma once
 
 #include <memory>
@@ -15,8 +15,6 @@
 #include "models/icache_probe.h"
 #include "models/optional_models.h"
 #include "models/tee.h"
-#include "sim/stack/bsd/stack.h"
-#include "sim/stack/linux/stack.h"
 
 namespace simloop::engine {
 
@@ -31,10 +29,3 @@ using Probe = ProbeOf<models::OptionalModels>::type;
 using OptionalParts = ProbeOf<models::OptionalModels>::Parts;
 
 }  // namespace simloop::engine
-
-namespace simloop::net {
-extern template class Stack<engine::Probe>;
-}
-namespace simloop::net::lnx {
-extern template class Stack<engine::Probe>;
-}

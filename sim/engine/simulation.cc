@@ -27,8 +27,8 @@
 #include "sim/engine/trace.h"
 #include "sim/report/safe_file.h"
 #include "sim/stack/net/inet.h"
+#include "sim/stack/stacks.h"
 #include "sim/stack/workload/driver.h"
-#include "sim/stack/workload/linux_options.h"
 
 namespace simloop::engine {
 
@@ -95,19 +95,19 @@ OptionalParts make_optional(const config::Experiment& x, models::CycleAccount& a
   return parts;
 }
 
-// The options of stack `S` that the experiment sets.
-template <class S>
-typename S::Options stack_options(const config::Experiment& x) {
-  if constexpr (std::is_same_v<typename S::Options, net::lnx::Options>)
-    return config::linux_options_of(x);
-  else
-    return x.options;
+// The options of stack kind `K` that the experiment sets: the host's and
+// its own.
+template <class K>
+typename K::Options stack_options(const config::Experiment& x) {
+  return K::options(x.options, x.stack_options.get<typename K::Own>(K::kName));
 }
 
-// State shared by the actors of one run, on stack `S`. Actors are
-// cooperative: only one runs at a time, so plain fields need no locking.
-template <class S>
+// State shared by the actors of one run, on the stack of kind `K`. Actors
+// are cooperative: only one runs at a time, so plain fields need no locking.
+template <class K>
 struct World {
+  using Kind = K;
+  using S = typename K::template Stack<Probe>;
   explicit World(const config::Experiment& ex)
       : x(ex),
         acct(ex.machine, ex.stack),
@@ -120,7 +120,7 @@ struct World {
                 .payload = ex.workload.payload,
                 .receive = ex.workload.receive,
                 .connected = ex.workload.connected},
-               stack_options<S>(ex)),
+               stack_options<K>(ex)),
         loop(driver.loop()),
         stack(driver.stack()),
         wire(ex.workload.link_bandwidth_bps),
@@ -300,7 +300,9 @@ double sleep_with_handlers(W& w, double wait) {
 template <class W>
 struct EngineHooks : models::SenderCosts<Probe> {
   EngineHooks(W& world, Tracer* t)
-      : models::SenderCosts<Probe>(world.probe, world.x.machine), w(world), tr(t) {}
+      : models::SenderCosts<Probe>(world.probe, world.x.machine, W::Kind::kSyscallPerSend),
+        w(world),
+        tr(t) {}
   using SenderCosts = models::SenderCosts<Probe>;
   W& w;
   Tracer* tr;
@@ -312,7 +314,7 @@ struct EngineHooks : models::SenderCosts<Probe> {
   void syscall_enter() {
     if (tr != nullptr) tr->enter("sendto()", "syscall");
     SenderCosts::syscall_enter();
-    w.charge_syscall();
+    if (syscalls) w.charge_syscall();
   }
   void syscall_exit() {
     SenderCosts::syscall_exit();
@@ -327,7 +329,7 @@ struct EngineHooks : models::SenderCosts<Probe> {
   }
   void receive_exit() {
     SenderCosts::receive_exit();
-    w.charge_syscall();
+    if (syscalls) w.charge_syscall();
     if (tr != nullptr) tr->leave();
   }
   void counters() {
@@ -560,14 +562,14 @@ void route_simgrid_log_to_spdlog() {
 
 namespace {
 
-// One run on stack `S`.
-template <class S>
+// One run on the stack of kind `K`.
+template <class K>
 SimResult simulate_on(const config::Experiment& x, Tracer* tracer) {
   const auto wall0 = std::chrono::steady_clock::now();
   sg::Engine& e = make_engine();
   const Platform p =
       build_platform(x.machine.clock_hz, x.workload.link_bandwidth_bps, x.workload.link_latency_s);
-  World<S> w(x);
+  World<K> w(x);
   w.r.clock_hz = x.machine.clock_hz;
   w.ledger.fns = x.stack.fns;
   w.acct.attach_ledger(&w.ledger);
@@ -638,8 +640,11 @@ SimResult simulate_on(const config::Experiment& x, Tracer* tracer) {
 
 SimResult simulate(const config::Experiment& x, Tracer* tracer) {
   // The stack the experiment's profile names (stack.kind) runs.
-  if (config::runs_linux(x)) return simulate_on<net::lnx::Stack<Probe>>(x, tracer);
-  return simulate_on<net::Stack<Probe>>(x, tracer);
+  SimResult r;
+  if (!stacks::with_stack(config::stack_of(x),
+                          [&]<class K>(std::type_identity<K>) { r = simulate_on<K>(x, tracer); }))
+    throw std::logic_error(fmt::format("no stack named '{}'", config::stack_of(x)));
+  return r;
 }
 
 double link_transfer_time(double bandwidth_bps, double latency_s, double bytes) {

@@ -10,14 +10,14 @@
 
 #include "sim/layout/code.h"
 #include "sim/layout/layout_detail.h"
-#include "sim/stack/workload/fn_tables.h"
+#include "sim/stack/stack_set.h"
 
 namespace simloop::models {
 
 const std::vector<std::string>& layout_owners() {
   static const std::vector<std::string> owners = [] {
     std::vector<std::string> v;
-    for (const net::FnTable* t : net::kFnTables)
+    for (const net::FnTable* t : stacks::fn_tables())
       for (const auto& f : t->fns())
         if (std::find(v.begin(), v.end(), f.name) == v.end()) v.emplace_back(f.name);
     for (auto name : kCodeNames) v.emplace_back(name);

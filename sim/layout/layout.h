@@ -49,7 +49,7 @@ struct LayoutError : std::runtime_error {
 };
 
 // Every valid owner, by index: the names of every stack's functions
-// (net::kFnTables, each name once, in table order), then the code around
+// (stacks::fn_tables(), each name once, in table order), then the code around
 // them (models::Code, code.h). A layout may name functions of any stack; a
 // run uses those of its own (code.h, owner_slot()).
 const std::vector<std::string>& layout_owners();

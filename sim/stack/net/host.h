@@ -52,4 +52,16 @@ std::string_view loop_copy_name(LoopCopy c);
 std::optional<AlignPolicy> parse_align_policy(std::string_view s);
 std::optional<LoopCopy> parse_loop_copy(std::string_view s);
 
+// The options of the host that every stack is built with (the keys
+// options.*): each stack takes what it has of them (its kind.h).
+struct HostOptions {
+  AlignPolicy align = AlignPolicy::none;
+  LoopCopy loop_copy = LoopCopy::m_copy;
+  // Bytes past a 4-byte boundary of the static sockaddr_in the receive
+  // path fills with each datagram's source (0-3).
+  int sockaddr_misalign = 0;
+  int nic_ring = 256;  // the Ethernet device's transmit descriptors
+  int ether_mtu = 1500;
+};
+
 }  // namespace simloop::net

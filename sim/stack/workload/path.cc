@@ -151,4 +151,13 @@ std::string Path::payload_problem(int payload, const net::StackOptions& so) cons
   return {};
 }
 
+net::KeyProblem ether_problem(int payload, int mtu) {
+  if (payload + net::kUdpIpHdrLen <= mtu) return {};
+  return {
+      "workload.payload",
+      fmt::format("{} bytes + 28 bytes of headers exceed options.ether_mtu ({}); there is no IP "
+                  "fragmentation",
+                  payload, mtu)};
+}
+
 }  // namespace simloop::workload

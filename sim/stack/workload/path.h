@@ -15,6 +15,7 @@
 
 #include "sim/stack/bsd/stack.h"
 #include "sim/stack/net/inet.h"
+#include "sim/stack/net/stack_kind.h"
 #include "sim/stack/workload/dest.h"
 
 namespace simloop::workload {
@@ -109,6 +110,10 @@ struct Path {
 
   bool operator==(const Path&) const = default;
 };
+
+// Why `payload` bytes cannot leave by the Ethernet device of MTU `mtu`,
+// blaming workload.payload (empty if they can): there is no fragmentation.
+net::KeyProblem ether_problem(int payload, int mtu);
 
 // The stack's options for a destination: only a host without the lo0 route
 // for its own address sends to itself through em0.

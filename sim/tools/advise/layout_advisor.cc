@@ -13,6 +13,7 @@
 
 #include "models/sender_costs.h"
 #include "models/tee.h"
+#include "sim/stack/bsd/kind.h"
 #include "sim/stack/bsd/stack.h"
 #include "sim/stack/net/inet.h"
 #include "sim/stack/workload/driver.h"
@@ -22,6 +23,12 @@ template class Stack<models::CodeTracer>;
 }
 
 namespace simloop::models {
+
+net::StackOptions recorded_stack_options(const net::HostOptions& host,
+                                         const stacks::StackOptionSet& own) {
+  using K = net::bsd::Kind;
+  return K::options(host, own.get<K::Own>(K::kName));
+}
 
 namespace {
 

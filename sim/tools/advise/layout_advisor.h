@@ -22,11 +22,17 @@
 #include "sim/layout/code.h"
 #include "sim/layout/layout.h"
 #include "sim/stack/bsd/stack.h"
+#include "sim/stack/stack_set.h"
 #include "sim/stack/workload/path.h"
 
 namespace simloop::models {
 
 // What the sender does, as the simulator's sender_main does it.
+// The advisor records the BSD stack (the native harness's): its options
+// from an experiment's host options and each stack's own.
+net::StackOptions recorded_stack_options(const net::HostOptions& host,
+                                         const stacks::StackOptionSet& own);
+
 struct PathSpec {
   workload::Path path{.dest = workload::Dest::wire, .service = workload::Service::simulated};
   int payload = 18;

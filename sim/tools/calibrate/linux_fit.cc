@@ -10,9 +10,9 @@
 #include <set>
 
 #include "sim/report/safe_file.h"
+#include "sim/stack/linux/kind.h"
 #include "sim/stack/linux/stack.h"
 #include "sim/stack/workload/driver.h"
-#include "sim/stack/workload/linux_options.h"
 #include "sim/tools/calibrate/nnls.h"
 
 namespace simloop::measure {

@@ -54,7 +54,7 @@ models::PathSpec path_spec(const config::Experiment& x) {
   s.path = config::path_of(x);
   s.payload = x.workload.payload;
   s.receive = x.workload.receive;
-  s.options = x.options;
+  s.options = models::recorded_stack_options(x.options, x.stack_options);
   s.machine = x.machine;
   s.stack = x.stack;
   s.interrupts = x.interrupts;

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "sim/report/stats.h"
+#include "sim/stack/stack_set.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/measure/harness_run.h"
 #include "sim/tools/measure/kernel.h"
@@ -29,7 +30,17 @@ struct NativeArgs {
   std::string harness;
   std::string out;
   std::string format = "table";
+  std::string stack;  // "" or the first stack's name: opt.stack's, with --split and --harness
 };
+
+// The host's options of a native run: its path's, and the device's.
+net::HostOptions host_of(const measure::NativeOptions& o) {
+  return {.align = o.path.align,
+          .loop_copy = o.path.copy,
+          .sockaddr_misalign = o.path.sockaddr_misalign,
+          .nic_ring = o.stack.nic_ring,
+          .ether_mtu = o.stack.ether_mtu};
+}
 
 // Mean and sd of kpps over the repeats of each payload.
 void print_repeat_summary(const std::vector<report::Row>& rows) {
@@ -127,10 +138,25 @@ int run_native_cmd(NativeArgs& a) {
     paths.push_back(o);
   }
   if (paths.empty()) paths.push_back(a.opt);
+  // Another stack than the first (whose options opt.stack holds) runs with
+  // its own options at their defaults.
+  const std::string first(stacks::fn_tables().front()->stack());
+  const bool other = !a.stack.empty() && a.stack != first;
+  if (other && (a.opt.split || !a.harness.empty()))
+    throw UserError(
+        fmt::format("--split and --harness time the {} stack; --stack {} runs in this "
+                    "process, without the split",
+                    first, a.stack));
+  const stacks::StackOptionSet own;
   for (const auto& o : paths)
-    for (int payload : a.payloads)
-      if (auto why = o.path.payload_problem(payload, o.stack); !why.empty())
+    for (int payload : a.payloads) {
+      if (other) {
+        if (auto p = stacks::problem(a.stack, host_of(o), own, o.path.dest, payload))
+          throw UserError(fmt::format("--stack {}: {}: {}", a.stack, p.key, p.message));
+      } else if (auto why = o.path.payload_problem(payload, o.stack); !why.empty()) {
         throw UserError(fmt::format("--payload {}: {}", payload, why));
+      }
+    }
   if (!a.harness.empty()) {
     if (!a.paths.empty())
       throw UserError("--harness runs one path: use the path's options (--dest, --align, ...)");
@@ -157,9 +183,11 @@ int run_native_cmd(NativeArgs& a) {
         spdlog::info("native run: payload {} B, {} {}, path {}, repeat {}/{}", payload,
                      o.duration_s > 0 ? o.duration_s : double(o.packets),
                      o.duration_s > 0 ? "s" : "packets", o.path.spec(), rep + 1, a.opt.repeats);
-        auto r = measure::run_native(o).front();
+        auto r = (other ? measure::run_native(o, a.stack, host_of(o), own) : measure::run_native(o))
+                     .front();
         r.repeat = rep;
         auto row = measure::native_row(o, r);
+        if (other) row.set("stack", a.stack);
         row.set("misalign", int64_t{o.path.sockaddr_misalign});
         if (o.split)
           row.set("split_overhead_self_ns", oh.self_ns)
@@ -247,6 +275,14 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
           "--service, --buffer-misalign; a field left out is at its default), interleaved\n"
           "within each repeat")
       ->delimiter(',');
+  std::vector<std::string> names;
+  for (const net::FnTable* t : stacks::fn_tables()) names.emplace_back(t->stack());
+  native
+      ->add_option("--stack", a->stack,
+                   fmt::format("Which stack runs: {} (default {}; another runs with its own\n"
+                               "options at their defaults, the path's and --ether-mtu's)",
+                               fmt::join(names, ", "), names.front()))
+      ->check(CLI::IsMember(names));
   native->add_flag("--split", a->opt.split,
                    "Also time each stack function (an extra, slower instrumented run)");
   native->add_option("-o,--output", a->out, "Also write the rows to FILE (.csv or .json)");

@@ -42,11 +42,9 @@ int native_vs_simulated(const std::string& file, const std::vector<std::string>&
   n.packets = x.workload.packets;
   n.path = config::path_of(x);
   n.path.service = workload::Service::drained;  // each packet's whole path, natively
-  n.stack = x.options;
   // The stack the experiment runs, natively.
-  const auto native = (config::runs_linux(x) ? measure::run_native(n, config::linux_options_of(x))
-                                             : measure::run_native(n))
-                          .front();
+  const auto native =
+      measure::run_native(n, config::stack_of(x), x.options, x.stack_options).front();
   // Its children before this process sets SimGrid up: they would inherit its engine.
   const std::string icache_line = x.cache_enabled ? icache_cost(x, sets) : "";
   engine::route_simgrid_log_to_spdlog();

@@ -10,8 +10,8 @@
 
 #include "sim/report/table.h"
 #include "sim/stack/bsd/stack.h"
-#include "sim/stack/linux/options.h"
 #include "sim/stack/net/probe.h"
+#include "sim/stack/stack_set.h"
 #include "sim/stack/workload/driver.h"
 #include "sim/stack/workload/path.h"
 
@@ -62,8 +62,12 @@ struct NativeResult {
 
 // Runs `opt.repeats` independent runs (a fresh pool and stack each).
 std::vector<NativeResult> run_native(const NativeOptions& opt);
-// The same on the Linux stack (options `so`; no per-stage split).
-std::vector<NativeResult> run_native(const NativeOptions& opt, const net::lnx::Options& so);
+// The same on the stack named `stack` (sim/stack/stacks.h), built with the
+// host's options `host` and its own in `own`; opt.stack is not used, nor
+// opt.split (the per-stage split times the BSD stack alone).
+std::vector<NativeResult> run_native(const NativeOptions& opt, std::string_view stack,
+                                     const net::HostOptions& host,
+                                     const stacks::StackOptionSet& own);
 
 // The columns that name a point's path: payload, dest, align, copy.
 report::Row& set_path_columns(report::Row& row, const NativeOptions& opt);

@@ -1,5 +1,0 @@
-#include "sim/engine/probe.h"
-
-namespace simloop::net {
-template class Stack<engine::Probe>;
-}

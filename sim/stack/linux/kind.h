@@ -1,0 +1,97 @@
+// The Linux stack as the layers above see it (net/stack_kind.h says what a
+// kind declares): its own options are options.linux.*, and of the host's it
+// takes the alignment policy (none or strict), the ring and the MTU.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "sim/stack/linux/stack.h"
+#include "sim/stack/net/stack_kind.h"
+#include "sim/stack/workload/path.h"
+
+namespace simloop::net::lnx {
+
+// What a workload::Path sets in the stack's options; the ttcp loop finds it
+// by its arguments. Refuses what has no Linux counterpart: the copy-down
+// fix-ups (Linux keeps IP headers aligned), m_dup (a broadcast's local copy
+// is always a clone) and a misplaced udp_in (Linux fills the caller's own
+// sockaddr). Every destination runs: self goes through lo, as Linux's local
+// table routes it.
+inline Options stack_options_for(const workload::Path& p, Options so) {
+  if (p.align != AlignPolicy::none && p.align != AlignPolicy::strict)
+    throw workload::PathError("the linux stack takes alignment policy none or strict, not '" +
+                              std::string(align_policy_name(p.align)) + "'");
+  if (p.copy != LoopCopy::m_copy)
+    throw workload::PathError(
+        "the linux stack loops a broadcast back as a clone: loop copy m_copy only");
+  if (p.sockaddr_misalign != 0)
+    throw workload::PathError(
+        "the linux stack has no static sockaddr: sockaddr_misalign must be 0");
+  so.align = p.align;
+  return so;
+}
+
+struct Kind {
+  static constexpr std::string_view kName = "linux";
+  static constexpr std::string_view kDoc = "the Linux 6.x UDP path on sk_buffs";
+  static const FnTable& fns() { return fn_table(); }
+  template <class P>
+  using Stack = lnx::Stack<P>;
+  using Options = lnx::Options;
+  using Own = lnx::Options;  // align, nic_ring and eth_mtu are set from HostOptions
+  static constexpr bool kSyscallPerSend = true;
+
+  static constexpr std::string_view kSection = "options.linux";
+  static constexpr std::string_view kSectionDoc =
+      "Options of the Linux stack (stack.kind linux); options.align (none or strict), "
+      "options.nic_ring and options.ether_mtu apply to it as well.";
+  static constexpr std::array<OptionKey<Own>, 5> kKeys = {{
+      {"netdev_max_backlog",
+       "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.",
+       &Own::netdev_max_backlog, 1, 1e6},
+      {"headroom",
+       "Bytes a sent skb reserves before its IP header: LL_RESERVED_SPACE, 16 for lo and "
+       "Ethernet (a multiple of 16 in Linux). Other values are what-ifs: 14 puts every IP and UDP "
+       "header 2 bytes off 4-byte alignment.",
+       &Own::headroom, 14, 256},
+      {"sndbuf",
+       "SO_SNDBUF: the socket's send buffer, bytes of truesize (net.core.wmem_default 212992).",
+       &Own::sndbuf, 1, 1e9},
+      {"rcvbuf",
+       "SO_RCVBUF: the socket's receive buffer, bytes of truesize (net.core.rmem_default "
+       "212992).",
+       &Own::rcvbuf, 1, 1e9},
+      {"recverr", "IP_RECVERR: a device's drop is the sender's ENOBUFS (otherwise silent).",
+       &Own::recverr},
+  }};
+  static constexpr std::array<std::string_view, 1> kSharedKeys = {"workload.connected"};
+
+  static Options options(const HostOptions& h, Own o) {
+    o.align = h.align;
+    o.nic_ring = h.nic_ring;
+    o.eth_mtu = h.ether_mtu;
+    return o;
+  }
+
+  // Linux routes its own addresses through lo: only wire and broadcast
+  // leave by the Ethernet device (and its MTU). What the stack refuses of
+  // the path when it is built is refused here, naming the key.
+  static KeyProblem problem(const HostOptions& h, const Own&, workload::Dest d, int payload) {
+    if (workload::uses_ring(d))
+      if (KeyProblem p = workload::ether_problem(payload, h.ether_mtu)) return p;
+    if (h.align != AlignPolicy::none && h.align != AlignPolicy::strict)
+      return {"options.align", "the linux stack takes alignment policy none or strict, not '" +
+                                   std::string(align_policy_name(h.align)) + "'"};
+    if (h.loop_copy != LoopCopy::m_copy)
+      return {"options.copy",
+              "the linux stack loops a broadcast back as a clone: loop copy m_copy only"};
+    if (h.sockaddr_misalign != 0)
+      return {"options.sockaddr_misalign",
+              "the linux stack has no static sockaddr: sockaddr_misalign must be 0"};
+    return {};
+  }
+};
+
+}  // namespace simloop::net::lnx

@@ -1,0 +1,34 @@
+// The poll stack's functions: a kernel-bypass UDP sender that builds whole
+// frames in memory the process owns and posts them to a device ring it
+// polls itself. No function is a system call.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "sim/stack/net/fn_table.h"
+
+namespace simloop::net::poll {
+
+enum class Fn : uint8_t {
+  pkt_send,   // the send call: a free buffer, the frame built in it
+  pkt_fill,   // the Ethernet, IP and UDP headers written, the payload copied
+  ring_post,  // the descriptor posted (a doorbell write, batched)
+  ring_poll,  // transmit completion, polled: finished descriptors reaped
+  rx_poll,    // the looped-back ring polled: frames checked and queued
+  pkt_recv,   // the receiver's read of one queued datagram
+  count
+};
+
+inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
+    {"pkt_send", "socket", FnRole::plain},
+    {"pkt_fill", "udp", FnRole::plain},
+    {"ring_post", "driver", FnRole::plain},
+    {"ring_poll", "driver", FnRole::completion},
+    {"rx_poll", "input", FnRole::plain},
+    {"pkt_recv", "receive", FnRole::plain},
+}};
+
+inline constexpr FnTable kFnTable{"poll", kFns};
+
+}  // namespace simloop::net::poll

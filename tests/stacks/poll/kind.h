@@ -1,0 +1,60 @@
+// The poll stack as the layers above see it (sim/stack/net/stack_kind.h):
+// no system call per send, its ring and pool as its own options
+// (options.poll.*), and of the host's only the Ethernet MTU and ring size.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <array>
+#include <string_view>
+
+#include "sim/stack/net/stack_kind.h"
+#include "sim/stack/workload/path.h"
+#include "tests/stacks/poll/stack.h"
+
+namespace simloop::net::poll {
+
+// The path sets nothing the poll stack has: alignment and copy policies
+// are the kernel stacks'.
+inline Options stack_options_for(const workload::Path& p, Options so) {
+  if (p.align != AlignPolicy::none || p.copy != LoopCopy::m_copy || p.sockaddr_misalign != 0)
+    throw workload::PathError("the poll stack takes the default alignment and copy only");
+  return so;
+}
+
+struct Kind {
+  static constexpr std::string_view kName = "poll";
+  static constexpr std::string_view kDoc = "a kernel-bypass sender on a polled ring, for tests";
+  static const FnTable& fns() { return kFnTable; }
+  template <class Probe>
+  using Stack = poll::Stack<Probe>;
+  using Options = poll::Options;
+  using Own = poll::Options;
+  static constexpr bool kSyscallPerSend = false;
+
+  static constexpr std::string_view kSection = "options.poll";
+  static constexpr std::string_view kSectionDoc = "Options of the poll stack (stack.kind poll).";
+  static constexpr std::array<OptionKey<Own>, 3> kKeys = {{
+      {"buffers", "Frame buffers in the process's pool.", &Own::buffers, 1, 1e6},
+      {"rx_ring", "Looped-back frames the receive ring holds.", &Own::rx_ring, 1, 1e6},
+      {"rx_queue", "Datagrams a socket holds.", &Own::rx_queue, 1, 1e6},
+  }};
+  static constexpr std::array<std::string_view, 0> kSharedKeys = {};
+
+  static Options options(const HostOptions& h, Own o) {
+    o.ring = h.nic_ring;
+    o.mtu = h.ether_mtu;
+    return o;
+  }
+
+  static KeyProblem problem(const HostOptions& h, const Own&, workload::Dest d, int payload) {
+    if (d != workload::Dest::wire && d != workload::Dest::loopback)
+      return {"workload.dest", fmt::format("the poll stack sends to wire and loopback only, not {}",
+                                           workload::dest_name(d))};
+    if (h.align != AlignPolicy::none)
+      return {"options.align", "the poll stack takes alignment policy none only"};
+    return workload::ether_problem(payload, h.ether_mtu);
+  }
+};
+
+}  // namespace simloop::net::poll
