@@ -30,17 +30,17 @@ using simloop::net::CountingProbe;
 using simloop::net::kBroadcastAddr;
 using simloop::net::kEtherHdrLen;
 using simloop::net::kLoopAddr;
-using simloop::net::kMCopyAll;
 using simloop::net::kPeerAddr;
 using simloop::net::kUdpIpHdrLen;
 using simloop::net::LoopCopy;
-using simloop::net::Mbuf;
-using simloop::net::MbufPool;
-using simloop::net::Mbufs;
 using simloop::net::NoProbe;
 using simloop::net::NullProbe;
-using simloop::net::Stack;
-using simloop::net::StackOptions;
+using simloop::net::bsd::kMCopyAll;
+using simloop::net::bsd::Mbuf;
+using simloop::net::bsd::MbufPool;
+using simloop::net::bsd::Mbufs;
+using simloop::net::bsd::Stack;
+using simloop::net::bsd::StackOptions;
 
 using Clock = std::chrono::steady_clock;
 

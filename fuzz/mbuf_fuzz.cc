@@ -76,7 +76,7 @@ struct InputChoices {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace simloop::net::model;
+  using namespace simloop::net::bsd::model;
   InputChoices choose{data, size};
   std::mt19937_64 fill(size);  // the bytes written matter less than where
   MbufModel<InputChoices, std::mt19937_64> model(choose, fill);

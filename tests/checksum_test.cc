@@ -7,7 +7,7 @@
 #include "sim/stack/bsd/mbuf_ops.h"
 #include "sim/stack/net/inet.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 namespace {
 
 uint16_t to_network(uint16_t machine) {
@@ -71,4 +71,4 @@ TEST(Checksum, ChainSplitsDoNotMatter) {
 }
 
 }  // namespace
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

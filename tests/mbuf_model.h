@@ -18,7 +18,7 @@
 
 #include "sim/stack/bsd/mbuf_ops.h"
 
-namespace simloop::net::model {
+namespace simloop::net::bsd::model {
 
 using Bytes = std::vector<uint8_t>;
 
@@ -562,4 +562,4 @@ class MbufModel {
   int step_ = 0;
 };
 
-}  // namespace simloop::net::model
+}  // namespace simloop::net::bsd::model

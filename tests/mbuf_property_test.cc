@@ -12,7 +12,7 @@
 
 #include "mbuf_model.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 namespace {
 
 // Long random sequences of the model's operations, one seed each.
@@ -50,4 +50,4 @@ INSTANTIATE_TEST_SUITE_P(MbufSeeds, MbufProperty,
                                            0x9e3779b97f4a7c15u));
 
 }  // namespace
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

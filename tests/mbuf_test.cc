@@ -11,7 +11,7 @@
 
 #include "sim/stack/bsd/mbuf_ops.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
@@ -1759,4 +1759,4 @@ TEST_F(MbufUiotombuf, AllocationFailureFreesWhatWasBuilt) {
 }
 
 }  // namespace
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

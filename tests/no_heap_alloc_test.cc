@@ -12,7 +12,7 @@
 #include "sim/stack/bsd/stack.h"
 #include "tests/counting_new.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 namespace {
 
 constexpr uint16_t kRxPort = 5001;
@@ -87,4 +87,4 @@ TEST(StackNoHeap, WarmStackSendsAndReceivesWithoutOperatorNew) {
 }
 
 }  // namespace
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     print_entries(S::fn_table(), probe);
   } else {
     r = measure::run_native_loop(opt, probe, 0);
-    print_entries(net::Stack<net::CountingProbe>::fn_table(), probe);
+    print_entries(net::bsd::Stack<net::CountingProbe>::fn_table(), probe);
   }
   std::cout << "alloc " << probe.mbuf_allocs + probe.cluster_allocs << "\n";
   std::cout << "free " << probe.mbuf_frees + probe.cluster_frees << "\n";

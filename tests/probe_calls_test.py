@@ -31,21 +31,21 @@ import tempfile
 # Each function of the BSD stack's table (net::bsd::kFns), as the function
 # of the code whose call it reports: (class, method).
 FUNCTIONS = {
-    "sendto": ("Stack", "sendto"),
-    "sosend_dgram": ("Stack", "sosend_dgram"),
-    "m_uiotombuf": ("Mbufs", "uiotombuf"),
-    "udp_output": ("Stack", "udp_output"),
-    "ip_output": ("Stack", "ip_output"),
-    "ether_output": ("Stack", "ether_output"),
-    "ether_output_frame": ("Stack", "ether_output_frame"),
-    "looutput": ("Stack", "looutput"),
-    "if_simloop": ("Stack", "if_simloop"),
-    "netisr_dispatch": ("Stack", "netisr_run"),
-    "ip_input": ("Stack", "ip_input"),
-    "udp_input": ("Stack", "udp_input"),
-    "sbappend": ("Stack", "sbappendaddr"),
-    "soreceive": ("Stack", "recvfrom"),
-    "nic_txeof": ("Stack", "nic_txeof"),
+    "sendto": ("bsd::Stack", "sendto"),
+    "sosend_dgram": ("bsd::Stack", "sosend_dgram"),
+    "m_uiotombuf": ("bsd::Mbufs", "uiotombuf"),
+    "udp_output": ("bsd::Stack", "udp_output"),
+    "ip_output": ("bsd::Stack", "ip_output"),
+    "ether_output": ("bsd::Stack", "ether_output"),
+    "ether_output_frame": ("bsd::Stack", "ether_output_frame"),
+    "looutput": ("bsd::Stack", "looutput"),
+    "if_simloop": ("bsd::Stack", "if_simloop"),
+    "netisr_dispatch": ("bsd::Stack", "netisr_run"),
+    "ip_input": ("bsd::Stack", "ip_input"),
+    "udp_input": ("bsd::Stack", "udp_input"),
+    "sbappend": ("bsd::Stack", "sbappendaddr"),
+    "soreceive": ("bsd::Stack", "recvfrom"),
+    "nic_txeof": ("bsd::Stack", "nic_txeof"),
 }
 HELPERS = {"alloc": "simloop::net::Zone::alloc(", "free": "simloop::net::Zone::free("}
 

@@ -15,7 +15,7 @@
 
 #include "sim/stack/bsd/stack.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 namespace {
 
 using bsd::Fn;
@@ -453,4 +453,4 @@ TEST(StackE2eMtu, OverIpMaximumIsEmsgsize) {
 }
 
 }  // namespace
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

@@ -10,7 +10,7 @@
 #include "sim/stack/bsd/stack.h"
 #include "sim/tools/measure/native.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 namespace {
 
 constexpr uint16_t kRxPort = 5001;
@@ -330,4 +330,4 @@ TEST(StackExhaustion, RunNativeDrainsTinyQueuesEachSend) {
 }
 
 }  // namespace
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

@@ -12,7 +12,7 @@
 
 #include "sim/stack/bsd/stack.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 namespace {
 
 using bsd::Fn;
@@ -514,4 +514,4 @@ TEST(StackStorySockaddrOptions, OutOfRangeMisalignIsRefused) {
 }
 
 }  // namespace
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

@@ -64,11 +64,11 @@ TEST(Path, RefusesAnUnknownNameWithTheValidOnesAndTheNearest) {
 }
 
 TEST(Path, SetsTheStackOptionsItNames) {
-  net::StackOptions base;
+  net::bsd::StackOptions base;
   base.nic_ring = 7;
   base.align = net::AlignPolicy::strict;
   const Path p{.dest = Dest::self, .copy = net::LoopCopy::m_dup, .sockaddr_misalign = 3};
-  const net::StackOptions so = stack_options_for(p, base);
+  const net::bsd::StackOptions so = stack_options_for(p, base);
   EXPECT_EQ(so.align, net::AlignPolicy::none);
   EXPECT_EQ(so.loop_copy, net::LoopCopy::m_dup);
   EXPECT_EQ(so.sockaddr_misalign, 3);
@@ -88,7 +88,7 @@ TEST(Path, MaxPayloadIsTheStacksOwnLimit) {
        {Case{Dest::loopback, 1500, 4000}, Case{Dest::broadcast, 1500, 9216},
         Case{Dest::wire, 9000, 9216}, Case{Dest::self, 1500, 9216}, Case{Dest::wire, 1500, 1000}}) {
     const Path path{.dest = c.dest};
-    net::StackOptions so;
+    net::bsd::StackOptions so;
     so.ether_mtu = c.ether_mtu;
     so.so_sndbuf = c.so_sndbuf;
     const int max = path.max_payload(so);

@@ -20,7 +20,7 @@ struct Kind {
   static constexpr std::string_view kDoc = "the FreeBSD-6-like stack on mbufs";
   static const FnTable& fns() { return fn_table(); }
   template <class P>
-  using Stack = net::Stack<P>;
+  using Stack = bsd::Stack<P>;
   using Options = StackOptions;
   using Own = StackOptions;  // the host's fields are set from HostOptions
   static constexpr bool kSyscallPerSend = true;

@@ -5,7 +5,7 @@
 
 #include "sim/stack/net/inet.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 
 MbufPool::MbufPool(size_t mbuf_capacity, size_t cluster_capacity)
     : mbufs("mbuf", kMSize, mbuf_capacity),
@@ -33,4 +33,4 @@ uint64_t cksum_chain(const Mbuf* m, int off, int len, uint64_t sum) {
   return sum;
 }
 
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

@@ -14,7 +14,7 @@
 
 #include "sim/stack/net/zone.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 
 inline constexpr int kMSize = 256;      // MSIZE
 inline constexpr int kMClBytes = 2048;  // MCLBYTES
@@ -159,4 +159,4 @@ struct MbufPool {
 // std::invalid_argument if the chain is too short.
 uint64_t cksum_chain(const Mbuf* m, int off, int len, uint64_t sum = 0);
 
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

@@ -15,7 +15,7 @@
 #include "sim/stack/net/probe.h"
 #include "sim/stack/net/zone.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 
 template <class P>
 class Mbufs {
@@ -500,4 +500,4 @@ class Mbufs {
   P& probe_;
 };
 
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

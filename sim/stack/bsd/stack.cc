@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 
 std::string AlignmentFault::describe() const {
   const std::string where = header_offset >= 0
@@ -19,4 +19,4 @@ template class Stack<NullProbe>;
 template class Stack<NoProbe>;
 template class Stack<CountingProbe>;
 
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

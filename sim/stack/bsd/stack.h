@@ -26,7 +26,7 @@
 #include "sim/stack/net/probe.h"
 #include "sim/stack/net/stack_concept.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 
 struct StackOptions {
   AlignPolicy align = AlignPolicy::none;
@@ -225,14 +225,14 @@ class Stack {
   StackCounters counters_;
 };
 
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd
 
 #include "sim/stack/bsd/stack_impl.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 static_assert(UdpStack<Stack<NullProbe>>);
 
 extern template class Stack<NullProbe>;
 extern template class Stack<NoProbe>;
 extern template class Stack<CountingProbe>;
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

@@ -1,7 +1,7 @@
 // Definitions of Stack<P>; included from stack.h only.
 #pragma once
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 
 template <class P>
 Stack<P>::Stack(MbufPool& pool, P& probe, StackOptions opt)
@@ -628,4 +628,4 @@ template <class P>
   if (check_access(fn, m, off, 4, true, field)) store_be32(m->m_data + off, v);
 }
 
-}  // namespace simloop::net
+}  // namespace simloop::net::bsd

@@ -50,7 +50,7 @@ struct Step {
   bool ok() const { return outcome == Outcome::sent; }
 };
 
-template <class P, net::UdpStack S = net::Stack<P>>
+template <class P, net::UdpStack S = net::bsd::Stack<P>>
 class Driver {
  public:
   using Loop = TtcpLoop<P, S>;

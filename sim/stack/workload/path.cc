@@ -132,12 +132,12 @@ std::string Path::spec() const {
   return fmt::format("{}", fmt::join(f, "/"));
 }
 
-int Path::max_payload(const net::StackOptions& so) const {
+int Path::max_payload(const net::bsd::StackOptions& so) const {
   const int mtu = dest == Dest::loopback ? so.loop_mtu : so.ether_mtu;
   return std::min({kMaxPayload, so.so_sndbuf, mtu - net::kUdpIpHdrLen});
 }
 
-std::string Path::payload_problem(int payload, const net::StackOptions& so) const {
+std::string Path::payload_problem(int payload, const net::bsd::StackOptions& so) const {
   if (payload < 0 || payload > kMaxPayload)
     return fmt::format("expected 0 to {} bytes", kMaxPayload);
   if (payload > so.so_sndbuf)

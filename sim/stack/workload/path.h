@@ -104,9 +104,9 @@ struct Path {
   // The largest payload the path carries with the stack's options `so`:
   // the socket's send limit, and the MTU of the interface the datagram
   // leaves by less the IP and UDP headers (there is no IP fragmentation).
-  int max_payload(const net::StackOptions& so) const;
+  int max_payload(const net::bsd::StackOptions& so) const;
   // Why `payload` bytes cannot be sent on the path ("" if they can).
-  std::string payload_problem(int payload, const net::StackOptions& so) const;
+  std::string payload_problem(int payload, const net::bsd::StackOptions& so) const;
 
   bool operator==(const Path&) const = default;
 };
@@ -117,14 +117,14 @@ net::KeyProblem ether_problem(int payload, int mtu);
 
 // The stack's options for a destination: only a host without the lo0 route
 // for its own address sends to itself through em0.
-constexpr net::StackOptions stack_options_for(Dest d, net::StackOptions so) {
+constexpr net::bsd::StackOptions stack_options_for(Dest d, net::bsd::StackOptions so) {
   so.useloopback = d != Dest::self;
   return so;
 }
 
 // The BSD stack's options for a path: `so` with the path's alignment
 // policy, loop copy, sockaddr misalignment and route to itself.
-constexpr net::StackOptions stack_options_for(const Path& p, net::StackOptions so) {
+constexpr net::bsd::StackOptions stack_options_for(const Path& p, net::bsd::StackOptions so) {
   so.align = p.align;
   so.loop_copy = p.copy;
   so.sockaddr_misalign = p.sockaddr_misalign;

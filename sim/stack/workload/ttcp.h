@@ -73,7 +73,7 @@ struct Sent {
 
 // The loop over a stack `S` (net/stack_concept.h; the BSD mbuf stack by
 // default) that reports to a probe of type P.
-template <class P, net::UdpStack S = net::Stack<P>>
+template <class P, net::UdpStack S = net::bsd::Stack<P>>
 class TtcpLoop {
  public:
   using Stack = S;

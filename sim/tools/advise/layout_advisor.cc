@@ -18,14 +18,14 @@
 #include "sim/stack/net/inet.h"
 #include "sim/stack/workload/driver.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 template class Stack<models::CodeTracer>;
 }
 
 namespace simloop::models {
 
-net::StackOptions recorded_stack_options(const net::HostOptions& host,
-                                         const stacks::StackOptionSet& own) {
+net::bsd::StackOptions recorded_stack_options(const net::HostOptions& host,
+                                              const stacks::StackOptionSet& own) {
   using K = net::bsd::Kind;
   return K::options(host, own.get<K::Own>(K::kName));
 }

@@ -30,14 +30,14 @@ namespace simloop::models {
 // What the sender does, as the simulator's sender_main does it.
 // The advisor records the BSD stack (the native harness's): its options
 // from an experiment's host options and each stack's own.
-net::StackOptions recorded_stack_options(const net::HostOptions& host,
-                                         const stacks::StackOptionSet& own);
+net::bsd::StackOptions recorded_stack_options(const net::HostOptions& host,
+                                              const stacks::StackOptionSet& own);
 
 struct PathSpec {
   workload::Path path{.dest = workload::Dest::wire, .service = workload::Service::simulated};
   int payload = 18;
-  bool receive = true;        // a receiver drains looped datagrams
-  net::StackOptions options;  // the rest of the stack's options (the path sets its own)
+  bool receive = true;             // a receiver drains looped datagrams
+  net::bsd::StackOptions options;  // the rest of the stack's options (the path sets its own)
   MachineCosts machine;
   StackCosts stack;
   InterruptCosts interrupts;
@@ -178,6 +178,6 @@ LinkedLayout link_with(const Layout& kernel, const LinkedLayout& user);
 
 }  // namespace simloop::models
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 extern template class Stack<models::CodeTracer>;
 }

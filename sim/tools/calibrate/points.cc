@@ -31,8 +31,8 @@ std::string key_default(const std::string& k) {
   if (k == "misalign" || k == "buffer_misalign") return "0";
   if (k == "service") return "full";
   if (k == "path") return "unconnected";
-  if (k == "ether_mtu") return std::to_string(net::StackOptions{}.ether_mtu);
-  if (k == "max_linkhdr") return std::to_string(net::StackOptions{}.max_linkhdr);
+  if (k == "ether_mtu") return std::to_string(net::bsd::StackOptions{}.ether_mtu);
+  if (k == "max_linkhdr") return std::to_string(net::bsd::StackOptions{}.max_linkhdr);
   return "";
 }
 

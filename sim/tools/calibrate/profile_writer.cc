@@ -174,7 +174,7 @@ void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::p
   const workload::Path path = detail::path_of(*first);
   // The profile's experiment sends what its path carries.
   e << YAML::Key << "payload" << YAML::Value
-    << std::min(first->payload(), path.max_payload(net::StackOptions{}));
+    << std::min(first->payload(), path.max_payload(net::bsd::StackOptions{}));
   e << YAML::Key << "packets" << YAML::Value << 20000;
   e << YAML::Key << "dest" << YAML::Value << fit.dest;
   e << YAML::Key << "receive" << YAML::Value << rx;

@@ -77,7 +77,7 @@ void write_rows(const std::string& out, const std::vector<report::Row>& rows) {
 // The same measurement by a harness build (simloop-harness*), a program of
 // its own whose code layout is known: its symbol map is kept beside the rows.
 int run_harness_cmd(const NativeArgs& a) {
-  const net::StackOptions defaults;
+  const net::bsd::StackOptions defaults;
   if (a.opt.duration_s > 0 || a.opt.split || a.opt.stack.max_linkhdr != defaults.max_linkhdr ||
       a.opt.stack.ether_mtu != defaults.ether_mtu)
     throw UserError(

@@ -25,10 +25,10 @@ using workload::parse_dest;
 struct NativeOptions {
   int payload = 18;
   int64_t packets = 1000000;
-  double duration_s = 0;    // > 0: run for this long instead of `packets`
-  int64_t warmup = 10000;   // untimed packets first
-  workload::Path path;      // its service: full (drained) or send-only
-  net::StackOptions stack;  // the rest of the stack's options (the path sets its own)
+  double duration_s = 0;         // > 0: run for this long instead of `packets`
+  int64_t warmup = 10000;        // untimed packets first
+  workload::Path path;           // its service: full (drained) or send-only
+  net::bsd::StackOptions stack;  // the rest of the stack's options (the path sets its own)
   int repeats = 1;
   bool split = false;  // also measure a per-stage time split (slower run)
 };

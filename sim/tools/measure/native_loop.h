@@ -34,7 +34,7 @@ std::pair<uint64_t, uint64_t> ring_frames(const S& st) {
 }
 
 // On stack `S` (the BSD stack unless said), with its options `so`.
-template <class P, class S = net::Stack<P>>
+template <class P, class S = net::bsd::Stack<P>>
 NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat,
                              const typename S::Options& so) {
   using Clock = std::chrono::steady_clock;

@@ -1,6 +1,6 @@
 #include "sim/tools/measure/stage_timer.h"
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 template class Stack<measure::StageTimer>;
 }
 

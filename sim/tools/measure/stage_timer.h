@@ -121,6 +121,6 @@ class StageTimer : public net::NullProbe {
 
 }  // namespace simloop::measure
 
-namespace simloop::net {
+namespace simloop::net::bsd {
 extern template class Stack<measure::StageTimer>;
 }
