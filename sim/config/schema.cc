@@ -264,7 +264,6 @@ void Schema::add_model() {
   }
 }
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 Schema::Schema() {
   add_top_keys();

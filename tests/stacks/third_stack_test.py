@@ -90,8 +90,13 @@ def main():
         rows = list(csv.DictReader(p.stdout.splitlines()))
         check(len(rows) == 1 and float(rows[0]["kpps"]) > 0 and rows[0]["stack"] == "poll",
               f"measure native --stack poll: {p.stdout}")
-        p = run([poll, "measure", "native", "--stack", "poll", "--split"], expect=2)
-        check("--split" in p.stderr, f"--split refused on another stack: {p.stderr}")
+        # --split: each of its functions timed, in an instrumented run.
+        p = run([poll, "measure", "native", "--stack", "poll", "--split", "-n", "20000",
+                 "--dest", "loopback"])
+        for fn in ("pkt_send", "pkt_fill", "rx_poll", "pkt_recv"):
+            check(fn in p.stdout, f"measure native --split times {fn}:\n{p.stdout}")
+        p = run([poll, "measure", "native", "--stack", "poll", "--harness", "x"], expect=2)
+        check("--harness" in p.stderr, f"--harness refused on another stack: {p.stderr}")
         # The key reference lists its section and keys.
         p = run([poll, "config-reference"])
         check("options.poll.buffers" in p.stdout, "config-reference shows options.poll.buffers")

@@ -142,10 +142,10 @@ int run_native_cmd(NativeArgs& a) {
   // its own options at their defaults.
   const std::string first(stacks::fn_tables().front()->stack());
   const bool other = !a.stack.empty() && a.stack != first;
-  if (other && (a.opt.split || !a.harness.empty()))
+  if (other && !a.harness.empty())
     throw UserError(
-        fmt::format("--split and --harness time the {} stack; --stack {} runs in this "
-                    "process, without the split",
+        fmt::format("--harness times the {} stack's harness build; --stack {} runs in "
+                    "this process",
                     first, a.stack));
   const stacks::StackOptionSet own;
   for (const auto& o : paths)

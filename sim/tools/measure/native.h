@@ -63,8 +63,7 @@ struct NativeResult {
 // Runs `opt.repeats` independent runs (a fresh pool and stack each).
 std::vector<NativeResult> run_native(const NativeOptions& opt);
 // The same on the stack named `stack` (sim/stack/stacks.h), built with the
-// host's options `host` and its own in `own`; opt.stack is not used, nor
-// opt.split (the per-stage split times the BSD stack alone).
+// host's options `host` and its own in `own` (opt.stack is not used).
 std::vector<NativeResult> run_native(const NativeOptions& opt, std::string_view stack,
                                      const net::HostOptions& host,
                                      const stacks::StackOptionSet& own);

@@ -4,6 +4,7 @@
 #include "sim/stack/stacks.h"
 #include "sim/tools/measure/native.h"
 #include "sim/tools/measure/native_loop.h"
+#include "sim/tools/measure/stage_timer.h"
 
 namespace simloop::measure {
 
@@ -17,6 +18,16 @@ std::vector<NativeResult> run_native(const NativeOptions& opt, std::string_view 
     for (int i = 0; i < opt.repeats; ++i) {
       net::NullProbe probe;
       out.push_back(run_native_loop<net::NullProbe, S>(opt, probe, i, so));
+      if (opt.split) {
+        // As run_native's: a second, instrumented run for the shares of time.
+        StageTimer timer(K::fns());
+        using T = typename K::template Stack<StageTimer>;
+        auto timed = run_native_loop<StageTimer, T>(opt, timer, i, so);
+        const double per = timed.total_sent > 0 ? 1.0 / static_cast<double>(timed.total_sent) : 0;
+        for (const auto& [name, ns] : timer.self_ns())
+          out.back().stage_ns.emplace_back(name, ns * per);
+        out.back().split_ns_per_packet = timed.ns_per_packet();
+      }
     }
   });
   if (!found) throw std::invalid_argument("no stack named " + std::string(stack));
