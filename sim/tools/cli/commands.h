@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -77,19 +76,6 @@ void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands);
 // Measured rows on standard output: a table of `columns`, CSV or JSON.
 void print_rows(const std::vector<report::Row>& rows, const std::string& format,
                 const std::vector<std::string>& columns);
-
-// A file of "symbol owner" lines ('#' comments): what runs each function of a
-// binary, for models::layout_from_nm. Throws UserError naming file and line.
-std::multimap<std::string, std::string> read_owners(const std::string& file);
-
-// One of a real build's files (nm map, profile, owners, link map, order),
-// gzip-compressed or not, read as layout.build reads it
-// (models::read_text_file). Throws UserError naming the file.
-std::string read_build_file(const std::string& file);
-// A build's symbol map: the file as read_build_file reads it, or, where the
-// file is a binary (ELF), its map as `simloop icache` makes one (nm's
-// symbols and the PLT sections nm does not list).
-std::string read_nm_map(const std::string& file);
 
 // Reads a whole input file that must be UTF-8 text of at most `max_bytes`;
 // throws UserError (exit status 2) naming the file (and line and column of

@@ -1,26 +1,20 @@
 // simloop measure cachegrind / measure profile: the native harness under
 // valgrind. simloop icache: the I-cache model pointed at the harness's
-// symbol map, beside cachegrind's counts.
+// symbol map, beside cachegrind's counts (measure::icache_study).
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <set>
-#include <sstream>
+#include <optional>
 
-#include "sim/report/csv_table.h"
+#include "models/fetch_plan.h"
+#include "sim/report/safe_file.h"
 #include "sim/report/table.h"
 #include "sim/tools/cli/commands.h"
-#include "sim/tools/measure/compare.h"
 #include "sim/tools/measure/harness_run.h"
-#include "sim/tools/measure/icache_check.h"
+#include "sim/tools/measure/icache_study.h"
 #include "sim/tools/measure/kernel.h"
 #include "sim/tools/measure/path_options.h"
 
@@ -50,20 +44,6 @@ struct PathArgs {
     return opt;
   }
 };
-
-std::vector<std::string> harnesses_or_default(const std::vector<std::string>& given) {
-  if (!given.empty()) return given;
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  auto found = ec ? std::vector<std::string>{} : measure::find_harnesses(self.string());
-  if (found.empty())
-    throw UserError(fmt::format(
-        "no simloop-harness* beside this simloop binary or where it is installed ({}); give "
-        "HARNESS paths",
-        ec ? std::string("?")
-           : fmt::format("{}", fmt::join(measure::harness_dirs(self.string()), ", "))));
-  return found;
-}
 
 std::vector<models::CacheGeometry> geometries(const std::vector<std::string>& specs) {
   std::vector<models::CacheGeometry> out;
@@ -106,7 +86,7 @@ int run_cachegrind_cmd(const CachegrindArgs& a) {
   if (a.packets.size() != 2 || a.packets[0] >= a.packets[1])
     throw UserError("--packets: give two counts, the smaller first (e.g. 2000,12000)");
   std::vector<report::Row> rows;
-  for (const auto& path : harnesses_or_default(a.harnesses)) {
+  for (const auto& path : measure::harnesses_or_default(a.harnesses)) {
     measure::HarnessSpec h{path, a.path.resolved(), a.packets[0], a.packets[1]};
     if (!a.out.empty()) {
       // The symbol map beside the results: what the model is pointed at.
@@ -146,7 +126,8 @@ struct ProfileArgs {
 };
 
 int run_profile_cmd(const ProfileArgs& a) {
-  const std::string harness = a.harness.empty() ? harnesses_or_default({}).front() : a.harness;
+  const std::string harness =
+      a.harness.empty() ? measure::harnesses_or_default({}).front() : a.harness;
   if (a.packets.size() != 2 || a.packets[0] >= a.packets[1])
     throw UserError("--packets: give two counts, the smaller first (e.g. 2000,12000)");
   measure::HarnessSpec h{harness, a.path.resolved(), a.packets[0], a.packets[1]};
@@ -182,266 +163,75 @@ struct ICacheArgs {
   double noise = 0.01;
 };
 
-struct Key {
-  std::string layout, i1;
-  auto operator<=>(const Key&) const = default;
-};
-
-struct Measured {
-  double i1 = 0, ll_i = -1;  // ll_i < 0: not given for the --LL geometry
-};
-
-// Cachegrind rows for the same path, by layout and geometry.
-std::map<Key, Measured> read_measured(const std::string& file, const measure::NativeOptions& o,
-                                      const std::string& ll) {
+// --LL: a last level behind I1, its lines as long as every I1's.
+std::optional<models::CacheGeometry> last_level(const std::string& spec,
+                                                const std::vector<models::CacheGeometry>& i1s) {
+  if (spec.empty()) return std::nullopt;
+  models::CacheGeometry ll{};
   try {
-    const std::string text = report::read_csv_file(file, file, "a CSV of cachegrind rows");
-    report::CsvReader csv(text, file);
-    auto col = [&](const std::string& name) {
-      const auto c = csv.column(name);
-      if (!c)
-        throw UserError(
-            fmt::format("{}: no column '{}' (written by simloop measure cachegrind?)", file, name));
-      return *c;
-    };
-    const size_t src = col("source"), lay = col("layout"), i1 = col("i1"), pay = col("payload"),
-                 dst = col("dest"), al = col("align"), cp = col("copy"),
-                 val = col("i1_misses_per_packet");
-    const size_t ll_col = ll.empty() ? 0 : col("ll"),
-                 ll_val = ll.empty() ? 0 : col("ll_i_misses_per_packet");
-    std::map<Key, Measured> m;
-    while (csv.next()) {
-      const auto& f = csv.cells();
-      if (f[src] != "cachegrind" || f[pay] != std::to_string(o.payload) ||
-          f[dst] != o.path.get("dest") || f[al] != o.path.get("align") ||
-          f[cp] != o.path.get("copy"))
-        continue;
-      auto number = [&](size_t c, const char* name) {
-        double v = 0;
-        if (!report::parse_number(f[c], &v))
-          throw UserError(fmt::format("{}: {} '{}' is not a number", csv.where(), name, f[c]));
-        return v;
-      };
-      Measured& x = m[{f[lay], f[i1]}];
-      x.i1 = number(val, "i1_misses_per_packet");
-      if (!ll.empty() && f[ll_col] == ll) x.ll_i = number(ll_val, "ll_i_misses_per_packet");
-    }
-    return m;
-  } catch (const report::CsvError& e) {
-    throw UserError(e.what());
+    ll = measure::parse_geometry(spec);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(fmt::format("--LL: {}", e.what()));
   }
+  for (const auto& g : i1s)
+    if (g.line_bytes != ll.line_bytes)
+      throw UserError(
+          fmt::format("--LL {}: its lines must be as long as I1's ({} bytes)", spec, g.line_bytes));
+  return ll;
 }
 
-int run_icache_cmd(const ICacheArgs& a) {
-  const auto i1s = geometries(a.i1);
-  const auto fetch = models::parse_fetch_mode(a.fetch);
-  if (!fetch)
-    throw UserError(fmt::format("--fetch: expected call-sites or entry, got '{}'", a.fetch));
-  std::optional<models::CacheGeometry> ll;
-  if (!a.ll.empty()) {
-    try {
-      ll = measure::parse_geometry(a.ll);
-    } catch (const std::invalid_argument& e) {
-      throw UserError(fmt::format("--LL: {}", e.what()));
-    }
-    for (const auto& g : i1s)
-      if (g.line_bytes != ll->line_bytes)
-        throw UserError(fmt::format("--LL {}: its lines must be as long as I1's ({} bytes)", a.ll,
-                                    g.line_bytes));
-  }
-  const measure::NativeOptions opt = a.path.resolved();
-  const std::string owners_file =
-      a.owners.empty() ? tree_file("configs/harness/owners.txt").string() : a.owners;
-  const auto owners = read_owners(owners_file);
-  std::optional<measure::CodeProfile> profile;
-  if (!a.profile.empty()) {
-    std::istringstream in(read_build_file(a.profile));
-    try {
-      profile = measure::load_profile(in, a.profile);
-    } catch (const std::runtime_error& e) {
-      throw UserError(e.what());
-    }
-  }
-  const models::PathTrace trace = measure::harness_trace(opt);
-  std::map<Key, Measured> measured;
-  if (!a.measured.empty()) measured = read_measured(a.measured, opt, ll ? a.ll : std::string());
-
-  std::vector<report::Row> rows;
-  struct Point {
-    double m, p;
-  };
-  std::map<std::string, std::vector<Point>> by_geometry;  // i1 -> points, in layout order
-  std::vector<Point> ll_points;
-  for (const auto& path : harnesses_or_default(a.harnesses)) {
-    // A build, or the symbol map one left (FILE.nm, as measure cachegrind
-    // writes them beside its CSV, or FILE.nm.gz): the same text either way.
-    const bool gz = path.ends_with(".nm.gz");
-    const bool nm_file = gz || path.ends_with(".nm");
-    const std::string nm_text = nm_file ? read_build_file(path) : measure::nm_output(path);
-    std::istringstream nm(nm_text);
-    models::LinkedLayout linked;
-    try {
-      linked = models::layout_from_nm(nm, owners, a.hot_fraction, profile ? &profile->hot : nullptr,
-                                      profile ? &profile->walks : nullptr);
-    } catch (const models::LayoutError& e) {
-      throw UserError(fmt::format("{} (owners {}): {}", path, owners_file, e.what()));
-    }
-    {
-      // Owners the build does not have: another compiler inlined or named
-      // differently. Their code is then missing from the prediction.
-      std::set<std::string> found;
-      for (const auto& [owner, ranges] : linked.by_owner)
-        for (const auto& r : ranges) found.insert(r.symbol);
-      std::set<std::string> missing;
-      for (const auto& [sym, owner] : owners)
-        if (!found.count(sym) && (!profile || profile->hot.count(sym))) missing.insert(sym);
-      if (found.empty())
-        throw UserError(
-            fmt::format("{}: no symbol of {} is in this build (or ran): is it a "
-                        "simloop-harness build?",
-                        path, owners_file));
-      if (!missing.empty())
-        spdlog::warn("{}: {} symbol(s) of {} not in this build, their code is left out: {}", path,
-                     missing.size(), owners_file, fmt::join(missing, " "));
-      for (const auto& w :
-           {models::absent_warning(linked, path), models::unfetched_warning(linked, path)})
-        if (!w.empty()) spdlog::warn(w);
-    }
-    const std::string layout =
-        nm_file ? fs::path(gz ? path.substr(0, path.size() - 3) : path).stem().string()
-                : measure::harness_layout_name(path);
-    // The profile's hot bytes that this build has (what `measure profile`
-    // counts), or without a profile the bytes taken from the owned symbols.
-    int64_t hot_bytes = static_cast<int64_t>(models::total_hot_bytes(linked));
-    if (profile) {
-      std::istringstream again(nm_text);
-      std::set<std::string> text;
-      for (const auto& sym : models::parse_nm(again))
-        if (sym.text) text.insert(sym.name);
-      hot_bytes = 0;
-      for (const auto& [sym, ranges] : profile->hot)
-        if (text.count(sym) != 0)
-          for (const auto& r : ranges) hot_bytes += static_cast<int64_t>(r.second);
-    }
-    for (const auto& g : i1s) {
-      const auto p = measure::predict_misses(linked, g, trace, *fetch, ll ? &*ll : nullptr);
-      const std::string spec = measure::geometry_spec(g);
-      report::Row row;
-      row.set("source", std::string("model")).set("layout", layout);
-      measure::set_path_columns(row, opt)
-          .set("i1", spec)
-          .set("fetch", a.fetch)
-          .set("hot_bytes", hot_bytes)
-          .set("predicted_i1_misses_per_packet", p.i1_misses);
-      if (ll) row.set("ll", a.ll).set("predicted_ll_i_misses_per_packet", p.ll_misses);
-      if (const auto m = measured.find({layout, spec}); m != measured.end()) {
-        const double mi = m->second.i1;
-        row.set("measured_i1_misses_per_packet", mi)
-            .set("abs_error", p.i1_misses - mi)
-            .set("error_pct", mi >= 1 ? report::Value(100 * (p.i1_misses - mi) / mi)
-                                      : report::Value(std::string()));
-        by_geometry[spec].push_back({mi, p.i1_misses});
-        if (ll && m->second.ll_i >= 0) {
-          row.set("measured_ll_i_misses_per_packet", m->second.ll_i);
-          ll_points.push_back({m->second.ll_i, p.ll_misses});
-        }
-      }
-      rows.push_back(std::move(row));
-    }
-  }
-  std::cout << fmt::format(
-      "I1 misses per packet: {} on the harness's path (payload {} B, {}), fetch {}\n",
-      profile ? "hot ranges and walks from " + a.profile
-              : fmt::format("{:.0f} % of each symbol", 100 * a.hot_fraction),
-      opt.payload, opt.path.get("dest"), a.fetch);
+// The measured columns only where cachegrind counted some build.
+std::vector<std::string> icache_columns(const measure::ICacheStudy& s, bool ll) {
   std::vector<std::string> columns = {"layout", "i1", "hot_bytes",
                                       "predicted_i1_misses_per_packet"};
-  if (!by_geometry.empty())
+  if (!s.summary.empty())
     columns.insert(columns.end(), {"measured_i1_misses_per_packet", "error_pct", "abs_error"});
   if (ll) {
     columns.push_back("predicted_ll_i_misses_per_packet");
-    if (!ll_points.empty()) columns.push_back("measured_ll_i_misses_per_packet");
+    if (!s.ll_line.empty()) columns.push_back("measured_ll_i_misses_per_packet");
   }
-  std::cout << report::format_table(rows, columns);
-  if (!by_geometry.empty()) {
+  return columns;
+}
+
+int run_icache_cmd(const ICacheArgs& a) {
+  measure::ICacheStudyOptions o;
+  o.i1 = geometries(a.i1);
+  const auto fetch = models::parse_fetch_mode(a.fetch);
+  if (!fetch)
+    throw UserError(fmt::format("--fetch: expected call-sites or entry, got '{}'", a.fetch));
+  o.fetch = *fetch;
+  o.ll = last_level(a.ll, o.i1);
+  o.ll_spec = a.ll;
+  o.opt = a.path.resolved();
+  o.builds = a.harnesses;
+  o.owners = a.owners.empty() ? tree_file("configs/harness/owners.txt").string() : a.owners;
+  o.profile = a.profile;
+  o.hot_fraction = a.hot_fraction;
+  o.measured = a.measured;
+  o.noise = a.noise;
+  o.warn = [](const std::string& w) { spdlog::warn("{}", w); };
+  const measure::ICacheStudy s = measure::icache_study(o);
+
+  std::cout << fmt::format(
+      "I1 misses per packet: {} on the harness's path (payload {} B, {}), fetch {}\n",
+      a.profile.empty() ? fmt::format("{:.0f} % of each symbol", 100 * a.hot_fraction)
+                        : "hot ranges and walks from " + a.profile,
+      o.opt.payload, o.opt.path.get("dest"), a.fetch);
+  std::cout << report::format_table(s.rows, icache_columns(s, o.ll.has_value()));
+  if (!s.summary.empty()) {
     std::cout << fmt::format(
         "\nagainst cachegrind, by I1 geometry (relative errors where cachegrind counts at least 1 "
         "miss per packet, absolute ones elsewhere; pairs of layouts ordered only where they "
         "differ by more than {} misses per packet):\n",
         a.noise);
-    std::vector<report::Row> summary;
-    for (const auto& [spec, points] : by_geometry) {
-      std::vector<double> m, p;
-      for (const auto& [x, y] : points) {
-        m.push_back(x);
-        p.push_back(y);
-      }
-      const auto e = measure::summarize_errors(m, p);
-      const auto r = measure::rank_agreement(m, p, a.noise);
-      const double lo = *std::min_element(m.begin(), m.end());
-      const double hi = *std::max_element(m.begin(), m.end());
-      const double spread = hi > 0 ? (hi - lo) / hi : 0;
-      report::Row row;
-      row.set("i1", spec)
-          .set("layouts", static_cast<int64_t>(m.size()))
-          .set("measured_min", lo)
-          .set("measured_max", hi)
-          .set("spread_pct", 100 * spread)
-          .set("relative_points", static_cast<int64_t>(e.relative_points))
-          .set("median_abs_error_pct", e.median_rel_pct)
-          .set("worst_error_pct", e.worst_rel_pct)
-          .set("absolute_points", static_cast<int64_t>(e.absolute_points))
-          .set("median_abs_error", e.median_abs)
-          .set("worst_abs_error", e.worst_abs)
-          .set("kendall_tau_b", r.kendall_tau)
-          .set("concordant", static_cast<int64_t>(r.concordant))
-          .set("discordant", static_cast<int64_t>(r.discordant))
-          .set("ties", static_cast<int64_t>(r.tied_measured + r.tied_predicted + r.tied_both));
-      summary.push_back(row);
-      std::string line =
-          fmt::format("  I1 {}: {} layouts, measured {:.2f}-{:.2f}", spec, m.size(), lo, hi);
-      if (hi < 1)
-        line += " (the hot code fits: under 1 miss per packet)";
-      else
-        line += fmt::format(" (spread {:.0f} %)", 100 * spread);
-      if (e.relative_points > 0)
-        line += fmt::format("; error median {:.1f} %, worst {:+.1f} % ({} points)",
-                            e.median_rel_pct, e.worst_rel_pct, e.relative_points);
-      if (e.absolute_points > 0)
-        line += fmt::format("; absolute error median {:.2f}, worst {:+.2f} ({} points)",
-                            e.median_abs, e.worst_abs, e.absolute_points);
-      if (!r.meaningful)
-        line += "; no two layouts differ beyond the noise: no ranking to check";
-      else if (r.same_order)
-        line += fmt::format("; ranked in the same order (Kendall tau-b {:.2f})", r.kendall_tau);
-      else if (std::isnan(r.kendall_tau))
-        line += "; the predictions do not tell the layouts apart";
-      else
-        line += fmt::format(
-            "; Kendall tau-b {:.2f} ({} pairs concordant, {} discordant, {} tied "
-            "in one list only)",
-            r.kendall_tau, r.concordant, r.discordant, r.tied_measured + r.tied_predicted);
-      std::cout << line << "\n";
-    }
-    if (!ll_points.empty()) {
-      std::vector<double> m, p;
-      for (const auto& [x, y] : ll_points) {
-        m.push_back(x);
-        p.push_back(y);
-      }
-      const auto e = measure::summarize_errors(m, p);
-      std::cout << fmt::format(
-          "  LL {} (instruction misses): {} points; relative error median {:.1f} %, worst "
-          "{:+.1f} % ({} points); absolute error median {:.2f}, worst {:+.2f} ({} points)\n",
-          a.ll, m.size(), e.median_rel_pct, e.worst_rel_pct, e.relative_points, e.median_abs,
-          e.worst_abs, e.absolute_points);
-    }
-    if (!a.summary.empty()) write_rows(a.summary, summary);
+    for (const auto& line : s.summary_lines) std::cout << line << "\n";
+    if (!s.ll_line.empty()) std::cout << s.ll_line << "\n";
+    if (!a.summary.empty()) write_rows(a.summary, s.summary);
   } else if (!a.measured.empty()) {
     std::cout << fmt::format("\n{}: no cachegrind rows for this path and these layouts\n",
                              a.measured);
   }
-  write_rows(a.out, rows);
+  write_rows(a.out, s.rows);
   return 0;
 }
 

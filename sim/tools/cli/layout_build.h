@@ -6,22 +6,17 @@
 #include <string>
 #include <vector>
 
-#include "sim/stack/workload/path.h"
 #include "sim/tools/cli/commands.h"
+#include "sim/tools/measure/link_order_study.h"
 
 namespace simloop::cli {
 
 struct LayoutBuildArgs {
   std::string nm, map, owners, out_dir;
   std::vector<std::string> paths;  // name=,profile=,payload=,path=[,weight=]
-  // A path given whole rather than as --path text (an experiment's own),
+  // Paths given whole rather than as --path text (an experiment's own),
   // before the --path ones.
-  struct WholePath {
-    std::string name, profile;
-    int payload = 0;
-    workload::Path path;
-  };
-  std::vector<WholePath> whole_paths;
+  std::vector<measure::ProfiledPath> whole_paths;
   std::vector<std::string> orders;  // NAME=FILE: orders to predict as given
   std::vector<std::string> i1 = {"16384,1,64", "16384,2,64", "32768,2,64"};
   double budget_s = 60;

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -16,12 +15,12 @@
 #include "sim/layout/build.h"
 #include "sim/report/table.h"
 #include "sim/stack/net/inet.h"
-#include "sim/support/input_file.h"
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/advise/layout_advice.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/cli/layout_build.h"
+#include "sim/tools/measure/build_files.h"
 #include "sim/tools/measure/harness_run.h"
 
 namespace simloop::cli {
@@ -324,8 +323,8 @@ Layouts load_layouts(const config::Experiment& x, const fs::path& file, const La
       return l;
     }
     if (!a.nm_file.empty()) {
-      std::istringstream in(read_nm_map(a.nm_file));
-      l.input = models::layout_from_nm(in, read_owners(a.owners_file), a.hot_fraction);
+      std::istringstream in(measure::read_nm_map(a.nm_file));
+      l.input = models::layout_from_nm(in, measure::read_owners(a.owners_file), a.hot_fraction);
       if (l.input.by_owner.empty())
         throw UserError(
             fmt::format("{}: no symbol of {} is in this build: is it a build of the "
@@ -607,39 +606,6 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
                         a->i1_given = i1->count() > 0;
                         return layout_cmd(*a);
                       }});
-}
-
-std::string read_build_file(const std::string& file) {
-  try {
-    return models::read_text_file(file);
-  } catch (const models::LayoutError& e) {
-    throw UserError(e.what());
-  }
-}
-
-std::string read_nm_map(const std::string& file) {
-  // An ordinary file, before it is opened to look at its first bytes: a
-  // FIFO would hold the open up (read_build_file words the refusal).
-  if (!support::input_problem(file).empty()) return read_build_file(file);
-  std::ifstream in(file, std::ios::binary);
-  char magic[4] = {};
-  if (in && in.read(magic, sizeof magic) && std::string_view(magic, 4) == "\177ELF") {
-    try {
-      return measure::nm_output(file);
-    } catch (const std::runtime_error& e) {
-      throw UserError(fmt::format("{}: cannot list its symbols: {}", file, e.what()));
-    }
-  }
-  return read_build_file(file);
-}
-
-std::multimap<std::string, std::string> read_owners(const std::string& file) {
-  std::istringstream in(read_build_file(file));
-  try {
-    return models::load_owners(in, file);
-  } catch (const models::LayoutError& e) {
-    throw UserError(e.what());
-  }
 }
 
 }  // namespace simloop::cli

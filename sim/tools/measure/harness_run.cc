@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <utility>
 
 #include "sim/report/csv_table.h"
+#include "sim/support/input_error.h"
 #include "sim/support/text.h"
 #include "sim/tools/measure/programs.h"
 
@@ -282,6 +284,19 @@ std::vector<std::string> find_harnesses(const std::string& exe) {
     if (!out.empty()) return out;
   }
   return {};
+}
+
+std::vector<std::string> harnesses_or_default(const std::vector<std::string>& given) {
+  if (!given.empty()) return given;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  auto found = ec ? std::vector<std::string>{} : find_harnesses(self.string());
+  if (found.empty())
+    throw config::ConfigError(fmt::format(
+        "no simloop-harness* beside this simloop binary or where it is installed ({}); give "
+        "HARNESS paths",
+        ec ? std::string("?") : fmt::format("{}", fmt::join(harness_dirs(self.string()), ", "))));
+  return found;
 }
 
 std::string nm_output(const std::string& binary) {

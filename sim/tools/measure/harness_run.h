@@ -81,6 +81,10 @@ std::vector<std::string> harness_dirs(const std::string& exe);
 // The harness builds (simloop-harness, simloop-harness-NAME) in the first of
 // those directories that holds any, the base build first; none: empty.
 std::vector<std::string> find_harnesses(const std::string& exe);
+// `given`, or if it is empty the harness builds found for this simloop
+// (find_harnesses of /proc/self/exe). Throws config::ConfigError saying
+// where they were looked for if there are none.
+std::vector<std::string> harnesses_or_default(const std::vector<std::string>& given);
 
 // `nm -S --defined-only -n` of `binary`, as text, and a line for each PLT
 // section (".plt", ".iplt", ...; from `objdump -h`), which nm does not list

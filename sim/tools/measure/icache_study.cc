@@ -1,0 +1,268 @@
+#include "sim/tools/measure/icache_study.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "sim/layout/layout.h"
+#include "sim/report/csv_table.h"
+#include "sim/support/input_error.h"
+#include "sim/tools/measure/build_files.h"
+#include "sim/tools/measure/compare.h"
+#include "sim/tools/measure/harness_run.h"
+#include "sim/tools/measure/icache_check.h"
+
+namespace simloop::measure {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Key {
+  std::string layout, i1;
+  auto operator<=>(const Key&) const = default;
+};
+
+struct Measured {
+  double i1 = 0, ll_i = -1;  // ll_i < 0: not given for the --LL geometry
+};
+
+// Cachegrind rows for the same path, by layout and geometry.
+std::map<Key, Measured> read_measured(const std::string& file, const NativeOptions& o,
+                                      const std::string& ll) {
+  try {
+    const std::string text = report::read_csv_file(file, file, "a CSV of cachegrind rows");
+    report::CsvReader csv(text, file);
+    auto col = [&](const std::string& name) {
+      const auto c = csv.column(name);
+      if (!c)
+        throw config::ConfigError(
+            fmt::format("{}: no column '{}' (written by simloop measure cachegrind?)", file, name));
+      return *c;
+    };
+    const size_t src = col("source"), lay = col("layout"), i1 = col("i1"), pay = col("payload"),
+                 dst = col("dest"), al = col("align"), cp = col("copy"),
+                 val = col("i1_misses_per_packet");
+    const size_t ll_col = ll.empty() ? 0 : col("ll"),
+                 ll_val = ll.empty() ? 0 : col("ll_i_misses_per_packet");
+    std::map<Key, Measured> m;
+    while (csv.next()) {
+      const auto& f = csv.cells();
+      if (f[src] != "cachegrind" || f[pay] != std::to_string(o.payload) ||
+          f[dst] != o.path.get("dest") || f[al] != o.path.get("align") ||
+          f[cp] != o.path.get("copy"))
+        continue;
+      auto number = [&](size_t c, const char* name) {
+        double v = 0;
+        if (!report::parse_number(f[c], &v))
+          throw config::ConfigError(
+              fmt::format("{}: {} '{}' is not a number", csv.where(), name, f[c]));
+        return v;
+      };
+      Measured& x = m[{f[lay], f[i1]}];
+      x.i1 = number(val, "i1_misses_per_packet");
+      if (!ll.empty() && f[ll_col] == ll) x.ll_i = number(ll_val, "ll_i_misses_per_packet");
+    }
+    return m;
+  } catch (const report::CsvError& e) {
+    throw config::ConfigError(e.what());
+  }
+}
+
+// One build as the model sees it.
+struct Build {
+  std::string layout;  // its name in the rows (and in cachegrind's)
+  models::LinkedLayout linked;
+  int64_t hot_bytes = 0;
+};
+
+Build read_build(const std::string& path, const ICacheStudyOptions& o,
+                 const std::multimap<std::string, std::string>& owners,
+                 const std::optional<CodeProfile>& profile) {
+  // A build, or the symbol map one left (FILE.nm, as measure cachegrind
+  // writes them beside its CSV, or FILE.nm.gz): the same text either way.
+  const bool gz = path.ends_with(".nm.gz");
+  const bool nm_file = gz || path.ends_with(".nm");
+  const std::string nm_text = nm_file ? read_build_file(path) : nm_output(path);
+  std::istringstream nm(nm_text);
+  Build b;
+  try {
+    b.linked = models::layout_from_nm(nm, owners, o.hot_fraction, profile ? &profile->hot : nullptr,
+                                      profile ? &profile->walks : nullptr);
+  } catch (const models::LayoutError& e) {
+    throw config::ConfigError(fmt::format("{} (owners {}): {}", path, o.owners, e.what()));
+  }
+  // Owners the build does not have: another compiler inlined or named
+  // differently. Their code is then missing from the prediction.
+  std::set<std::string> found;
+  for (const auto& [owner, ranges] : b.linked.by_owner)
+    for (const auto& r : ranges) found.insert(r.symbol);
+  std::set<std::string> missing;
+  for (const auto& [sym, owner] : owners)
+    if (!found.count(sym) && (!profile || profile->hot.count(sym))) missing.insert(sym);
+  if (found.empty())
+    throw config::ConfigError(
+        fmt::format("{}: no symbol of {} is in this build (or ran): is it a "
+                    "simloop-harness build?",
+                    path, o.owners));
+  if (!missing.empty())
+    o.warn(fmt::format("{}: {} symbol(s) of {} not in this build, their code is left out: {}", path,
+                       missing.size(), o.owners, fmt::join(missing, " ")));
+  for (const auto& w :
+       {models::absent_warning(b.linked, path), models::unfetched_warning(b.linked, path)})
+    if (!w.empty()) o.warn(w);
+  b.layout = nm_file ? fs::path(gz ? path.substr(0, path.size() - 3) : path).stem().string()
+                     : harness_layout_name(path);
+  // The profile's hot bytes that this build has (what `measure profile`
+  // counts), or without a profile the bytes taken from the owned symbols.
+  b.hot_bytes = static_cast<int64_t>(models::total_hot_bytes(b.linked));
+  if (profile) {
+    std::istringstream again(nm_text);
+    std::set<std::string> text;
+    for (const auto& sym : models::parse_nm(again))
+      if (sym.text) text.insert(sym.name);
+    b.hot_bytes = 0;
+    for (const auto& [sym, ranges] : profile->hot)
+      if (text.count(sym) != 0)
+        for (const auto& r : ranges) b.hot_bytes += static_cast<int64_t>(r.second);
+  }
+  return b;
+}
+
+// Measured and predicted misses per packet of one build.
+struct Point {
+  double m, p;
+};
+
+void split(const std::vector<Point>& points, std::vector<double>* m, std::vector<double>* p) {
+  for (const auto& [x, y] : points) {
+    m->push_back(x);
+    p->push_back(y);
+  }
+}
+
+// The builds of one I1 geometry against cachegrind: a summary row, and a
+// line that says whether the model ranks the layouts as cachegrind does.
+void compare_geometry(const std::string& spec, const std::vector<Point>& points, double noise,
+                      ICacheStudy* s) {
+  std::vector<double> m, p;
+  split(points, &m, &p);
+  const auto e = summarize_errors(m, p);
+  const auto r = rank_agreement(m, p, noise);
+  const double lo = *std::min_element(m.begin(), m.end());
+  const double hi = *std::max_element(m.begin(), m.end());
+  const double spread = hi > 0 ? (hi - lo) / hi : 0;
+  report::Row row;
+  row.set("i1", spec)
+      .set("layouts", static_cast<int64_t>(m.size()))
+      .set("measured_min", lo)
+      .set("measured_max", hi)
+      .set("spread_pct", 100 * spread)
+      .set("relative_points", static_cast<int64_t>(e.relative_points))
+      .set("median_abs_error_pct", e.median_rel_pct)
+      .set("worst_error_pct", e.worst_rel_pct)
+      .set("absolute_points", static_cast<int64_t>(e.absolute_points))
+      .set("median_abs_error", e.median_abs)
+      .set("worst_abs_error", e.worst_abs)
+      .set("kendall_tau_b", r.kendall_tau)
+      .set("concordant", static_cast<int64_t>(r.concordant))
+      .set("discordant", static_cast<int64_t>(r.discordant))
+      .set("ties", static_cast<int64_t>(r.tied_measured + r.tied_predicted + r.tied_both));
+  s->summary.push_back(row);
+  std::string line =
+      fmt::format("  I1 {}: {} layouts, measured {:.2f}-{:.2f}", spec, m.size(), lo, hi);
+  if (hi < 1)
+    line += " (the hot code fits: under 1 miss per packet)";
+  else
+    line += fmt::format(" (spread {:.0f} %)", 100 * spread);
+  if (e.relative_points > 0)
+    line += fmt::format("; error median {:.1f} %, worst {:+.1f} % ({} points)", e.median_rel_pct,
+                        e.worst_rel_pct, e.relative_points);
+  if (e.absolute_points > 0)
+    line += fmt::format("; absolute error median {:.2f}, worst {:+.2f} ({} points)", e.median_abs,
+                        e.worst_abs, e.absolute_points);
+  if (!r.meaningful)
+    line += "; no two layouts differ beyond the noise: no ranking to check";
+  else if (r.same_order)
+    line += fmt::format("; ranked in the same order (Kendall tau-b {:.2f})", r.kendall_tau);
+  else if (std::isnan(r.kendall_tau))
+    line += "; the predictions do not tell the layouts apart";
+  else
+    line += fmt::format(
+        "; Kendall tau-b {:.2f} ({} pairs concordant, {} discordant, {} tied "
+        "in one list only)",
+        r.kendall_tau, r.concordant, r.discordant, r.tied_measured + r.tied_predicted);
+  s->summary_lines.push_back(line);
+}
+
+}  // namespace
+
+ICacheStudy icache_study(const ICacheStudyOptions& o) {
+  const auto owners = read_owners(o.owners);
+  std::optional<CodeProfile> profile;
+  if (!o.profile.empty()) {
+    std::istringstream in(read_build_file(o.profile));
+    try {
+      profile = load_profile(in, o.profile);
+    } catch (const std::runtime_error& e) {
+      throw config::ConfigError(e.what());
+    }
+  }
+  const models::PathTrace trace = harness_trace(o.opt);
+  std::map<Key, Measured> measured;
+  if (!o.measured.empty()) measured = read_measured(o.measured, o.opt, o.ll ? o.ll_spec : "");
+
+  ICacheStudy s;
+  std::map<std::string, std::vector<Point>> by_geometry;  // i1 -> points, in layout order
+  std::vector<Point> ll_points;
+  const std::string fetch(models::fetch_mode_name(o.fetch));
+  for (const auto& path : harnesses_or_default(o.builds)) {
+    const Build b = read_build(path, o, owners, profile);
+    for (const auto& g : o.i1) {
+      const auto p = predict_misses(b.linked, g, trace, o.fetch, o.ll ? &*o.ll : nullptr);
+      const std::string spec = geometry_spec(g);
+      report::Row row;
+      row.set("source", std::string("model")).set("layout", b.layout);
+      set_path_columns(row, o.opt)
+          .set("i1", spec)
+          .set("fetch", fetch)
+          .set("hot_bytes", b.hot_bytes)
+          .set("predicted_i1_misses_per_packet", p.i1_misses);
+      if (o.ll) row.set("ll", o.ll_spec).set("predicted_ll_i_misses_per_packet", p.ll_misses);
+      if (const auto m = measured.find({b.layout, spec}); m != measured.end()) {
+        const double mi = m->second.i1;
+        row.set("measured_i1_misses_per_packet", mi)
+            .set("abs_error", p.i1_misses - mi)
+            .set("error_pct", mi >= 1 ? report::Value(100 * (p.i1_misses - mi) / mi)
+                                      : report::Value(std::string()));
+        by_geometry[spec].push_back({mi, p.i1_misses});
+        if (o.ll && m->second.ll_i >= 0) {
+          row.set("measured_ll_i_misses_per_packet", m->second.ll_i);
+          ll_points.push_back({m->second.ll_i, p.ll_misses});
+        }
+      }
+      s.rows.push_back(std::move(row));
+    }
+  }
+  for (const auto& [spec, points] : by_geometry) compare_geometry(spec, points, o.noise, &s);
+  if (!ll_points.empty()) {
+    std::vector<double> m, p;
+    split(ll_points, &m, &p);
+    const auto e = summarize_errors(m, p);
+    s.ll_line = fmt::format(
+        "  LL {} (instruction misses): {} points; relative error median {:.1f} %, worst "
+        "{:+.1f} % ({} points); absolute error median {:.2f}, worst {:+.2f} ({} points)",
+        o.ll_spec, m.size(), e.median_rel_pct, e.worst_rel_pct, e.relative_points, e.median_abs,
+        e.worst_abs, e.absolute_points);
+  }
+  return s;
+}
+
+}  // namespace simloop::measure
