@@ -264,7 +264,6 @@ void Schema::add_model() {
   }
 }
 
-
 Schema::Schema() {
   add_top_keys();
   add_machine_keys();
