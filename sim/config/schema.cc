@@ -67,7 +67,7 @@ Field cost(Field f) {
 // Tags a key shared between stacks as one that applies only to those that
 // honour it (their kinds say which, stack_set.h).
 Field by_stack(Field f) {
-  if (stacks::restricted(f.path)) f.stacks = stacks::stacks_honouring(f.path);
+  f.stacks = stacks::stacks_honouring(f.path);
   return f;
 }
 

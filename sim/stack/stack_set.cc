@@ -1,5 +1,6 @@
 #include "sim/stack/stack_set.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "sim/stack/stacks.h"
@@ -27,12 +28,6 @@ std::vector<std::pair<std::string, std::string>> descriptions() {
     v.emplace_back(std::string(K::kName), std::string(K::kDoc));
   });
   return v;
-}
-
-bool syscall_per_send(std::string_view stack) {
-  bool yes = true;
-  with_stack(stack, [&]<class K>(std::type_identity<K>) { yes = K::kSyscallPerSend; });
-  return yes;
 }
 
 StackOptionSet::StackOptionSet() {
@@ -108,24 +103,16 @@ const std::vector<StackKey>& keys() {
 }
 
 std::vector<std::string> stacks_honouring(std::string_view path) {
-  std::vector<std::string> all, honour;
+  size_t all = 0;
+  std::vector<std::string> honour;
   for_each_stack([&]<class K>(std::type_identity<K>) {
-    all.emplace_back(K::kName);
-    for (std::string_view s : K::kSharedKeys)
-      if (under(path, s)) {
-        honour.emplace_back(K::kName);
-        break;
-      }
+    ++all;
+    if (std::any_of(K::kSharedKeys.begin(), K::kSharedKeys.end(),
+                    [&](std::string_view s) { return under(path, s); }))
+      honour.emplace_back(K::kName);
   });
-  return honour.empty() ? all : honour;
-}
-
-bool restricted(std::string_view path) {
-  bool listed = false;
-  for_each_stack([&]<class K>(std::type_identity<K>) {
-    for (std::string_view s : K::kSharedKeys) listed = listed || under(path, s);
-  });
-  return listed;
+  if (honour.size() == all) honour.clear();
+  return honour;
 }
 
 net::KeyProblem problem(std::string_view stack, const net::HostOptions& host,

@@ -25,8 +25,6 @@ const std::vector<const net::FnTable*>& fn_tables();
 const net::FnTable* find_fn_table(std::string_view name);
 // Each stack's name and what it is, in list order.
 std::vector<std::pair<std::string, std::string>> descriptions();
-// Whether each datagram the stack sends is a system call of its own.
-bool syscall_per_send(std::string_view stack);
 
 // Every stack's own options (its kind's Own), each stack's defaults to
 // start with.
@@ -64,13 +62,10 @@ struct StackSection {
 const std::vector<StackSection>& sections();
 const std::vector<StackKey>& keys();
 
-// The stacks that honour `path`, a key shared between stacks that some
-// stack lists among its kSharedKeys (itself or a section above it); every
-// stack's name if none lists it.
+// The stacks a key shared between stacks applies to: those that list it
+// (itself or a section above it) among their kSharedKeys; empty when it
+// applies to every stack (none lists it, or all do).
 std::vector<std::string> stacks_honouring(std::string_view path);
-// Whether some stack lists `path` (or a section above it) as a shared key
-// it honours: only those stacks take it.
-bool restricted(std::string_view path);
 
 // Why stack `stack` cannot send `payload` bytes to `dest` with these
 // options, and the key to name (empty if it can).

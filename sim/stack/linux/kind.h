@@ -13,22 +13,29 @@
 
 namespace simloop::net::lnx {
 
+// What the stack refuses of the host's choices, and the key to blame
+// (empty if it takes them): the copy-down fix-ups (Linux keeps IP headers
+// aligned), m_dup (a broadcast's local copy is always a clone) and a
+// misplaced udp_in (Linux fills the caller's own sockaddr).
+inline KeyProblem host_problem(AlignPolicy align, LoopCopy copy, int sockaddr_misalign) {
+  if (align != AlignPolicy::none && align != AlignPolicy::strict)
+    return {"options.align", "the linux stack takes alignment policy none or strict, not '" +
+                                 std::string(align_policy_name(align)) + "'"};
+  if (copy != LoopCopy::m_copy)
+    return {"options.copy",
+            "the linux stack loops a broadcast back as a clone: loop copy m_copy only"};
+  if (sockaddr_misalign != 0)
+    return {"options.sockaddr_misalign",
+            "the linux stack has no static sockaddr: sockaddr_misalign must be 0"};
+  return {};
+}
+
 // What a workload::Path sets in the stack's options; the ttcp loop finds it
-// by its arguments. Refuses what has no Linux counterpart: the copy-down
-// fix-ups (Linux keeps IP headers aligned), m_dup (a broadcast's local copy
-// is always a clone) and a misplaced udp_in (Linux fills the caller's own
-// sockaddr). Every destination runs: self goes through lo, as Linux's local
-// table routes it.
+// by its arguments. Every destination runs: self goes through lo, as
+// Linux's local table routes it.
 inline Options stack_options_for(const workload::Path& p, Options so) {
-  if (p.align != AlignPolicy::none && p.align != AlignPolicy::strict)
-    throw workload::PathError("the linux stack takes alignment policy none or strict, not '" +
-                              std::string(align_policy_name(p.align)) + "'");
-  if (p.copy != LoopCopy::m_copy)
-    throw workload::PathError(
-        "the linux stack loops a broadcast back as a clone: loop copy m_copy only");
-  if (p.sockaddr_misalign != 0)
-    throw workload::PathError(
-        "the linux stack has no static sockaddr: sockaddr_misalign must be 0");
+  if (const KeyProblem k = host_problem(p.align, p.copy, p.sockaddr_misalign))
+    throw workload::PathError(k.message);
   so.align = p.align;
   return so;
 }
@@ -81,16 +88,7 @@ struct Kind {
   static KeyProblem problem(const HostOptions& h, const Own&, workload::Dest d, int payload) {
     if (workload::uses_ring(d))
       if (KeyProblem p = workload::ether_problem(payload, h.ether_mtu)) return p;
-    if (h.align != AlignPolicy::none && h.align != AlignPolicy::strict)
-      return {"options.align", "the linux stack takes alignment policy none or strict, not '" +
-                                   std::string(align_policy_name(h.align)) + "'"};
-    if (h.loop_copy != LoopCopy::m_copy)
-      return {"options.copy",
-              "the linux stack loops a broadcast back as a clone: loop copy m_copy only"};
-    if (h.sockaddr_misalign != 0)
-      return {"options.sockaddr_misalign",
-              "the linux stack has no static sockaddr: sockaddr_misalign must be 0"};
-    return {};
+    return host_problem(h.align, h.loop_copy, h.sockaddr_misalign);
   }
 };
 

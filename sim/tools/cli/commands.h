@@ -29,6 +29,11 @@ inline std::filesystem::path tree_file(const std::string& relative) {
   return config::data_root() / relative;
 }
 
+// The owners file a command was given (--owners), or the harness's own.
+inline std::string owners_file(const std::string& given) {
+  return given.empty() ? tree_file("configs/harness/owners.txt").string() : given;
+}
+
 // An experiment named on the command line: a relative path from the
 // working directory if it is there, else from the data directory (so that
 // `simloop run experiments/netmap-2012.yaml` works from any directory); an

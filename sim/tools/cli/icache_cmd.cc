@@ -204,7 +204,7 @@ int run_icache_cmd(const ICacheArgs& a) {
   o.ll_spec = a.ll;
   o.opt = a.path.resolved();
   o.builds = a.harnesses;
-  o.owners = a.owners.empty() ? tree_file("configs/harness/owners.txt").string() : a.owners;
+  o.owners = owners_file(a.owners);
   o.profile = a.profile;
   o.hot_fraction = a.hot_fraction;
   o.measured = a.measured;

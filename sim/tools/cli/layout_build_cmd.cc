@@ -95,7 +95,7 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
   measure::LinkOrderStudyOptions o;
   o.nm = a.nm;
   o.map = a.map;
-  o.owners = a.owners.empty() ? tree_file("configs/harness/owners.txt").string() : a.owners;
+  o.owners = owners_file(a.owners);
   o.i1 = a.i1;
   o.whole_paths = a.whole_paths;
   o.paths = a.paths;

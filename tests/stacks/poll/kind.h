@@ -14,11 +14,22 @@
 
 namespace simloop::net::poll {
 
-// The path sets nothing the poll stack has: alignment and copy policies
-// are the kernel stacks'.
+// What the stack refuses of the host's choices, and the key to blame:
+// alignment fix-ups and broadcast copies are the kernel stacks'.
+inline KeyProblem host_problem(AlignPolicy align, LoopCopy copy, int sockaddr_misalign) {
+  if (align != AlignPolicy::none)
+    return {"options.align", "the poll stack takes alignment policy none only"};
+  if (copy != LoopCopy::m_copy)
+    return {"options.copy", "the poll stack has no broadcast loop: loop copy m_copy only"};
+  if (sockaddr_misalign != 0)
+    return {"options.sockaddr_misalign", "the poll stack has no static sockaddr: 0 only"};
+  return {};
+}
+
+// The path sets nothing the poll stack has; it refuses what it cannot take.
 inline Options stack_options_for(const workload::Path& p, Options so) {
-  if (p.align != AlignPolicy::none || p.copy != LoopCopy::m_copy || p.sockaddr_misalign != 0)
-    throw workload::PathError("the poll stack takes the default alignment and copy only");
+  if (const KeyProblem k = host_problem(p.align, p.copy, p.sockaddr_misalign))
+    throw workload::PathError(k.message);
   return so;
 }
 
@@ -51,8 +62,7 @@ struct Kind {
     if (d != workload::Dest::wire && d != workload::Dest::loopback)
       return {"workload.dest", fmt::format("the poll stack sends to wire and loopback only, not {}",
                                            workload::dest_name(d))};
-    if (h.align != AlignPolicy::none)
-      return {"options.align", "the poll stack takes alignment policy none only"};
+    if (KeyProblem k = host_problem(h.align, h.loop_copy, h.sockaddr_misalign)) return k;
     return workload::ether_problem(payload, h.ether_mtu);
   }
 };
