@@ -78,13 +78,14 @@ class BranchTargets : public net::NullProbe {
   static constexpr std::string_view kStageDoc =
       "branch target misprediction stalls (only when the branch model, machine.branch, is on)";
   static constexpr std::array<KeySpec<Config>, 4> kKeys = {{
-      {"enabled", "Charge mispredicted calls and returns (to the branch stage).", &Config::enabled},
+      {"enabled", "Charge mispredicted calls and returns (to the branch stage).",
+       &at<&Config::enabled>},
       {"btb_entries", "Call sites the branch target buffer holds, direct-mapped.",
-       &Config::btb_entries, 1, 65536, true},
+       &at<&Config::btb_entries>, 1, 65536, true},
       {"ras_depth", "Entries of the return stack: deeper calls' returns mispredict.",
-       &Config::ras_depth, 1, 256},
+       &at<&Config::ras_depth>, 1, 256},
       {"mispredict_cycles", "Stall per misprediction (the pipeline refill).",
-       &Config::mispredict_cycles, 0, 1e4},
+       &at<&Config::mispredict_cycles>, 0, 1e4},
   }};
   static constexpr std::array<ColumnSpec, 1> kColumns = {{
       {"branch_mispredicts_per_packet", "mispredictions per packet",

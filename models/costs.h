@@ -5,6 +5,7 @@
 #include <array>
 
 #include "sim/stack/net/fn_table.h"
+#include "sim/support/key_spec.h"
 
 namespace simloop::models {
 
@@ -25,6 +26,33 @@ struct MachineCosts {
   int line_bytes = 64;
 };
 
+// machine.*: the CPU's prices (models and the I-cache declare their own).
+inline constexpr auto kMachineKeys = std::to_array<support::KeySpec<MachineCosts>>({
+    {"clock_hz", "Clock rate: the simulated host's speed in cycles per second.",
+     &support::at<&MachineCosts::clock_hz>, 1e6, 1e11},
+    {"syscall", "System call entry and exit."},
+    {"syscall.entry_cycles", "Cycles from the user's call to the kernel function.",
+     &support::at<&MachineCosts::syscall_entry_cycles>, 0, 1e7, false, true},
+    {"syscall.exit_cycles", "Cycles from the kernel function back to the user.",
+     &support::at<&MachineCosts::syscall_exit_cycles>, 0, 1e7, false, true},
+    {"user_loop_cycles", "Cycles of the sender's own loop per datagram.",
+     &support::at<&MachineCosts::user_loop_cycles>, 0, 1e7, false, true},
+    {"copy", "Cost of copying bytes (bcopy, copyin, copyout)."},
+    {"copy.setup_cycles", "Fixed cycles per copy.", &support::at<&MachineCosts::copy_setup_cycles>,
+     0, 1e6, false, true},
+    {"copy.cycles_per_byte", "Cycles per byte copied.",
+     &support::at<&MachineCosts::copy_cycles_per_byte>, 0, 1e3, false, true},
+    {"copy.unaligned_cycles_per_byte",
+     "Extra cycles per byte when source or destination is not 4-byte aligned.",
+     &support::at<&MachineCosts::copy_unaligned_cycles_per_byte>, 0, 1e3, false, true},
+    {"unaligned_access_cycles",
+     "Extra cycles per misaligned header access, on CPUs that allow them (align: none).",
+     &support::at<&MachineCosts::unaligned_access_cycles>, 0, 1e6, false, true},
+    {"unaligned_line_cross_cycles",
+     "Further cycles when a misaligned header access also crosses a cache line.",
+     &support::at<&MachineCosts::unaligned_line_cross_cycles>, 0, 1e6, false, true},
+});
+
 // A stack with no functions: what StackCosts prices until it is given a stack.
 inline constexpr net::FnTable kNoFns{"none", {}};
 
@@ -38,6 +66,24 @@ struct StackCosts {
   double cksum_cycles_per_byte = 0;
 };
 
+// stack.*: the prices of the zones (the BSD stack's mbufs and clusters,
+// taken and given back) and of the checksum; the functions' prices are
+// keys of each stack's table (sim/config/schema.cc).
+inline constexpr auto kStackCostKeys = std::to_array<support::KeySpec<StackCosts>>({
+    {"alloc", "Buffer allocation from the zones."},
+    {"alloc.mbuf_cycles", "Cycles per mbuf allocated.",
+     &support::at<&StackCosts::mbuf_alloc_cycles>, 0, 1e6, false, true},
+    {"alloc.cluster_cycles", "Cycles per cluster allocated.",
+     &support::at<&StackCosts::cluster_alloc_cycles>, 0, 1e6, false, true},
+    {"free", "Buffer release to the zones."},
+    {"free.mbuf_cycles", "Cycles per mbuf freed.", &support::at<&StackCosts::mbuf_free_cycles>, 0,
+     1e6, false, true},
+    {"free.cluster_cycles", "Cycles per cluster freed.",
+     &support::at<&StackCosts::cluster_free_cycles>, 0, 1e6, false, true},
+    {"cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.",
+     &support::at<&StackCosts::cksum_cycles_per_byte>, 0, 1e3, false, true},
+});
+
 struct InterruptCosts {
   bool enabled = false;
   double handler_cycles = 0;         // entry, acknowledge, exit: per interrupt
@@ -45,5 +91,25 @@ struct InterruptCosts {
   int moderation_packets = 1;        // one interrupt per this many completions...
   double moderation_interval_s = 0;  // ...or, if > 0, at most one per interval
 };
+
+// interrupts.*: transmit completions and the interrupts that preempt the
+// sender.
+inline constexpr auto kInterruptKeys = std::to_array<support::KeySpec<InterruptCosts>>({
+    {"enabled",
+     "Completions raise interrupts; otherwise the driver reclaims finished frames when it "
+     "queues new ones.",
+     &support::at<&InterruptCosts::enabled>},
+    {"handler_cycles", "Cycles per interrupt: entry, acknowledge, exit.",
+     &support::at<&InterruptCosts::handler_cycles>, 0, 1e7},
+    {"per_packet_cycles", "Cycles per completed frame in the handler, besides freeing its buffers.",
+     &support::at<&InterruptCosts::per_packet_cycles>, 0, 1e7},
+    {"moderation", "How completions are grouped into interrupts."},
+    {"moderation.packets", "One interrupt per this many completed frames.",
+     &support::at<&InterruptCosts::moderation_packets>, 1, 65536},
+    {"moderation.interval_s",
+     "If > 0: at most one interrupt per interval, covering all completions by then "
+     "(moderation.packets is then ignored).",
+     &support::at<&InterruptCosts::moderation_interval_s>, 0, 1},
+});
 
 }  // namespace simloop::models

@@ -66,12 +66,12 @@ class DataTlb : public net::NullProbe {
   static constexpr std::string_view kStageDoc =
       "data TLB miss stalls (only when the data TLB model, machine.dtlb, is on)";
   static constexpr std::array<KeySpec<Config>, 4> kKeys = {{
-      {"enabled", "Charge data TLB misses (to the tlb stage).", &Config::enabled},
-      {"entries", "Pages held, fully associative, least recently used out.", &Config::entries, 1,
-       4096},
+      {"enabled", "Charge data TLB misses (to the tlb stage).", &at<&Config::enabled>},
+      {"entries", "Pages held, fully associative, least recently used out.", &at<&Config::entries>,
+       1, 4096},
       {"page_bytes", "Page size in bytes, a power of two (as small as a line: a data cache).",
-       &Config::page_bytes, 64, 4096, true},
-      {"miss_cycles", "Stall per miss (the page walk).", &Config::miss_cycles, 0, 1e5},
+       &at<&Config::page_bytes>, 64, 4096, true},
+      {"miss_cycles", "Stall per miss (the page walk).", &at<&Config::miss_cycles>, 0, 1e5},
   }};
   static constexpr std::array<ColumnSpec, 1> kColumns = {{
       {"dtlb_misses_per_packet", "misses per packet",

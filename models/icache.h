@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/support/key_spec.h"
+
 namespace simloop::models {
 
 struct CacheGeometry {
@@ -46,6 +48,42 @@ struct ICacheConfig {
   double memory_cycles = 150;  // stall per miss in both levels
   int page_bytes = 4096;
 };
+
+// machine.cache.*: the caches' geometry and stalls (whether the model runs,
+// and how code is fetched, are the experiment's: sim/config/schema.cc).
+inline constexpr auto kICacheKeys = std::to_array<support::KeySpec<ICacheConfig>>({
+    {"l1", "First-level instruction cache, virtually indexed."},
+    {"l1.size_bytes", "Capacity in bytes.",
+     &support::at<&ICacheConfig::l1, &CacheGeometry::size_bytes>, 64, 1 << 26},
+    {"l1.assoc", "Ways per set.", &support::at<&ICacheConfig::l1, &CacheGeometry::assoc>, 1, 64},
+    {"l1.line_bytes", "Line size in bytes.",
+     &support::at<&ICacheConfig::l1, &CacheGeometry::line_bytes>, 8, 512},
+    {"l1.refill_cycles",
+     "Extra stall per L1 miss on top of the level that serves it: work before the refilled line "
+     "runs (an Athlon predecodes it again and mispredicts its taken branches once).",
+     &support::at<&ICacheConfig::l1_refill_cycles>, 0, 1e4},
+    {"next_line_prefetch", "A miss also brings the next line in (no stall).",
+     &support::at<&ICacheConfig::next_line_prefetch>},
+    {"l2", "Second-level cache behind L1, physically indexed."},
+    {"l2.enabled", "Model an L2 (else every L1 miss goes to memory).",
+     &support::at<&ICacheConfig::l2_enabled>},
+    // Bounded at 256 MB: the model keeps every line's tag (4 Mi lines of 64
+    // B, about 100 MB of memory at that size).
+    {"l2.size_bytes", "Capacity in bytes (at most 256 MB: the model keeps a tag per line).",
+     &support::at<&ICacheConfig::l2, &CacheGeometry::size_bytes>, 64, int64_t{1} << 28},
+    {"l2.assoc", "Ways per set.", &support::at<&ICacheConfig::l2, &CacheGeometry::assoc>, 1, 64},
+    {"l2.exclusive",
+     "Exclusive (L1 victims move to L2, as on the Athlon) or not (fills go to both).",
+     &support::at<&ICacheConfig::l2_exclusive>},
+    {"l2.back_invalidate",
+     "Not exclusive: an L2 eviction also drops the line from L1 (inclusive); off: L1 keeps it "
+     "(cachegrind's last level).",
+     &support::at<&ICacheConfig::l2_back_invalidate>},
+    {"l2.hit_cycles", "Stall per L1 miss that hits L2.", &support::at<&ICacheConfig::l2_hit_cycles>,
+     0, 1e4},
+    {"memory_cycles", "Stall per miss in every level.", &support::at<&ICacheConfig::memory_cycles>,
+     0, 1e5},
+});
 
 // Throws std::invalid_argument naming the field ("l1.size_bytes ...") if
 // ICache would refuse `config`; allocates nothing.

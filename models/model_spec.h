@@ -22,17 +22,15 @@
 #include <string_view>
 #include <variant>
 
+#include "sim/support/key_spec.h"
+
 namespace simloop::models {
 
-// One configuration key of model config C: `<section>.<name>`.
+// One configuration key of model config C: `<section>.<name>`, in the form
+// every part of the program declares its keys (support/key_spec.h).
 template <class C>
-struct KeySpec {
-  std::string_view name;
-  std::string_view doc;
-  std::variant<bool C::*, int C::*, int64_t C::*, double C::*> field;
-  double lo = 0, hi = 0;      // integers and numbers: the range allowed
-  bool power_of_two = false;  // integers: only powers of two
-};
+using KeySpec = support::KeySpec<C>;
+using support::at;
 
 // One result column a model adds to a run's row when it is on.
 struct ColumnSpec {

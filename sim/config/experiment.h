@@ -26,6 +26,7 @@
 #include "sim/stack/stack_set.h"
 #include "sim/stack/workload/path.h"
 #include "sim/support/input_error.h"
+#include "sim/support/key_spec.h"
 
 namespace simloop::config {
 
@@ -48,6 +49,50 @@ struct Workload {
   // `simloop icache` replays for a harness build.
   workload::Service service = workload::Service::simulated;
 };
+
+// workload.*: the ttcp-like sender, its destination and the wire.
+inline constexpr auto kWorkloadKeys = std::to_array<support::KeySpec<Workload>>({
+    {"payload", "UDP payload bytes per datagram.", &support::at<&Workload::payload>, 0,
+     net::kMaxJumboPayload},
+    {"packets", "Datagrams to send (unless duration_s is set).", &support::at<&Workload::packets>,
+     1, 1e12},
+    {"duration_s", "If > 0: simulated seconds to send for, instead of a count.",
+     &support::at<&Workload::duration_s>, 0, 1e5},
+    {"dest",
+     "loopback: 127.0.0.1 through lo0 and the netisr; broadcast: em0's broadcast, a copy loops "
+     "back through if_simloop and the frame goes on the wire; wire: a peer host over the link; "
+     "self: em0's own address, routed through em0 (no lo0 route), the frame itself loops back.",
+     support::Choice<Workload>{&workload::dest_names,
+                               [](Workload& w, std::string_view v) {
+                                 w.dest = workload::parse_dest(v).value_or(Dest::wire);
+                               },
+                               [](const Workload& w) { return dest_name(w.dest); }}},
+    {"enobufs_sleep_s", "How long the sender sleeps when sendto() fails with ENOBUFS.",
+     &support::at<&Workload::enobufs_sleep_s>, 0, 10},
+    {"receive", "A receiver reads the looped datagrams (its cycles count).",
+     &support::at<&Workload::receive>},
+    {"service",
+     "What serves the host after each sendto(). simulated: the simulated host (the netisr runs "
+     "at once where the datagram loops back, the receiver reads what is queued, the NIC's "
+     "completions as the interrupt model says). full: the native harness's loop "
+     "(simloop-harness, `simloop icache --service full`): the netisr, recvfrom() until it says "
+     "EWOULDBLOCK and transmit completion after every send, so the code runs in the order "
+     "`simloop icache` replays. send-only: as full, with transmit completion only.",
+     support::Choice<Workload>{
+         &workload::service_names,
+         [](Workload& w, std::string_view v) { w.service = *workload::parse_service(v); },
+         [](const Workload& w) { return workload::service_name(w.service); }}},
+    {"connected",
+     "The sender connect()s its socket once and sends with send(): the Linux stack then keeps "
+     "the route and the IP ID counter on the socket; otherwise sendto() looks the route up for "
+     "every datagram.",
+     &support::at<&Workload::connected>},
+    {"link", "The wire between the host and its peer."},
+    {"link.bandwidth_bps", "Link rate in bits per second.",
+     &support::at<&Workload::link_bandwidth_bps>, 1e3, 1e13},
+    {"link.latency_s", "One-way propagation latency in seconds.",
+     &support::at<&Workload::link_latency_s>, 0, 10},
+});
 
 // A real build as the code layout (sim/layout/build.h): file paths as given,
 // resolved against the experiment's directory when loaded.
@@ -73,12 +118,72 @@ struct LayoutOptions {
   BuildLayout build;  // instead of kernel: a real build's maps
 };
 
+// layout.*: the code layout, and a real build in place of one.
+inline constexpr auto kLayoutKeys = std::to_array<support::KeySpec<LayoutOptions>>({
+    {"kernel", "Kernel layout: a name from configs/layouts or a path (\"\": none).",
+     &support::at<&LayoutOptions::kernel>},
+    {"user", "The sender's own code: a name from configs/layouts or a path.",
+     &support::at<&LayoutOptions::user>},
+    {"pad_object", "Insert pad_bytes of never-executed code into this kernel object.",
+     &support::at<&LayoutOptions::pad_object>},
+    {"pad_bytes", "Bytes of padding (see pad_object).", &support::at<&LayoutOptions::pad_bytes>, 0,
+     1 << 24},
+    {"pad_offset", "Where in pad_object the padding goes (-1: at its end).",
+     &support::at<&LayoutOptions::pad_offset>, -1, 1 << 24},
+    {"move_to_end", "Move this kernel object to the end of the link.",
+     &support::at<&LayoutOptions::move_to_end>},
+    {"function_align", "Align every kernel function to this many bytes (0: as laid out).",
+     &support::at<&LayoutOptions::function_align>, 0, 4096},
+    {"order", "Kernel objects to link first, comma-separated, in this order.",
+     &support::at<&LayoutOptions::order>},
+    {"build",
+     "A real build as the code layout, instead of layout.kernel: the files `simloop icache` and "
+     "`simloop layout --nm` read. Paths are relative to the experiment's directory (then the "
+     "working directory, then the data directory); maps may be gzip-compressed. Use it with "
+     "workload.service full or send-only for the harness's own loop."},
+    {"build.nm",
+     "The build's symbol map as `simloop measure cachegrind -o` writes it beside its CSV (`nm -S "
+     "--defined-only -n` lines and the PLT sections nm does not list; a map from plain nm lacks "
+     "the PLT, and the run warns of the hot functions it misses).",
+     &support::at<&LayoutOptions::build, &BuildLayout::nm>},
+    {"build.profile",
+     "Hot ranges and walks from `simloop measure profile` (\"\": whole symbols, times "
+     "hot_fraction).",
+     &support::at<&LayoutOptions::build, &BuildLayout::profile>},
+    {"build.owners",
+     "'symbol owner' lines naming what runs each function (\"\": configs/harness/owners.txt).",
+     &support::at<&LayoutOptions::build, &BuildLayout::owners>},
+    {"build.map", "The build's ld.lld link map (-Map), to relink it in layout.build.order.",
+     &support::at<&LayoutOptions::build, &BuildLayout::map>},
+    {"build.order",
+     "A function order (as ld.lld's --symbol-ordering-file takes it, e.g. the advice of "
+     "`simloop layout --nm --map`): the build's sections placed as ld.lld would place them in "
+     "this order. Needs layout.build.map.",
+     &support::at<&LayoutOptions::build, &BuildLayout::order>},
+    {"build.hot_fraction",
+     "Without a profile: the part of each symbol taken as hot, from its start.",
+     &support::at<&LayoutOptions::build, &BuildLayout::hot_fraction>, 0.001, 1},
+});
+
 // Effects that differ between separate runs but not within one.
 struct Variance {
   bool page_colouring = false;          // random physical pages for code (L2 is physically indexed)
   int64_t phys_pages = 65536;           // physical pages to choose from
   int64_t link_perturbation_bytes = 0;  // random padding of up to this much in a random object
 };
+
+// variance.*
+inline constexpr auto kVarianceKeys = std::to_array<support::KeySpec<Variance>>({
+    {"page_colouring",
+     "Random physical pages for the code, so the physically indexed L2 sees a different "
+     "colouring each run.",
+     &support::at<&Variance::page_colouring>},
+    {"phys_pages", "Physical pages the random placement chooses from.",
+     &support::at<&Variance::phys_pages>, 1, 1 << 30},
+    {"link_perturbation_bytes",
+     "If > 0: pad a randomly chosen kernel object by a random 0..N bytes (16-byte steps).",
+     &support::at<&Variance::link_perturbation_bytes>, 0, 1 << 20},
+});
 
 struct EngineOptions {
   int max_batch = 256;  // packets charged in one simulated execution at most
@@ -87,11 +192,35 @@ struct EngineOptions {
   bool icache_replay = true;
 };
 
+// engine.*
+inline constexpr auto kEngineKeys = std::to_array<support::KeySpec<EngineOptions>>({
+    {"max_batch",
+     "Most datagrams priced in one batch, and about the most spent in one simulated execution; "
+     "batches also end where an interrupt is due (its handler then runs in the same execution), "
+     "so this changes speed, not results.",
+     &support::at<&EngineOptions::max_batch>, 1, 1e6},
+    {"icache_replay",
+     "Replay the I-cache model's answer to a packet's code fetches once they leave the cache as "
+     "they found it, and each step of the fetch model once seen, instead of simulating them "
+     "again; results are identical (off only to show that: every event followed, every line "
+     "fetched), the I-cache model about ten times faster.",
+     &support::at<&EngineOptions::icache_replay>},
+});
+
 struct Output {
   std::string dir = "out";
   bool csv = true;
   bool json = true;
 };
+
+// output.*
+inline constexpr auto kOutputKeys = std::to_array<support::KeySpec<Output>>({
+    {"dir", "Directory for result files, relative to the working directory.",
+     &support::at<&Output::dir>},
+    {"csv", "Write <dir>/<name>.csv (one tidy row per run).", &support::at<&Output::csv>},
+    {"json", "Write <dir>/<name>.json (results and the resolved configuration).",
+     &support::at<&Output::json>},
+});
 
 struct Experiment {
   std::string name = "unnamed";

@@ -125,9 +125,10 @@ void check_consistency(const Experiment& x, const std::map<std::string, Loc>& wh
     for (const auto& k : M::kKeys) {
       if (!k.power_of_two) continue;
       const int64_t v = std::visit(
-          [&c](auto f) -> int64_t {
-            if constexpr (std::is_integral_v<std::remove_cvref_t<decltype(c.*f)>>)
-              return static_cast<int64_t>(c.*f);
+          [&c]<class F>(F f) -> int64_t {
+            using C = typename M::Config;
+            if constexpr (std::is_integral_v<typename support::FieldType<F, C>::type>)
+              return static_cast<int64_t>(f(const_cast<C&>(c)));
             return 1;
           },
           k.field);

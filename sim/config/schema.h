@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <limits>
 #include <map>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "sim/config/experiment.h"
+#include "sim/support/key_spec.h"
 #include "sim/support/yaml_input.h"
 
 namespace simloop::config::detail {
@@ -88,17 +90,14 @@ class Schema {
     order_.push_back(f.path);
     fields_.emplace(f.path, std::move(f));
   }
-  // An optional timing model's section and keys, as it declares them
-  // (models/model_spec.h).
-  template <class M>
-  void add_model();
-  // The keys by section, each beside the others of its kind (schema.cc).
+  // The keys of a table declared beside its struct, under `prefix`
+  // (schema.cc).
+  template <class C, size_t N, class Acc>
+  void add_keys(std::string_view prefix, const std::array<support::KeySpec<C>, N>& keys, Acc acc);
+  // The keys that are the experiment's own, by section (schema.cc).
   void add_top_keys();
-  void add_machine_keys();
+  void add_cache_keys();
   void add_stack_keys();
-  void add_workload_keys();
-  void add_options_keys();
-  void add_run_keys();
   void section(std::string path, std::string doc) {
     sections_.push_back({std::move(path), std::move(doc)});
   }

@@ -71,14 +71,20 @@ void add_keys(std::vector<StackKey>& out) {
     key.lo = k.lo;
     key.hi = k.hi;
     std::visit(
-        [&]<class T>(T Own::*field) {
-          key.type = KeyValue(std::in_place_type<T>, defaults.*field);
-          key.get = [field](const StackOptionSet& s) -> KeyValue {
-            return s.get<Own>(K::kName).*field;
-          };
-          key.set = [field](StackOptionSet& s, const KeyValue& v) {
-            s.get<Own>(K::kName).*field = std::get<T>(v);
-          };
+        [&]<class F>(F field) {
+          using T = typename support::FieldType<F, Own>::type;
+          if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int> ||
+                        std::is_same_v<T, double>) {
+            key.type = KeyValue(std::in_place_type<T>, field(const_cast<Own&>(defaults)));
+            key.get = [field](const StackOptionSet& s) -> KeyValue {
+              return field(const_cast<Own&>(s.get<Own>(K::kName)));
+            };
+            key.set = [field](StackOptionSet& s, const KeyValue& v) {
+              field(s.get<Own>(K::kName)) = std::get<T>(v);
+            };
+          } else {
+            throw std::logic_error(key.path + ": a stack's own key is a bool, int or double field");
+          }
         },
         k.field);
     out.push_back(std::move(key));

@@ -28,11 +28,13 @@ struct Kind {
   static constexpr std::string_view kSection = "options";
   static constexpr std::string_view kSectionDoc = "Options of the real stack.";
   static constexpr std::array<OptionKey<Own>, 4> kKeys = {{
-      {"netisr_maxlen", "Netisr input queue limit, packets.", &Own::netisr_maxlen, 1, 1e6},
-      {"so_sndbuf", "Largest datagram a socket sends, bytes.", &Own::so_sndbuf, 1, 1e7},
-      {"so_rcvbuf", "Socket receive buffer limit, bytes.", &Own::so_rcvbuf, 1, 1e9},
-      {"max_linkhdr", "Link header space reserved in front of the data, bytes.", &Own::max_linkhdr,
-       0, 100},
+      {"netisr_maxlen", "Netisr input queue limit, packets.", &support::at<&Own::netisr_maxlen>, 1,
+       1e6},
+      {"so_sndbuf", "Largest datagram a socket sends, bytes.", &support::at<&Own::so_sndbuf>, 1,
+       1e7},
+      {"so_rcvbuf", "Socket receive buffer limit, bytes.", &support::at<&Own::so_rcvbuf>, 1, 1e9},
+      {"max_linkhdr", "Link header space reserved in front of the data, bytes.",
+       &support::at<&Own::max_linkhdr>, 0, 100},
   }};
   static constexpr std::array<std::string_view, 5> kSharedKeys = {
       "options.copy", "options.sockaddr_misalign", "workload.service", "stack.alloc", "stack.free"};

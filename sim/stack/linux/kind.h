@@ -57,21 +57,21 @@ struct Kind {
   static constexpr std::array<OptionKey<Own>, 5> kKeys = {{
       {"netdev_max_backlog",
        "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.",
-       &Own::netdev_max_backlog, 1, 1e6},
+       &support::at<&Own::netdev_max_backlog>, 1, 1e6},
       {"headroom",
        "Bytes a sent skb reserves before its IP header: LL_RESERVED_SPACE, 16 for lo and "
        "Ethernet (a multiple of 16 in Linux). Other values are what-ifs: 14 puts every IP and UDP "
        "header 2 bytes off 4-byte alignment.",
-       &Own::headroom, 14, 256},
+       &support::at<&Own::headroom>, 14, 256},
       {"sndbuf",
        "SO_SNDBUF: the socket's send buffer, bytes of truesize (net.core.wmem_default 212992).",
-       &Own::sndbuf, 1, 1e9},
+       &support::at<&Own::sndbuf>, 1, 1e9},
       {"rcvbuf",
        "SO_RCVBUF: the socket's receive buffer, bytes of truesize (net.core.rmem_default "
        "212992).",
-       &Own::rcvbuf, 1, 1e9},
+       &support::at<&Own::rcvbuf>, 1, 1e9},
       {"recverr", "IP_RECVERR: a device's drop is the sender's ENOBUFS (otherwise silent).",
-       &Own::recverr},
+       &support::at<&Own::recverr>},
   }};
   static constexpr std::array<std::string_view, 1> kSharedKeys = {"workload.connected"};
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/stack/net/inet.h"
+#include "sim/support/key_spec.h"
 
 namespace simloop::net {
 
@@ -63,5 +64,29 @@ struct HostOptions {
   int nic_ring = 256;  // the Ethernet device's transmit descriptors
   int ether_mtu = 1500;
 };
+
+// options.*: the host's keys (each stack's own follow, from its kind.h).
+inline constexpr auto kHostKeys = std::to_array<support::KeySpec<HostOptions>>({
+    {"align",
+     "none: unaligned access allowed (x86), misaligned accesses charged; copy-down: if_simloop "
+     "copies to a 4-byte boundary (never into shared storage); strict: a misaligned access "
+     "faults and ends the run; copy-down-unsafe: the naive in-place fix-up.",
+     support::Choice<HostOptions>{
+         &align_policy_names,
+         [](HostOptions& o, std::string_view v) { o.align = *parse_align_policy(v); },
+         [](const HostOptions& o) { return align_policy_name(o.align); }}},
+    {"copy", "How ether_output copies a broadcast for the simplex loop.",
+     support::Choice<HostOptions>{
+         &loop_copy_names,
+         [](HostOptions& o, std::string_view v) { o.loop_copy = *parse_loop_copy(v); },
+         [](const HostOptions& o) { return loop_copy_name(o.loop_copy); }}},
+    {"sockaddr_misalign",
+     "Bytes past a 4-byte boundary of udp_in, the static sockaddr_in that udp_input fills for "
+     "each received datagram (struct sockaddr asks for no alignment: FreeBSD's sun_noname).",
+     &support::at<&HostOptions::sockaddr_misalign>, 0, 3},
+    {"nic_ring", "NIC transmit descriptors.", &support::at<&HostOptions::nic_ring>, 1, 1e6},
+    {"ether_mtu", "MTU of the Ethernet interface, bytes.", &support::at<&HostOptions::ether_mtu>,
+     68, kMaxEtherMtu},
+});
 
 }  // namespace simloop::net

@@ -27,16 +27,15 @@
 #include <string_view>
 #include <variant>
 
+#include "sim/support/key_spec.h"
+
 namespace simloop::net {
 
-// One key of a stack's own options O: `<kSection>.<name>`.
+// One key of a stack's own options O: `<kSection>.<name>`, in the form
+// every part of the program declares its keys (support/key_spec.h): a
+// boolean, int or double field, `&support::at<&O::field>`.
 template <class O>
-struct OptionKey {
-  std::string_view name;
-  std::string_view doc;
-  std::variant<bool O::*, int O::*, double O::*> field;
-  double lo = 0, hi = 0;  // integers and numbers: the range allowed
-};
+using OptionKey = support::KeySpec<O>;
 
 // Why a stack refuses what an experiment asks of it: the key to name and
 // the message (both empty when it does not).

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -51,6 +52,22 @@ constexpr std::string_view service_name(Service s) {
       return "send-only";
   }
   return "?";
+}
+
+inline constexpr std::array<Service, 3> kServices = {Service::simulated, Service::drained,
+                                                     Service::send_only};
+
+constexpr std::optional<Service> parse_service(std::string_view s) {
+  for (Service v : kServices)
+    if (s == service_name(v)) return v;
+  return std::nullopt;
+}
+
+// Every name, in kServices order: for option checks and help.
+inline std::vector<std::string> service_names() {
+  std::vector<std::string> v;
+  for (Service s : kServices) v.emplace_back(service_name(s));
+  return v;
 }
 
 // A value that is not one of a path field's: the message names the field,

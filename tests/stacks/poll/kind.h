@@ -46,9 +46,10 @@ struct Kind {
   static constexpr std::string_view kSection = "options.poll";
   static constexpr std::string_view kSectionDoc = "Options of the poll stack (stack.kind poll).";
   static constexpr std::array<OptionKey<Own>, 3> kKeys = {{
-      {"buffers", "Frame buffers in the process's pool.", &Own::buffers, 1, 1e6},
-      {"rx_ring", "Looped-back frames the receive ring holds.", &Own::rx_ring, 1, 1e6},
-      {"rx_queue", "Datagrams a socket holds.", &Own::rx_queue, 1, 1e6},
+      {"buffers", "Frame buffers in the process's pool.", &support::at<&Own::buffers>, 1, 1e6},
+      {"rx_ring", "Looped-back frames the receive ring holds.", &support::at<&Own::rx_ring>, 1,
+       1e6},
+      {"rx_queue", "Datagrams a socket holds.", &support::at<&Own::rx_queue>, 1, 1e6},
   }};
   static constexpr std::array<std::string_view, 0> kSharedKeys = {};
 
