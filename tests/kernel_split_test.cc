@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "sim/stack/stack_set.h"
 #include "sim/support/input_error.h"
 
 namespace simloop::measure {
@@ -36,6 +39,7 @@ std::vector<Frame> chain(std::initializer_list<const char*> kernel_syms) {
 
 TEST(KernelSplit, ShippedTableNamesOnlyLinuxFunctions) {
   const SymbolMap m = shipped_map();
+  EXPECT_EQ(m.stack, "linux");
   EXPECT_EQ(m.function_of.at("udp_sendmsg"), "udp_sendmsg");
   EXPECT_EQ(m.function_of.at("fib_table_lookup"), "ip_route_output_flow");
   EXPECT_TRUE(m.syscall_entry.count("do_syscall_64"));
@@ -53,6 +57,23 @@ TEST(KernelSplit, UnknownFunctionIsLocatedWithTheNearestName) {
     const std::string what = e.what();
     EXPECT_NE(what.find(p.string() + ":2:3"), std::string::npos) << what;
     EXPECT_NE(what.find("did you mean 'udp_sendmsg'"), std::string::npos) << what;
+  }
+}
+
+TEST(KernelSplit, TheTableNamesAStackMeasuredOnTheKernel) {
+  EXPECT_EQ(stacks::measured_on(net::Measured::kernel), std::vector<std::string>{"linux"});
+  EXPECT_EQ(stacks::perf_symbols("linux"), "configs/stacks/linux-perf-symbols.yaml");
+  EXPECT_EQ(stacks::perf_symbols("bsd"), "");
+  // Without `stack`, the list's first stack measured on the kernel.
+  EXPECT_EQ(load_symbol_map(write_temp("none.yaml", "functions: {}\n")).stack, "linux");
+  const fs::path p = write_temp("bsd.yaml", "stack: bsd\nfunctions:\n  udp_output: [x]\n");
+  try {
+    load_symbol_map(p);
+    FAIL() << "accepted a stack not measured on the kernel";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(p.string() + ":1:8: stack: expected a stack measured"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "sim/stack/linux/fns.h"
-#include "sim/tools/calibrate/linux_fit.h"
+#include "sim/tools/calibrate/kernel_fit.h"
 
 namespace simloop::measure {
 namespace {
@@ -23,8 +23,8 @@ size_t at(const char* name) {
 }
 
 TEST(LinuxCalibrate, CountsComeFromTheSimulatedStackOnEachPath) {
-  const LinuxFeatures u = linux_features("unconnected", 1000);
-  const LinuxFeatures c = linux_features("connected", 1000);
+  const stacks::CallCounts u = stack_counts("linux", "unconnected", 1000);
+  const stacks::CallCounts c = stack_counts("linux", "connected", 1000);
   EXPECT_DOUBLE_EQ(u.calls[at("ip_route_output_flow")], 1.0);
   EXPECT_DOUBLE_EQ(c.calls[at("ip_route_output_flow")], 0.0);  // the socket keeps its route
   for (const auto* f : {&u, &c}) {
@@ -36,7 +36,7 @@ TEST(LinuxCalibrate, CountsComeFromTheSimulatedStackOnEachPath) {
     EXPECT_DOUBLE_EQ(f->copy_bytes[at("skb_copy_datagram_iter")], 1000.0);
     EXPECT_EQ(f->parent[at("skb_copy_datagram_iter")], static_cast<int>(at("udp_recvmsg")));
   }
-  EXPECT_THROW(linux_features("sideways", 18), InputError);
+  EXPECT_THROW(stack_counts("linux", "sideways", 18), InputError);
 }
 
 class LinuxCalibrateFiles : public ::testing::Test {
@@ -53,7 +53,7 @@ class LinuxCalibrateFiles : public ::testing::Test {
          "self_ns_per_packet,share,period_ns,loadavg_1m,cpu_model,kernel\n";
     for (const char* path : {"unconnected", "connected"})
       for (int payload : {18, 1000}) {
-        const LinuxFeatures f = linux_features(path, payload);
+        const stacks::CallCounts f = stack_counts("linux", path, payload);
         for (size_t i = 0; i < net::lnx::fn_table().size(); ++i) {
           // skb_copy_datagram_iter is left out: inlined, as on the measured kernel.
           if (f.calls[i] == 0 || i == at("skb_copy_datagram_iter")) continue;
@@ -75,15 +75,15 @@ class LinuxCalibrateFiles : public ::testing::Test {
 };
 
 TEST_F(LinuxCalibrateFiles, TheFitGivesBackTheCostsTheRowsWereMadeFrom) {
-  const auto m = read_linux_split({synthetic(100)}, Stat::median);
-  const LinuxFit fit = fit_linux(m, parse_split({"path=unconnected"}), Stat::median);
+  const auto m = read_kernel_split({synthetic(100)}, Stat::median, "linux");
+  const KernelFit fit = fit_kernel(m, parse_split({"path=unconnected"}), Stat::median);
   EXPECT_NEAR(fit.value("fixed:udp_sendmsg"), 100, 1e-6);
   EXPECT_NEAR(fit.value("fixed:__ip_append_data"), 100, 1e-6);
   EXPECT_NEAR(fit.value("copy.cycles_per_byte"), 0.5, 1e-9);
   EXPECT_NEAR(fit.syscall_cycles, 400.0, 1e-6);  // 400 ns = 800 cycles over two calls
   EXPECT_EQ(fit.inlined_into.at("skb_copy_datagram_iter"), "udp_recvmsg");
   // The held-out connected path is predicted exactly: only the counts differ.
-  for (const auto& p : m.points) EXPECT_NEAR(predict_linux(fit, p).cpu_ns, p.value.cpu_ns, 1e-6);
+  for (const auto& p : m.points) EXPECT_NEAR(predict_kernel(fit, p).cpu_ns, p.value.cpu_ns, 1e-6);
 }
 
 TEST_F(LinuxCalibrateFiles, AFunctionNotInTheTableNamesItsLine) {
@@ -95,7 +95,7 @@ TEST_F(LinuxCalibrateFiles, AFunctionNotInTheTableNamesItsLine) {
   const std::string text((std::istreambuf_iterator<char>(in)), {});
   const auto last_line = std::count(text.begin(), text.end(), '\n');  // the extra row's
   try {
-    read_linux_split({csv}, Stat::median);
+    read_kernel_split({csv}, Stat::median, "linux");
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("split.csv:" + std::to_string(last_line) + ":"),

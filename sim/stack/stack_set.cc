@@ -1,9 +1,11 @@
 #include "sim/stack/stack_set.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include "sim/stack/stacks.h"
+#include "sim/stack/workload/driver.h"
 
 namespace simloop::stacks {
 
@@ -128,6 +130,108 @@ net::KeyProblem problem(std::string_view stack, const net::HostOptions& host,
     p = K::problem(host, own.get<typename K::Own>(K::kName), dest, payload);
   });
   return p;
+}
+
+std::vector<std::string> measured_on(net::Measured m) {
+  std::vector<std::string> v;
+  for_each_stack([&]<class K>(std::type_identity<K>) {
+    if (K::kMeasured == m) v.emplace_back(K::kName);
+  });
+  return v;
+}
+
+std::string perf_symbols(std::string_view stack) {
+  std::string file;
+  with_stack(stack, [&]<class K>(std::type_identity<K>) {
+    if constexpr (requires { K::kPerfSymbols; }) file = K::kPerfSymbols;
+  });
+  return file;
+}
+
+namespace {
+
+// Counts what each function of the stack does per packet while `on`; who
+// called whom is followed always.
+struct CountProbe : net::NullProbe {
+  bool on = false;
+  CallCounts f;
+  std::array<net::FnId, 32> stack{};
+  size_t depth = 0;
+
+  CountProbe() { f.parent.fill(-1); }
+  int top() const {
+    return depth == 0 ? -1 : static_cast<int>(net::index(stack[std::min(depth, stack.size()) - 1]));
+  }
+  void enter(net::FnId fn) {
+    const size_t i = net::index(fn);
+    if (on) {
+      ++f.calls[i];
+      if (f.parent[i] < 0) f.parent[i] = top();
+    }
+    if (depth < stack.size()) stack[depth] = fn;
+    ++depth;
+  }
+  void leave(net::FnId /*fn*/) {
+    if (depth > 0) --depth;
+  }
+  void copy(net::CopyKind /*kind*/, const void* s, const void* d, size_t len) {
+    if (!on || depth == 0) return;
+    const auto i = static_cast<size_t>(top());
+    f.copy_bytes[i] += static_cast<double>(len);
+    if (((reinterpret_cast<uintptr_t>(s) | reinterpret_cast<uintptr_t>(d)) & 3) != 0)
+      f.unaligned_bytes[i] += static_cast<double>(len);
+  }
+  void cksum(const void* /*p*/, size_t len) {
+    if (on && depth > 0) f.cksum_bytes[static_cast<size_t>(top())] += static_cast<double>(len);
+  }
+};
+
+template <class K>
+CallCounts count_calls_of(const typename K::Options& options, const workload::DriveOptions& drive,
+                          int packets) {
+  CountProbe probe;
+  struct Syscalls : workload::NoHooks {
+    CountProbe* p;
+    void syscall_enter() { p->f.syscalls += p->on ? 1 : 0; }
+    void receive_enter() { p->f.syscalls += p->on ? 1 : 0; }
+  } hooks{{}, &probe};
+  workload::Driver<CountProbe, typename K::template Stack<CountProbe>> drv(probe, drive, options);
+  if (std::string why = drv.start(hooks); !why.empty()) {
+    probe.f.stop = CallCounts::Stop::start;
+    probe.f.why = std::move(why);
+    return probe.f;
+  }
+  const uint64_t delivered = drv.stack().counters().delivered;
+  probe.on = true;
+  for (int i = 0; i < packets; ++i)
+    if (const workload::Step step = drv.send(hooks); !step.ok()) {
+      probe.f.stop = CallCounts::Stop::send;
+      probe.f.why = drv.why(step);
+      return probe.f;
+    }
+  if (drv.stack().counters().delivered - delivered != static_cast<uint64_t>(packets)) {
+    probe.f.stop = CallCounts::Stop::lost;
+    return probe.f;
+  }
+  CallCounts f = probe.f;
+  const double per = 1.0 / packets;
+  for (auto* a : {&f.calls, &f.copy_bytes, &f.unaligned_bytes, &f.cksum_bytes})
+    for (double& v : *a) v *= per;
+  f.syscalls *= per;
+  return f;
+}
+
+}  // namespace
+
+CallCounts count_calls(std::string_view stack, const net::HostOptions& host,
+                       const StackOptionSet& own, const workload::DriveOptions& drive,
+                       int packets) {
+  CallCounts c;
+  if (!with_stack(stack, [&]<class K>(std::type_identity<K>) {
+        c = count_calls_of<K>(K::options(host, own.get<typename K::Own>(K::kName)), drive, packets);
+      }))
+    throw std::out_of_range("no stack named " + std::string(stack));
+  return c;
 }
 
 }  // namespace simloop::stacks

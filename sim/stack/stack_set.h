@@ -4,6 +4,7 @@
 #pragma once
 
 #include <any>
+#include <array>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,10 @@
 #include "sim/stack/net/host.h"
 #include "sim/stack/net/stack_kind.h"
 #include "sim/stack/workload/dest.h"
+
+namespace simloop::workload {
+struct DriveOptions;
+}
 
 namespace simloop::stacks {
 
@@ -71,5 +76,31 @@ std::vector<std::string> stacks_honouring(std::string_view path);
 // options, and the key to name (empty if it can).
 net::KeyProblem problem(std::string_view stack, const net::HostOptions& host,
                         const StackOptionSet& own, workload::Dest dest, int payload);
+
+// The stacks whose costs are measured on `m` (their kinds' kMeasured), in
+// list order.
+std::vector<std::string> measured_on(net::Measured m);
+// The table of kernel symbols that stand for stack `stack`'s functions (its
+// kind's kPerfSymbols, a file of the source tree); "" if it has none.
+std::string perf_symbols(std::string_view stack);
+
+// What a stack does per packet, function by function (indices of its
+// table): calls, bytes copied (and of them unaligned, either end off a
+// 4-byte boundary), bytes checksummed, each function's innermost caller
+// when it was first seen, and the system calls (sends and receives).
+struct CallCounts {
+  std::array<double, net::kMaxFns> calls{}, copy_bytes{}, unaligned_bytes{}, cksum_bytes{};
+  std::array<int, net::kMaxFns> parent{};  // -1: none
+  double syscalls = 0;
+  // Where the run stopped short, and the driver's reason: at the start
+  // (sentinel or warm-up), at a send, or with datagrams not delivered.
+  enum class Stop : uint8_t { none, start, send, lost } stop = Stop::none;
+  std::string why;
+};
+// Drives stack `stack` (its options from `host` and `own`) as the workload
+// drives it, `drive`'s start and warm-up first, then counts `packets`
+// datagrams, per packet. Throws std::out_of_range on an unknown stack.
+CallCounts count_calls(std::string_view stack, const net::HostOptions& host,
+                       const StackOptionSet& own, const workload::DriveOptions& drive, int packets);
 
 }  // namespace simloop::stacks

@@ -3,6 +3,7 @@
 // declares). A stack joins by its line here. Included only by the units
 // that go over the list (stack_set.cc, the engine's simulation, the native
 // runs), so that a build with more stacks compiles those units alone.
+// Which of them the native harness is built from is said in harness.h.
 //
 // A build may add stacks of its own: with SIMLOOP_EXTRA_STACKS defined, the
 // header "extra_stacks.h" on its include path declares

@@ -24,6 +24,9 @@ struct Kind {
   using Options = StackOptions;
   using Own = StackOptions;  // the host's fields are set from HostOptions
   static constexpr bool kSyscallPerSend = true;
+  // Measured as itself: the native harness program is built from it
+  // (sim/stack/harness.h), and calibrate --source native fits its costs.
+  static constexpr Measured kMeasured = Measured::harness;
 
   static constexpr std::string_view kSection = "options";
   static constexpr std::string_view kSectionDoc = "Options of the real stack.";

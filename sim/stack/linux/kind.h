@@ -49,6 +49,11 @@ struct Kind {
   using Options = lnx::Options;
   using Own = lnx::Options;  // align, nic_ring and eth_mtu are set from HostOptions
   static constexpr bool kSyscallPerSend = true;
+  // Measured on this machine's kernel: measure kernel --split charges perf's
+  // samples to its functions by the kernel symbols the table names, and
+  // calibrate --source linux fits its functions' costs to those rows.
+  static constexpr Measured kMeasured = Measured::kernel;
+  static constexpr std::string_view kPerfSymbols = "configs/stacks/linux-perf-symbols.yaml";
 
   static constexpr std::string_view kSection = "options.linux";
   static constexpr std::string_view kSectionDoc =

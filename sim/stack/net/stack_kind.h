@@ -1,5 +1,5 @@
 // What a stack declares of itself so that the layers above drive it without
-// naming it (sim/stack/workload/stacks.h lists the stacks). A stack kind K,
+// naming it (sim/stack/stacks.h lists the stacks). A stack kind K,
 // in the stack's own folder (kind.h), provides:
 //
 //   static constexpr std::string_view kName;  // stack.kind's value, its FnTable's name
@@ -21,8 +21,14 @@
 //   static KeyProblem problem(const HostOptions&, const Own&, Dest, int payload);
 //   // With the ttcp loop's customisation point, found by argument-dependent
 //   // lookup: Options stack_options_for(const workload::Path&, Options).
+//   // What real system its costs are measured on (Measured below), and for
+//   // Measured::kernel the table of kernel symbols perf's samples are
+//   // charged to its functions by (a file of the source tree):
+//   static constexpr Measured kMeasured;
+//   static constexpr std::string_view kPerfSymbols;  // kernel only
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -30,6 +36,16 @@
 #include "sim/support/key_spec.h"
 
 namespace simloop::net {
+
+// What a stack's costs are measured on, for measure and calibrate.
+//   harness: the stack itself, run natively: the native harness program
+//     (stacks::HarnessKind, sim/stack/harness.h) and `measure native`;
+//     `calibrate --source native` fits its costs to those rows.
+//   kernel: this machine's kernel stands for it: `measure kernel --split`
+//     charges perf's samples to its functions (kPerfSymbols), and
+//     `calibrate --source NAME` fits its functions' costs to those rows.
+//   native: only `measure native --stack NAME` runs it; nothing is fitted.
+enum class Measured : uint8_t { harness, kernel, native };
 
 // One key of a stack's own options O: `<kSection>.<name>`, in the form
 // every part of the program declares its keys (support/key_spec.h): a

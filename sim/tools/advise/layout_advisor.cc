@@ -13,20 +13,17 @@
 
 #include "models/sender_costs.h"
 #include "models/tee.h"
-#include "sim/stack/bsd/kind.h"
-#include "sim/stack/bsd/stack.h"
+#include "sim/stack/harness.h"
 #include "sim/stack/net/inet.h"
 #include "sim/stack/workload/driver.h"
 
-namespace simloop::net::bsd {
-template class Stack<models::CodeTracer>;
-}
+template class simloop::stacks::harness::Stack<simloop::models::CodeTracer>;
 
 namespace simloop::models {
 
-net::bsd::StackOptions recorded_stack_options(const net::HostOptions& host,
-                                              const stacks::StackOptionSet& own) {
-  using K = net::bsd::Kind;
+stacks::HarnessKind::Options recorded_stack_options(const net::HostOptions& host,
+                                                    const stacks::StackOptionSet& own) {
+  using K = stacks::HarnessKind;
   return K::options(host, own.get<K::Own>(K::kName));
 }
 
@@ -51,7 +48,7 @@ struct PathRun {
 // the same SenderCosts), interrupts included every `ppi` packets (0: none;
 // the driver reaps as it queues).
 PathRun run_path(const PathSpec& spec, int ppi, int price_packets, int trace_packets) {
-  using Driver = workload::Driver<Recorder::Probe>;
+  using Driver = workload::Driver<Recorder::Probe, stacks::HarnessKind::Stack<Recorder::Probe>>;
   // Priced as the functions of the stack that runs.
   StackCosts stack_costs = spec.stack;
   stack_costs.fns = &Driver::Stack::fn_table();
@@ -127,7 +124,7 @@ PathTrace record_path(const PathSpec& spec) {
   PathTrace t;
   t.path = spec.path;
   t.payload = spec.payload;
-  t.fns = &workload::Driver<Recorder::Probe>::Stack::fn_table();
+  t.fns = &stacks::HarnessKind::fns();
   int ppi = 0;
   if (irqs) {
     ppi = spec.packets_per_interrupt;

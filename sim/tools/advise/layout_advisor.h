@@ -21,23 +21,24 @@
 #include "models/icache.h"
 #include "sim/layout/code.h"
 #include "sim/layout/layout.h"
-#include "sim/stack/bsd/stack.h"
+#include "sim/stack/harness.h"
 #include "sim/stack/stack_set.h"
 #include "sim/stack/workload/path.h"
 
 namespace simloop::models {
 
 // What the sender does, as the simulator's sender_main does it.
-// The advisor records the BSD stack (the native harness's): its options
-// from an experiment's host options and each stack's own.
-net::bsd::StackOptions recorded_stack_options(const net::HostOptions& host,
-                                              const stacks::StackOptionSet& own);
+// The advisor records the native harness's stack (stacks::HarnessKind): its
+// options from an experiment's host options and each stack's own.
+stacks::HarnessKind::Options recorded_stack_options(const net::HostOptions& host,
+                                                    const stacks::StackOptionSet& own);
 
 struct PathSpec {
   workload::Path path{.dest = workload::Dest::wire, .service = workload::Service::simulated};
   int payload = 18;
-  bool receive = true;             // a receiver drains looped datagrams
-  net::bsd::StackOptions options;  // the rest of the stack's options (the path sets its own)
+  bool receive = true;  // a receiver drains looped datagrams
+  // The rest of the stack's options (the path sets its own).
+  stacks::HarnessKind::Options options;
   MachineCosts machine;
   StackCosts stack;
   InterruptCosts interrupts;
@@ -178,6 +179,4 @@ LinkedLayout link_with(const Layout& kernel, const LinkedLayout& user);
 
 }  // namespace simloop::models
 
-namespace simloop::net::bsd {
-extern template class Stack<models::CodeTracer>;
-}
+extern template class simloop::stacks::harness::Stack<simloop::models::CodeTracer>;

@@ -10,13 +10,15 @@
 
 #include "models/cycle_account.h"
 #include "sim/config/experiment.h"
-#include "sim/stack/bsd/stack.h"
+#include "sim/stack/harness.h"
 #include "sim/stack/workload/driver.h"
 #include "sim/tools/calibrate/calibrate_detail.h"
 #include "sim/tools/measure/native.h"
 
 // The real stack driven for calibration: the native model's features (each
-// cost's count per packet, by function), and the bytes a path copies.
+// cost's count per packet, by function), and the bytes a path copies. The
+// stack is the native harness's (stacks::HarnessKind), the one whose rows
+// `measure native` writes.
 namespace simloop::measure {
 
 using detail::key_default;
@@ -148,7 +150,8 @@ struct OutsideLoop : workload::NoHooks {
 // queues still hold (a full netisr queue when nothing serves it).
 void drive(const Point& p, int packets, Attributing& probe) {
   const NativeOptions o = native_options(p);
-  workload::Driver<Attributing> drv(probe, drive_options(o), o.stack);
+  workload::Driver<Attributing, stacks::HarnessKind::Stack<Attributing>> drv(
+      probe, drive_options(o), o.stack);
   OutsideLoop hooks{{}, probe};
   probe.pricing = false;
   if (auto why = drv.start(hooks); !why.empty())
@@ -227,7 +230,8 @@ double copied_bytes_per_payload_byte(const std::string& dest) {
     workload::Path path;
     path.set("dest", dest);
     net::CountingProbe probe;
-    workload::Driver<net::CountingProbe> drv(probe, {.path = path, .payload = payload}, {});
+    using Stack = stacks::HarnessKind::Stack<net::CountingProbe>;
+    workload::Driver<net::CountingProbe, Stack> drv(probe, {.path = path, .payload = payload}, {});
     if (const workload::Step s = drv.send(); !s.ok())
       throw std::runtime_error("counting copies: " + drv.why(s));
     uint64_t n = 0;

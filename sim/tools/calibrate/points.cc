@@ -8,8 +8,8 @@
 #include <numeric>
 
 #include "sim/report/stats.h"
-#include "sim/stack/bsd/stack.h"
 #include "sim/tools/calibrate/calibrate_detail.h"
+#include "sim/tools/measure/native.h"
 
 namespace simloop::measure {
 
@@ -31,8 +31,10 @@ std::string key_default(const std::string& k) {
   if (k == "misalign" || k == "buffer_misalign") return "0";
   if (k == "service") return "full";
   if (k == "path") return "unconnected";
-  if (k == "ether_mtu") return std::to_string(net::bsd::StackOptions{}.ether_mtu);
-  if (k == "max_linkhdr") return std::to_string(net::bsd::StackOptions{}.max_linkhdr);
+  // The stack's options as measure native runs them by default (the
+  // harness's stack, stacks::HarnessKind).
+  if (k == "ether_mtu") return std::to_string(NativeOptions{}.stack.ether_mtu);
+  if (k == "max_linkhdr") return std::to_string(NativeOptions{}.stack.max_linkhdr);
   return "";
 }
 

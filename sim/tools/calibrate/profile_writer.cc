@@ -11,6 +11,7 @@
 #include "sim/report/safe_file.h"
 #include "sim/stack/net/inet.h"
 #include "sim/tools/calibrate/calibrate_detail.h"
+#include "sim/tools/measure/native.h"
 
 namespace simloop::measure {
 
@@ -172,9 +173,10 @@ void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::p
   e << YAML::Key << "stack" << YAML::Value << name + "-stack.yaml";
   e << YAML::Key << "workload" << YAML::Value << YAML::BeginMap;
   const workload::Path path = detail::path_of(*first);
-  // The profile's experiment sends what its path carries.
+  // The profile's experiment sends what its path carries on the stack measure
+  // native runs (its default options).
   e << YAML::Key << "payload" << YAML::Value
-    << std::min(first->payload(), path.max_payload(net::bsd::StackOptions{}));
+    << std::min(first->payload(), path.max_payload(NativeOptions{}.stack));
   e << YAML::Key << "packets" << YAML::Value << 20000;
   e << YAML::Key << "dest" << YAML::Value << fit.dest;
   e << YAML::Key << "receive" << YAML::Value << rx;

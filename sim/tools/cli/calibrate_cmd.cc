@@ -13,10 +13,11 @@
 
 #include "sim/config/experiment.h"
 #include "sim/engine/simulation.h"
+#include "sim/stack/stack_set.h"
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/calibrate/calibrate.h"
-#include "sim/tools/cli/calibrate_linux.h"
+#include "sim/tools/cli/calibrate_kernel.h"
 #include "sim/tools/cli/child.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/measure/compare.h"
@@ -101,15 +102,24 @@ struct CalibrateArgs {
   bool choose_split = false;
 };
 
+// The sources --source takes: the two models' rows, and each stack measured
+// on this machine's kernel (its split rows, function by function).
+std::vector<std::string> calibrate_sources() {
+  std::vector<std::string> v = {"native", "kernel"};
+  for (auto& s : stacks::measured_on(net::Measured::kernel)) v.push_back(std::move(s));
+  return v;
+}
+
 int calibrate_cmd(const CalibrateArgs& a) {
-  if (a.source == "linux") {
-    // Options of the other two models' fits only.
+  if (a.source != "native" && a.source != "kernel") {
+    // A kernel-measured stack. Options of the other two models' fits only.
     if (!a.columns.map.empty() || !a.columns.ignore.empty() || a.columns.time != "wall" ||
         a.no_split || a.choose_split || a.strict)
-      throw UserError(
-          "--source linux reads measure kernel --split rows as they are: --columns, "
-          "--ignore-column, --time, --no-split, --choose-split and --strict do not apply");
-    return calibrate_linux_cmd({a.measured, a.train, a.stat, a.dir, a.name});
+      throw UserError(fmt::format(
+          "--source {} reads measure kernel --split rows as they are: --columns, "
+          "--ignore-column, --time, --no-split, --choose-split and --strict do not apply",
+          a.source));
+    return calibrate_kernel_cmd({a.source, a.measured, a.train, a.stat, a.dir, a.name});
   }
   if (a.choose_split && a.source != "native")
     throw UserError("--choose-split: only native points have per-function times (--source native)");
@@ -522,7 +532,7 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
   cal->add_option("--source", a->source,
                   "Which rows and model: native (source=native rows), kernel (all others) or\n"
                   "linux (measure kernel --split rows, function by function)")
-      ->check(CLI::IsMember({"native", "kernel", "linux"}))
+      ->check(CLI::IsMember(calibrate_sources()))
       ->capture_default_str();
   cal->add_option("--train", a->train,
                   "KEY=V1,V2,...: a point trains the fit if its KEY is one of the values\n"

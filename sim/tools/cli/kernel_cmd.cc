@@ -11,6 +11,7 @@
 
 #include "sim/report/safe_file.h"
 #include "sim/stack/net/inet.h"
+#include "sim/stack/stack_set.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/measure/kernel.h"
 #include "sim/tools/measure/kernel_split.h"
@@ -19,12 +20,18 @@ namespace simloop::cli {
 
 namespace {
 
+// The symbol table of the list's first stack measured on the kernel.
+std::string default_symbols() {
+  const auto kernel_stacks = stacks::measured_on(net::Measured::kernel);
+  return kernel_stacks.empty() ? std::string() : stacks::perf_symbols(kernel_stacks.front());
+}
+
 struct KernelArgs {
   measure::KernelOptions opt;
   std::vector<std::string> paths = {"unconnected"};
   bool split = false;
   measure::SplitOptions split_opt;
-  std::string symbols = "configs/stacks/linux-perf-symbols.yaml";
+  std::string symbols = default_symbols();
   std::string out;
   std::string format = "table";
 };

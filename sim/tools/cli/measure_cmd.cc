@@ -77,9 +77,10 @@ void write_rows(const std::string& out, const std::vector<report::Row>& rows) {
 // The same measurement by a harness build (simloop-harness*), a program of
 // its own whose code layout is known: its symbol map is kept beside the rows.
 int run_harness_cmd(const NativeArgs& a) {
-  const net::bsd::StackOptions defaults;
-  if (a.opt.duration_s > 0 || a.opt.split || a.opt.stack.max_linkhdr != defaults.max_linkhdr ||
-      a.opt.stack.ether_mtu != defaults.ether_mtu)
+  const measure::NativeOptions defaults;
+  if (a.opt.duration_s > 0 || a.opt.split ||
+      a.opt.stack.max_linkhdr != defaults.stack.max_linkhdr ||
+      a.opt.stack.ether_mtu != defaults.stack.ether_mtu)
     throw UserError(
         "--harness runs the harness program, which takes only --payload, --packets, --warmup, "
         "--repeats and the path's options (--dest, --align, --copy, --sockaddr-misalign, "

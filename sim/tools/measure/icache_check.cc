@@ -5,7 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "sim/stack/bsd/stack.h"
+#include "sim/stack/harness.h"
 #include "sim/tools/measure/native_loop.h"
 
 namespace simloop::measure {
@@ -20,7 +20,7 @@ struct WindowTracer : models::CodeTracer {
   std::vector<uint8_t>* out = nullptr;
   int64_t sends = 0, first = 0, last = 0;  // record sends [first, last]
   // The stack's send system call: where a packet's code starts.
-  net::FnId syscall = *net::bsd::fn_table().with_role(net::FnRole::syscall);
+  net::FnId syscall = *stacks::HarnessKind::fns().with_role(net::FnRole::syscall);
   void enter(net::FnId fn) {
     if (fn == syscall && depth == 0) {
       ++sends;
@@ -41,7 +41,7 @@ models::PathTrace harness_trace(const NativeOptions& opt, int packets) {
   models::PathTrace t;
   t.path = o.path;
   t.payload = o.payload;
-  t.fns = &net::bsd::fn_table();
+  t.fns = &stacks::HarnessKind::fns();
   WindowTracer tracer;
   tracer.out = &t.code;
   // Send 1 is the start sentinel; then the warm-up; then the timed packets.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -17,7 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "sim/stack/linux/fns.h"
+#include "sim/stack/stack_set.h"
 #include "sim/support/input_error.h"
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
@@ -61,6 +62,23 @@ SymbolMap load_symbol_map(const fs::path& path) {
                                                   config::yaml_shape(root)));
   SymbolMap m;
   m.file = file;
+  // The stack the functions are of: named first, so that they are checked
+  // against its table wherever the key is.
+  const std::vector<std::string> kernel_stacks = stacks::measured_on(net::Measured::kernel);
+  if (const YAML::Node s = root["stack"]) {
+    if (!s.IsScalar() ||
+        std::find(kernel_stacks.begin(), kernel_stacks.end(), s.Scalar()) == kernel_stacks.end())
+      throw config::ConfigError(
+          config::located(config::yaml_loc(file, s), "stack",
+                          fmt::format("expected a stack measured on the kernel ({}), found {}",
+                                      fmt::join(kernel_stacks, ", "),
+                                      s.IsScalar() ? "'" + config::printable(s.Scalar()) + "'"
+                                                   : config::yaml_shape(s))));
+    m.stack = s.Scalar();
+  } else if (!kernel_stacks.empty()) {
+    m.stack = kernel_stacks.front();
+  }
+  const net::FnTable* fns = stacks::find_fn_table(m.stack);
   std::map<std::string, std::string> seen;  // symbol -> where it was listed
   auto claim = [&](const std::string& sym, const std::string& where, const YAML::Node& at) {
     const auto [it, fresh] = seen.emplace(sym, where);
@@ -71,7 +89,9 @@ SymbolMap load_symbol_map(const fs::path& path) {
   };
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
-    if (key == "functions") {
+    if (key == "stack") {
+      continue;
+    } else if (key == "functions") {
       if (!kv.second.IsMap())
         throw config::ConfigError(
             config::located(config::yaml_loc(file, kv.second), key,
@@ -79,9 +99,10 @@ SymbolMap load_symbol_map(const fs::path& path) {
                                 config::yaml_shape(kv.second)));
       for (const auto& fn : kv.second) {
         const std::string name = fn.first.Scalar();
-        if (!net::lnx::kFnTable.find(name)) {
+        if (fns == nullptr || !fns->find(name)) {
           std::vector<std::string> names;
-          for (const auto& f : net::lnx::kFns) names.emplace_back(f.name);
+          for (size_t i = 0; fns != nullptr && i < fns->size(); ++i)
+            names.emplace_back(fns->name(net::fn_at(i)));
           const std::string near = support::closest(name, names, 3);
           throw config::ConfigError(config::located(
               config::yaml_loc(file, fn.first), "functions." + name,
@@ -101,7 +122,7 @@ SymbolMap load_symbol_map(const fs::path& path) {
     } else {
       throw config::ConfigError(
           config::located(config::yaml_loc(file, kv.first), key,
-                          "unknown key: expected functions, syscall_entry or hypervisor"));
+                          "unknown key: expected stack, functions, syscall_entry or hypervisor"));
     }
   }
   return m;

@@ -3,8 +3,9 @@
 // The kernel loop of measure kernel runs while `perf record -e cpu-clock`
 // samples this process, kernel call chains included. Each sample is charged
 // to the path and payload whose timed slice (a KernelWindow) it fell in, and
-// to the simulated Linux function (sim/stack/linux/fns.h) that its kernel
-// symbol stands for, through one table (configs/stacks/linux-perf-symbols.yaml).
+// to the function of the simulated stack that its kernel symbol stands for,
+// through one table: that of a stack measured on the kernel (its kind's
+// kPerfSymbols: configs/stacks/linux-perf-symbols.yaml for the Linux stack).
 // What the table does not name is listed under its own symbol, never dropped.
 #pragma once
 
@@ -25,13 +26,15 @@ namespace simloop::measure {
 // Which kernel symbols stand for which simulated function.
 struct SymbolMap {
   std::string file;
-  std::map<std::string, std::string> function_of;  // kernel symbol -> Linux table name
+  std::string stack;                               // whose functions: the table's `stack`
+  std::map<std::string, std::string> function_of;  // kernel symbol -> the stack's function
   std::set<std::string> syscall_entry;  // entry and exit code: the system call's own cost
   std::set<std::string> hypervisor;     // charged to their nearest caller outside the set
 };
 
-// Reads and checks a symbol table: every function named must be one of the
-// Linux stack's, every symbol listed once. Throws config::ConfigError
+// Reads and checks a symbol table: `stack` names a stack measured on the
+// kernel (without it, the list's first such stack), every function named
+// must be one of that stack's, every symbol listed once. Throws config::ConfigError
 // "FILE:LINE:COL: KEY: what".
 SymbolMap load_symbol_map(const std::filesystem::path& file);
 

@@ -15,7 +15,7 @@ std::vector<NativeResult> run_native(const NativeOptions& opt) {
     if (opt.split) {
       // A second, instrumented run: the probe's clock reads slow it down,
       // so it gives shares of time, not the rate.
-      StageTimer timer(net::bsd::fn_table());
+      StageTimer timer(stacks::HarnessKind::fns());
       auto timed = run_native_loop(opt, timer, i);
       const double per = timed.total_sent > 0 ? 1.0 / static_cast<double>(timed.total_sent) : 0;
       for (const auto& [name, ns] : timer.self_ns())

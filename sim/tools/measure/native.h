@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "sim/report/table.h"
-#include "sim/stack/bsd/stack.h"
+#include "sim/stack/harness.h"
 #include "sim/stack/net/probe.h"
 #include "sim/stack/stack_set.h"
 #include "sim/stack/workload/driver.h"
@@ -25,10 +25,11 @@ using workload::parse_dest;
 struct NativeOptions {
   int payload = 18;
   int64_t packets = 1000000;
-  double duration_s = 0;         // > 0: run for this long instead of `packets`
-  int64_t warmup = 10000;        // untimed packets first
-  workload::Path path;           // its service: full (drained) or send-only
-  net::bsd::StackOptions stack;  // the rest of the stack's options (the path sets its own)
+  double duration_s = 0;   // > 0: run for this long instead of `packets`
+  int64_t warmup = 10000;  // untimed packets first
+  workload::Path path;     // its service: full (drained) or send-only
+  // The rest of the harness stack's options (the path sets its own).
+  stacks::HarnessKind::Options stack;
   int repeats = 1;
   bool split = false;  // also measure a per-stage time split (slower run)
 };

@@ -33,8 +33,8 @@ std::pair<uint64_t, uint64_t> ring_frames(const S& st) {
     return {st.eth0().tx_packets, st.eth0().tx_bytes};
 }
 
-// On stack `S` (the BSD stack unless said), with its options `so`.
-template <class P, class S = net::bsd::Stack<P>>
+// On stack `S` (the native harness's unless said), with its options `so`.
+template <class P, class S = stacks::HarnessKind::Stack<P>>
 NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat,
                              const typename S::Options& so) {
   using Clock = std::chrono::steady_clock;

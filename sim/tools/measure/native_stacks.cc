@@ -1,6 +1,7 @@
 // Native runs of any stack of the list (stacks.h): apart from native.cc,
 // which the native harness links, so that the harness's code (and the
-// I-cache layouts measured from it) stays the BSD stack's alone.
+// I-cache layouts measured from it) stays its own stack's alone
+// (stacks::HarnessKind, sim/stack/harness.h).
 #include "sim/stack/stacks.h"
 #include "sim/tools/measure/native.h"
 #include "sim/tools/measure/native_loop.h"

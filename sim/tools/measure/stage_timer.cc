@@ -1,8 +1,6 @@
 #include "sim/tools/measure/stage_timer.h"
 
-namespace simloop::net::bsd {
-template class Stack<measure::StageTimer>;
-}
+template class simloop::stacks::harness::Stack<simloop::measure::StageTimer>;
 
 namespace simloop::measure {
 

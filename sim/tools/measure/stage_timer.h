@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/stack/bsd/stack.h"
+#include "sim/stack/harness.h"
 #include "sim/stack/net/probe.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -121,6 +121,4 @@ class StageTimer : public net::NullProbe {
 
 }  // namespace simloop::measure
 
-namespace simloop::net::bsd {
-extern template class Stack<measure::StageTimer>;
-}
+extern template class simloop::stacks::harness::Stack<simloop::measure::StageTimer>;

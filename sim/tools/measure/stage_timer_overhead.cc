@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "sim/stack/harness.h"
 #include "sim/tools/measure/stage_timer.h"
 
 namespace simloop::measure {
@@ -13,9 +14,10 @@ SplitOverhead measure_split_overhead(int64_t calls, int trials) {
   if (calls <= 0) return {};
   // Two functions that do nothing: the caller's self time is its own enter
   // and leave plus the child's, the child's only its own.
-  const net::FnTable& fns = net::bsd::fn_table();  // the stack measure native times
-  const net::FnId kCaller = net::bsd::id(net::bsd::Fn::udp_output);
-  const net::FnId kChild = net::bsd::id(net::bsd::Fn::ip_output);
+  // Any two of the functions of the stack measure native times.
+  const net::FnTable& fns = stacks::HarnessKind::fns();
+  const net::FnId kCaller = net::fn_at(0);
+  const net::FnId kChild = net::fn_at(1);
   for (int t = 0; t < std::max(trials, 1); ++t) {
     StageTimer timer(fns);
     for (int64_t i = 0; i < calls; ++i) {

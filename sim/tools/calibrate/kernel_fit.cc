@@ -1,6 +1,6 @@
-// The simulated Linux stack driven for its counts, the fit of its costs to
-// the kernel's split, and the profile it becomes (linux_fit.h).
-#include "sim/tools/calibrate/linux_fit.h"
+// A kernel-measured stack driven for its counts, the fit of its costs to the
+// kernel's split, and the profile it becomes (kernel_fit.h).
+#include "sim/tools/calibrate/kernel_fit.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,10 +8,9 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 #include "sim/report/safe_file.h"
-#include "sim/stack/linux/kind.h"
-#include "sim/stack/linux/stack.h"
 #include "sim/stack/workload/driver.h"
 #include "sim/tools/calibrate/nnls.h"
 
@@ -21,62 +20,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Counts what each function of the stack does per packet while `on`; who
-// called whom is followed always.
-struct CountProbe : net::NullProbe {
-  bool on = false;
-  LinuxFeatures f;
-  std::array<net::FnId, 32> stack{};
-  size_t depth = 0;
-
-  CountProbe() { f.parent.fill(-1); }
-  int top() const {
-    return depth == 0 ? -1 : static_cast<int>(net::index(stack[std::min(depth, stack.size()) - 1]));
-  }
-  void enter(net::FnId fn) {
-    const size_t i = net::index(fn);
-    if (on) {
-      ++f.calls[i];
-      if (f.parent[i] < 0) f.parent[i] = top();
-    }
-    if (depth < stack.size()) stack[depth] = fn;
-    ++depth;
-  }
-  void leave(net::FnId /*fn*/) {
-    if (depth > 0) --depth;
-  }
-  void copy(net::CopyKind /*kind*/, const void* s, const void* d, size_t len) {
-    if (!on || depth == 0) return;
-    const auto i = static_cast<size_t>(top());
-    f.copy_bytes[i] += static_cast<double>(len);
-    if (((reinterpret_cast<uintptr_t>(s) | reinterpret_cast<uintptr_t>(d)) & 3) != 0)
-      f.unaligned_bytes[i] += static_cast<double>(len);
-  }
-  void cksum(const void* /*p*/, size_t len) {
-    if (on && depth > 0) f.cksum_bytes[static_cast<size_t>(top())] += static_cast<double>(len);
-  }
-};
-
-const net::FnTable& fns() {
-  return net::lnx::fn_table();
+// The table of the stack a fit is of.
+const net::FnTable& fns_of(const std::string& stack) {
+  const net::FnTable* t = stacks::find_fn_table(stack);
+  if (t == nullptr) throw InputError("no stack named " + stack);
+  return *t;
 }
-std::string fn_name(size_t i) {
-  return std::string(fns().name(net::fn_at(i)));
+std::string fn_name(const net::FnTable& fns, size_t i) {
+  return std::string(fns.name(net::fn_at(i)));
 }
 
 // The group a function's time is observed in: itself, or the caller the
 // kernel inlines it into.
-size_t group_of(const LinuxFit& fit, size_t i) {
-  std::string n = fn_name(i);
+size_t group_of(const KernelFit& fit, const net::FnTable& fns, size_t i) {
+  std::string n = fn_name(fns, i);
   for (int guard = 0; guard < 8; ++guard) {
     const auto it = fit.inlined_into.find(n);
     if (it == fit.inlined_into.end()) break;
     n = it->second;
   }
-  return net::index(*fns().find(n));
+  return net::index(*fns.find(n));
 }
 
-Point as_point(const LinuxPoint& p) {
+Point as_point(const KernelPoint& p) {
   Point q;
   q.source = "kernel";
   q.keys["path"] = p.path;
@@ -86,63 +52,61 @@ Point as_point(const LinuxPoint& p) {
 
 }  // namespace
 
-LinuxFeatures linux_features(const std::string& path, int payload, int packets) {
+stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
+                                int packets) {
   if (path != "unconnected" && path != "connected")
     throw InputError("path '" + path + "': expected unconnected or connected");
   // The loop every run drives (workload::Driver): sendto(), or send() on a
   // socket connected once, the softirq, and the receiver's recvfrom().
-  CountProbe probe;
-  struct Syscalls : workload::NoHooks {
-    CountProbe* p;
-    void syscall_enter() { p->f.syscalls += p->on ? 1 : 0; }
-    void receive_enter() { p->f.syscalls += p->on ? 1 : 0; }
-  } hooks{{}, &probe};
-  workload::Driver<CountProbe, net::lnx::Stack<CountProbe>> drv(
-      probe,
-      {.path = {.dest = workload::Dest::loopback, .service = workload::Service::simulated},
-       .payload = payload,
-       .warmup = 16,
-       .connected = path == "connected"},
-      net::lnx::Options{});
-  if (const std::string why = drv.start(hooks); !why.empty())
-    throw InputError("the simulated stack: " + why);
-  const uint64_t delivered = drv.stack().counters().delivered;
-  probe.on = true;
-  for (int i = 0; i < packets; ++i)
-    if (const workload::Step step = drv.send(hooks); !step.ok())
-      throw InputError(fmt::format("the simulated stack refuses {} B on path {}: {}", payload, path,
-                                   drv.why(step)));
-  if (drv.stack().counters().delivered - delivered != static_cast<uint64_t>(packets))
-    throw InputError(
-        fmt::format("the simulated stack lost {} B datagrams on path {}", payload, path));
-  LinuxFeatures f = probe.f;
-  const double per = 1.0 / packets;
-  for (auto* a : {&f.calls, &f.copy_bytes, &f.unaligned_bytes, &f.cksum_bytes})
-    for (double& v : *a) v *= per;
-  f.syscalls *= per;
+  stacks::CallCounts f;
+  try {
+    f = stacks::count_calls(
+        stack, net::HostOptions{}, stacks::StackOptionSet{},
+        {.path = {.dest = workload::Dest::loopback, .service = workload::Service::simulated},
+         .payload = payload,
+         .warmup = 16,
+         .connected = path == "connected"},
+        packets);
+  } catch (const std::out_of_range& e) {
+    throw InputError(e.what());
+  }
+  switch (f.stop) {
+    case stacks::CallCounts::Stop::none:
+      break;
+    case stacks::CallCounts::Stop::start:
+      throw InputError("the simulated stack: " + f.why);
+    case stacks::CallCounts::Stop::send:
+      throw InputError(
+          fmt::format("the simulated stack refuses {} B on path {}: {}", payload, path, f.why));
+    case stacks::CallCounts::Stop::lost:
+      throw InputError(
+          fmt::format("the simulated stack lost {} B datagrams on path {}", payload, path));
+  }
   return f;
 }
 
-double LinuxFit::value(const std::string& name) const {
+double KernelFit::value(const std::string& name) const {
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == name) return values[i];
   return 0;
 }
 
-LinuxFit fit_linux(const LinuxMeasured& m, const Split& split, Stat stat) {
-  LinuxFit fit;
+KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
+  KernelFit fit;
+  fit.stack = m.stack;
+  const net::FnTable& fns = fns_of(fit.stack);
   fit.stat = stat;
   fit.split = split;
   fit.clock_hz = m.clock_hz;
   fit.cpu_model = m.cpu_model;
   fit.kernel = m.kernel;
   const double cyc = m.clock_hz / 1e9;  // cycles per ns
-  std::vector<const LinuxPoint*> train;
-  std::vector<LinuxFeatures> feats;
+  std::vector<const KernelPoint*> train;
+  std::vector<stacks::CallCounts> feats;
   for (const auto& p : m.points)
     if (split.trains(as_point(p))) {
       train.push_back(&p);
-      feats.push_back(linux_features(p.path, p.payload));
+      feats.push_back(stack_counts(m.stack, p.path, p.payload));
     }
   if (train.empty()) throw InputError("no point trains the fit: --train selects none of them");
 
@@ -152,7 +116,7 @@ LinuxFit fit_linux(const LinuxMeasured& m, const Split& split, Stat stat) {
   for (const auto& p : m.points)
     for (const auto& r : p.repeats)
       for (const auto& [fn, ns] : r.fn_ns) sampled.insert(fn);
-  const size_t n_fns = fns().size();
+  const size_t n_fns = fns.size();
   std::vector<bool> called(n_fns, false);
   std::vector<int> parent(n_fns, -1);
   for (const auto& f : feats)
@@ -162,19 +126,19 @@ LinuxFit fit_linux(const LinuxMeasured& m, const Split& split, Stat stat) {
         if (parent[i] < 0) parent[i] = f.parent[i];
       }
   for (size_t i = 0; i < n_fns; ++i)
-    if (called[i] && !sampled.count(fn_name(i)) && parent[i] >= 0)
-      fit.inlined_into[fn_name(i)] = fn_name(static_cast<size_t>(parent[i]));
+    if (called[i] && !sampled.count(fn_name(fns, i)) && parent[i] >= 0)
+      fit.inlined_into[fn_name(fns, i)] = fn_name(fns, static_cast<size_t>(parent[i]));
 
   // The parameters: each called function's fixed cycles, then the per-byte terms.
   std::vector<int> col_of(n_fns, -1);
   for (size_t i = 0; i < n_fns; ++i) {
     if (!called[i]) {
-      fit.undetermined.push_back("fixed:" + fn_name(i));
+      fit.undetermined.push_back("fixed:" + fn_name(fns, i));
       continue;
     }
-    if (fit.inlined_into.count(fn_name(i))) continue;
+    if (fit.inlined_into.count(fn_name(fns, i))) continue;
     col_of[i] = static_cast<int>(fit.names.size());
-    fit.names.push_back("fixed:" + fn_name(i));
+    fit.names.push_back("fixed:" + fn_name(fns, i));
   }
   const int cpb = static_cast<int>(fit.names.size());
   fit.names.push_back("copy.cycles_per_byte");
@@ -190,7 +154,7 @@ LinuxFit fit_linux(const LinuxMeasured& m, const Split& split, Stat stat) {
   // One observation per training point and group: its self cycles.
   std::vector<size_t> heads;
   for (size_t i = 0; i < n_fns; ++i)
-    if (group_of(fit, i) == i) heads.push_back(i);
+    if (group_of(fit, fns, i) == i) heads.push_back(i);
   const auto rows = static_cast<Eigen::Index>(train.size() * heads.size());
   Eigen::MatrixXd A = Eigen::MatrixXd::Zero(rows, static_cast<Eigen::Index>(fit.names.size()));
   Eigen::VectorXd b = Eigen::VectorXd::Zero(rows);
@@ -199,12 +163,13 @@ LinuxFit fit_linux(const LinuxMeasured& m, const Split& split, Stat stat) {
     std::vector<Eigen::Index> row_of(n_fns, -1);
     for (size_t h : heads) row_of[h] = row++;
     for (size_t i = 0; i < n_fns; ++i) {
-      const Eigen::Index r = row_of[group_of(fit, i)];
+      const Eigen::Index r = row_of[group_of(fit, fns, i)];
       const auto& f = feats[t];
       if (col_of[i] >= 0) A(r, col_of[i]) += f.calls[i];
       A(r, cpb) += f.copy_bytes[i];
       if (ucpb >= 0) A(r, ucpb) += f.unaligned_bytes[i];
-      if (const auto it = train[t]->value.fn_ns.find(fn_name(i)); it != train[t]->value.fn_ns.end())
+      if (const auto it = train[t]->value.fn_ns.find(fn_name(fns, i));
+          it != train[t]->value.fn_ns.end())
         b(r) += it->second * cyc;
     }
   }
@@ -222,16 +187,17 @@ LinuxFit fit_linux(const LinuxMeasured& m, const Split& split, Stat stat) {
   return fit;
 }
 
-LinuxPrediction predict_linux(const LinuxFit& fit, const LinuxPoint& p) {
-  const LinuxFeatures f = linux_features(p.path, p.payload);
+KernelPrediction predict_kernel(const KernelFit& fit, const KernelPoint& p) {
+  const net::FnTable& fns = fns_of(fit.stack);
+  const stacks::CallCounts f = stack_counts(fit.stack, p.path, p.payload);
   const double ns_per_cycle = 1e9 / fit.clock_hz;
-  LinuxPrediction out;
+  KernelPrediction out;
   const double cpb = fit.value("copy.cycles_per_byte");
   const double ucpb = fit.value("copy.unaligned_cycles_per_byte");
-  for (size_t i = 0; i < fns().size(); ++i) {
-    const double c = f.calls[i] * fit.value("fixed:" + fn_name(i)) + f.copy_bytes[i] * cpb +
+  for (size_t i = 0; i < fns.size(); ++i) {
+    const double c = f.calls[i] * fit.value("fixed:" + fn_name(fns, i)) + f.copy_bytes[i] * cpb +
                      f.unaligned_bytes[i] * ucpb;
-    if (f.calls[i] > 0) out.ns[fn_name(group_of(fit, i))] += c * ns_per_cycle;
+    if (f.calls[i] > 0) out.ns[fn_name(fns, group_of(fit, fns, i))] += c * ns_per_cycle;
   }
   out.ns["syscall_entry"] = f.syscalls * fit.syscall_cycles * ns_per_cycle;
   out.ns["user"] = fit.user_cycles * ns_per_cycle;
@@ -239,23 +205,24 @@ LinuxPrediction predict_linux(const LinuxFit& fit, const LinuxPoint& p) {
   return out;
 }
 
-void write_linux_profile(const LinuxFit& fit, const fs::path& dir, const std::string& name,
-                         const std::vector<std::pair<std::string, std::string>>& extra) {
+void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::string& name,
+                          const std::vector<std::pair<std::string, std::string>>& extra) {
+  const net::FnTable& fns = fns_of(fit.stack);
   const std::string head = fmt::format(
-      "# Fitted by simloop calibrate --source linux to measure kernel --split on\n"
+      "# Fitted by simloop calibrate --source {} to measure kernel --split on\n"
       "# {} ({}), clock {:.6g} MHz; files: {}.\n"
       "# Training points: {} (statistic: {} over repeats). Cycles at that clock.\n",
-      fit.cpu_model, fit.kernel, fit.clock_hz / 1e6, fmt::join(fit.measured, ", "),
+      fit.stack, fit.cpu_model, fit.kernel, fit.clock_hz / 1e6, fmt::join(fit.measured, ", "),
       fmt::join(fit.split.specs(), "; "), fit.stat == Stat::min ? "min" : "median");
   std::string stack = head + fmt::format(
                                  "# Each function's fixed cycles are its perf self time (its "
                                  "helpers' included) over the\n"
                                  "# simulated stack's calls per packet on the same path.\n"
                                  "name: {}-stack\ndescription: Linux UDP path on {} ({}), per "
-                                 "function, fitted\nkind: linux\nfunctions:\n",
-                                 name, fit.cpu_model, fit.kernel);
-  for (size_t i = 0; i < fns().size(); ++i) {
-    const std::string n = fn_name(i);
+                                 "function, fitted\nkind: {}\nfunctions:\n",
+                                 name, fit.cpu_model, fit.kernel, fit.stack);
+  for (size_t i = 0; i < fns.size(); ++i) {
+    const std::string n = fn_name(fns, i);
     std::string note;
     if (const auto it = fit.inlined_into.find(n); it != fit.inlined_into.end())
       note = "  # inlined into " + it->second + " on this kernel: its time is there";
@@ -298,9 +265,9 @@ void write_linux_profile(const LinuxFit& fit, const fs::path& dir, const std::st
   report::write_files_atomic(dir, files);
 }
 
-nlohmann::json linux_fit_json(const LinuxFit& fit, const LinuxMeasured& m) {
+nlohmann::json kernel_fit_json(const KernelFit& fit, const KernelMeasured& m) {
   nlohmann::json j;
-  j["source"] = "linux";
+  j["source"] = fit.stack;
   j["cpu_model"] = fit.cpu_model;
   j["kernel"] = fit.kernel;
   j["clock_hz"] = fit.clock_hz;
@@ -314,7 +281,7 @@ nlohmann::json linux_fit_json(const LinuxFit& fit, const LinuxMeasured& m) {
   j["undetermined"] = fit.undetermined;
   j["inlined_into"] = fit.inlined_into;
   for (const auto& p : m.points) {
-    const LinuxPrediction pr = predict_linux(fit, p);
+    const KernelPrediction pr = predict_kernel(fit, p);
     nlohmann::json q;
     q["path"] = p.path;
     q["payload"] = p.payload;

@@ -1,10 +1,11 @@
-// Calibration of the simulated Linux stack (sim/stack/linux) from this
-// machine's own kernel, function by function: `simloop calibrate --source
-// linux` on the rows of `measure kernel --split`.
+// Calibration of a kernel-measured stack (its kind's kMeasured is
+// Measured::kernel: the Linux stack) from this machine's own kernel,
+// function by function: `simloop calibrate --source STACK` on the rows of
+// `measure kernel --split`.
 //
 // Each split row charges perf's samples of one (repeat, path, payload) to a
-// function of the Linux table, the system call's entry and exit, user space,
-// or nothing. A point's value of each is the statistic over its repeats.
+// function of the stack's table, the system call's entry and exit, user
+// space, or nothing. A point's value of each is the statistic over its repeats.
 // The simulated stack runs the same loop (sendto or send on a connected
 // socket to 127.0.0.1, the softirq, one recvfrom per datagram) under a
 // counting probe, which gives each function's calls, copies and bytes per
@@ -25,54 +26,56 @@
 #include <vector>
 
 #include "sim/stack/net/fn_table.h"
+#include "sim/stack/stack_set.h"
 #include "sim/tools/calibrate/points.h"
 
 namespace simloop::measure {
 
 // One repeat of one point: ns per packet by where the samples were charged.
-struct LinuxRepeat {
+struct KernelRepeat {
   double wall_ns = 0;                   // the timed slices' wall time per packet
   double cpu_ns = 0;                    // every sample of the point (CPU time)
   double syscall_ns = 0, user_ns = 0;   // entry and exit; user space
   double other_ns = 0;                  // kernel samples charged to no function
-  std::map<std::string, double> fn_ns;  // Linux table name -> self ns
+  std::map<std::string, double> fn_ns;  // the stack's function name -> self ns
 };
 
-struct LinuxPoint {
+struct KernelPoint {
   std::string path;  // unconnected | connected
   int payload = 0;
   std::string where;  // file:line of its first row
-  std::vector<LinuxRepeat> repeats;
-  LinuxRepeat value;  // the statistic over the repeats, quantity by quantity
+  std::vector<KernelRepeat> repeats;
+  KernelRepeat value;  // the statistic over the repeats, quantity by quantity
   std::string label() const;
   // The quantity's share of the point's CPU time (value).
   double share(const std::string& fn) const;
 };
 
-struct LinuxMeasured {
-  std::vector<LinuxPoint> points;  // in order of first appearance
-  double clock_hz = 0;             // from FILE.machine.json (cpu_mhz)
+struct KernelMeasured {
+  std::string stack;                // whose functions the rows are charged to
+  std::vector<KernelPoint> points;  // in order of first appearance
+  double clock_hz = 0;              // from FILE.machine.json (cpu_mhz)
   std::string cpu_model, kernel;
   double loadavg = 0;  // the rows' 1-minute load average, largest
 };
 
-// Reads `measure kernel --split` CSVs and their FILE.machine.json. Throws
-// InputError naming the file, line and column: a missing column, a bad
-// number, a function not in the Linux table, files of different machines.
-LinuxMeasured read_linux_split(const std::vector<std::filesystem::path>& csvs, Stat stat);
+// Reads `measure kernel --split` CSVs, charged to the functions of stack
+// `stack`, and their FILE.machine.json. Throws InputError naming the file,
+// line and column: a missing column, a bad number, a function not in the
+// stack's table, files of different machines.
+KernelMeasured read_kernel_split(const std::vector<std::filesystem::path>& csvs, Stat stat,
+                                 const std::string& stack);
 
-// What the simulated Linux stack does per packet on a path, by function.
-struct LinuxFeatures {
-  std::array<double, net::kMaxFns> calls{}, copy_bytes{}, unaligned_bytes{}, cksum_bytes{};
-  std::array<int, net::kMaxFns> parent{};  // the innermost caller seen (-1: none)
-  double syscalls = 0;                     // sendto and recvfrom calls
-};
-// Drives the simulated stack as `measure kernel` drives the kernel: after a
+// Drives stack `stack` (its default options) as `measure kernel` drives the
+// kernel: sendto, or send on a socket connected once (`path` unconnected or
+// connected), to 127.0.0.1, the softirq, one recvfrom per datagram; after a
 // warm-up, `packets` datagrams. Throws InputError on an unknown path or a
 // payload lo does not carry.
-LinuxFeatures linux_features(const std::string& path, int payload, int packets = 256);
+stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
+                                int packets = 256);
 
-struct LinuxFit {
+struct KernelFit {
+  std::string stack;  // the stack fitted (KernelMeasured's)
   Stat stat = Stat::median;
   Split split;
   double clock_hz = 0;
@@ -87,25 +90,25 @@ struct LinuxFit {
   double value(const std::string& name) const;
 };
 
-LinuxFit fit_linux(const LinuxMeasured& m, const Split& split, Stat stat);
+KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat);
 
 // A point as the fit prices it: ns per packet in total and by quantity (the
 // functions, "syscall_entry", "user").
-struct LinuxPrediction {
+struct KernelPrediction {
   double cpu_ns = 0;
   std::map<std::string, double> ns;
 };
-LinuxPrediction predict_linux(const LinuxFit& fit, const LinuxPoint& p);
+KernelPrediction predict_kernel(const KernelFit& fit, const KernelPoint& p);
 
-// Writes DIR/NAME-stack.yaml (kind linux), DIR/NAME-machine.yaml and an
+// Writes DIR/NAME-stack.yaml (kind: the stack fitted), DIR/NAME-machine.yaml and an
 // experiment DIR/NAME.yaml (loopback, 18 B, a receiver), each headed by
 // where its numbers came from; `extra` files (name, text) with them, all or
 // none.
-void write_linux_profile(const LinuxFit& fit, const std::filesystem::path& dir,
-                         const std::string& name,
-                         const std::vector<std::pair<std::string, std::string>>& extra = {});
+void write_kernel_profile(const KernelFit& fit, const std::filesystem::path& dir,
+                          const std::string& name,
+                          const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 // The fit and every point's measured and predicted values, for reports.
-nlohmann::json linux_fit_json(const LinuxFit& fit, const LinuxMeasured& m);
+nlohmann::json kernel_fit_json(const KernelFit& fit, const KernelMeasured& m);
 
 }  // namespace simloop::measure

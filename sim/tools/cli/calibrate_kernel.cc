@@ -1,4 +1,4 @@
-#include "sim/tools/cli/calibrate_linux.h"
+#include "sim/tools/cli/calibrate_kernel.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,42 +11,42 @@
 #include "sim/config/experiment.h"
 #include "sim/report/safe_file.h"
 #include "sim/support/yaml_input.h"
-#include "sim/tools/calibrate/linux_fit.h"
+#include "sim/tools/calibrate/kernel_fit.h"
 #include "sim/tools/cli/commands.h"
 
 namespace simloop::cli {
 
 namespace fs = std::filesystem;
 
-int calibrate_linux_cmd(const LinuxCalibrateArgs& a) {
-  const std::string name = a.name.empty() ? "linux-calibrated" : a.name;
+int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
+  const std::string name = a.name.empty() ? a.stack + "-calibrated" : a.name;
   if (const std::string why = config::name_problem(name); !why.empty())
     throw UserError(fmt::format("{} '{}': {}", a.name.empty() ? "the profile name" : "--name",
                                 config::printable(name), why));
   const auto stat = *measure::parse_stat(a.stat);
   std::vector<fs::path> files(a.measured.begin(), a.measured.end());
-  measure::LinuxMeasured m;
-  measure::LinuxFit fit;
+  measure::KernelMeasured m;
+  measure::KernelFit fit;
   nlohmann::json j;
   try {
-    m = measure::read_linux_split(files, stat);
+    m = measure::read_kernel_split(files, stat, a.stack);
     const auto split = measure::parse_split(a.train);
     for (const auto& [key, values] : split.allow)
       if (key != "path" && key != "payload")
         throw measure::InputError(
             fmt::format("--train {}: the split rows' points have keys path and payload only",
                         config::printable(key)));
-    fit = measure::fit_linux(m, split, stat);
+    fit = measure::fit_kernel(m, split, stat);
     fit.measured = a.measured;
-    j = measure::linux_fit_json(fit, m);
+    j = measure::kernel_fit_json(fit, m);
   } catch (const measure::InputError& e) {
     throw UserError(e.what());
   }
   std::cout << fmt::format(
-      "linux fit on {} ({}), {:.6g} MHz, load average up to {:.2f}; training: {}; statistic: "
+      "{} fit on {} ({}), {:.6g} MHz, load average up to {:.2f}; training: {}; statistic: "
       "{}\n",
-      fit.cpu_model, fit.kernel, fit.clock_hz / 1e6, m.loadavg, fmt::join(fit.split.specs(), "; "),
-      a.stat);
+      a.stack, fit.cpu_model, fit.kernel, fit.clock_hz / 1e6, m.loadavg,
+      fmt::join(fit.split.specs(), "; "), a.stat);
   std::cout << "fitted cycles:\n";
   for (size_t i = 0; i < fit.names.size(); ++i)
     std::cout << fmt::format("  {:<40} {:10.2f}\n", fit.names[i], fit.values[i]);
@@ -75,7 +75,7 @@ int calibrate_linux_cmd(const LinuxCalibrateArgs& a) {
   j["experiment"] = name + ".yaml";
   const fs::path out = fs::path(a.dir) / (name + "-fit.json");
   try {
-    measure::write_linux_profile(fit, a.dir, name, {{out.filename().string(), j.dump(1) + "\n"}});
+    measure::write_kernel_profile(fit, a.dir, name, {{out.filename().string(), j.dump(1) + "\n"}});
   } catch (const measure::InputError& e) {
     throw UserError(e.what());
   }

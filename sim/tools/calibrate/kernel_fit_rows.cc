@@ -1,4 +1,5 @@
-// Reading `measure kernel --split` rows into Linux points (linux_fit.h).
+// Reading `measure kernel --split` rows into a kernel-measured stack's points
+// (kernel_fit.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,19 +8,18 @@
 #include <tuple>
 
 #include "sim/report/csv_table.h"
-#include "sim/stack/linux/fns.h"
 #include "sim/support/yaml_input.h"
-#include "sim/tools/calibrate/linux_fit.h"
+#include "sim/tools/calibrate/kernel_fit.h"
 
 namespace simloop::measure {
 
 namespace fs = std::filesystem;
 
-std::string LinuxPoint::label() const {
+std::string KernelPoint::label() const {
   return fmt::format("path={} payload={}", path, payload);
 }
 
-double LinuxPoint::share(const std::string& fn) const {
+double KernelPoint::share(const std::string& fn) const {
   if (value.cpu_ns <= 0) return 0;
   double v = 0;
   if (fn == "syscall_entry")
@@ -61,9 +61,13 @@ double clock_of(const fs::path& csv) {
 
 }  // namespace
 
-LinuxMeasured read_linux_split(const std::vector<fs::path>& csvs, Stat stat) {
-  LinuxMeasured m;
-  const net::FnTable& fns = net::lnx::fn_table();
+KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
+                                 const std::string& stack) {
+  KernelMeasured m;
+  m.stack = stack;
+  const net::FnTable* table = stacks::find_fn_table(stack);
+  if (table == nullptr) throw InputError("no stack named " + stack);
+  const net::FnTable& fns = *table;
   // (path, payload) -> the point's index; (file, repeat) within each point.
   std::map<std::pair<std::string, int>, size_t> index;
   std::map<std::pair<size_t, std::pair<size_t, int>>, size_t> repeat_of;
@@ -114,23 +118,23 @@ LinuxMeasured read_linux_split(const std::vector<fs::path>& csvs, Stat stat) {
         if (!known)
           throw InputError(
               fmt::format("{}: charged_to: '{}' is not a function of the Linux "
-                          "stack (sim/stack/linux/fns.h), syscall_entry, user or empty",
-                          r.where(), config::printable(to)));
+                          "stack (stack.kind {}), syscall_entry, user or empty",
+                          r.where(), config::printable(to), stack));
         auto [it, fresh] = index.try_emplace({path, payload}, m.points.size());
         if (fresh) {
-          LinuxPoint p;
+          KernelPoint p;
           p.path = path;
           p.payload = payload;
           p.where = r.where();
           m.points.push_back(std::move(p));
         }
-        LinuxPoint& p = m.points[it->second];
+        KernelPoint& p = m.points[it->second];
         auto [rt, new_repeat] = repeat_of.try_emplace({it->second, {fi, repeat}}, p.repeats.size());
         if (new_repeat) {
           p.repeats.emplace_back();
           p.repeats.back().wall_ns = number("ns_per_packet");
         }
-        LinuxRepeat& rep = p.repeats[rt->second];
+        KernelRepeat& rep = p.repeats[rt->second];
         const double ns = number("self_ns_per_packet");
         rep.cpu_ns += ns;
         if (to == "syscall_entry")
@@ -165,16 +169,16 @@ LinuxMeasured read_linux_split(const std::vector<fs::path>& csvs, Stat stat) {
       for (const auto& r : p.repeats) v.push_back(get(r));
       return apply_stat(stat, v);
     };
-    p.value.wall_ns = over([](const LinuxRepeat& r) { return r.wall_ns; });
-    p.value.cpu_ns = over([](const LinuxRepeat& r) { return r.cpu_ns; });
-    p.value.syscall_ns = over([](const LinuxRepeat& r) { return r.syscall_ns; });
-    p.value.user_ns = over([](const LinuxRepeat& r) { return r.user_ns; });
-    p.value.other_ns = over([](const LinuxRepeat& r) { return r.other_ns; });
+    p.value.wall_ns = over([](const KernelRepeat& r) { return r.wall_ns; });
+    p.value.cpu_ns = over([](const KernelRepeat& r) { return r.cpu_ns; });
+    p.value.syscall_ns = over([](const KernelRepeat& r) { return r.syscall_ns; });
+    p.value.user_ns = over([](const KernelRepeat& r) { return r.user_ns; });
+    p.value.other_ns = over([](const KernelRepeat& r) { return r.other_ns; });
     std::set<std::string> names;
     for (const auto& r : p.repeats)
       for (const auto& [fn, ns] : r.fn_ns) names.insert(fn);
     for (const auto& fn : names)
-      p.value.fn_ns[fn] = over([&](const LinuxRepeat& r) {
+      p.value.fn_ns[fn] = over([&](const KernelRepeat& r) {
         const auto it = r.fn_ns.find(fn);
         return it == r.fn_ns.end() ? 0.0 : it->second;
       });
