@@ -1,17 +1,19 @@
 #include "sim/engine/columns.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/cycle_account.h"
 #include "models/fn_ledger.h"
 #include "models/optional_models.h"
 #include "sim/stack/net/probe.h"
+#include "sim/stack/stack_set.h"
 
 namespace simloop::engine {
 
 namespace {
 
-std::string stage_meaning(models::Stage s) {
+std::string stage_doc(models::Stage s) {
   using models::Stage;
   switch (s) {
     case Stage::user:
@@ -19,33 +21,34 @@ std::string stage_meaning(models::Stage s) {
     case Stage::syscall:
       return "system call entry and exit of the sender's sendto()";
     case Stage::socket:
-      return "sendto, sosend_dgram and m_uiotombuf (the socket layer)";
+      return "the socket layer of the send call, down to the protocol";
     case Stage::udp:
-      return "udp_output";
+      return "UDP output";
     case Stage::ip:
-      return "ip_output";
+      return "IP output, the route lookup included";
     case Stage::ether:
-      return "ether_output";
+      return "link-layer output: the Ethernet header";
     case Stage::driver:
       return "the hand-off to the NIC ring, and transmit completion when no interrupt runs it";
     case Stage::loop:
-      return "looutput and if_simloop (the loopback interface)";
+      return "the loopback interface";
     case Stage::netisr:
-      return "netisr dispatch of each looped-back packet";
+      return "the software interrupt that dispatches each looped-back packet";
     case Stage::input:
-      return "ip_input, udp_input and sbappend (the receive path)";
+      return "the receive path: IP and UDP input up to the socket's queue";
     case Stage::receive:
-      return "the receiver's recvfrom(): system call and soreceive";
+      return "the receiver's recvfrom(): its system call and the socket's receive";
     case Stage::copy:
       return "bytes copied (setup, per byte, and the extra for copies off 4-byte alignment)";
     case Stage::mbuf:
-      return "mbuf and cluster allocation and free";
+      return "buffer allocation and free: the zones' prices (stack.alloc, stack.free) and the "
+             "stack functions charged here";
     case Stage::unaligned:
       return "penalties of misaligned header accesses (and of those crossing a cache line)";
     case Stage::cache:
       return "I-cache miss stalls (0 unless the I-cache model is on)";
     case Stage::interrupt:
-      return "NIC interrupt handlers, transmit completion included (time taken from the sender)";
+      return "NIC interrupt handlers, transmit completion included: time taken from the sender";
     case Stage::sleep:
       return "the CPU idle while the sender sleeps after ENOBUFS or waits for send space "
              "(interrupt handlers that ran "
@@ -63,6 +66,22 @@ std::string stage_meaning(models::Stage s) {
   models::for_each_model([&]<class M>(std::type_identity<M>) {
     if (M::kStage == s) doc = M::kStageDoc;
   });
+  return doc;
+}
+
+// What a stage's cycles are, and which functions each stack charges to it
+// (its function table says so).
+std::string stage_meaning(models::Stage s) {
+  std::string doc = stage_doc(s);
+  std::vector<std::string> by_stack;
+  for (const net::FnTable* t : stacks::fn_tables()) {
+    std::vector<std::string_view> names;
+    for (const net::FnInfo& f : t->fns())
+      if (f.stage == models::stage_name(s)) names.push_back(f.name);
+    if (!names.empty())
+      by_stack.push_back(fmt::format("{}: {}", t->stack(), fmt::join(names, ", ")));
+  }
+  if (!by_stack.empty()) doc += fmt::format(" (functions: {})", fmt::join(by_stack, "; "));
   return doc;
 }
 
