@@ -17,6 +17,7 @@
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/calibrate/calibrate.h"
+#include "sim/tools/calibrate/fit_report.h"
 #include "sim/tools/cli/calibrate_kernel.h"
 #include "sim/tools/cli/child.h"
 #include "sim/tools/cli/commands.h"
@@ -156,91 +157,8 @@ int calibrate_cmd(const CalibrateArgs& a) {
   fit.split_choice = choice;
   fit.measured = a.measured;
 
-  std::set<std::string> sources;
-  for (const auto& p : points)
-    if (p.native() == (a.source == "native") && fit.split.trains(p)) sources.insert(p.source);
-  if (sources.size() > 1)
-    spdlog::warn("the training points come from {} sources ({}): one profile is fitted to all",
-                 sources.size(), fmt::join(sources, "; "));
-
-  std::cout << fmt::format("{} fit on {} training point(s) ({}), {} held out; statistic: {}\n",
-                           a.source, fit.training_points, fmt::join(fit.split.specs(), "; "),
-                           fit.held_out_points, a.stat);
-  if (choice)
-    std::cout << fmt::format(
-        "observations chosen on the training points ({} predictions in {} folds, each of a "
-        "path or a payload left out): median |error| {:.2f} % with per-function times, "
-        "{:.2f} % with totals only: {}\n",
-        choice->predictions, choice->folds, 100 * choice->split_error, 100 * choice->totals_error,
-        choice->split ? "per-function times" : "totals only");
-  if (a.source == "native")
-    std::cout << fmt::format(
-        "observations: ns per packet{}\n",
-        fit.split_weight > 0
-            ? fmt::format(" and each function's self time (weight {:g}; "
-                          "the instrumented run {:.2f} x slower, its clock "
-                          "reads {:.1f} ns per call and {:.1f} per call made "
-                          "beyond the {:.1f} measured)",
-                          fit.split_weight, fit.slowdown, fit.split_overhead.at(0),
-                          fit.split_overhead.at(1), points.front().overhead_self_ns)
-            : " only");
-  std::cout << fmt::format(
-      "fitted costs (ns){}:\n",
-      fit.lo.empty() ? ""
-                     : fmt::format(", 90 % interval over {} resamples of "
-                                   "the repeats{}",
-                                   fit.draws.size(),
-                                   fit.stat == measure::Stat::min ? ", centred on the fit (a "
-                                                                    "resample's minimum is never "
-                                                                    "below the data's)"
-                                                                  : ""));
-  for (size_t i = 0; i < fit.names.size(); ++i) {
-    std::cout << fmt::format("  {:<42} {:10.4f}", fit.names[i], fit.values[i]);
-    if (!fit.lo.empty()) std::cout << fmt::format("  [{:9.4f}, {:9.4f}]", fit.lo[i], fit.hi[i]);
-    const auto with = fit.tied_to(fit.names[i]);
-    if (with)
-      std::cout << (with->empty()
-                        ? "  not determined: never exercised"
-                        : fmt::format("  not determined: only with {}", fmt::join(*with, ", ")));
-    std::cout << "\n";
-  }
-  std::cout << fmt::format("design: {} parameters, rank {}, condition number {:.3g}\n",
-                           fit.names.size(), fit.rank, fit.condition);
-  if (!fit.undetermined.empty())
-    std::cout << fmt::format(
-        "not determined by the training data (only in sums with others, or never exercised): "
-        "{}\n",
-        fmt::join(fit.undetermined, ", "));
-  std::cout << "residuals on the training points:\n";
-  for (const auto& r : fit.residuals)
-    std::cout << fmt::format("  {:<50} measured {:8.1f} ns  fitted {:8.1f} ns  {:+6.2f} %\n",
-                             r.label, r.measured_ns, r.fitted_ns,
-                             100 * (r.fitted_ns - r.measured_ns) / r.measured_ns);
-  std::cout << fmt::format("rms relative residual {:.2f} %\n", 100 * fit.rms_rel_residual());
-
-  // Held-out points whose prediction needs a parameter the data leave free:
-  // one warning per set of such parameters (a study holds hundreds of
-  // points, and they share a few sets), naming the first points.
-  int relying = 0;
-  std::map<std::vector<std::string>, std::vector<std::string>> by_params;
-  for (const auto& p : points) {
-    if (p.native() != (a.source == "native") || fit.split.trains(p)) continue;
-    const auto r = fit.relies_on(measure::features_for(fit, p));
-    if (r.empty()) continue;
-    ++relying;
-    by_params[r].push_back(p.label());
-  }
-  for (const auto& [params, labels] : by_params) {
-    constexpr size_t kNamed = 3;
-    const std::vector<std::string> named(labels.begin(),
-                                         labels.begin() + std::min(labels.size(), kNamed));
-    spdlog::warn(
-        "{} held-out point(s) rely on {}, which the training data do not determine: "
-        "{}{}",
-        labels.size(), fmt::join(params, ", "), fmt::join(named, "; "),
-        labels.size() > kNamed ? fmt::format("; and {} more", labels.size() - kNamed)
-                               : std::string());
-  }
+  measure::print_fit(std::cout, fit, points, a.stat);
+  const int relying = measure::warn_undetermined(fit, points);
   if (relying > 0 && a.strict)
     throw UserError(fmt::format(
         "--strict: {} held-out point(s) rely on parameters the training data do not determine "
