@@ -288,18 +288,20 @@ std::filesystem::path find_layout(const std::filesystem::path& experiment_file,
 // never a path, so <dir>/<name>.csv stays in <dir>.
 std::string name_problem(const std::string& name);
 
-// What a stage's cycles are when they are not what its name says: with a
-// stack fitted to measured totals (stack.fitted_fixed_costs), the socket
-// stage holds the fitted fixed cost of sending (all on sendto) and the
-// receive stage that of receiving (on soreceive, `fitted_receive`), not the
-// socket layer's or the receiver's own work. {label, note}; both empty for
-// a stage that is what its name says.
+// What a stage's cycles are on the stack that runs, when that is not what
+// the stage's name says: the stack's own word for the stage (its table's
+// net::StageName); or, with a stack fitted to measured totals
+// (stack.fitted_fixed_costs), the socket stage holds the fitted fixed cost
+// of sending (all on the send system call's function) and the receive stage
+// that of receiving (on the receive stage's first function,
+// `fitted_receive`), not the socket layer's or the receiver's own work.
+// {label, note}; both empty for a stage that is what its name says.
 struct StageMeaning {
   std::string label;  // at most 10 characters, in place of the stage's name
   std::string note;   // what the cycles are, said beside them
 };
-StageMeaning fitted_stage_meaning(bool fitted_fixed_costs, bool fitted_receive,
-                                  std::string_view stage);
+StageMeaning stage_meaning(const net::FnTable& fns, bool fitted_fixed_costs, bool fitted_receive,
+                           std::string_view stage);
 // The same for an experiment.
 StageMeaning stage_meaning(const Experiment& x, std::string_view stage);
 // The same for the resolved configuration of a result JSON (its "config");

@@ -105,36 +105,62 @@ void set_number(Experiment& x, const std::string& path, double value) {
   f->set(x, n, Loc{});
 }
 
-StageMeaning fitted_stage_meaning(bool fitted_fixed_costs, bool fitted_receive,
-                                  std::string_view stage) {
-  if (!fitted_fixed_costs) return {};
-  if (stage == "socket")
-    return {"send fixed",
-            "the fitted fixed cost of sending, all on sendto; not the socket layer's own"};
-  if (stage == "receive" && fitted_receive)
-    return {"", "with the fitted fixed cost of receiving, all on soreceive"};
+StageMeaning stage_meaning(const net::FnTable& fns, bool fitted_fixed_costs, bool fitted_receive,
+                           std::string_view stage) {
+  if (fitted_fixed_costs) {
+    const auto send = fns.with_role(net::FnRole::syscall);
+    const auto receive = fns.first_in("receive");
+    if (stage == "socket" && send)
+      return {"send fixed", fmt::format("the fitted fixed cost of sending, all on {}; not the "
+                                        "socket layer's own",
+                                        fns.name(*send))};
+    if (stage == "receive" && fitted_receive && receive)
+      return {"", fmt::format("with the fitted fixed cost of receiving, all on {}",
+                              fns.name(*receive))};
+  }
+  if (const net::StageName* n = fns.stage_name(stage))
+    return {std::string(n->label), std::string(n->note)};
   return {};
 }
 
+namespace {
+
+// Whether the receive stage's first function is priced (a fitted profile
+// then holds the fixed cost of receiving there).
+bool prices_receive(const net::FnTable& fns, const Experiment& x) {
+  const auto receive = fns.first_in("receive");
+  return receive && x.stack.fn_cycles[net::index(*receive)] > 0;
+}
+
+}  // namespace
+
 StageMeaning stage_meaning(const Experiment& x, std::string_view stage) {
-  const auto soreceive = x.stack.fns->find("soreceive");
-  return fitted_stage_meaning(x.stack_fitted_fixed_costs,
-                              soreceive && x.stack.fn_cycles[net::index(*soreceive)] > 0, stage);
+  return stage_meaning(*x.stack.fns, x.stack_fitted_fixed_costs, prices_receive(*x.stack.fns, x),
+                       stage);
 }
 
 StageMeaning stage_meaning(const nlohmann::json& config, std::string_view stage) {
+  if (!config.is_object()) return {};
+  // The stack that ran (a configuration of an older version names none: the
+  // first of the list, the only one it had).
+  const net::FnTable* fns = stacks::fn_tables().front();
   bool fitted = false;
   double rx = 0;
   try {
-    const json::json_pointer f("/stack/fitted_fixed_costs"), r("/stack/functions/soreceive");
-    if (config.is_object() && config.contains(f) && config.at(f).is_boolean())
-      fitted = config.at(f).get<bool>();
-    if (config.is_object() && config.contains(r) && config.at(r).is_number())
-      rx = config.at(r).get<double>();
+    const json::json_pointer kind("/stack/kind"), f("/stack/fitted_fixed_costs");
+    if (config.contains(kind) && config.at(kind).is_string()) {
+      fns = stacks::find_fn_table(config.at(kind).get<std::string>());
+      if (fns == nullptr) return {};  // a stack this build does not have
+    }
+    if (config.contains(f) && config.at(f).is_boolean()) fitted = config.at(f).get<bool>();
+    if (const auto receive = fns->first_in("receive")) {
+      const json::json_pointer r("/stack/functions/" + std::string(fns->name(*receive)));
+      if (config.contains(r) && config.at(r).is_number()) rx = config.at(r).get<double>();
+    }
   } catch (const json::exception&) {
     return {};  // not a configuration this version wrote: no meaning to add
   }
-  return fitted_stage_meaning(fitted, rx > 0, stage);
+  return stage_meaning(*fns, fitted, rx > 0, stage);
 }
 
 }  // namespace simloop::config

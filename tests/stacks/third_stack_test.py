@@ -57,6 +57,10 @@ def main():
             check(json.dumps(res).count('"poll"') > 0, f"run {dest}: the result says stack.kind poll")
             if dest == "loopback":
                 check(int(r["delivered"]) > 0, f"run loopback: datagrams delivered: {r['delivered']}")
+        # Its breakdown speaks its words for the stages (its table's names).
+        p = run([poll, "run", exp, "-o", d / "words"])
+        check("  ring " in p.stdout and "transmit ring" in p.stdout and "  driver " not in p.stdout,
+              f"run: the driver stage is the poll stack's ring:\n{p.stdout}")
         # Its own keys, and its refusals naming the key.
         run([poll, "check", exp, "--set", "options.poll.buffers=64"])
         p = run([poll, "check", exp, "--set", "options.poll.buffers=0"], expect=2)

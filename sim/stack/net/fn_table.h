@@ -43,10 +43,20 @@ struct FnInfo {
   FnRole role = FnRole::plain;
 };
 
+// What a stack calls one of the stages its functions are charged to, where
+// its own word differs from the stage's (models::Stage names): a label of
+// at most 10 characters for breakdowns, and what the stage holds on it.
+struct StageName {
+  std::string_view stage;
+  std::string_view label;
+  std::string_view note;
+};
+
 class FnTable {
  public:
-  constexpr FnTable(std::string_view stack, std::span<const FnInfo> fns)
-      : stack_(stack), fns_(fns) {}
+  constexpr FnTable(std::string_view stack, std::span<const FnInfo> fns,
+                    std::span<const StageName> stage_names = {})
+      : stack_(stack), fns_(fns), stage_names_(stage_names) {}
 
   // The stack's name ("bsd").
   constexpr std::string_view stack() const { return stack_; }
@@ -66,10 +76,24 @@ class FnTable {
       if (fns_[i].role == r) return fn_at(i);
     return std::nullopt;
   }
+  // The first function charged to `stage`, if any.
+  constexpr std::optional<FnId> first_in(std::string_view stage) const {
+    for (size_t i = 0; i < fns_.size(); ++i)
+      if (fns_[i].stage == stage) return fn_at(i);
+    return std::nullopt;
+  }
+  // The stack's own name for `stage`, or nullptr where it uses the stage's.
+  constexpr const StageName* stage_name(std::string_view stage) const {
+    for (const StageName& n : stage_names_)
+      if (n.stage == stage) return &n;
+    return nullptr;
+  }
+  constexpr std::span<const StageName> stage_names() const { return stage_names_; }
 
  private:
   std::string_view stack_;
   std::span<const FnInfo> fns_;
+  std::span<const StageName> stage_names_;
 };
 
 }  // namespace simloop::net

@@ -29,6 +29,13 @@ inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
     {"pkt_recv", "receive", FnRole::plain},
 }};
 
-inline constexpr FnTable kFnTable{"poll", kFns};
+// Its words for the stages its functions are charged to.
+inline constexpr std::array<StageName, 3> kStageNames = {{
+    {"socket", "send call", "the application's own send call into its frame pool: no system call"},
+    {"driver", "ring", "the transmit ring: descriptors posted, completions polled"},
+    {"input", "rx poll", "the receive ring polled: frames checked and queued for the reader"},
+}};
+
+inline constexpr FnTable kFnTable{"poll", kFns, kStageNames};
 
 }  // namespace simloop::net::poll
