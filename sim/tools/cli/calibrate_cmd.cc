@@ -263,8 +263,10 @@ struct CompareArgs {
   std::string stat = "median";
 };
 
-// Prints the table and the summaries of a comparison; writes the CSV.
-void report_comparison(const std::vector<measure::Comparison>& cs, const CompareArgs& a) {
+// Prints the table and the summaries of a comparison; writes the CSV, each
+// row saying what predicted it (`predictor`, which plots name).
+void report_comparison(const std::vector<measure::Comparison>& cs, const CompareArgs& a,
+                       const std::string& predictor) {
   std::cout << fmt::format("measured: {}\n", measure::sources_of(cs));
   std::cout << fmt::format("{:<52} {:>10} {:>10} {:>10} {:>8} {:>10} {:>9}  {}\n", "point", "set",
                            "measured", "predicted", "error", "constant", "interval", "relies on");
@@ -325,7 +327,7 @@ void report_comparison(const std::vector<measure::Comparison>& cs, const Compare
   if (!a.summary.empty()) report::write_file_atomic(a.summary, report::to_csv(summary));
   if (!a.out.empty()) {
     std::vector<report::Row> rows;
-    for (const auto& c : cs) rows.push_back(measure::comparison_row(c));
+    for (const auto& c : cs) rows.push_back(measure::comparison_row(c).set("predictor", predictor));
     report::write_file_atomic(a.out, report::to_csv(rows));
     spdlog::info("wrote {} (draw it with simloop plot {})", a.out, a.out);
   }
@@ -419,7 +421,9 @@ int compare_experiment(const CompareArgs& a) {
         label, "-", "-", "-", x.stack.fns->stack());
   if (!a.out.empty()) {
     std::vector<report::Row> rows;
-    for (const auto& c : cs) rows.push_back(measure::comparison_row(c));
+    for (const auto& c : cs)
+      rows.push_back(measure::comparison_row(c).set(
+          "predictor", fmt::format("simulated: {}, stack {}", x.name, x.stack_name)));
     report::write_file_atomic(a.out, report::to_csv(rows));
   }
   return 0;
@@ -516,7 +520,9 @@ int compare_cmd(const CompareArgs& a) {
   }
   if (cs.empty()) throw UserError("no " + fit.source + " points in the measured files");
   measure::flag_extrapolation(cs, {"payload", "ether_mtu", "max_linkhdr"});
-  report_comparison(cs, a);
+  std::string name = fs::path(a.fit).stem().string();
+  if (name.size() > 4 && name.ends_with("-fit")) name.resize(name.size() - 4);
+  report_comparison(cs, a, "calibrated profile " + name);
   return 0;
 }
 
