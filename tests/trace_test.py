@@ -7,8 +7,8 @@ its timestamps never run back, its spans nest (a B/E span never overlaps
 another but by containing it, on the one CPU track), and, with the window
 covering every packet, the stage slices add up to the run's cycles of each
 stage and all slices to the run's simulated time. An interrupts-on run has
-interrupt spans; a partial window stays smaller. The timeline plot is drawn
-from a trace.
+interrupt spans; a partial window stays smaller, and no window of a run
+that never sleeps has an idle gap. The timeline plot is drawn from a trace.
 
     trace_test.py SIMLOOP SOURCE_DIR WORK_DIR
 """
@@ -77,6 +77,26 @@ def check_trace(name, t, row, whole):
     return ev
 
 
+def idle_gaps(ev):
+    """Stretches of the CPU track with nothing on it (µs from, µs to, what
+    follows), longer than a nanosecond: a run that never sleeps has none."""
+    depth, busy_to, gaps = 0, None, []
+    for e in ev:
+        if e["ph"] not in ("B", "E", "X"):
+            continue
+        if depth == 0 and e["ph"] in ("B", "X") and busy_to is not None and e["ts"] - busy_to > 1e-3:
+            gaps.append((busy_to, e["ts"], e.get("name", "")))
+        if e["ph"] == "B":
+            depth += 1
+        elif e["ph"] == "E":
+            depth -= 1
+            if depth == 0:
+                busy_to = e["ts"]
+        elif depth == 0:
+            busy_to = max(busy_to or 0.0, e["ts"] + e["dur"])
+    return gaps
+
+
 cases = {
     "wire-irq": ("experiments/seed-athlon.yaml", ["workload.packets=3000"]),
     "broadcast": ("experiments/seed/icache-padded.yaml", ["workload.packets=3000", "workload.dest=broadcast"]),
@@ -115,6 +135,19 @@ sends = sum(1 for e in part if e["ph"] == "B" and e["name"] == "sendto()"
 resumed = sum(1 for e in traces["wire-irq"] if e.get("args", {}).get("resumed"))
 check(resumed > 0, "wire-irq: handlers cut spans that resume after them")
 check(sends == 100, f"window 1000:1100 holds 100 sendto() spans ({sends})")
+
+# No idle gap in a run that never sleeps, whole or in part: a window ends
+# with its last packet's work, not with a handler that ran after packets it
+# does not hold (which left a gap of 4 to 90 µs before it).
+for name in ("wire-irq", "broadcast", "loopback-noirq"):
+    check(not idle_gaps(traces[name]), f"{name}: no idle gap ({idle_gaps(traces[name])[:3]})")
+for window in ("0:5", "0:20", "100:120", "1000:1100", "0:1000"):
+    t, row = run("gap-" + window.replace(":", "-"), "experiments/seed-athlon.yaml",
+                 ["workload.packets=3000"], window)
+    ev = check_trace(f"window {window}", t, row, whole=False)
+    gaps = idle_gaps(ev)
+    check(not gaps, f"window {window}: no idle gap, "
+          f"{' '.join(f'{b - a:.1f} µs before {n} at {b:.1f} µs' for a, b, n in gaps)}")
 
 # Bad window: exit 2.
 p = subprocess.run([SIMLOOP, "run", "--set", "workload.packets=100", "--trace", str(WORK / "x.json"),

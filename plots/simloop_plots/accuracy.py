@@ -51,6 +51,16 @@ def plot_scatter(rows, ax, band=0.15):
     ax.legend(fontsize=8)
 
 
+def predictor_of(rows):
+    """What predicted the rows: their `predictor` column (simloop compare
+    writes it), else, in a CSV from before it did, a fitted profile where
+    some rows trained it and a simulation where none did."""
+    named = [r.get("predictor") for r in rows if r.get("predictor")]
+    if named:
+        return "; ".join(dict.fromkeys(named))
+    return "calibrated profile" if any(r.get("set") == "train" for r in rows) else "simulated"
+
+
 def plot_accuracy(rows, ax):
     # Two kinds of comparison: kpps (simloop compare: training and held-out
     # points) and I1 misses per packet (simloop icache --measured: one group
@@ -61,7 +71,9 @@ def plot_accuracy(rows, ax):
         groups = {g: ("o", f"I1 {g}") for g in dict.fromkeys(r.get("i1") for r in rows)}
         key = "i1"
     else:
-        groups = {"train": ("s", "training points"), "validation": ("o", "held-out points")}
+        fitted = any(r.get("set") == "train" for r in rows)
+        groups = {"train": ("s", "training points"),
+                  "validation": ("o", "held-out points" if fitted else "measured points (nothing fitted)")}
         key = "set"
     vals = []
     for name, (marker, label) in groups.items():
@@ -96,7 +108,7 @@ def plot_accuracy(rows, ax):
     else:
         source = rows[0].get("source", "measured")
         ax.set_xlabel(f"measured transmit rate (kpps, {source}, one value per point over its repeats)")
-        ax.set_ylabel("predicted transmit rate (kpps, calibrated profile)")
+        ax.set_ylabel(f"predicted transmit rate (kpps, {predictor_of(rows)})")
         ax.set_title(f"Predicted against measured: {source}")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)

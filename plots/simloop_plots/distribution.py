@@ -1,4 +1,5 @@
 """The distribution plot: the run-to-run spread of kpps at each point."""
+import math
 from collections import defaultdict
 
 from .data import label_of, num, ok_rows, swept_columns
@@ -10,6 +11,24 @@ def point_label(r, swept):
     if swept:
         return "\n".join(f"{k.split('.')[-1]}={r[k]}" for k in swept)
     return label_of(r)
+
+
+# The y axis spans at least this fraction of the mean either side of the
+# data's middle: repeats 0.7 % apart are drawn as close as they are, not
+# stretched over the whole axis into a cliff.
+MIN_HALF_SPAN = 0.02
+
+
+def set_min_span(ax, values):
+    vals = [v for v in values if math.isfinite(v)]
+    if not vals:
+        return
+    mean = sum(vals) / len(vals)
+    lo, hi = min(vals), max(vals)
+    half = MIN_HALF_SPAN * abs(mean)
+    if half > 0 and (hi - lo) * 1.1 / 2 < half:
+        mid = (lo + hi) / 2
+        ax.set_ylim(mid - half, mid + half)
 
 
 def plot_distribution(rows, ax):
@@ -39,6 +58,7 @@ def plot_distribution(rows, ax):
     ax.set_xticklabels([point_label(first[k], swept) for k in keys], fontsize=7,
                        rotation=90 if len(keys) > 12 else 0)
     ax.set_xlim(0.5, len(keys) + 0.5)
+    set_min_span(ax, [y for v in data for y in v])
     ax.set_ylabel("transmit rate (kpps)")
     lo, hi = min(len(v) for v in data), max(len(v) for v in data)
     if hi == 1:

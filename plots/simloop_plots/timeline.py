@@ -26,11 +26,36 @@ def read_trace(path):
 
 
 # A trace's packets end where the counters are written (after each packet):
-# the window of a timeline is a run of whole packets. Drawn whole, a trace of
+# the window of a timeline is a run of whole packets, each a datagram sent. A
+# send attempt that failed (ENOBUFS, then a retry) is no packet of its own:
+# its time goes to the datagram its retry sends. Drawn whole, a trace of
 # 1000 packets is a barcode; by default the timeline shows the first packets,
 # as many as keep its typical stage slice a few pixels wide.
 TIMELINE_PX = 1000  # about the width of the timeline's axes in pixels
 SLICE_PX = 4        # the median stage slice at least this wide, by default
+
+
+FAILED_SEND = ("ENOBUFS", "alignment fault")
+
+
+def packet_ends(events):
+    """Where each datagram sent ends: the last counter written in its send
+    attempt (each attempt a sendto() span, not one a handler resumed), over
+    the attempts no ENOBUFS or fault marks as failed. A trace without
+    sendto() spans: wherever the first counter is written."""
+    counter = next((e.get("name", "") for e in events if e.get("ph") == "C"), None)
+    attempts = []  # [end, failed]
+    for e in events:
+        ph = e.get("ph")
+        if ph == "B" and e.get("name") == "sendto()" and not e.get("args", {}).get("resumed"):
+            attempts.append([None, False])
+        elif attempts and ph == "C" and e.get("name") == counter:
+            attempts[-1][0] = float(e.get("ts", 0))
+        elif attempts and ph == "i" and e.get("name") in FAILED_SEND:
+            attempts[-1][1] = True
+    if not attempts:
+        return [float(e.get("ts", 0)) for e in events if e.get("ph") == "C" and e.get("name") == counter]
+    return [end for end, failed in attempts if end is not None and not failed]
 
 
 def timeline_window(args, ends, slices, t_min, t_max):
@@ -98,8 +123,7 @@ def main_timeline(args):
             instants.append((ts, e.get("name", "")))
     t_min = min(float(e.get("ts", 0)) for e in events)
     t_max = max(float(e.get("ts", 0)) + float(e.get("dur", 0)) for e in events)
-    # A packet ends where the first counter is written after it.
-    ends = counters[next(iter(counters))][0] if counters else []
+    ends = packet_ends(events)
     slices = [dur for lane in spans.values() for (_, dur, _, c) in lane if c == "stage"]
     first, end, w0, w1, how = timeline_window(args, ends, slices, t_min, t_max)
     # What falls in the window: spans that overlap it, counters up to its end
@@ -146,9 +170,9 @@ def main_timeline(args):
     ax.set_xlim(w0 - t_min, w1 - t_min)
     n = len(ends)
     if how == "all":
-        shown = f"all {n} packets of the trace" if n else "the whole trace"
+        shown = f"all {n} packets sent in the trace" if n else "the whole trace"
     else:
-        shown = f"packets {first} to {end - 1} of the {n} in the trace"
+        shown = f"packets {first} to {end - 1} of the {n} sent in the trace"
     change = ("; others: --where packets=FROM:TO, all: --where packets=all" if how != "all"
               else "; a closer look: --where packets=FROM:TO")
     ax.set_title(f"CPU timeline, simulated time ({os.path.basename(args.results[0])}): {shown} "

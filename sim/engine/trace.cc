@@ -220,8 +220,11 @@ void Tracer::cut(const Handler& h) {
 }
 
 void Tracer::flush_batch() {
-  if (!started_ || finished_) {
+  // Before the window, after it, or a batch the window closed before: the
+  // handlers that ran are not the window's.
+  if (!started_ || finished_ || (batch_.empty() && !recording_)) {
     handlers_.clear();
+    if (started_) finished_ = true;
     return;
   }
   double shift = 0;  // time handlers took so far in this batch
@@ -269,7 +272,12 @@ void Tracer::flush_batch() {
     }
     push('X', t, left, m.name, "stage", {}, 0);
   }
-  while (hi < handlers_.size()) take();
+  // What is left ran after the batch's last recorded event. While the window
+  // is open that is the window's; once it has closed in this batch, it ran
+  // amid packets the trace does not hold, and drawn here it would stand
+  // after an idle gap that never was.
+  if (recording_)
+    while (hi < handlers_.size()) take();
   handlers_.clear();
   if (!recording_) finished_ = true;
 }

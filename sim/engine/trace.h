@@ -20,7 +20,10 @@
 //
 // Every leaf slice is a stage's cycles, so over a window the slices of a
 // stage add up to the run's cycles of that stage for those packets, and all
-// slices together to the window's simulated time.
+// slices together to the window's simulated time. A window that closes
+// before the run ends ends with its last packet's work: a handler that runs
+// after it is not drawn (it would follow a gap where the CPU ran packets the
+// trace does not hold).
 //
 // Events go to the sink as each batch is placed, in time order, so memory
 // does not grow with the window. Timestamps are whole picoseconds (written

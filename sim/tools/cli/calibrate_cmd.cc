@@ -191,8 +191,10 @@ struct CompareArgs {
   std::string stat = "median";
 };
 
-// Prints the table and the summaries of a comparison; writes the CSV.
-void report_comparison(const std::vector<measure::Comparison>& cs, const CompareArgs& a) {
+// Prints the table and the summaries of a comparison; writes the CSV, each
+// row saying what predicted it (`predictor`, which plots name).
+void report_comparison(const std::vector<measure::Comparison>& cs, const CompareArgs& a,
+                       const std::string& predictor) {
   std::cout << fmt::format("measured: {}\n", measure::sources_of(cs));
   std::cout << fmt::format("{:<52} {:>10} {:>10} {:>10} {:>8} {:>10} {:>9}  {}\n", "point", "set",
                            "measured", "predicted", "error", "constant", "interval", "relies on");
@@ -253,7 +255,7 @@ void report_comparison(const std::vector<measure::Comparison>& cs, const Compare
   if (!a.summary.empty()) report::write_file_atomic(a.summary, report::to_csv(summary));
   if (!a.out.empty()) {
     std::vector<report::Row> rows;
-    for (const auto& c : cs) rows.push_back(measure::comparison_row(c));
+    for (const auto& c : cs) rows.push_back(measure::comparison_row(c).set("predictor", predictor));
     report::write_file_atomic(a.out, report::to_csv(rows));
     spdlog::info("wrote {} (draw it with simloop plot {})", a.out, a.out);
   }
@@ -282,14 +284,25 @@ double simulate_point(const fs::path& exp, const std::vector<std::string>& sets)
 int compare_experiment(const CompareArgs& a) {
   if (a.measured.empty()) throw UserError("compare " + a.fit + ": name the measured CSV(s)");
   const fs::path exp = experiment_path(a.fit);
+  config::Experiment x;
   try {
-    (void)config::load_experiment(exp);
+    x = config::load_experiment(exp);
   } catch (const config::ConfigError& e) {
     throw UserError(e.what());
   }
+  // A measured point on the connected path (a connect()ed socket, send())
+  // is simulated on that path where the experiment's stack has it
+  // (workload.connected); elsewhere it is left out of the comparison (its
+  // errors and the CSV the plot draws), its table line saying why.
+  const bool connects = config::key_applies(x, "workload.connected");
   const auto points = load_points(a.measured, *measure::parse_stat(a.stat), a.columns);
   std::vector<measure::Comparison> cs;
+  std::vector<std::string> left_out;
   for (const auto& p : points) {
+    if (p.key("path", "unconnected") != "unconnected" && !connects) {
+      left_out.push_back(p.label());
+      continue;
+    }
     measure::Comparison c;
     c.point = p.label();
     for (const auto& k : measure::point_keys())
@@ -304,9 +317,11 @@ int compare_experiment(const CompareArgs& a) {
     if (p.keys.count("misalign")) sets.push_back("options.sockaddr_misalign=" + p.key("misalign"));
     if (p.keys.count("ether_mtu")) sets.push_back("options.ether_mtu=" + p.key("ether_mtu"));
     if (p.keys.count("max_linkhdr")) sets.push_back("options.max_linkhdr=" + p.key("max_linkhdr"));
+    if (connects)
+      sets.push_back(fmt::format("workload.connected={}", p.key("path", "") == "connected"));
     // What an experiment has no key for is simulated at the experiment's own
     // value: said beside the point, never silently.
-    for (const char* k : {"service", "buffer_misalign", "path"})
+    for (const char* k : {"service", "buffer_misalign"})
       if (p.keys.count(k))
         c.caveat +=
             fmt::format("{}not simulated: {}={}", c.caveat.empty() ? "" : "; ", k, p.key(k));
@@ -315,6 +330,11 @@ int compare_experiment(const CompareArgs& a) {
     cs.push_back(c);
     spdlog::debug("{}: {} ({})", p.label(), p.source, p.where);
   }
+  if (cs.empty())
+    throw UserError(fmt::format(
+        "compare {}: none of the {} measured point(s) can be simulated: the {} stack has no "
+        "connected path (workload.connected)",
+        a.fit, points.size(), x.stack.fns->stack()));
   std::cout << fmt::format("{} simulated against the measured points of {} (nothing fitted):\n",
                            a.fit, measure::sources_of(cs));
   std::cout << fmt::format("{:<52} {:>10} {:>10} {:>8}\n", "point", "measured", "predicted",
@@ -322,9 +342,16 @@ int compare_experiment(const CompareArgs& a) {
   for (const auto& c : cs)
     std::cout << fmt::format("{:<52} {:>10.1f} {:>10.1f} {:>+7.2f}%{}\n", c.point, c.measured,
                              c.predicted, c.error_pct(), c.caveat.empty() ? "" : "  " + c.caveat);
+  for (const auto& label : left_out)
+    std::cout << fmt::format(
+        "{:<52} {:>10} {:>10} {:>8}  not simulated, left out: the {} stack "
+        "has no connected path (workload.connected)\n",
+        label, "-", "-", "-", x.stack.fns->stack());
   if (!a.out.empty()) {
     std::vector<report::Row> rows;
-    for (const auto& c : cs) rows.push_back(measure::comparison_row(c));
+    for (const auto& c : cs)
+      rows.push_back(measure::comparison_row(c).set(
+          "predictor", fmt::format("simulated: {}, stack {}", x.name, x.stack_name)));
     report::write_file_atomic(a.out, report::to_csv(rows));
   }
   return 0;
@@ -421,7 +448,9 @@ int compare_cmd(const CompareArgs& a) {
   }
   if (cs.empty()) throw UserError("no " + fit.source + " points in the measured files");
   measure::flag_extrapolation(cs, {"payload", "ether_mtu", "max_linkhdr"});
-  report_comparison(cs, a);
+  std::string name = fs::path(a.fit).stem().string();
+  if (name.size() > 4 && name.ends_with("-fit")) name.resize(name.size() - 4);
+  report_comparison(cs, a, "calibrated profile " + name);
   return 0;
 }
 

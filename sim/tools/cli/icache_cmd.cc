@@ -132,6 +132,15 @@ int run_profile_cmd(const ProfileArgs& a) {
     throw UserError("--packets: give two counts, the smaller first (e.g. 2000,12000)");
   measure::HarnessSpec h{harness, a.path.resolved(), a.packets[0], a.packets[1]};
   const measure::CodeProfile p = measure::run_profile(h, a.min_per_packet);
+  // An empty profile is no profile: a program that is not a harness (or
+  // never sends) runs nothing per packet, and icache or layout would then
+  // find no code at all.
+  if (p.hot.empty())
+    throw UserError(fmt::format(
+        "{}: no function ran at least {} times a packet between {} and {} packets (callgrind): "
+        "expected a simloop harness build (simloop-harness*) whose loop sends the packets; "
+        "nothing written",
+        harness, a.min_per_packet, a.packets[0], a.packets[1]));
   uint64_t bytes = 0, ranges = 0;
   for (const auto& [sym, rs] : p.hot)
     for (const auto& r : rs) {
