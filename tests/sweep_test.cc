@@ -270,7 +270,7 @@ TEST_F(SweepTest, BadSectionsNameFileLineColumnAndKey) {
             f + ":6:5: workload.paylod: no such key; did you mean 'workload.payload'? (see "
                 "docs/config-reference.md)");
   EXPECT_EQ(error_of("sweep:\n  grid:\n    workload.payload: [18, -4]\n"),
-            f + ":6:28: workload.payload: expected an integer in [0, 9188], got '-4'");
+            f + ":6:28: workload.payload: expected an integer in [0, 65507], got '-4'");
   EXPECT_EQ(error_of("sweep:\n  grid:\n    options.align: [none, crooked]\n"),
             f + ":6:27: options.align: expected one of none, copy-down, strict, copy-down-unsafe, "
                 "got 'crooked'");

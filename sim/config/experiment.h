@@ -52,8 +52,11 @@ struct Workload {
 
 // workload.*: the ttcp-like sender, its destination and the wire.
 inline constexpr auto kWorkloadKeys = std::to_array<support::KeySpec<Workload>>({
-    {"payload", "UDP payload bytes per datagram.", &support::at<&Workload::payload>, 0,
-     net::kMaxJumboPayload},
+    {"payload",
+     "UDP payload bytes per datagram, up to what IP carries in one packet (65507); the stack "
+     "and path may take less: an Ethernet path its MTU less 28, the bsd stack 9188. There is no "
+     "IP fragmentation.",
+     &support::at<&Workload::payload>, 0, net::kMaxUdpPayload},
     {"packets", "Datagrams to send (unless duration_s is set).", &support::at<&Workload::packets>,
      1, 1e12},
     {"duration_s", "If > 0: simulated seconds to send for, instead of a count.",

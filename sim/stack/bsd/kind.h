@@ -53,6 +53,10 @@ struct Kind {
 
   // Every destination but loopback leaves by em0 (self loops back through it).
   static KeyProblem problem(const HostOptions& h, const Own& o, workload::Dest d, int payload) {
+    if (payload > kMaxJumboPayload)
+      return {"workload.payload",
+              fmt::format("{} bytes: the bsd stack sends at most {} (a jumbo frame's payload)",
+                          payload, kMaxJumboPayload)};
     if (payload > o.so_sndbuf)
       return {"workload.payload",
               fmt::format("{} bytes exceed options.so_sndbuf ({})", payload, o.so_sndbuf)};
