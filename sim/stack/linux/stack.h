@@ -141,6 +141,10 @@ class Stack {
   // ENOBUFS is the caller's cue to wait for a transmit completion and try
   // again, not an error the application sees (nothing was dropped).
   bool send_blocked() const { return send_blocked_; }
+  // Whether a sendto() on socket `s` now would find no send space and, the
+  // socket blocking, sleep in sock_alloc_send_pskb until sock_wfree makes
+  // room (false with dontwait: that send fails with EAGAIN instead).
+  bool send_would_block(int s) const;
   // recvfrom(): 0 and the datagram (truncated to maxlen), or EAGAIN (== EWOULDBLOCK).
   int recvfrom(int s, void* buf, int maxlen, int* got, uint32_t* src = nullptr,
                uint16_t* sport = nullptr);

@@ -234,6 +234,13 @@ core::SkBuff* Stack<P>::ip_make_skb(UdpSock& so, const Route& rt, uint32_t dst, 
   return skb;
 }
 
+template <class P>
+bool Stack<P>::send_would_block(int s) const {
+  if (opt_.dontwait || s < 0 || static_cast<size_t>(s) >= socks_.size()) return false;
+  const UdpSock& so = socks_[static_cast<size_t>(s)];
+  return so.open && core::sk_wmem_alloc_get(so) >= so.sk_sndbuf;
+}
+
 // __ip_append_data for one datagram that fits the MTU: the first skb of a
 // send (sock_alloc_send_skb: charged to the socket, refused when the send
 // buffer is full), hh_len of headroom for the link header, the IP and UDP

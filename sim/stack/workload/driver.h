@@ -120,6 +120,10 @@ class Driver {
     finish(h);
   }
 
+  // Whether the next send would sleep for send space inside the call: the
+  // simulator places that wait before it, so the call runs once.
+  bool send_would_block() const { return loop_.send_would_block(); }
+
   Loop& loop() { return loop_; }
   S& stack() { return loop_.stack(); }
   const S& stack() const { return loop_.stack(); }
