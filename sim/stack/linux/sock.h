@@ -58,6 +58,10 @@ struct Sock {
 inline int sk_wmem_alloc_get(const Sock& sk) {
   return static_cast<int>(sk.sk_wmem_alloc) - 1;
 }
+// sock_alloc_send_pskb's test: no send space until sock_wfree uncharges.
+inline bool sk_wmem_full(const Sock& sk) {
+  return sk_wmem_alloc_get(sk) >= sk.sk_sndbuf;
+}
 inline int sk_rmem_alloc_get(const Sock& sk) {
   return sk.sk_rmem_alloc;
 }

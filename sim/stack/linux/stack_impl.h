@@ -238,7 +238,7 @@ template <class P>
 bool Stack<P>::send_would_block(int s) const {
   if (opt_.dontwait || s < 0 || static_cast<size_t>(s) >= socks_.size()) return false;
   const UdpSock& so = socks_[static_cast<size_t>(s)];
-  return so.open && core::sk_wmem_alloc_get(so) >= so.sk_sndbuf;
+  return so.open && core::sk_wmem_full(so);
 }
 
 // __ip_append_data for one datagram that fits the MTU: the first skb of a
@@ -258,7 +258,7 @@ core::SkBuff* Stack<P>::ip_append_data(UdpSock& so, const Route& rt, const void*
     return nullptr;
   }
   // sock_alloc_send_pskb's check, before any allocation.
-  if (core::sk_wmem_alloc_get(so) >= so.sk_sndbuf) {
+  if (core::sk_wmem_full(so)) {
     ++so.stats.sndbuf_full;
     if (opt_.dontwait) {
       *err = -EAGAIN;
