@@ -57,8 +57,14 @@ struct Rig {
     }
     st.nic_txeof();
   }
+  // Every sk_buff and head back; pages only those the sockets' page frags
+  // still hold (until they close).
   void ExpectNoLeak() {
-    EXPECT_TRUE(st.pool().idle());
+    EXPECT_EQ(st.pool().skbuff_cache().stats().in_use, 0u);
+    EXPECT_EQ(st.pool().heads_in_use(), 0u);
+    size_t held = 0;
+    for (int s : {rx, tx}) held += st.sock(s).sk_frag.page != nullptr ? 1 : 0;
+    EXPECT_EQ(st.pool().pages().in_use(), held);
     EXPECT_EQ(probe.skb_allocs, probe.skb_frees);
     EXPECT_EQ(probe.skb_head_allocs, probe.skb_head_frees);
     for (int s : {rx, tx}) {
@@ -115,11 +121,10 @@ std::map<Fn, uint64_t> LoopbackEntries(bool route_lookup) {
                Fn::udp_enqueue_schedule_skb,
                Fn::sys_recvfrom,
                Fn::udp_recvmsg,
-               Fn::skb_copy_datagram_iter,
                Fn::skb_consume_udp,
                Fn::free_skb})
     m[f] = 1;
-  if (route_lookup) m[Fn::ip_route_output] = 1;
+  if (route_lookup) m[Fn::ip_route_output] = m[Fn::move_addr_to_kernel] = 1;
   return m;
 }
 
@@ -166,6 +171,90 @@ TEST(LinuxStack, LoopbackUnconnectedIsByteIdenticalAndLooksUpARoutePerSend) {
   r.ExpectNoLeak();
   EXPECT_EQ(r.st.counters().drops_total(), 0u);
   EXPECT_FALSE(r.st.fault().has_value());
+}
+
+// Large datagrams on lo take pages as Linux 6.x does: a head above 8 KiB is
+// whole pages (kmalloc_large); from SKB_MAX_ALLOC on, the data goes to the
+// socket's 32 KiB page frag, whose page is reused while no datagram in
+// flight holds it, and the receiver walks the frags (skb_copy_datagram_iter)
+// where a linear datagram is copied in udp_recvmsg.
+TEST(LinuxStack, LargeDatagramsTakePagesAsLinuxDoes) {
+  struct Case {
+    int len;
+    std::map<Fn, uint64_t> extra;  // per datagram, beside LoopbackEntries
+  };
+  const std::vector<Case> cases = {
+      {6000, {}},  // a head of 6080 + 320 bytes: kmalloc-8k
+      {8000,       // 8064 + 320 bytes: above 8 KiB
+       {{Fn::kmalloc_large, 1},
+        {Fn::free_large_kmalloc, 1},
+        {Fn::alloc_pages, 1},
+        {Fn::free_pages, 1}}},
+      {12000,
+       {{Fn::kmalloc_large, 1},
+        {Fn::free_large_kmalloc, 1},
+        {Fn::alloc_pages, 1},
+        {Fn::free_pages, 1}}},
+      {16000,
+       {{Fn::kmalloc_large, 1},
+        {Fn::free_large_kmalloc, 1},
+        {Fn::alloc_pages, 1},
+        {Fn::free_pages, 1}}},
+      {16005, {{Fn::skb_page_frag_refill, 1}, {Fn::skb_copy_datagram_iter, 1}}},
+      {32740, {{Fn::skb_page_frag_refill, 1}, {Fn::skb_copy_datagram_iter, 1}}},
+      {40000,
+       {{Fn::skb_page_frag_refill, 2},
+        {Fn::skb_copy_datagram_iter, 1},
+        {Fn::alloc_pages, 1},
+        {Fn::folio_put, 1},
+        {Fn::free_pages, 1}}},
+      {65507,
+       {{Fn::skb_page_frag_refill, 2},
+        {Fn::skb_copy_datagram_iter, 1},
+        {Fn::alloc_pages, 1},
+        {Fn::folio_put, 1},
+        {Fn::free_pages, 1}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.len);
+    Rig r;
+    LoopOne(r, kLoopAddr, kLoopAddr, c.len, false);  // the socket's first page
+    const Entered before = r.probe.entered;
+    for (int i = 0; i < 10; ++i) LoopOne(r, kLoopAddr, kLoopAddr, c.len, false);
+    auto want = LoopbackEntries(true);
+    for (const auto& [f, n] : c.extra) want[f] += n;
+    ExpectEntries(before, r.probe.entered, 10, want);
+    const bool paged = c.extra.count(Fn::skb_page_frag_refill) != 0;
+    EXPECT_EQ(r.st.sock(r.tx).sk_frag.page != nullptr, paged);
+    r.Drain();
+    r.ExpectNoLeak();
+    r.st.close(r.tx);
+    EXPECT_TRUE(r.st.pool().idle());
+  }
+}
+
+// Frags are charged to the sender as they fill, and released with the
+// datagram: a send buffer of a few large datagrams blocks and drains like
+// one of small ones, byte for byte.
+TEST(LinuxStack, PagedDatagramsAreChargedByTheByte) {
+  Rig r;
+  const auto data = Pattern(40000, 9);
+  ASSERT_EQ(r.st.sendto(r.tx, data.data(), 40000, kLoopAddr, kPort), 0);
+  const core::SkBuff* skb = r.st.backlog_skb(0);
+  EXPECT_EQ(skb->len, 40028u);
+  EXPECT_EQ(skb->data_len, 40000u);
+  EXPECT_EQ(core::skb_shinfo(skb)->nr_frags, 2);
+  EXPECT_GE(skb->truesize, 40000u);
+  EXPECT_EQ(core::sk_wmem_alloc_get(r.st.sock(r.tx)), 0) << "lo orphans at xmit";
+  EXPECT_EQ(core::sk_rmem_alloc_get(r.st.sock(r.rx)), 0);
+  ASSERT_EQ(r.st.netisr_run(), 1);
+  EXPECT_EQ(core::sk_rmem_alloc_get(r.st.sock(r.rx)), static_cast<int>(skb->truesize));
+  std::vector<uint8_t> buf(65536);
+  int got = 0;
+  ASSERT_EQ(r.st.recvfrom(r.rx, buf.data(), 65536, &got), 0);
+  ASSERT_EQ(got, 40000);
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), buf.begin()));
+  r.ExpectNoLeak();
 }
 
 TEST(LinuxStack, ConnectedSendsSkipTheRouteLookupAndNumberTheirDatagrams) {
@@ -237,11 +326,11 @@ TEST(LinuxStack, WireFramesLeaveOnTheRingAndFreeTheirSocketMemoryOnCompletion) {
     EXPECT_EQ(core::sk_wmem_alloc_get(r.st.sock(r.tx)), 0);
   }
   std::map<Fn, uint64_t> m;
-  for (Fn f :
-       {Fn::sys_sendto, Fn::udp_sendmsg, Fn::ip_route_output, Fn::ip_make_skb, Fn::ip_append_data,
-        Fn::alloc_skb, Fn::udp_send_skb, Fn::ip_send_skb, Fn::ip_local_out, Fn::ip_output,
-        Fn::ip_finish_output2, Fn::neigh_hh_output, Fn::dev_queue_xmit, Fn::dev_hard_start_xmit,
-        Fn::ndo_start_xmit, Fn::nic_clean_tx_irq, Fn::free_skb, Fn::sock_wfree})
+  for (Fn f : {Fn::sys_sendto, Fn::move_addr_to_kernel, Fn::udp_sendmsg, Fn::ip_route_output,
+               Fn::ip_make_skb, Fn::ip_append_data, Fn::alloc_skb, Fn::udp_send_skb,
+               Fn::ip_send_skb, Fn::ip_local_out, Fn::ip_output, Fn::ip_finish_output2,
+               Fn::neigh_hh_output, Fn::dev_queue_xmit, Fn::dev_hard_start_xmit, Fn::ndo_start_xmit,
+               Fn::nic_clean_tx_irq, Fn::free_skb, Fn::sock_wfree})
     m[f] = 1;
   const Entered before = r.probe.entered;
   const auto data = Pattern(18, 4);

@@ -852,5 +852,96 @@ TEST(SockMem, SmallDatagramsOnLoopback) {
   EXPECT_TRUE(pool.idle());
 }
 
+// Pages count their references; the last put frees, and a page is named
+// by any address inside it.
+TEST(PagePool, ReferencesDecideWhenAPageIsFreed) {
+  PagePool pages(2);
+  uint8_t* a = pages.alloc_page();
+  uint8_t* b = pages.alloc_page();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(pages.alloc_page(), nullptr);
+  EXPECT_EQ(pages.stats().failures, 1u);
+  pages.get_page(a + 100);
+  EXPECT_EQ(pages.page_count(a), 2u);
+  EXPECT_EQ(pages.page_address(a + kFragPageSize - 1), a);
+  EXPECT_FALSE(pages.put_page(a + 5));
+  EXPECT_TRUE(pages.put_page(a));
+  EXPECT_THROW(pages.put_page(a), std::logic_error);
+  EXPECT_THROW(pages.get_page(a), std::logic_error);
+  EXPECT_TRUE(pages.put_page(b));
+  EXPECT_EQ(pages.in_use(), 0u);
+  EXPECT_EQ(pages.stats().allocs, 2u);
+  EXPECT_EQ(pages.stats().frees, 2u);
+}
+
+// skb_page_frag_refill reuses a page only the socket holds, keeps one that
+// still has room, and otherwise lets go of it for a new one.
+TEST(PagePool, FragRefillReusesKeepsOrReplaces) {
+  PagePool pages(4);
+  PageFrag pf;
+  FragRefill r = skb_page_frag_refill(pages, 32, &pf);
+  EXPECT_TRUE(r.ok && r.allocated && !r.freed);
+  uint8_t* first = pf.page;
+  pf.offset = 30000;
+  r = skb_page_frag_refill(pages, 32, &pf);  // only the socket holds it
+  EXPECT_TRUE(r.ok && !r.allocated);
+  EXPECT_EQ(pf.offset, 0u);
+  pages.get_page(pf.page);  // a frag in flight
+  pf.offset = 1000;
+  r = skb_page_frag_refill(pages, 32, &pf);  // room left: kept
+  EXPECT_TRUE(r.ok && !r.allocated);
+  EXPECT_EQ(pf.offset, 1000u);
+  pf.offset = kFragPageSize - 16;
+  r = skb_page_frag_refill(pages, 32, &pf);  // full and held: replaced
+  EXPECT_TRUE(r.ok && r.allocated && !r.freed);
+  EXPECT_NE(pf.page, first);
+  EXPECT_EQ(pages.page_count(first), 1u);
+  EXPECT_TRUE(pages.put_page(first));  // the frag's reference was the last
+  page_frag_release(pages, &pf);
+  EXPECT_EQ(pages.in_use(), 0u);
+}
+
+// A datagram in frags: copies walk head and frags, clones share the pages,
+// copies take their own, and the last free puts every page.
+TEST(SkbFrags, CopyCloneAndFreeFollowThePages) {
+  SkbPool pool;
+  PageFrag pf;
+  SkBuff* skb = pool.alloc_skb(64);
+  skb_put(skb, 8);
+  std::memset(skb->data, 0xab, 8);
+  std::vector<uint8_t> want(8, 0xab);
+  for (unsigned i = 0; i < 2; ++i) {
+    ASSERT_TRUE(skb_page_frag_refill(pool.pages(), 32, &pf).ok);
+    pool.pages().get_page(pf.page);
+    skb_fill_page_desc(skb, i, pf.page, pf.offset, 100);
+    std::memset(pf.page + pf.offset, static_cast<int>(i + 1), 100);
+    want.insert(want.end(), 100, static_cast<uint8_t>(i + 1));
+    pf.offset += 100;
+    skb_len_add(skb, 100);
+  }
+  EXPECT_TRUE(skb_can_coalesce(skb, 2, pf.page, pf.offset));
+  EXPECT_EQ(skb_shinfo(skb)->nr_frags, 2);
+  EXPECT_EQ(skb->data_len, 200u);
+  std::vector<uint8_t> got(skb->len);
+  ASSERT_EQ(skb_copy_bits(skb, 0, got.data(), skb->len), 0);
+  SkBuff* clone = pool.skb_clone(skb);
+  SkBuff* copy = pool.skb_copy(skb);
+  ASSERT_NE(copy, nullptr);
+  EXPECT_FALSE(skb_is_nonlinear(copy));
+  EXPECT_EQ(copy->len, skb->len);
+  std::vector<uint8_t> got_copy(copy->len);
+  ASSERT_EQ(skb_copy_bits(copy, 0, got_copy.data(), copy->len), 0);
+  EXPECT_EQ(got, got_copy);
+  EXPECT_EQ(skb_copy_bits(skb, 50, got.data(), skb->len), -EFAULT);
+  pool.kfree_skb(skb);
+  EXPECT_EQ(pool.pages().page_count(pf.page), 3u) << "the clone still holds both frags";
+  pool.kfree_skb(clone);
+  pool.kfree_skb(copy);
+  EXPECT_EQ(pool.pages().page_count(pf.page), 1u);
+  page_frag_release(pool.pages(), &pf);
+  EXPECT_TRUE(pool.idle());
+}
+
 }  // namespace
 }  // namespace simloop::lnx

@@ -55,6 +55,15 @@ enum class Fn : uint8_t {
   alloc_skb,   // __alloc_skb: the sk_buff from its cache, the head from kmalloc
   free_skb,    // consume_skb/kfree_skb: the sk_buff and its head back
   sock_wfree,  // the send buffer's charge released when the skb is freed
+  // pages: heads above kmalloc's caches, and the frags of large datagrams
+  kmalloc_large,         // ___kmalloc_large_node: a head of whole pages
+  free_large_kmalloc,    // such a head freed
+  skb_page_frag_refill,  // the socket's page frag: room, or a new page
+  folio_put,             // __folio_put: a frag's page after its last reference
+  alloc_pages,           // the page allocator (the buddy lists)
+  free_pages,            // free_frozen_pages: a page back to them
+  // send, continued
+  move_addr_to_kernel,  // sendto()'s sockaddr copied in (not on send())
   count
 };
 
@@ -98,6 +107,13 @@ inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
     {"__alloc_skb", "mbuf"},
     {"kfree_skb", "mbuf"},
     {"sock_wfree", "mbuf"},
+    {"___kmalloc_large_node", "mbuf"},
+    {"free_large_kmalloc", "mbuf"},
+    {"skb_page_frag_refill", "socket"},
+    {"__folio_put", "mbuf"},
+    {"alloc_pages", "mbuf"},
+    {"free_frozen_pages", "mbuf"},
+    {"move_addr_to_kernel", "socket"},
 }};
 static_assert(kFns.size() <= kMaxFns);
 

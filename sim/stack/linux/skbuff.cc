@@ -55,7 +55,7 @@ void skb_under_panic(const SkBuff* skb, unsigned len) {
 }
 
 SkbPool::SkbPool(const SkbPoolConfig& config)
-    : skbs_("skbuff_head_cache", kSkbStructSize, config.skbs) {
+    : skbs_("skbuff_head_cache", kSkbStructSize, config.skbs), pages_(config.pages) {
   if (config.small_heads > 0) {
     small_heads_ = std::make_unique<KmemCache>("skbuff_small_head", kSkbSmallHeadCacheSize,
                                                config.small_heads);
@@ -107,6 +107,7 @@ uint8_t* SkbPool::kmalloc_reserve(unsigned* size) {
   KmemCache* cache = alloc != 0 ? head_cache(alloc) : nullptr;
   void* p = cache != nullptr ? cache->alloc() : nullptr;
   if (p == nullptr) return nullptr;
+  if (alloc > kKmallocMaxCacheSize) ++stats_.large_heads;
   *size = alloc;
   return static_cast<uint8_t*>(p);
 }
@@ -119,6 +120,38 @@ void SkbPool::free_head(uint8_t* head, unsigned end) {
                            " matches no head cache");
   }
   cache->free(head);
+  if (end + kSkbSharedInfoSize > kKmallocMaxCacheSize) ++stats_.large_head_frees;
+}
+
+int skb_copy_bits(const SkBuff* skb, int offset, void* to, unsigned len) {
+  skb_check_live(skb, "skb_copy_bits");
+  if (offset < 0 || static_cast<unsigned long>(offset) + len > skb->len) return -EFAULT;
+  auto* out = static_cast<uint8_t*>(to);
+  auto off = static_cast<unsigned>(offset);
+  const unsigned headlen = skb_headlen(skb);
+  if (off < headlen) {
+    const unsigned n = std::min(len, headlen - off);
+    if (n != 0) std::memcpy(out, skb->data + off, n);
+    out += n;
+    len -= n;
+    off = 0;
+  } else {
+    off -= headlen;
+  }
+  const SkbSharedInfo* shinfo = skb_shinfo(skb);
+  for (unsigned i = 0; i < shinfo->nr_frags && len != 0; ++i) {
+    const SkbFrag& f = shinfo->frags[i];
+    if (off >= f.size) {
+      off -= f.size;
+      continue;
+    }
+    const unsigned n = std::min(len, f.size - off);
+    std::memcpy(out, skb_frag_address(f) + off, n);
+    out += n;
+    len -= n;
+    off = 0;
+  }
+  return 0;
 }
 
 SkBuff* SkbPool::new_skb() {
@@ -248,10 +281,14 @@ SkBuff* SkbPool::skb_copy(const SkBuff* skb) {
   if (n == nullptr) return nullptr;
   skb_reserve(n, static_cast<int>(headroom));
   skb_put(n, skb->len);
-  // The headroom's bytes too: skb_copy_bits from -headroom.
-  const unsigned bytes = headroom + skb->len;
-  if (bytes != 0) std::memcpy(n->head, skb->head, bytes);
-  stats_.bytes_copied += bytes;
+  // The headroom's bytes too: skb_copy_bits from -headroom; frags become
+  // part of the new head.
+  const unsigned head_bytes = headroom + skb_headlen(skb);
+  if (head_bytes != 0) std::memcpy(n->head, skb->head, head_bytes);
+  if (skb->data_len != 0)
+    skb_copy_bits(skb, static_cast<int>(skb_headlen(skb)), n->data + skb_headlen(skb),
+                  skb->data_len);
+  stats_.bytes_copied += headroom + skb->len;
   skb_copy_header(n, skb);
   ++stats_.copies;
   return n;
@@ -266,8 +303,13 @@ SkBuff* SkbPool::pskb_copy(const SkBuff* skb) {
   skb_put(n, skb_headlen(skb));
   if (n->len != 0) std::memcpy(n->data, skb->data, n->len);
   stats_.bytes_copied += n->len;
-  // Frags would be shared here (and data_len, len, truesize follow them);
-  // a linear skb has none.
+  // The frags are shared: each page gains a reference.
+  const SkbSharedInfo* from = skb_shinfo(skb);
+  for (unsigned i = 0; i < from->nr_frags; ++i) {
+    pages_.get_page(from->frags[i].page);
+    skb_shinfo(n)->frags[i] = from->frags[i];
+  }
+  skb_shinfo(n)->nr_frags = from->nr_frags;
   n->truesize += skb->data_len;
   n->data_len = skb->data_len;
   n->len = skb->len;
@@ -292,8 +334,14 @@ int SkbPool::pskb_expand_head(SkBuff* skb, int nhead, int ntail) {
   if (skb->tail != 0) std::memcpy(data + nhead, skb->head, skb->tail);
   stats_.bytes_copied += skb->tail;
   auto* shinfo = new (data + size) SkbSharedInfo(*skb_shinfo(skb));
-  // A shared head loses one user; a private one is freed.
-  release_data(skb);
+  // A shared head loses one user, and the new head takes its own references
+  // to the frags; a private one is freed, its frags moving over.
+  if (skb_cloned(skb)) {
+    for (unsigned i = 0; i < shinfo->nr_frags; ++i) pages_.get_page(shinfo->frags[i].page);
+    release_data(skb);
+  } else {
+    free_head(skb->head, skb->end);
+  }
   skb->data = data + nhead + (skb->data - skb->head);
   skb->head = data;
   skb->end = size;
@@ -348,6 +396,7 @@ void SkbPool::release_data(SkBuff* skb) {
   } else if (shinfo->dataref != 1) {
     skb_panic(skb, "skb_release_data", "dataref != 1 on an skb never cloned");
   }
+  for (unsigned i = 0; i < shinfo->nr_frags; ++i) pages_.put_page(shinfo->frags[i].page);
   free_head(skb->head, skb->end);
 }
 

@@ -20,8 +20,8 @@
 // where 256 = SKB_DATA_ALIGN(sizeof(struct sk_buff)) (232 bytes) and
 // 320 = SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) (MAX_SKB_FRAGS 17).
 //
-// Only linear skbs exist here: no page frags and no frag_list (nr_frags is
-// always 0, data_len always 0, skb_headlen == len). Refcounts are plain
+// Page frags hold what a datagram too large for a linear head carries
+// (page_frag.h); there is no frag_list. Refcounts are plain
 // integers: the simulator runs one thread. Misuse that Linux answers with
 // BUG()/panic (skb_over_panic, skb_under_panic, expanding a shared skb, a
 // double free, use of a freed skb) throws std::logic_error; functions that
@@ -35,6 +35,7 @@
 #include <cstring>
 #include <memory>
 
+#include "sim/stack/linux/page_frag.h"
 #include "sim/stack/linux/slab.h"
 
 namespace simloop::lnx {
@@ -47,7 +48,7 @@ struct SkBuffHead;
 
 inline constexpr unsigned kSmpCacheBytes = 64;  // SMP_CACHE_BYTES, L1_CACHE_BYTES
 inline constexpr unsigned kNetSkbPad = 64;      // NET_SKB_PAD = max(32, L1_CACHE_BYTES)
-inline constexpr unsigned kMaxSkbFrags = 17;    // MAX_SKB_FRAGS (frags reserved, not used)
+inline constexpr unsigned kMaxSkbFrags = 17;    // MAX_SKB_FRAGS
 
 // SKB_DATA_ALIGN: heads and shared info start on their own cache lines.
 constexpr unsigned skb_data_align(unsigned x) {
@@ -80,6 +81,12 @@ inline constexpr size_t kKmallocClasses = kKmallocMaxShift - kKmallocMinShift + 
 inline constexpr unsigned kKmallocMaxSize = 1u << kKmallocMaxShift;
 // The largest `size` alloc_skb accepts.
 inline constexpr unsigned kSkbMaxAlloc = skb_with_overhead(kKmallocMaxSize);
+// KMALLOC_MAX_CACHE_SIZE: larger heads are whole pages (kmalloc_large).
+inline constexpr unsigned kKmallocMaxCacheSize = 8192;
+// SKB_MAX_ALLOC (SKB_MAX_ORDER(0, 2)): __ip_append_data builds a datagram
+// whose head would reach this in page frags, on a device with
+// scatter-gather.
+inline constexpr unsigned kSkbMaxLinearAlloc = skb_with_overhead(4096u << 2);
 
 // ---- Drop reasons (a subset of enum skb_drop_reason) ----
 
@@ -137,7 +144,7 @@ struct SkBuff {
   alignas(8) uint8_t cb[48];  // control buffer: each layer's private per-packet state
 
   uint32_t len;       // bytes of data: the linear part plus data_len
-  uint32_t data_len;  // bytes in page frags: always 0 here
+  uint32_t data_len;  // bytes in page frags
   uint16_t mac_len;
   uint16_t hdr_len;  // writable header length of a clone
   uint8_t cloned;    // the head is (or was) shared with a clone: see skb_cloned
@@ -164,11 +171,18 @@ struct SkBuff {
 };
 static_assert(sizeof(SkBuff) <= kSkbStructSize);
 
+// skb_frag_t: a run of bytes in a page, which the frag holds a reference to.
+struct SkbFrag {
+  uint8_t* page;
+  uint32_t offset;
+  uint32_t size;
+};
+
 // At the end of every head: what clones share.
 struct SkbSharedInfo {
   uint8_t flags;
   uint8_t meta_len;
-  uint8_t nr_frags;  // always 0: no page frags here
+  uint8_t nr_frags;
   uint8_t tx_flags;
   uint16_t gso_size;
   uint16_t gso_segs;
@@ -179,7 +193,7 @@ struct SkbSharedInfo {
   uint32_t dataref;  // sk_buffs sharing this head (atomic_t; no nohdr half)
   uint32_t xdp_frags_size;
   void* destructor_arg;
-  uint8_t frags[kMaxSkbFrags * 16];  // skb_frag_t frags[MAX_SKB_FRAGS]: reserved, unused
+  SkbFrag frags[kMaxSkbFrags];
 };
 static_assert(sizeof(SkbSharedInfo) == kSkbSharedInfoSize);
 
@@ -300,7 +314,8 @@ inline uint8_t* skb_pull(SkBuff* skb, unsigned len) {
   skb->len -= len;
   return skb->data += len;
 }
-// Whether `len` bytes are in the linear part (always, for a linear skb that has them).
+// Whether `len` bytes are in the linear part. Linux would pull them from
+// the frags; here every header a path reads is built in the head.
 inline bool pskb_may_pull(const SkBuff* skb, unsigned len) {
   skb_check_live(skb, "pskb_may_pull");
   return len <= skb_headlen(skb);
@@ -310,22 +325,43 @@ inline bool pskb_may_pull(const SkBuff* skb, unsigned len) {
 inline void skb_trim(SkBuff* skb, unsigned len) {
   skb_check_live(skb, "skb_trim");
   if (skb->len <= len) return;
+  if (skb_is_nonlinear(skb)) skb_panic(skb, "skb_trim", "trimming page frags is not modelled");
   skb->len = len;
   skb->tail = static_cast<uint32_t>(skb->data - skb->head) + len;
 }
-// The nonlinear-aware trim; for a linear skb it cannot fail (0).
+// The nonlinear-aware trim: 0 (frags are never trimmed here).
 inline int pskb_trim(SkBuff* skb, unsigned len) {
   skb_trim(skb, len);
   return 0;
 }
 
-// Copies `len` bytes from `offset` in the data to `to`: 0, or -EFAULT when
-// the range is not inside the data.
-inline int skb_copy_bits(const SkBuff* skb, int offset, void* to, unsigned len) {
-  skb_check_live(skb, "skb_copy_bits");
-  if (offset < 0 || static_cast<unsigned long>(offset) + len > skb->len) return -EFAULT;
-  if (len != 0) std::memcpy(to, skb->data + offset, len);
-  return 0;
+// Copies `len` bytes from `offset` in the data (the head, then the frags)
+// to `to`: 0, or -EFAULT when the range is not inside the data.
+int skb_copy_bits(const SkBuff* skb, int offset, void* to, unsigned len);
+
+// ---- Page frags ----
+
+inline uint8_t* skb_frag_address(const SkbFrag& f) {
+  return f.page + f.offset;
+}
+// skb_can_coalesce: the next bytes at `page` + `off` extend frag i - 1.
+inline bool skb_can_coalesce(const SkBuff* skb, unsigned i, const uint8_t* page, unsigned off) {
+  if (i == 0) return false;
+  const SkbFrag& f = skb_shinfo(skb)->frags[i - 1];
+  return f.page == page && f.offset + f.size == off;
+}
+// skb_fill_page_desc: frag i is `size` bytes at `page` + `off` (the caller
+// holds the page reference it hands over); nr_frags becomes i + 1.
+inline void skb_fill_page_desc(SkBuff* skb, unsigned i, uint8_t* page, unsigned off,
+                               unsigned size) {
+  skb_shinfo(skb)->frags[i] = SkbFrag{page, off, size};
+  skb_shinfo(skb)->nr_frags = static_cast<uint8_t>(i + 1);
+}
+// skb_len_add: bytes added to the frags count in len, data_len and truesize.
+inline void skb_len_add(SkBuff* skb, unsigned delta) {
+  skb->len += delta;
+  skb->data_len += delta;
+  skb->truesize += delta;
 }
 
 // ---- Header marks ----
@@ -465,6 +501,7 @@ struct SkbPoolConfig {
   size_t small_heads = 8192;  // skb_small_head_cache objects; 0: no such cache (Linux < 6.3)
   // kmalloc-512 ... kmalloc-128k objects usable for heads.
   std::array<size_t, kKmallocClasses> kmalloc = {4096, 4096, 4096, 2048, 1024, 256, 128, 64, 64};
+  size_t pages = 512;  // 32 KiB pages for frags
 };
 
 struct SkbStats {
@@ -478,6 +515,8 @@ struct SkbStats {
   uint64_t dropped = 0;         // sk_buffs freed by kfree_skb (trace_kfree_skb)
   std::array<uint64_t, kSkbDropReasonCount> drops{};  // `dropped`, by reason
   uint64_t bytes_copied = 0;                          // by skb_copy, pskb_copy and pskb_expand_head
+  uint64_t large_heads = 0;       // heads above kKmallocMaxCacheSize taken (kmalloc_large)
+  uint64_t large_head_frees = 0;  // and freed (free_large_kmalloc)
 };
 
 class SkbPool {
@@ -534,6 +573,8 @@ class SkbPool {
   // nullptr when configured without one.
   KmemCache* small_head_cache() { return small_heads_.get(); }
   const KmemCache* small_head_cache() const { return small_heads_.get(); }
+  PagePool& pages() { return pages_; }
+  const PagePool& pages() const { return pages_; }
   KmemCache& kmalloc_cache(size_t i) { return *kmalloc_[i]; }
   const KmemCache& kmalloc_cache(size_t i) const { return *kmalloc_[i]; }
   // The cache a head of this allocation size comes from (nullptr: none).
@@ -543,7 +584,9 @@ class SkbPool {
   bool is_live(const SkBuff* skb) const { return skbs_.is_live(skb); }
   size_t heads_in_use() const;
   // Nothing allocated: every cache back to 0 in use.
-  bool idle() const { return skbs_.stats().in_use == 0 && heads_in_use() == 0; }
+  bool idle() const {
+    return skbs_.stats().in_use == 0 && heads_in_use() == 0 && pages_.in_use() == 0;
+  }
   const SkbStats& stats() const { return stats_; }
 
  private:
@@ -558,6 +601,7 @@ class SkbPool {
   KmemCache skbs_;
   std::unique_ptr<KmemCache> small_heads_;
   std::array<std::unique_ptr<KmemCache>, kKmallocClasses> kmalloc_;
+  PagePool pages_;
   SkbStats stats_;
 };
 

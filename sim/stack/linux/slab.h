@@ -85,6 +85,10 @@ class KmemCache {
   size_t index_of(const void* p) const {
     return (reinterpret_cast<uintptr_t>(p) - base_) / object_size_;
   }
+  // The start of the object holding `p` (which must be owned).
+  void* object_of(const void* p) const {
+    return reinterpret_cast<void*>(base_ + index_of(p) * object_size_);
+  }
   // A live object's start (not a pointer into it).
   bool is_live(const void* p) const {
     return owns(p) && live_[index_of(p)] != 0 &&

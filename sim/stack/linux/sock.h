@@ -50,6 +50,7 @@ struct Sock {
   int sk_rmem_alloc = 0;  // atomic_t
   uint32_t sk_drops = 0;
   SkBuffHead sk_receive_queue;
+  PageFrag sk_frag;  // the page a large send's frags are carved from (one reference)
   void (*sk_write_space)(Sock* sk) = nullptr;  // after each uncharge of a sent skb
   void (*sk_data_ready)(Sock* sk) = nullptr;   // after each datagram queued
   SockStats stats;

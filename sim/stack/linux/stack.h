@@ -192,6 +192,14 @@ class Stack {
   core::SkBuff* ip_make_skb(UdpSock& so, const Route& rt, uint32_t dst, bool connected,
                             const void* buf, int len, int* err);
   core::SkBuff* ip_append_data(UdpSock& so, const Route& rt, const void* buf, int len, int* err);
+  bool append_page_frags(UdpSock& so, core::SkBuff* skb, const void* buf, int len);
+  bool page_frag_refill(core::PageFrag& pfrag);
+  void move_addr_to_kernel();
+  void kmalloc_large();
+  void free_large_kmalloc();
+  void folio_put();
+  void alloc_pages();
+  void free_pages();
   int udp_send_skb(UdpSock& so, core::SkBuff* skb, uint32_t src, uint32_t dst, uint16_t dport);
   int ip_send_skb(core::SkBuff* skb);
   int ip_local_out(core::SkBuff* skb);

@@ -72,9 +72,11 @@ Stack<P>::~Stack() {
     free_skb(skb, core::SkbDropReason::kQueuePurge);
   while (core::SkBuff* skb = core::skb_dequeue(&ring_))
     free_skb(skb, core::SkbDropReason::kQueuePurge);
-  for (auto& so : socks_)
+  for (auto& so : socks_) {
     while (core::SkBuff* skb = core::sk_rmem_dequeue(so))
       free_skb(skb, core::SkbDropReason::kQueuePurge);
+    core::page_frag_release(pool_.pages(), &so.sk_frag);
+  }
 }
 
 // ---- sockets ---------------------------------------------------------------
@@ -130,6 +132,7 @@ void Stack<P>::close(int s) {
   UdpSock& so = socks_[s];
   while (core::SkBuff* skb = core::sk_rmem_dequeue(so))
     free_skb(skb, core::SkbDropReason::kQueuePurge);
+  core::page_frag_release(pool_.pages(), &so.sk_frag);
   so.open = false;
   so.lport = 0;
   so.connected = false;
@@ -147,6 +150,8 @@ int Stack<P>::sendto(int s, const void* buf, int len, uint32_t dst, uint16_t dpo
     ++counters_.send_errors;
     return EBADF;
   }
+  // sendto() with an address copies the sockaddr in; send() has none.
+  if (dst != 0 || dport != 0) move_addr_to_kernel();
   const int err = udp_sendmsg(socks_[s], buf, len, dst, dport);
   if (err == 0)
     ++counters_.sent;
@@ -272,7 +277,14 @@ core::SkBuff* Stack<P>::ip_append_data(UdpSock& so, const Route& rt, const void*
   }
   const int fraglen = fragheaderlen + transhdrlen + len;
   const int alloc_extra = opt_.headroom + 15;
-  core::SkBuff* skb = alloc_skb(static_cast<unsigned>(fraglen + alloc_extra));
+  // A head that would reach SKB_MAX_ALLOC holds only the headers; the data
+  // goes to page frags on a device with scatter-gather: lo (Linux turns
+  // scatter-gather off on a device that cannot offload the checksum, as
+  // eth0 here).
+  const bool paged =
+      rt.dev->loopback && fraglen + alloc_extra >= static_cast<int>(core::kSkbMaxLinearAlloc);
+  const int alloclen = paged ? fragheaderlen + transhdrlen : fraglen;
+  core::SkBuff* skb = alloc_skb(static_cast<unsigned>(alloclen + alloc_extra));
   if (skb == nullptr) {
     *err = -ENOBUFS;
     SIMLOOP_PROBE(drop(Drop::no_buffers));
@@ -283,11 +295,17 @@ core::SkBuff* Stack<P>::ip_append_data(UdpSock& so, const Route& rt, const void*
   // lo offloads the checksum (NETIF_F_HW_CSUM); eth0 here does not.
   skb->ip_summed = rt.dev->loopback ? core::CHECKSUM_PARTIAL : core::CHECKSUM_NONE;
   core::skb_reserve(skb, opt_.headroom);
-  core::skb_put(skb, static_cast<unsigned>(fraglen));
+  core::skb_put(skb, static_cast<unsigned>(alloclen));
   core::skb_set_network_header(skb, 0);
   skb->transport_header = static_cast<uint16_t>(skb->network_header + fragheaderlen);
-  uint8_t* data = skb->data + fragheaderlen + transhdrlen;
-  if (len > 0) {
+  if (paged) {
+    if (!append_page_frags(so, skb, buf, len)) {
+      *err = -ENOBUFS;
+      drop(Drop::no_buffers, skb, core::SkbDropReason::kNoMem);
+      return nullptr;
+    }
+  } else if (len > 0) {
+    uint8_t* data = skb->data + fragheaderlen + transhdrlen;
     SIMLOOP_PROBE(copy(CopyKind::uiomove, buf, data, static_cast<size_t>(len)));
     std::memcpy(data, buf, static_cast<size_t>(len));
     if (skb->ip_summed == core::CHECKSUM_NONE) {
@@ -297,6 +315,82 @@ core::SkBuff* Stack<P>::ip_append_data(UdpSock& so, const Route& rt, const void*
   }
   *err = 0;
   return skb;
+}
+
+// __ip_append_data's paged half: the user's data copied to the socket's
+// page frag, a frag per page (a run that continues the last frag extends
+// it), each frag holding a page reference, every byte charged to the
+// socket as it lands. False when no page is left.
+template <class P>
+bool Stack<P>::append_page_frags(UdpSock& so, core::SkBuff* skb, const void* buf, int len) {
+  const auto* from = static_cast<const uint8_t*>(buf);
+  core::PageFrag& pfrag = so.sk_frag;
+  while (len > 0) {
+    if (!page_frag_refill(pfrag)) return false;
+    const unsigned i = core::skb_shinfo(skb)->nr_frags;
+    if (core::skb_can_coalesce(skb, i, pfrag.page, pfrag.offset)) {
+      // extended below
+    } else if (i == core::kMaxSkbFrags) {
+      return false;
+    } else {
+      core::skb_fill_page_desc(skb, i, pfrag.page, pfrag.offset, 0);
+      pool_.pages().get_page(pfrag.page);
+    }
+    const int copy = std::min(len, static_cast<int>(pfrag.size - pfrag.offset));
+    uint8_t* to = pfrag.page + pfrag.offset;
+    SIMLOOP_PROBE(copy(CopyKind::uiomove, from, to, static_cast<size_t>(copy)));
+    std::memcpy(to, from, static_cast<size_t>(copy));
+    core::skb_shinfo(skb)->frags[core::skb_shinfo(skb)->nr_frags - 1].size +=
+        static_cast<unsigned>(copy);
+    pfrag.offset += static_cast<unsigned>(copy);
+    core::skb_len_add(skb, static_cast<unsigned>(copy));
+    so.sk_wmem_alloc += static_cast<uint32_t>(copy);
+    from += copy;
+    len -= copy;
+  }
+  return true;
+}
+
+// sk_page_frag_refill: room in the socket's page, a new page when the old
+// one is full or still held by a datagram in flight.
+template <class P>
+bool Stack<P>::page_frag_refill(core::PageFrag& pfrag) {
+  FnScope<P> scope(probe_, Fn::skb_page_frag_refill);
+  const core::FragRefill r = core::skb_page_frag_refill(pool_.pages(), 32, &pfrag);
+  if (r.freed) folio_put();
+  if (r.allocated) alloc_pages();
+  return r.ok;
+}
+
+// The page allocator's part, which the pools above do without: each of
+// these stands for the kernel function its name says, entered where the
+// kernel enters it, so that it is priced as often.
+template <class P>
+void Stack<P>::move_addr_to_kernel() {
+  FnScope<P> scope(probe_, Fn::move_addr_to_kernel);
+}
+template <class P>
+void Stack<P>::kmalloc_large() {
+  FnScope<P> scope(probe_, Fn::kmalloc_large);
+  alloc_pages();
+}
+template <class P>
+void Stack<P>::free_large_kmalloc() {
+  FnScope<P> scope(probe_, Fn::free_large_kmalloc);
+  free_pages();
+}
+template <class P>
+void Stack<P>::folio_put() {
+  FnScope<P> scope(probe_, Fn::folio_put);
+  free_pages();
+}
+template <class P>
+void Stack<P>::alloc_pages() {
+  FnScope<P> scope(probe_, Fn::alloc_pages);
+}
+template <class P>
+void Stack<P>::free_pages() {
+  FnScope<P> scope(probe_, Fn::free_pages);
 }
 
 // udp_send_skb: the UDP header; on lo only the pseudo-header's sum
@@ -491,7 +585,10 @@ int Stack<P>::ndo_start_xmit(core::SkBuff* skb, NetDevice& dev) {
 template <class P>
 core::SkBuff* Stack<P>::alloc_skb(unsigned size) {
   FnScope<P> scope(probe_, Fn::alloc_skb);
+  const uint64_t large = pool_.stats().large_heads;
   core::SkBuff* skb = pool_.alloc_skb(size);
+  // A head above kmalloc's largest cache is whole pages.
+  if (pool_.stats().large_heads != large) kmalloc_large();
   if (skb != nullptr) {
     SIMLOOP_PROBE(alloc(Obj::skb, skb));
     SIMLOOP_PROBE(alloc(Obj::skb_head, skb->head));
@@ -524,7 +621,13 @@ void Stack<P>::free_skb(core::SkBuff* skb, core::SkbDropReason reason) {
     if (skb->cloned == 0 || core::skb_shinfo(skb)->dataref == 1)
       SIMLOOP_PROBE(free(Obj::skb_head, skb->head));
   }
+  const uint64_t large = pool_.stats().large_head_frees;
+  const uint64_t pages = pool_.pages().stats().frees;
   pool_.kfree_skb_reason(skb, reason);
+  // What the free gave back to the page allocator: a large head, the pages
+  // of frags whose last reference this was.
+  if (pool_.stats().large_head_frees != large) free_large_kmalloc();
+  for (uint64_t n = pool_.pages().stats().frees - pages; n > 0; --n) folio_put();
 }
 
 template <class P>

@@ -247,7 +247,15 @@ int Stack<P>::udp_recvmsg(UdpSock& so, void* buf, int maxlen, int* got, uint32_t
   if (skb == nullptr) return -EAGAIN;
   const int ulen = static_cast<int>(skb->len) - kUdpHdrLen;
   const int copied = std::max(0, std::min(ulen, maxlen));  // MSG_TRUNC past maxlen
-  if (copied > 0) skb_copy_datagram_iter(skb, kUdpHdrLen, buf, copied);
+  // copy_linear_skb for a linear datagram, inline here; the frags' walk
+  // otherwise.
+  if (copied > 0 && !core::skb_is_nonlinear(skb)) {
+    SIMLOOP_PROBE(
+        copy(CopyKind::uiomove, skb->data + kUdpHdrLen, buf, static_cast<size_t>(copied)));
+    core::skb_copy_bits(skb, kUdpHdrLen, buf, static_cast<unsigned>(copied));
+  } else if (copied > 0) {
+    skb_copy_datagram_iter(skb, kUdpHdrLen, buf, copied);
+  }
   if (src != nullptr)
     *src = ld32(Fn::udp_recvmsg, skb, core::skb_network_header(skb) + ip::kSrc, "saddr");
   if (sport != nullptr) *sport = ld16(Fn::udp_recvmsg, skb, skb->data + udp::kSport, "source");
@@ -259,7 +267,31 @@ int Stack<P>::udp_recvmsg(UdpSock& so, void* buf, int maxlen, int* got, uint32_t
 template <class P>
 void Stack<P>::skb_copy_datagram_iter(const core::SkBuff* skb, int offset, void* to, int len) {
   FnScope<P> scope(probe_, Fn::skb_copy_datagram_iter);
-  SIMLOOP_PROBE(copy(CopyKind::uiomove, skb->data + offset, to, static_cast<size_t>(len)));
+  // The copy is reported per piece: the head's bytes, then each frag's.
+  const auto* out = static_cast<uint8_t*>(to);
+  auto off = static_cast<unsigned>(offset);
+  auto left = static_cast<unsigned>(len);
+  const unsigned headlen = core::skb_headlen(skb);
+  if (off < headlen) {
+    const unsigned n = std::min(left, headlen - off);
+    SIMLOOP_PROBE(copy(CopyKind::uiomove, skb->data + off, out, n));
+    out += n;
+    left -= n;
+  }
+  off = off > headlen ? off - headlen : 0;
+  const core::SkbSharedInfo* shinfo = core::skb_shinfo(skb);
+  for (unsigned i = 0; i < shinfo->nr_frags && left != 0; ++i) {
+    const core::SkbFrag& f = shinfo->frags[i];
+    if (off >= f.size) {
+      off -= f.size;
+      continue;
+    }
+    const unsigned n = std::min(left, f.size - off);
+    SIMLOOP_PROBE(copy(CopyKind::uiomove, core::skb_frag_address(f) + off, out, n));
+    out += n;
+    left -= n;
+    off = 0;
+  }
   core::skb_copy_bits(skb, offset, to, static_cast<unsigned>(len));
 }
 
