@@ -51,9 +51,8 @@ void print_split(const measure::KernelSplit& split) {
   for (const auto& [key, g] : split.groups) {
     const auto& [repeat, path, payload] = key;
     auto& b = best[{path, payload}];
-    const auto per = [](const measure::SplitGroup& x) {
-      return x.packets > 0 ? static_cast<double>(x.window_ns) / static_cast<double>(x.packets)
-                           : 1e300;
+    const auto per = [&](const measure::SplitGroup& x) {
+      return x.packets > 0 ? measure::wall_ns_per_packet(split, x) : 1e300;
     };
     if (b.second == nullptr || per(g) < per(*b.second)) b = {repeat, &g};
   }
@@ -81,9 +80,9 @@ void print_split(const measure::KernelSplit& split) {
         "{} {} B, repeat {} (least time per packet: {:.0f} ns wall, {} packets, {} samples of "
         "{} ns; {:.1f} % of them landed in hypervisor symbols and are charged to their "
         "callers):\n",
-        measure::kernel_path_name(path), payload, b.first,
-        static_cast<double>(g.window_ns) / static_cast<double>(g.packets), g.packets, g.samples,
-        split.period_ns, 100.0 * static_cast<double>(g.hypervisor_samples) / g.samples);
+        measure::kernel_path_name(path), payload, b.first, measure::wall_ns_per_packet(split, g),
+        g.packets, g.samples, split.period_ns,
+        100.0 * static_cast<double>(g.hypervisor_samples) / g.samples);
     std::cout << fmt::format("  {:<28} {:>12} {:>14} {:>7}\n", "function", "self ns/pkt",
                              "+helpers ns/pkt", "share");
     for (const auto& [name, v] : rows)
@@ -176,7 +175,9 @@ void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands) {
       "A null system call (getppid) is timed beside it, interleaved with the payloads in\n"
       "every repeat. With --split, the same loop runs under perf (as root) and each kernel\n"
       "function's self time per packet is reported, mapped onto the simulated Linux stack's\n"
-      "functions.");
+      "functions. Under perf the loop pauses a random while (up to a few microseconds, in\n"
+      "simloop_kernel_dither) after each datagram, so that perf's fixed sampling period\n"
+      "meets the loop at every phase; the pauses are left out of every figure.");
   auto k = std::make_shared<KernelArgs>();
   kernel->add_option("-l,--payload", k->opt.payloads, "UDP payload bytes, a comma-separated list")
       ->delimiter(',')

@@ -10,13 +10,20 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <thread>
 #include <utility>
+
+extern "C" __attribute__((noinline)) void simloop_kernel_dither(unsigned n) {
+  for (volatile unsigned i = 0; i < n; i = i + 1) {
+  }
+}
 
 namespace simloop::measure {
 
@@ -40,10 +47,32 @@ std::runtime_error sys_error(const std::string& what) {
 }
 
 // One payload's sender and receiver sockets, timed slice by slice.
+// A buffer that starts on a page. How fast the kernel copies a large
+// datagram depends on where the user's buffer starts within a cache line
+// (by several hundred ns a datagram at 64 KiB); every channel's buffers
+// start at the same place, so that no payload or path gets another.
+class PageBuffer {
+ public:
+  PageBuffer() = default;
+  explicit PageBuffer(size_t n)
+      : size_(n), p_(static_cast<uint8_t*>(std::aligned_alloc(4096, (n + 4095) / 4096 * 4096))) {
+    if (p_ == nullptr) throw std::bad_alloc();
+  }
+  uint8_t* data() const { return p_.get(); }
+  size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  size_t size_ = 0;
+  std::unique_ptr<uint8_t, Free> p_;
+};
+
 class Channel {
  public:
-  Channel(int payload, KernelPath path, int repeat)
-      : rx_(socket(AF_INET, SOCK_DGRAM, 0)), tx_(socket(AF_INET, SOCK_DGRAM, 0)) {
+  Channel(int payload, KernelPath path, int repeat, bool dither)
+      : rx_(socket(AF_INET, SOCK_DGRAM, 0)), tx_(socket(AF_INET, SOCK_DGRAM, 0)), dither_(dither) {
     if (rx_.fd < 0 || tx_.fd < 0) throw sys_error("socket(AF_INET, SOCK_DGRAM)");
     addr_.sin_family = AF_INET;
     addr_.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -57,9 +86,9 @@ class Channel {
         connect(tx_.fd, reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_) != 0)
       throw sys_error("connect 127.0.0.1");
     connected_ = path == KernelPath::connected;
-    buf_.resize(static_cast<size_t>(std::max(payload, 1)));
-    for (size_t i = 0; i < buf_.size(); ++i) buf_[i] = static_cast<uint8_t>(i * 7 + 1);
-    rbuf_.resize(65536);
+    buf_ = PageBuffer(static_cast<size_t>(std::max(payload, 1)));
+    for (size_t i = 0; i < buf_.size(); ++i) buf_.data()[i] = static_cast<uint8_t>(i * 7 + 1);
+    rbuf_ = PageBuffer(65536);
     r_.repeat = repeat;
     r_.payload = payload;
     r_.path = path;
@@ -81,6 +110,14 @@ class Channel {
     int64_t done = 0;
     while (done < n) {
       const int err = step();
+      // Uniform in [0, 4096) turns: up to a few microseconds, about a
+      // datagram's own time, so that the phase perf sees is spread evenly.
+      if (dither_) {
+        rng_ ^= rng_ << 13;
+        rng_ ^= rng_ >> 17;
+        rng_ ^= rng_ << 5;
+        simloop_kernel_dither(rng_ & 4095u);
+      }
       if (err == 0) {
         ++done;
       } else if (fatal(err) || r_.send_errors > budget) {
@@ -126,9 +163,11 @@ class Channel {
   }
 
   Fd rx_, tx_;
+  bool dither_ = false;
+  uint32_t rng_ = 2463534242u;  // xorshift32's state
   sockaddr_in addr_{};
   bool connected_ = false;
-  std::vector<uint8_t> buf_, rbuf_;
+  PageBuffer buf_, rbuf_;
   int64_t outstanding_ = 0;
   KernelResult r_;
 };
@@ -220,7 +259,7 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
     std::vector<std::unique_ptr<Channel>> ch;
     for (KernelPath path : opt.paths)
       for (int payload : opt.payloads) {
-        ch.push_back(std::make_unique<Channel>(payload, path, rep));
+        ch.push_back(std::make_unique<Channel>(payload, path, rep, opt.dither));
         ch.back()->warm(opt.warmup);
       }
     double null_ns = 0, null_cpu_ns = 0;

@@ -28,7 +28,16 @@ struct KernelOptions {
   int repeats = 1;
   int64_t null_syscalls = 200000;  // getppid() calls timed per repeat
   int rounds = 10;  // a repeat's packets and null calls, in this many interleaved slices
+  // A pause of random length in user space after each datagram (in
+  // simloop_kernel_dither, whose samples a split leaves out): perf samples
+  // at a fixed period, and a loop of nearly fixed period would otherwise be
+  // seen at a few phases only, each payload's at different ones.
+  bool dither = false;
 };
+
+// The pause: `n` turns of an empty loop, out of line under its own symbol.
+extern "C" void simloop_kernel_dither(unsigned n);
+inline constexpr const char* kDitherSymbol = "simloop_kernel_dither";
 
 struct KernelResult {
   int repeat = 0;

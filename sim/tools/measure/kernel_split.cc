@@ -253,6 +253,12 @@ void add_perf_samples(std::istream& in, const std::string& what,
     } else {
       auto& g = split.groups[{w->repeat, w->path, w->payload}];
       const Charge c = charge(map, chain);
+      if (c.kind == ChargeKind::user && c.name == kDitherSymbol) {
+        ++g.dither_samples;
+        chain.clear();
+        t = -1;
+        return;
+      }
       ++g.samples;
       if (c.via_hypervisor) ++g.hypervisor_samples;
       ++g.charged[{c.kind, c.name, c.charged_to}];
@@ -299,6 +305,12 @@ void add_perf_samples(std::istream& in, const std::string& what,
   finish();
 }
 
+double wall_ns_per_packet(const KernelSplit& split, const SplitGroup& g) {
+  if (g.packets == 0) return 0;
+  return static_cast<double>(g.window_ns - g.dither_samples * split.period_ns) /
+         static_cast<double>(g.packets);
+}
+
 std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo& m,
                                     double loadavg) {
   std::vector<report::Row> rows;
@@ -318,9 +330,7 @@ std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo&
           .set("dest", std::string("loopback"))
           .set("path", std::string(kernel_path_name(path)))
           .set("packets", g.packets)
-          .set("ns_per_packet",
-               g.packets > 0 ? static_cast<double>(g.window_ns) / static_cast<double>(g.packets)
-                             : 0.0)
+          .set("ns_per_packet", wall_ns_per_packet(split, g))
           .set("kind", std::string(charge_kind_name(std::get<0>(what))))
           .set("name", std::get<1>(what))
           .set("charged_to", std::get<2>(what))
@@ -490,7 +500,9 @@ KernelSplit run_kernel_split(const KernelOptions& opt, const SplitOptions& o,
   {
     PerfRecorder rec(o, tmp.path);
     rec.enable();
-    results = run_kernel(opt, &windows);
+    KernelOptions dithered = opt;
+    dithered.dither = true;
+    results = run_kernel(dithered, &windows);
     rec.disable();
     rec.finish();
   }

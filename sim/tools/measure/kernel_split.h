@@ -71,9 +71,14 @@ struct SplitGroup {
   int64_t window_ns = 0;  // wall time of its slices
   int64_t samples = 0;
   int64_t hypervisor_samples = 0;
+  int64_t dither_samples = 0;  // in simloop_kernel_dither: left out of every figure
   // (kind, name, charged_to) -> samples
   std::map<std::tuple<ChargeKind, std::string, std::string>, int64_t> charged;
 };
+
+struct KernelSplit;
+// A group's wall time per packet, its dither pauses left out.
+double wall_ns_per_packet(const KernelSplit& split, const SplitGroup& g);
 
 struct KernelSplit {
   int64_t period_ns = 0;           // cpu-clock time per sample
