@@ -31,11 +31,20 @@ TEST(LinuxCalibrate, CountsComeFromTheSimulatedStackOnEachPath) {
     EXPECT_DOUBLE_EQ(f->calls[at("__sys_sendto")], 1.0);
     EXPECT_DOUBLE_EQ(f->calls[at("__sys_recvfrom")], 1.0);
     EXPECT_DOUBLE_EQ(f->syscalls, 2.0);
-    // The payload copied in by __ip_append_data and out by skb_copy_datagram_iter.
+    // The payload copied in by __ip_append_data and out by udp_recvmsg
+    // (copy_linear_skb).
     EXPECT_DOUBLE_EQ(f->copy_bytes[at("__ip_append_data")], 1000.0);
-    EXPECT_DOUBLE_EQ(f->copy_bytes[at("skb_copy_datagram_iter")], 1000.0);
-    EXPECT_EQ(f->parent[at("skb_copy_datagram_iter")], static_cast<int>(at("udp_recvmsg")));
+    EXPECT_DOUBLE_EQ(f->copy_bytes[at("udp_recvmsg")], 1000.0);
+    EXPECT_DOUBLE_EQ(f->calls[at("skb_copy_datagram_iter")], 0.0);
   }
+  // In page frags, out by walking them; a new page per datagram above 32 KiB.
+  const stacks::CallCounts paged = stack_counts("linux", "unconnected", 40000);
+  EXPECT_DOUBLE_EQ(paged.copy_bytes[at("__ip_append_data")], 40000.0);
+  EXPECT_DOUBLE_EQ(paged.copy_bytes[at("skb_copy_datagram_iter")], 40000.0);
+  EXPECT_EQ(paged.parent[at("skb_copy_datagram_iter")], static_cast<int>(at("udp_recvmsg")));
+  EXPECT_DOUBLE_EQ(paged.calls[at("skb_page_frag_refill")], 2.0);
+  EXPECT_DOUBLE_EQ(paged.calls[at("alloc_pages")], 1.0);
+  EXPECT_DOUBLE_EQ(paged.calls[at("__folio_put")], 1.0);
   EXPECT_THROW(stack_counts("linux", "sideways", 18), InputError);
 }
 
@@ -55,11 +64,11 @@ class LinuxCalibrateFiles : public ::testing::Test {
       for (int payload : {18, 1000}) {
         const stacks::CallCounts f = stack_counts("linux", path, payload);
         for (size_t i = 0; i < net::lnx::fn_table().size(); ++i) {
-          // skb_copy_datagram_iter is left out: inlined, as on the measured kernel.
-          if (f.calls[i] == 0 || i == at("skb_copy_datagram_iter")) continue;
+          // neigh_hh_output is left out: inlined, as on the measured kernel.
+          if (f.calls[i] == 0 || i == at("neigh_hh_output")) continue;
           double cycles = f.calls[i] * fixed + f.copy_bytes[i] * 0.5;
-          if (i == at("udp_recvmsg"))  // the copy out, inlined into it
-            cycles += f.copy_bytes[at("skb_copy_datagram_iter")] * 0.5;
+          if (i == at("ip_finish_output2"))  // its inlined callee's time
+            cycles += f.calls[at("neigh_hh_output")] * fixed;
           const auto name = net::lnx::fn_table().name(net::fn_at(i));
           o << "kernel,0," << payload << ",loopback," << path << ",1000,9000,function," << name
             << "," << name << ",1," << cycles / 2 << ",0.1,100000,0.5,CPU,Linux\n";
@@ -81,7 +90,7 @@ TEST_F(LinuxCalibrateFiles, TheFitGivesBackTheCostsTheRowsWereMadeFrom) {
   EXPECT_NEAR(fit.value("fixed:__ip_append_data"), 100, 1e-6);
   EXPECT_NEAR(fit.value("copy.cycles_per_byte"), 0.5, 1e-9);
   EXPECT_NEAR(fit.syscall_cycles, 400.0, 1e-6);  // 400 ns = 800 cycles over two calls
-  EXPECT_EQ(fit.inlined_into.at("skb_copy_datagram_iter"), "udp_recvmsg");
+  EXPECT_EQ(fit.inlined_into.at("neigh_hh_output"), "ip_finish_output2");
   // The held-out connected path is predicted exactly: only the counts differ.
   for (const auto& p : m.points) EXPECT_NEAR(predict_kernel(fit, p).cpu_ns, p.value.cpu_ns, 1e-6);
 }
