@@ -16,7 +16,7 @@ BranchPredictor::BranchPredictor(int btb_entries, int ras_depth) {
   btb_.assign(static_cast<size_t>(btb_entries), 0);
   ras_depth_ = static_cast<size_t>(ras_depth);
   frames_.reserve(64);
-  mask_ = static_cast<uint32_t>(btb_entries - 1);
+  bits_ = static_cast<uint32_t>(std::countr_zero(static_cast<unsigned>(btb_entries)));
 }
 
 bool BranchPredictor::call(uint32_t caller, uint32_t callee) {
@@ -25,10 +25,11 @@ bool BranchPredictor::call(uint32_t caller, uint32_t callee) {
   // ras_depth levels out.
   if (frames_.size() >= ras_depth_) frames_[frames_.size() - ras_depth_].overwritten = true;
   frames_.push_back({callee, false});
-  // A site's index: the pair hashed (Fibonacci), so that a buffer smaller
-  // than the call graph has conflicts that depend on which sites there are.
+  // A site's index: the pair hashed (Fibonacci: the product's top bits), so
+  // that a buffer smaller than the call graph has conflicts that depend on
+  // which sites there are, and one much larger has next to none.
   const uint32_t site = caller * (kOutside + 1) + callee;
-  const uint32_t index = ((site * 2654435761u) >> 7) & mask_;
+  const uint32_t index = bits_ == 0 ? 0 : (site * 2654435761u) >> (32 - bits_);
   if (btb_[index] == site + 1) return true;
   btb_[index] = site + 1;
   ++mispredicts_;

@@ -61,7 +61,7 @@ class BranchPredictor {
   std::vector<uint32_t> btb_;  // site + 1 per entry (0: empty)
   std::vector<Frame> frames_;  // the calls not yet returned from, outermost first
   size_t ras_depth_;
-  uint32_t mask_;
+  uint32_t bits_;  // log2 of the entries
   uint64_t branches_ = 0, mispredicts_ = 0;
 };
 
