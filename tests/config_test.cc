@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -676,6 +677,21 @@ TEST_F(ConfigTest, ACostLeftUndeterminedIsMarkedWhereItIsGiven) {
   set_undetermined(z, "stack.cksum_cycles_per_byte");
   EXPECT_TRUE(z.undetermined.count("stack.cksum_cycles_per_byte"));
   EXPECT_THROW(set_undetermined(z, "workload.payload"), ConfigError);
+}
+
+// Every cost a profile can leave undetermined is one a run counts its uses
+// of, so that a run that uses it says so: a function's, or a price of
+// models::kPriceKeys.
+TEST(UndeterminedCosts, EveryCostKeyIsCountedByTheRun) {
+  for (const std::string stack : {"bsd", "linux"})
+    for (const auto& key : cost_keys(stack)) {
+      if (key.rfind("stack.functions.", 0) == 0) continue;
+      EXPECT_TRUE(std::any_of(models::kPriceKeys.begin(), models::kPriceKeys.end(),
+                              [&](const models::PriceKey& p) { return p.key == key; }))
+          << key << " is a cost no run counts the uses of (models::kPriceKeys)";
+    }
+  for (const auto& p : models::kPriceKeys)
+    EXPECT_EQ(key_type(std::string(p.key)), KeyType::number) << p.key;
 }
 
 // simloop list: every shipped file of a kind, named as a user writes it,

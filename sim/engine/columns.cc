@@ -281,6 +281,15 @@ std::vector<Column> build() {
   add("misses_per_packet", "misses per packet", T, "demand misses in the set");
   add("stall_per_packet", "cycles per packet", T, "stall cycles of those misses");
   add("symbols", "", T, "every hot symbol of the layout with code in the set");
+  const std::string U = "json undetermined_costs[]";
+  add("key", "", U,
+      "a cost the run used that its profiles leave undetermined (`~`, priced 0): its key, "
+      "stack.functions.NAME or another cost key");
+  add("function", "", U, "the function it prices (stack.functions.NAME only)");
+  add("where", "", U, "where it was left undetermined: FILE:LINE:COL, or --set");
+  add("unit", "", U, "what the run used it for: calls, bytes checksummed, ...");
+  add("uses", "count", U, "how many over the run");
+  add("per_packet", "per packet", U, "`uses` per packet");
   return c;
 }
 
@@ -331,7 +340,8 @@ std::string output_reference_markdown() {
       "- `long`: `<name>-long.csv` (`simloop run --long`), one row per function and metric, "
       "after the identifying columns of `run` (source to seed); `long metric`: the values of "
       "its `metric` column;\n"
-      "- `json functions[]`, `json icache_sets[]`: arrays beside `result` in `<name>.json`.\n\n"
+      "- `json functions[]`, `json icache_sets[]`, `json undetermined_costs[]`: arrays beside "
+      "`result` in `<name>.json`.\n\n"
       "The stage columns (`cycles_<stage>`) and the functions each hold every cycle of the run: "
       "each view sums to `cycles_per_packet`.\n\n";
   std::string where;

@@ -25,6 +25,7 @@
 #include "sim/engine/probe.h"
 #include "sim/engine/rate_slices.h"
 #include "sim/engine/trace.h"
+#include "sim/engine/undetermined.h"
 #include "sim/report/safe_file.h"
 #include "sim/stack/net/inet.h"
 #include "sim/stack/stacks.h"
@@ -602,6 +603,7 @@ SimResult simulate_on(const config::Experiment& x, Tracer* tracer) {
   r.cycles[static_cast<size_t>(Stage::idle)] =
       std::abs(unexplained) > 1e-6 * run_cycles ? unexplained : 0;
   r.ledger = w.ledger;
+  r.undetermined = undetermined_uses(x, w.acct.uses());
   r.ledger.add(models::kIdleFn, models::CostKind::idle, r.cycles[static_cast<size_t>(Stage::idle)]);
   if (w.icache)
     r.icache_sets = models::attribute_icache(w.icache->cache(), *x.code, *x.stack.fns, r.ledger);
