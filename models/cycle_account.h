@@ -112,6 +112,7 @@ class CycleAccount : public net::NullProbe {
   void attach_listener(CycleListener* listener) { listener_ = listener; }
   void leave(net::FnId fn) {
     if (listener_ != nullptr) listener_->left(fn);
+    if (depth_ == completion_at_) completion_at_ = 0;
     if (depth_ > 0) --depth_;
   }
   void copy(net::CopyKind /*kind*/, const void* src, const void* dst, size_t len) {
@@ -148,8 +149,7 @@ class CycleAccount : public net::NullProbe {
   }
   void free(net::Obj obj, const void* /*addr*/) {
     // Frees by transmit completion belong to it (the handler or the driver).
-    const bool txeof = depth_ > 0 && stack_fns_[std::min(depth_, kMaxDepth) - 1] == completion_;
-    const Stage s = txeof ? stage_in_context(*completion_) : Stage::mbuf;
+    const Stage s = completion_at_ > 0 ? stage_in_context(*completion_) : Stage::mbuf;
     const double c = obj == net::Obj::mbuf      ? stack_.mbuf_free_cycles
                      : obj == net::Obj::cluster ? stack_.cluster_free_cycles
                                                 : 0;
@@ -230,6 +230,7 @@ class CycleAccount : public net::NullProbe {
   void open(net::FnId fn) {
     if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
     ++depth_;
+    if (fn == completion_ && completion_at_ == 0) completion_at_ = depth_;
     if (listener_ != nullptr) listener_->entered(fn);
   }
   void ledger(size_t fn, CostKind k, double c) {
@@ -239,8 +240,12 @@ class CycleAccount : public net::NullProbe {
     if (depth_ == 0) return Stage::mbuf;
     return stage_in_context(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
   }
+  // Transmit completion's function and every function it calls (the
+  // Linux stack's sk_buff frees) are its work: the handler's, or the
+  // driver's when no interrupt runs it.
   Stage stage_in_context(net::FnId fn) const {
-    if (fn == completion_) return context_ == Context::interrupt ? Stage::interrupt : Stage::driver;
+    if (completion_at_ > 0)
+      return context_ == Context::interrupt ? Stage::interrupt : Stage::driver;
     return fn_stage_[net::index(fn)];
   }
 
@@ -250,6 +255,7 @@ class CycleAccount : public net::NullProbe {
   std::optional<net::FnId> completion_;
   std::array<net::FnId, kMaxDepth> stack_fns_{};
   size_t depth_ = 0;
+  size_t completion_at_ = 0;  // the depth transmit completion runs at (0: not running)
   Context context_ = Context::thread;
   StageCycles cycles_{};
   PriceUses uses_;

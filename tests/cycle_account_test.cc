@@ -1,5 +1,7 @@
-// models::CycleAccount counts how much a run used each price, which says
-// whether a cost left undetermined mattered.
+// models::CycleAccount: transmit completion's work is charged where it runs
+// (the handler, or the driver reclaiming as it queues), the functions it
+// calls included; and the account counts how much a run used each price,
+// which says whether a cost left undetermined mattered.
 #include "models/cycle_account.h"
 
 #include <gtest/gtest.h>
@@ -34,6 +36,26 @@ struct LinuxAccount : ::testing::Test {
   models::MachineCosts machine;
   models::StackCosts stack;
 };
+
+TEST_F(LinuxAccount, CompletionAndWhatItCallsAreTheHandlersOrTheDrivers) {
+  models::CycleAccount acct(machine, stack);
+  acct.set_context(models::Context::interrupt);
+  complete(acct);
+  auto c = acct.take();
+  EXPECT_EQ(at(c, Stage::interrupt), 1110);
+  EXPECT_EQ(at(c, Stage::mbuf), 0);
+  acct.set_context(models::Context::thread);
+  complete(acct);
+  c = acct.take();
+  EXPECT_EQ(at(c, Stage::driver), 1110);
+  EXPECT_EQ(at(c, Stage::interrupt), 0);
+  // The same free outside completion is the buffer's own stage.
+  acct.enter(id(Fn::free_skb));
+  acct.leave(id(Fn::free_skb));
+  c = acct.take();
+  EXPECT_EQ(at(c, Stage::mbuf), 100);
+  EXPECT_EQ(at(c, Stage::driver), 0);
+}
 
 TEST_F(LinuxAccount, UsesOfEachPriceAreCounted) {
   models::CycleAccount acct(machine, stack);

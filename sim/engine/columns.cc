@@ -48,7 +48,11 @@ std::string stage_doc(models::Stage s) {
     case Stage::cache:
       return "I-cache miss stalls (0 unless the I-cache model is on)";
     case Stage::interrupt:
-      return "NIC interrupt handlers, transmit completion included: time taken from the sender";
+      return "NIC interrupt handlers: their entry and exit (interrupts.handler_cycles, "
+             "per_packet_cycles) and the transmit completion they run, with every function it "
+             "calls, taken from the sender. Stalls of the handlers' code stay in their own "
+             "stages (cycles_cache, cycles_tlb, cycles_branch); with those models off this is "
+             "interrupt_pct of cycles_per_packet";
     case Stage::sleep:
       return "the CPU idle while the sender sleeps after ENOBUFS or waits for send space "
              "(interrupt handlers that ran "
@@ -169,7 +173,10 @@ std::vector<Column> build() {
       "ns_per_packet times the clock: every cycle of the run per packet (the sum of the "
       "`cycles_<stage>` columns)",
       always([](X, R r) { return r.cycles_per_packet(); }));
-  run("interrupt_pct", "%", "share of simulated time that interrupt handlers held the CPU",
+  run("interrupt_pct", "%",
+      "share of simulated time that interrupt handlers held the CPU: `cycles_interrupt` over "
+      "`cycles_per_packet`, plus the stalls of the handlers' code when the I-cache, TLB or "
+      "branch model is on",
       always([](X, R r) { return 100 * r.interrupt_share(); }));
   run("interrupts", "count", "interrupt handler runs", always([](X, R r) { return r.interrupts; }));
   run("enobufs", "count", "sendto() calls that failed with ENOBUFS (the sender then slept)",
