@@ -54,8 +54,8 @@ std::string stage_doc(models::Stage s) {
              "stages (cycles_cache, cycles_tlb, cycles_branch); with those models off this is "
              "interrupt_pct of cycles_per_packet";
     case Stage::sleep:
-      return "the CPU idle while the sender sleeps after ENOBUFS or waits for send space "
-             "(interrupt handlers that ran "
+      return "the CPU idle while the sender sleeps after ENOBUFS, waits for send space, or "
+             "waits at the end for its last frames to leave the NIC (interrupt handlers that ran "
              "meanwhile are in `cycles_interrupt`)";
     case Stage::idle:
       return "the CPU idle for any other reason: run time no stage explains (0 up to rounding "
@@ -157,13 +157,16 @@ std::vector<Column> build() {
      [](X x) { return std::string(net::loop_copy_name(x.options.loop_copy)); });
   id("seed", "the run's random seed", [](X x) { return static_cast<int64_t>(x.seed); });
   run("packets", "datagrams",
-      "datagrams sent in the timed window (fewer than asked if the run ended early)",
+      "datagrams sent: where they go on the wire (wire, broadcast), those whose frame left the "
+      "NIC (not one a full ring dropped: drop_nic_full); else those sendto() took. Fewer than "
+      "asked if the run ended early or the NIC dropped some",
       always([](X, R r) { return r.packets; }));
   run("elapsed_s", "s (simulated)",
-      "simulated time from the first sendto() to the end of the last: how long the run takes "
-      "on the simulated host. All rates are per simulated second. Compare `wall_s` (real time "
-      "this machine spent simulating) and `process_s` (real time of a sweep's whole child "
-      "process)",
+      "simulated time from the first sendto() to the end of the last, or, where datagrams go "
+      "on the wire (wire, broadcast), until the last frame has left the NIC: how long the run "
+      "takes on the simulated host, so no rate exceeds the link's. All rates are per simulated "
+      "second. Compare `wall_s` (real time this machine spent simulating) and `process_s` (real "
+      "time of a sweep's whole child process)",
       always([](X, R r) { return r.elapsed_s; }));
   run("kpps", "10^3 datagrams / simulated s", "packets / elapsed_s / 1000: the predicted rate",
       always([](X, R r) { return r.kpps(); }));
@@ -182,7 +185,8 @@ std::vector<Column> build() {
   run("enobufs", "count", "sendto() calls that failed with ENOBUFS (the sender then slept)",
       always([](X, R r) { return r.enobufs; }));
   run("sleep_s", "s (simulated)",
-      "simulated time the sender slept after ENOBUFS, or blocked on a full send buffer (Linux)",
+      "simulated time the sender slept after ENOBUFS, blocked on a full send buffer (Linux), "
+      "or waited at the end for its last frames to leave the NIC",
       always([](X, R r) { return r.sleep_s; }));
   run("interval_kpps_cv", "ratio",
       "coefficient of variation of the rate over 20 equal slices of the run (0 when too few "

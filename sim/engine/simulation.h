@@ -29,8 +29,12 @@ struct UndeterminedUse {
 };
 
 struct SimResult {
-  int64_t packets = 0;   // datagrams sent in the timed window
-  double elapsed_s = 0;  // simulated time from the first sendto() to the end of the last
+  // Datagrams sent: where they go on the wire (wire, broadcast), those
+  // whose frame left the NIC; else those sendto() took.
+  int64_t packets = 0;
+  // Simulated time from the first sendto() to the end of the last, or to
+  // the moment the last frame left the NIC if later.
+  double elapsed_s = 0;
   double clock_hz = 0;
   models::StageCycles cycles{};  // CPU cycles by stage over the run
   int64_t interrupts = 0;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -67,15 +68,19 @@ std::string breakdown(const config::Experiment& x, const engine::SimResult& r) {
   for (size_t s = 0; s < models::kStageCount; ++s) {
     const auto stage = static_cast<models::Stage>(s);
     const double c = r.cycles[s] * per;
-    if (c == 0) continue;
+    // A stage that would print as 0.0 (a wire run's wait for its last
+    // frame) is left out; the CSV and JSON keep it.
+    if (std::abs(c) < 0.05) continue;
     // A stage that is not what its name says (a fitted profile's fixed
     // cost) is named for what it is.
     const config::StageMeaning m = config::stage_meaning(x, models::stage_name(stage));
-    const std::string note = stage == models::Stage::sleep
-                                 ? "  (CPU idle: the sender asleep after ENOBUFS or for send space)"
-                             : stage == models::Stage::idle ? "  (CPU idle: unexplained)"
-                             : !m.note.empty()              ? fmt::format("  ({})", m.note)
-                                                            : "";
+    const std::string note =
+        stage == models::Stage::sleep
+            ? "  (CPU idle: the sender asleep after ENOBUFS, for send space, or for "
+              "its last frames to leave)"
+        : stage == models::Stage::idle ? "  (CPU idle: unexplained)"
+        : !m.note.empty()              ? fmt::format("  ({})", m.note)
+                                       : "";
     const std::string name = m.label.empty() ? std::string(models::stage_name(stage)) : m.label;
     out +=
         fmt::format("  {:<10} {:9.1f}  {:5.1f} %{}\n", name, c, cpp > 0 ? 100 * c / cpp : 0, note);
