@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <string_view>
 
 #include "sim/stack/net/fn_table.h"
 #include "sim/support/key_spec.h"
@@ -83,6 +84,56 @@ inline constexpr auto kStackCostKeys = std::to_array<support::KeySpec<StackCosts
     {"cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.",
      &support::at<&StackCosts::cksum_cycles_per_byte>, 0, 1e3, false, true},
 });
+
+// The prices of the tables above besides each function's own
+// (stack.functions.*), by what a run uses them for; with the functions'
+// calls, what says whether a cost left undetermined (`~`) mattered to a run.
+enum class Price : uint8_t {
+  syscall_entry,
+  syscall_exit,
+  user_loop,
+  copy_setup,
+  copy_per_byte,
+  copy_unaligned_per_byte,
+  unaligned_access,
+  unaligned_line_cross,
+  mbuf_alloc,
+  cluster_alloc,
+  mbuf_free,
+  cluster_free,
+  cksum_per_byte,
+  count
+};
+inline constexpr size_t kPriceCount = static_cast<size_t>(Price::count);
+
+// A price's key in an experiment, and what a run uses it for.
+struct PriceKey {
+  std::string_view key;
+  std::string_view unit;
+};
+inline constexpr std::array<PriceKey, kPriceCount> kPriceKeys = {{
+    {"machine.syscall.entry_cycles", "system calls"},
+    {"machine.syscall.exit_cycles", "system calls"},
+    {"machine.user_loop_cycles", "turns of the sender's loop"},
+    {"machine.copy.setup_cycles", "copies"},
+    {"machine.copy.cycles_per_byte", "bytes copied"},
+    {"machine.copy.unaligned_cycles_per_byte", "bytes copied off 4-byte alignment"},
+    {"machine.unaligned_access_cycles", "misaligned header accesses"},
+    {"machine.unaligned_line_cross_cycles", "misaligned accesses across a cache line"},
+    {"stack.alloc.mbuf_cycles", "mbufs allocated"},
+    {"stack.alloc.cluster_cycles", "clusters allocated"},
+    {"stack.free.mbuf_cycles", "mbufs freed"},
+    {"stack.free.cluster_cycles", "clusters freed"},
+    {"stack.cksum_cycles_per_byte", "bytes checksummed"},
+}};
+
+// How much a run used each price: the calls of each function (by FnId), and
+// the events or bytes each other price was charged for (by Price).
+struct PriceUses {
+  std::array<double, net::kMaxFns> calls{};
+  std::array<double, kPriceCount> of{};
+  void add(Price p, double n) { of[static_cast<size_t>(p)] += n; }
+};
 
 struct InterruptCosts {
   bool enabled = false;

@@ -97,6 +97,7 @@ class CycleAccount : public net::NullProbe {
 
   void enter(net::FnId fn) {
     open(fn);
+    ++uses_.calls[net::index(fn)];
     add(stage_in_context(fn), stack_.fn_cycles[net::index(fn)]);
     ledger(net::index(fn), CostKind::event, stack_.fn_cycles[net::index(fn)]);
   }
@@ -111,6 +112,7 @@ class CycleAccount : public net::NullProbe {
   void attach_listener(CycleListener* listener) { listener_ = listener; }
   void leave(net::FnId fn) {
     if (listener_ != nullptr) listener_->left(fn);
+    if (depth_ == completion_at_) completion_at_ = 0;
     if (depth_ > 0) --depth_;
   }
   void copy(net::CopyKind /*kind*/, const void* src, const void* dst, size_t len) {
@@ -118,8 +120,11 @@ class CycleAccount : public net::NullProbe {
     const auto d = reinterpret_cast<uintptr_t>(dst);
     double c =
         machine_.copy_setup_cycles + static_cast<double>(len) * machine_.copy_cycles_per_byte;
+    uses_.add(Price::copy_setup, 1);
+    uses_.add(Price::copy_per_byte, static_cast<double>(len));
     ledger(caller(Code::copy), CostKind::copy, c);
     if (((s | d) & 3) != 0) {
+      uses_.add(Price::copy_unaligned_per_byte, static_cast<double>(len));
       const double extra = static_cast<double>(len) * machine_.copy_unaligned_cycles_per_byte;
       c += extra;
       ledger(caller(Code::copy), CostKind::misaligned, extra);
@@ -127,6 +132,7 @@ class CycleAccount : public net::NullProbe {
     add(Stage::copy, c);
   }
   void cksum(const void* /*addr*/, size_t len) {
+    uses_.add(Price::cksum_per_byte, static_cast<double>(len));
     add(current_stage(), static_cast<double>(len) * stack_.cksum_cycles_per_byte);
     ledger(caller(Code::cksum), CostKind::per_byte,
            static_cast<double>(len) * stack_.cksum_cycles_per_byte);
@@ -136,16 +142,19 @@ class CycleAccount : public net::NullProbe {
     const double c = obj == net::Obj::mbuf      ? stack_.mbuf_alloc_cycles
                      : obj == net::Obj::cluster ? stack_.cluster_alloc_cycles
                                                 : 0;
+    if (obj == net::Obj::mbuf) uses_.add(Price::mbuf_alloc, 1);
+    if (obj == net::Obj::cluster) uses_.add(Price::cluster_alloc, 1);
     add(Stage::mbuf, c);
     ledger(caller(Code::mbuf_alloc), CostKind::event, c);
   }
   void free(net::Obj obj, const void* /*addr*/) {
     // Frees by transmit completion belong to it (the handler or the driver).
-    const bool txeof = depth_ > 0 && stack_fns_[std::min(depth_, kMaxDepth) - 1] == completion_;
-    const Stage s = txeof ? stage_in_context(*completion_) : Stage::mbuf;
+    const Stage s = completion_at_ > 0 ? stage_in_context(*completion_) : Stage::mbuf;
     const double c = obj == net::Obj::mbuf      ? stack_.mbuf_free_cycles
                      : obj == net::Obj::cluster ? stack_.cluster_free_cycles
                                                 : 0;
+    if (obj == net::Obj::mbuf) uses_.add(Price::mbuf_free, 1);
+    if (obj == net::Obj::cluster) uses_.add(Price::cluster_free, 1);
     add(s, c);
     ledger(caller(Code::mbuf_free), CostKind::event, c);
   }
@@ -158,14 +167,26 @@ class CycleAccount : public net::NullProbe {
   // Out of line: the header hook is inlined into every header access of
   // the stack, and most are aligned.
   [[gnu::noinline]] void misaligned_header(net::FnId fn, uintptr_t a, unsigned size) {
+    uses_.add(Price::unaligned_access, 1);
     add(Stage::unaligned, machine_.unaligned_access_cycles);
     ledger(net::index(fn), CostKind::misaligned, machine_.unaligned_access_cycles);
     const auto line = static_cast<uintptr_t>(machine_.line_bytes);
     if (a % line + size > line) {
+      uses_.add(Price::unaligned_line_cross, 1);
       add(Stage::unaligned, machine_.unaligned_line_cross_cycles);
       ledger(net::index(fn), CostKind::misaligned, machine_.unaligned_line_cross_cycles);
     }
   }
+
+  // Code around the stack ran, priced by its caller (models/sender_costs.h):
+  // counted as a use of its price.
+  void run(Code c) {
+    if (c == Code::user_loop) uses_.add(Price::user_loop, 1);
+    if (c == Code::syscall_entry) uses_.add(Price::syscall_entry, 1);
+    if (c == Code::syscall_exit) uses_.add(Price::syscall_exit, 1);
+  }
+  // How much the run has used each price so far.
+  const PriceUses& uses() const { return uses_; }
 
   void add(Stage s, double cycles) {
     cycles_[static_cast<size_t>(s)] += cycles;
@@ -209,6 +230,7 @@ class CycleAccount : public net::NullProbe {
   void open(net::FnId fn) {
     if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
     ++depth_;
+    if (fn == completion_ && completion_at_ == 0) completion_at_ = depth_;
     if (listener_ != nullptr) listener_->entered(fn);
   }
   void ledger(size_t fn, CostKind k, double c) {
@@ -218,8 +240,12 @@ class CycleAccount : public net::NullProbe {
     if (depth_ == 0) return Stage::mbuf;
     return stage_in_context(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
   }
+  // Transmit completion's function and every function it calls (the
+  // Linux stack's sk_buff frees) are its work: the handler's, or the
+  // driver's when no interrupt runs it.
   Stage stage_in_context(net::FnId fn) const {
-    if (fn == completion_) return context_ == Context::interrupt ? Stage::interrupt : Stage::driver;
+    if (completion_at_ > 0)
+      return context_ == Context::interrupt ? Stage::interrupt : Stage::driver;
     return fn_stage_[net::index(fn)];
   }
 
@@ -229,8 +255,10 @@ class CycleAccount : public net::NullProbe {
   std::optional<net::FnId> completion_;
   std::array<net::FnId, kMaxDepth> stack_fns_{};
   size_t depth_ = 0;
+  size_t completion_at_ = 0;  // the depth transmit completion runs at (0: not running)
   Context context_ = Context::thread;
   StageCycles cycles_{};
+  PriceUses uses_;
   FnLedger* ledger_ = nullptr;
   CycleListener* listener_ = nullptr;
 };

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -639,6 +640,58 @@ TEST_F(ConfigTest, ARelativeReferenceIsFoundFromTheWorkingOrDataDirectory) {
   }
   fs::current_path(old);
   EXPECT_EQ(error, "");
+}
+
+// A cost may be left undetermined: `~` (YAML's null) prices it 0 and marks
+// it with where it was so marked; a number given later determines it; the
+// resolved configuration holds it as null, and loads back the same.
+TEST_F(ConfigTest, ACostLeftUndeterminedIsMarkedWhereItIsGiven) {
+  const Experiment x = load_experiment(
+      write("exp.yaml",
+            "machine: {use: athlon-xp-2700, copy: {unaligned_cycles_per_byte: ~}}\n"
+            "stack:\n  use: freebsd6\n  functions:\n    nic_txeof: ~\n    looutput: null\n"));
+  const auto txeof = static_cast<size_t>(net::bsd::Fn::nic_txeof);
+  EXPECT_EQ(x.stack.fn_cycles[txeof], 0);
+  EXPECT_EQ(x.machine.copy_unaligned_cycles_per_byte, 0);
+  ASSERT_EQ(x.undetermined.size(), 3U);
+  EXPECT_EQ(x.undetermined.at("stack.functions.nic_txeof"), (dir_ / "exp.yaml").string() + ":5:16");
+  EXPECT_TRUE(x.undetermined.count("stack.functions.looutput"));
+  EXPECT_TRUE(x.undetermined.count("machine.copy.unaligned_cycles_per_byte"));
+  EXPECT_TRUE(get_value(x, "stack.functions.nic_txeof").is_null());
+  EXPECT_TRUE(to_json(x)["machine"]["copy"]["unaligned_cycles_per_byte"].is_null());
+  EXPECT_EQ(to_json(x)["stack"]["functions"]["ip_output"], 1000);
+  // --set determines one, or leaves another undetermined.
+  const Experiment y = load_experiment(
+      dir_ / "exp.yaml", {"stack.functions.nic_txeof=150", "stack.functions.ip_output=~"});
+  EXPECT_EQ(y.stack.fn_cycles[txeof], 150);
+  EXPECT_FALSE(y.undetermined.count("stack.functions.nic_txeof"));
+  EXPECT_EQ(y.undetermined.at("stack.functions.ip_output"), "--set");
+  // The resolved configuration loads back as it was (a sweep's stored base).
+  const fs::path back = write("back.yaml", to_json(x).dump(2));
+  EXPECT_EQ(to_json(load_experiment(back)), to_json(x));
+  // Only a cost may be left undetermined.
+  EXPECT_NE(error_of(std::string(kHead) + "workload: {payload: ~}\n")
+                .find("workload.payload: expected an integer"),
+            std::string::npos);
+  Experiment z;
+  set_undetermined(z, "stack.cksum_cycles_per_byte");
+  EXPECT_TRUE(z.undetermined.count("stack.cksum_cycles_per_byte"));
+  EXPECT_THROW(set_undetermined(z, "workload.payload"), ConfigError);
+}
+
+// Every cost a profile can leave undetermined is one a run counts its uses
+// of, so that a run that uses it says so: a function's, or a price of
+// models::kPriceKeys.
+TEST(UndeterminedCosts, EveryCostKeyIsCountedByTheRun) {
+  for (const std::string stack : {"bsd", "linux"})
+    for (const auto& key : cost_keys(stack)) {
+      if (key.rfind("stack.functions.", 0) == 0) continue;
+      EXPECT_TRUE(std::any_of(models::kPriceKeys.begin(), models::kPriceKeys.end(),
+                              [&](const models::PriceKey& p) { return p.key == key; }))
+          << key << " is a cost no run counts the uses of (models::kPriceKeys)";
+    }
+  for (const auto& p : models::kPriceKeys)
+    EXPECT_EQ(key_type(std::string(p.key)), KeyType::number) << p.key;
 }
 
 // simloop list: every shipped file of a kind, named as a user writes it,

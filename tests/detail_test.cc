@@ -13,6 +13,7 @@
 #include "models/optional_models.h"
 #include "sim/engine/columns.h"
 #include "sim/engine/simulation.h"
+#include "sim/engine/undetermined.h"
 #include "sim/layout/layout.h"
 #include "sim_child.h"
 
@@ -176,8 +177,10 @@ TEST(OutputReference, EveryColumnRunsWriteIsDocumentedAndNoOther) {
     all_on.push_back(fmt::format("{}.enabled=true", M::kSection));
   });
   auto with_cache = config::load_experiment(kSource + "/experiments/seed/variance.yaml", all_on);
-  auto without =
-      config::load_experiment(kSource + "/experiments/seed-athlon.yaml", {"workload.packets=500"});
+  // Costs left undetermined that the run uses: a function's and another.
+  auto without = config::load_experiment(
+      kSource + "/experiments/seed-athlon.yaml",
+      {"workload.packets=500", "stack.functions.nic_txeof=~", "stack.cksum_cycles_per_byte=~"});
   json j;
   for (const auto* x : {&with_cache, &without}) {
     // One simulation per process (SimGrid keeps global state).
@@ -194,6 +197,8 @@ TEST(OutputReference, EveryColumnRunsWriteIsDocumentedAndNoOther) {
       for (const auto& [k, v] : d["functions"][0].items()) out["functions"][k] = true;
       for (const auto& s : d["icache_sets"])
         for (const auto& [k, v] : s.items()) out["sets"][k] = true;
+      for (const auto& u : undetermined_json(r))
+        for (const auto& [k, v] : u.items()) out["undetermined"][k] = true;
       return out;
     });
     j.merge_patch(one);
@@ -211,6 +216,7 @@ TEST(OutputReference, EveryColumnRunsWriteIsDocumentedAndNoOther) {
   EXPECT_EQ(keys(j["metric"]), documented("long metric"));
   EXPECT_EQ(keys(j["functions"]), documented("json functions[]"));
   EXPECT_EQ(keys(j["sets"]), documented("json icache_sets[]"));
+  EXPECT_EQ(keys(j["undetermined"]), documented("json undetermined_costs[]"));
 }
 
 }  // namespace

@@ -272,10 +272,17 @@ TEST(Calibrate, NativeProfileIsWrittenFromTheSchemaAndLoadsBack) {
   write_profile(fit, pts, dir, "n");
   const auto x = config::load_experiment(dir / "n.yaml");
   EXPECT_EQ(x.machine.clock_hz, 1e9);
-  for (size_t j = 0; j < fit.names.size(); ++j)
-    EXPECT_NEAR(config::get_value(x, fit.names[j]).get<double>(), fit.values[j],
-                1e-5 * std::max(1.0, fit.values[j]))
-        << fit.names[j];
+  for (size_t j = 0; j < fit.names.size(); ++j) {
+    const auto v = config::get_value(x, fit.names[j]);
+    // A cost no training point exercises is written undetermined (`~`).
+    const auto tied = fit.tied_to(fit.names[j]);
+    EXPECT_EQ(v.is_null(), tied && tied->empty()) << fit.names[j];
+    EXPECT_EQ(x.undetermined.count(fit.names[j]) != 0, v.is_null()) << fit.names[j];
+    if (!v.is_null()) {
+      EXPECT_NEAR(v.get<double>(), fit.values[j], 1e-5 * std::max(1.0, fit.values[j]))
+          << fit.names[j];
+    }
+  }
   fs::remove_all(dir);
 }
 

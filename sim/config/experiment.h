@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -238,6 +239,10 @@ struct Experiment {
   // Which stack runs (stack.kind: its FnTable) and its prices; the first
   // of the list (sim/stack/stacks.h) unless the stack profile says otherwise.
   models::StackCosts stack{.fns = stacks::fn_tables().front()};
+  // The costs left undetermined (a cost key given as `~`, YAML's null: no
+  // measurement fixes it): each priced 0, by key, with where it was so
+  // marked ("FILE:LINE:COL", or "--set"). A run that uses one says so.
+  std::map<std::string, std::string> undetermined;
   Workload workload;
   models::InterruptCosts interrupts;
   bool cache_enabled = false;
@@ -343,6 +348,10 @@ nlohmann::json get_value(const Experiment& x, const std::string& path);
 // Sets a number key as the loader would (range checked). Throws ConfigError
 // naming the key.
 void set_number(Experiment& x, const std::string& path, double value);
+
+// Marks a cost key undetermined, as `~` in a file does: priced 0, and a run
+// that uses it says so. Throws ConfigError on a key that is not a cost.
+void set_undetermined(Experiment& x, const std::string& path);
 
 // The name of the stack the experiment runs (stack.kind).
 inline std::string_view stack_of(const Experiment& x) {

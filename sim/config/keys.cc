@@ -105,6 +105,13 @@ void set_number(Experiment& x, const std::string& path, double value) {
   f->set(x, n, Loc{});
 }
 
+void set_undetermined(Experiment& x, const std::string& path) {
+  const Field* f = schema().field(path);
+  if (f == nullptr) throw ConfigError(fmt::format("{}: no such key", path));
+  if (!f->cost) throw ConfigError(fmt::format("{}: not a cost, so never undetermined", path));
+  f->set(x, YAML::Node(YAML::NodeType::Null), Loc{});
+}
+
 StageMeaning stage_meaning(const net::FnTable& fns, bool fitted_fixed_costs, bool fitted_receive,
                            std::string_view stage) {
   if (fitted_fixed_costs) {

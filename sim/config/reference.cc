@@ -67,7 +67,14 @@ std::string reference_markdown() {
       "in `configs/machines/` or `configs/stacks/`), a path to such a file, or a map of their "
       "keys, optionally with `use: NAME` to start from a named file and override some keys. "
       "Machine and stack files hold the keys of their section without the prefix. Any key can "
-      "also be set on the command line with `--set path.to.key=value`.\n\n";
+      "also be set on the command line with `--set path.to.key=value`.\n\n"
+      "A cost (a key whose allowed values end in \"or `~`\": a price of the stack's events, "
+      "which `simloop calibrate` fits) may be `~`, YAML's null: undetermined, no measurement "
+      "fixes it. It is priced 0, and a run that uses it warns once on standard error, naming "
+      "each such cost, how much a packet used it and the profile that leaves it so, and lists "
+      "them under `undetermined_costs` in its JSON; `simloop run --strict` refuses the run "
+      "(exit status 2, nothing written), and `simloop explain` shows them per function. A "
+      "number given later (`--set stack.functions.NAME=120`) determines it.\n\n";
   for (const auto& sec : schema().sections()) out += fmt::format("- `{}`: {}\n", sec.path, sec.doc);
   out += "\n| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
   for (const auto& path : schema().order()) {
@@ -82,7 +89,7 @@ std::string reference_markdown() {
     if (f.kind == Kind::choice)
       allowed = fmt::format("{}", fmt::join(f.choices, ", "));
     else if (f.kind == Kind::integer || f.kind == Kind::number)
-      allowed = range_text(f.lo, f.hi);
+      allowed = range_text(f.lo, f.hi) + (f.cost ? " or `~`" : "");
     out += fmt::format("| `{}` | {} | `{}` | {} | {}{} |\n", path, kind_name(f.kind),
                        f.get(f.stacks.empty() ? defaults : of_stack).dump(), allowed, f.doc,
                        f.stacks.empty() ? "" : only);

@@ -43,6 +43,27 @@ std::string range_text(double lo, double hi) {
   return fmt::format(" in [{}, {}]", lo, hi);
 }
 
+Field undeterminable(Field f) {
+  f.set = [set = std::move(f.set), path = f.path](Experiment& x, const YAML::Node& n,
+                                                  const Loc& loc) {
+    if (!n.IsNull()) {
+      set(x, n, loc);
+      x.undetermined.erase(path);
+      return;
+    }
+    // Priced 0 while undetermined: set as the key's own setter would (a
+    // function of another stack is refused there).
+    YAML::Node zero(0);
+    set(x, zero, loc);
+    x.undetermined[path] =
+        loc.file.empty() ? "--set" : fmt::format("{}:{}:{}", loc.file, loc.line, loc.col);
+  };
+  f.get = [get = std::move(f.get), path = f.path](const Experiment& x) {
+    return x.undetermined.count(path) != 0 ? json() : get(x);
+  };
+  return f;
+}
+
 bool applies(const Field& f, const Experiment& x) {
   return f.stacks.empty() ||
          std::find(f.stacks.begin(), f.stacks.end(), x.stack.fns->stack()) != f.stacks.end();

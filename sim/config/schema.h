@@ -45,6 +45,11 @@ struct Field {
   std::vector<std::string> stacks = {};
 };
 
+// A cost key that may be left undetermined: `~` (YAML's null) prices it 0
+// and marks it in Experiment::undetermined, a number clears the mark, and
+// it reads back as null while marked.
+Field undeterminable(Field f);
+
 // Whether `f` applies to the stack `x` runs.
 bool applies(const Field& f, const Experiment& x);
 // Fails (ConfigError at `loc`) unless `f` applies to the stack `x` runs.
@@ -87,6 +92,7 @@ class Schema {
 
  private:
   void add(Field f) {
+    if (f.cost) f = undeterminable(std::move(f));
     order_.push_back(f.path);
     fields_.emplace(f.path, std::move(f));
   }

@@ -48,10 +48,14 @@ std::string stage_doc(models::Stage s) {
     case Stage::cache:
       return "I-cache miss stalls (0 unless the I-cache model is on)";
     case Stage::interrupt:
-      return "NIC interrupt handlers, transmit completion included: time taken from the sender";
+      return "NIC interrupt handlers: their entry and exit (interrupts.handler_cycles, "
+             "per_packet_cycles) and the transmit completion they run, with every function it "
+             "calls, taken from the sender. Stalls of the handlers' code stay in their own "
+             "stages (cycles_cache, cycles_tlb, cycles_branch); with those models off this is "
+             "interrupt_pct of cycles_per_packet";
     case Stage::sleep:
-      return "the CPU idle while the sender sleeps after ENOBUFS or waits for send space "
-             "(interrupt handlers that ran "
+      return "the CPU idle while the sender sleeps after ENOBUFS, waits for send space, or "
+             "waits at the end for its last frames to leave the NIC (interrupt handlers that ran "
              "meanwhile are in `cycles_interrupt`)";
     case Stage::idle:
       return "the CPU idle for any other reason: run time no stage explains (0 up to rounding "
@@ -153,13 +157,16 @@ std::vector<Column> build() {
      [](X x) { return std::string(net::loop_copy_name(x.options.loop_copy)); });
   id("seed", "the run's random seed", [](X x) { return static_cast<int64_t>(x.seed); });
   run("packets", "datagrams",
-      "datagrams sent in the timed window (fewer than asked if the run ended early)",
+      "datagrams sent: where they go on the wire (wire, broadcast), those whose frame left the "
+      "NIC (not one a full ring dropped: drop_nic_full); else those sendto() took. Fewer than "
+      "asked if the run ended early or the NIC dropped some",
       always([](X, R r) { return r.packets; }));
   run("elapsed_s", "s (simulated)",
-      "simulated time from the first sendto() to the end of the last: how long the run takes "
-      "on the simulated host. All rates are per simulated second. Compare `wall_s` (real time "
-      "this machine spent simulating) and `process_s` (real time of a sweep's whole child "
-      "process)",
+      "simulated time from the first sendto() to the end of the last, or, where datagrams go "
+      "on the wire (wire, broadcast), until the last frame has left the NIC: how long the run "
+      "takes on the simulated host, so no rate exceeds the link's. All rates are per simulated "
+      "second. Compare `wall_s` (real time this machine spent simulating) and `process_s` (real "
+      "time of a sweep's whole child process)",
       always([](X, R r) { return r.elapsed_s; }));
   run("kpps", "10^3 datagrams / simulated s", "packets / elapsed_s / 1000: the predicted rate",
       always([](X, R r) { return r.kpps(); }));
@@ -169,13 +176,17 @@ std::vector<Column> build() {
       "ns_per_packet times the clock: every cycle of the run per packet (the sum of the "
       "`cycles_<stage>` columns)",
       always([](X, R r) { return r.cycles_per_packet(); }));
-  run("interrupt_pct", "%", "share of simulated time that interrupt handlers held the CPU",
+  run("interrupt_pct", "%",
+      "share of simulated time that interrupt handlers held the CPU: `cycles_interrupt` over "
+      "`cycles_per_packet`, plus the stalls of the handlers' code when the I-cache, TLB or "
+      "branch model is on",
       always([](X, R r) { return 100 * r.interrupt_share(); }));
   run("interrupts", "count", "interrupt handler runs", always([](X, R r) { return r.interrupts; }));
   run("enobufs", "count", "sendto() calls that failed with ENOBUFS (the sender then slept)",
       always([](X, R r) { return r.enobufs; }));
   run("sleep_s", "s (simulated)",
-      "simulated time the sender slept after ENOBUFS, or blocked on a full send buffer (Linux)",
+      "simulated time the sender slept after ENOBUFS, blocked on a full send buffer (Linux), "
+      "or waited at the end for its last frames to leave the NIC",
       always([](X, R r) { return r.sleep_s; }));
   run("interval_kpps_cv", "ratio",
       "coefficient of variation of the rate over 20 equal slices of the run (0 when too few "
@@ -281,6 +292,15 @@ std::vector<Column> build() {
   add("misses_per_packet", "misses per packet", T, "demand misses in the set");
   add("stall_per_packet", "cycles per packet", T, "stall cycles of those misses");
   add("symbols", "", T, "every hot symbol of the layout with code in the set");
+  const std::string U = "json undetermined_costs[]";
+  add("key", "", U,
+      "a cost the run used that its profiles leave undetermined (`~`, priced 0): its key, "
+      "stack.functions.NAME or another cost key");
+  add("function", "", U, "the function it prices (stack.functions.NAME only)");
+  add("where", "", U, "where it was left undetermined: FILE:LINE:COL, or --set");
+  add("unit", "", U, "what the run used it for: calls, bytes checksummed, ...");
+  add("uses", "count", U, "how many over the run");
+  add("per_packet", "per packet", U, "`uses` per packet");
   return c;
 }
 
@@ -331,7 +351,8 @@ std::string output_reference_markdown() {
       "- `long`: `<name>-long.csv` (`simloop run --long`), one row per function and metric, "
       "after the identifying columns of `run` (source to seed); `long metric`: the values of "
       "its `metric` column;\n"
-      "- `json functions[]`, `json icache_sets[]`: arrays beside `result` in `<name>.json`.\n\n"
+      "- `json functions[]`, `json icache_sets[]`, `json undetermined_costs[]`: arrays beside "
+      "`result` in `<name>.json`.\n\n"
       "The stage columns (`cycles_<stage>`) and the functions each hold every cycle of the run: "
       "each view sums to `cycles_per_packet`.\n\n";
   std::string where;

@@ -41,6 +41,11 @@ struct Side {
   std::map<int64_t, std::pair<double, double>> sets;        // set -> (misses, stall)
   std::map<int64_t, std::vector<std::string>> symbols;
   double interrupts = 0, interrupt_pct = 0, sleep_s = 0, enobufs = 0, packets = 0;
+  // Costs left undetermined (`~`, priced 0) that the run used: key -> its
+  // entry of the result's undetermined_costs (a result of an older version
+  // lists none).
+  std::map<std::string, json> undetermined;
+  std::vector<std::string> undetermined_order;  // as the result lists them
 };
 
 Side read_side(const json& d, const std::string& label) {
@@ -87,6 +92,11 @@ Side read_side(const json& d, const std::string& label) {
     }
     s.misses[name] = f.value("i1_misses_per_packet", 0.0);
   }
+  for (const auto& u : d.value("undetermined_costs", json::array()))
+    if (u.is_object() && u.contains("key") && u["key"].is_string()) {
+      s.undetermined[u["key"].get<std::string>()] = u;
+      s.undetermined_order.push_back(u["key"].get<std::string>());
+    }
   for (const auto& st : d.value("icache_sets", json::array())) {
     const int64_t set = st.value("set", int64_t{-1});
     s.sets[set] = {st.value("misses_per_packet", 0.0), st.value("stall_per_packet", 0.0)};
@@ -138,6 +148,13 @@ json explain(const json& a_doc, const json& b_doc, const std::string& label_a,
   std::vector<std::string> order = a.order;
   for (const auto& n : names)
     if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
+  // The sides on which a function's own cost is undetermined ("A", "B",
+  // "A and B"; "" for neither).
+  auto undetermined_on = [&a, &b](const std::string& fn) {
+    const std::string key = "stack.functions." + fn;
+    const bool in_a = a.undetermined.count(key) != 0, in_b = b.undetermined.count(key) != 0;
+    return in_a && in_b ? std::string("A and B") : in_a ? "A" : in_b ? "B" : "";
+  };
   for (const auto& n : order) {
     auto get = [&n](const Side& s, const std::string& kind) {
       auto it = s.fn.find(n);
@@ -168,8 +185,30 @@ json explain(const json& a_doc, const json& b_doc, const std::string& label_a,
                    {"misses_a", ma},
                    {"misses_b", mb},
                    {"misses_delta", mb - ma}});
+    if (const std::string on = undetermined_on(n); !on.empty()) fns.back()["undetermined"] = on;
   }
   e["functions"] = fns;
+  // Each cost left undetermined that a side used: how much a packet, per side.
+  // In A's order (its schema's), then B's.
+  std::vector<std::string> keys = a.undetermined_order;
+  for (const auto& k : b.undetermined_order)
+    if (a.undetermined.count(k) == 0) keys.push_back(k);
+  json undetermined = json::array();
+  for (const auto& k : keys) {
+    json row = {{"key", k}};
+    for (const auto& [name, side] : {std::pair{"a", &a}, std::pair{"b", &b}}) {
+      const auto it = side->undetermined.find(k);
+      if (it == side->undetermined.end()) {
+        row[name] = nullptr;
+        continue;
+      }
+      row[name] = it->second.value("per_packet", 0.0);
+      row["unit"] = it->second.value("unit", "");
+      if (it->second.contains("function")) row["function"] = it->second["function"];
+    }
+    undetermined.push_back(std::move(row));
+  }
+  e["undetermined"] = undetermined;
   std::stable_sort(parts.begin(), parts.end(), [](const json& x, const json& y) {
     return std::abs(x["kpps"].get<double>()) > std::abs(y["kpps"].get<double>());
   });
@@ -288,6 +327,10 @@ std::string explain_table(const json& e, size_t top) {
   });
   split(e["functions"], "function", "function", [](const json* r) -> std::string {
     if (r == nullptr) return "; B-A by kind, I1 misses per packet A -> B";
+    const std::string undetermined = r->contains("undetermined")
+                                         ? fmt::format("  (cost undetermined on {}: priced 0)",
+                                                       (*r)["undetermined"].get<std::string>())
+                                         : "";
     std::string kinds;
     for (const auto& [k, v] : (*r)["kinds"].items())
       if (v.get<double>() != 0) kinds += fmt::format(" {} {:+.1f}", k, v.get<double>());
@@ -295,8 +338,20 @@ std::string explain_table(const json& e, size_t top) {
     if ((*r)["misses_a"].get<double>() != 0 || (*r)["misses_b"].get<double>() != 0)
       m = fmt::format("  I1 {:.2f} -> {:.2f}", (*r)["misses_a"].get<double>(),
                       (*r)["misses_b"].get<double>());
-    return " " + kinds + m;
+    return " " + kinds + m + undetermined;
   });
+  // Costs no measurement fixes (`~` in a profile): each run priced them 0,
+  // so neither its rate nor the difference holds them.
+  if (!e.value("undetermined", json::array()).empty()) {
+    out += "\ncosts left undetermined (`~`) and priced 0 that the runs used, per packet\n";
+    auto side = [](const json& v) {
+      return v.is_null() ? std::string("-") : fmt::format("{:.4g}", v.get<double>());
+    };
+    for (const auto& u : e["undetermined"])
+      out += fmt::format("  {:<20} {:>10} {:>10}  {}\n",
+                         u.value("function", u["key"].get<std::string>()), side(u["a"]),
+                         side(u["b"]), u.value("unit", ""));
+  }
 
   const auto& sets = e["icache_sets"];
   size_t shown = 0;

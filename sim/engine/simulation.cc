@@ -25,6 +25,7 @@
 #include "sim/engine/probe.h"
 #include "sim/engine/rate_slices.h"
 #include "sim/engine/trace.h"
+#include "sim/engine/undetermined.h"
 #include "sim/report/safe_file.h"
 #include "sim/stack/net/inet.h"
 #include "sim/stack/stacks.h"
@@ -478,8 +479,27 @@ void sender_main(W& w) {
       w.ledger.add(models::kSleepFn, models::CostKind::idle, slept * hz - asleep);
     }
   }
+  // On the wire a datagram is sent when its frame has left the NIC: the run
+  // counts those frames (not one a full ring dropped unheard) and ends when the
+  // last has left (the wire model's time, not SimGrid's clock), so no run
+  // outruns the link. The wait is sleep but for the handlers due meanwhile.
   w.t_end = sg::Engine::get_clock();
-  w.r.packets = sent;
+  if (const double t0 = w.t_end, last = w.wire.busy_until(); uses_ring && last > t0) {
+    double t = t0, handlers = 0;
+    while (!w.irq_due.empty() && std::max(w.irq_due.front(), t) <= last) {
+      const double start = std::max(w.irq_due.front(), t);
+      const double c = run_handler(w, start);
+      handlers += c;
+      t = start + c / hz;
+    }
+    w.t_end = std::max(t, last);
+    if (w.tracer != nullptr) w.tracer->sleep(t0, w.t_end);
+    w.r.sleep_s += w.t_end - t0;
+    w.r.cycles[static_cast<size_t>(Stage::sleep)] += (w.t_end - t0) * hz - handlers;
+    w.ledger.add(models::kSleepFn, models::CostKind::idle, (w.t_end - t0) * hz - handlers);
+    if (w.t_end - sg::Engine::get_clock() >= 1e-9) sg::this_actor::sleep_until(w.t_end);
+  }
+  w.r.packets = uses_ring ? w.frames_out : sent;
   w.r.elapsed_s = w.t_end - t_start;
 }
 
@@ -602,15 +622,14 @@ SimResult simulate_on(const config::Experiment& x, Tracer* tracer) {
   r.cycles[static_cast<size_t>(Stage::idle)] =
       std::abs(unexplained) > 1e-6 * run_cycles ? unexplained : 0;
   r.ledger = w.ledger;
+  r.undetermined = undetermined_uses(x, w.acct.uses());
   r.ledger.add(models::kIdleFn, models::CostKind::idle, r.cycles[static_cast<size_t>(Stage::idle)]);
   if (w.icache)
     r.icache_sets = models::attribute_icache(w.icache->cache(), *x.code, *x.stack.fns, r.ledger);
   const auto& c = w.stack.counters();
   if (x.workload.dest == config::Dest::wire) {
-    // Frames onto the wire: all but those still leaving at the end.
-    int64_t unsent = 0;
-    for (auto it = w.ring.rbegin(); it != w.ring.rend() && it->depart > w.t_end; ++it) ++unsent;
-    r.delivered = r.packets - unsent;
+    // Frames onto the wire: the run ends when the last has left.
+    r.delivered = r.packets;
     r.delivered_bytes = r.delivered * x.workload.payload;
   } else {
     r.delivered = static_cast<int64_t>(c.delivered);

@@ -18,9 +18,23 @@ class Tracer;
 
 namespace simloop::engine {
 
+// A cost the experiment leaves undetermined (`~`: config::Experiment::
+// undetermined) that the run used: it was priced 0, so the run's cycles
+// leave it out (sim/engine/undetermined.h).
+struct UndeterminedUse {
+  std::string key;    // stack.functions.ndo_start_xmit, stack.cksum_cycles_per_byte, ...
+  std::string where;  // where it was left undetermined: FILE:LINE:COL, or --set
+  std::string unit;   // what the run used it for: calls, bytes checksummed, ...
+  double uses = 0;    // how many over the run
+};
+
 struct SimResult {
-  int64_t packets = 0;   // datagrams sent in the timed window
-  double elapsed_s = 0;  // simulated time from the first sendto() to the end of the last
+  // Datagrams sent: where they go on the wire (wire, broadcast), those
+  // whose frame left the NIC; else those sendto() took.
+  int64_t packets = 0;
+  // Simulated time from the first sendto() to the end of the last, or to
+  // the moment the last frame left the NIC if later.
+  double elapsed_s = 0;
   double clock_hz = 0;
   models::StageCycles cycles{};  // CPU cycles by stage over the run
   int64_t interrupts = 0;
@@ -39,6 +53,7 @@ struct SimResult {
   double interval_kpps_cv = 0;  // variation of the rate within the run (over 20 slices)
   models::FnLedger ledger;      // the same cycles by function and kind of cost
   std::vector<models::SetMisses> icache_sets;  // L1 I-cache sets that missed (cache on)
+  std::vector<UndeterminedUse> undetermined;   // undetermined costs the run used
 
   double kpps() const { return elapsed_s > 0 ? static_cast<double>(packets) / elapsed_s / 1e3 : 0; }
   double ns_per_packet() const {

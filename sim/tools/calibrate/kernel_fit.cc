@@ -221,20 +221,26 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
                                  "name: {}-stack\ndescription: Linux UDP path on {} ({}), per "
                                  "function, fitted\nkind: {}\nfunctions:\n",
                                  name, fit.cpu_model, fit.kernel, fit.stack);
+  auto undetermined = [&fit](const std::string& key) {
+    return std::find(fit.undetermined.begin(), fit.undetermined.end(), key) !=
+           fit.undetermined.end();
+  };
+  // An undetermined cost is written `~`: a run that uses it says so.
+  auto cost = [&](const std::string& key, int decimals) {
+    return undetermined(key) ? std::string("~") : fmt::format("{:.{}f}", fit.value(key), decimals);
+  };
   for (size_t i = 0; i < fns.size(); ++i) {
     const std::string n = fn_name(fns, i);
     std::string note;
     if (const auto it = fit.inlined_into.find(n); it != fit.inlined_into.end())
       note = "  # inlined into " + it->second + " on this kernel: its time is there";
-    else if (std::find(fit.undetermined.begin(), fit.undetermined.end(), "fixed:" + n) !=
-             fit.undetermined.end())
+    else if (undetermined("fixed:" + n))
       note = "  # not determined: the training paths never call it";
-    stack += fmt::format("  {}: {:.1f}{}\n", n, fit.value("fixed:" + n), note);
+    stack += fmt::format("  {}: {}{}\n", n, cost("fixed:" + n, 1), note);
   }
   stack +=
-      "cksum_cycles_per_byte: 0  # not determined: lo offloads the UDP checksum, and the IP\n"
+      "cksum_cycles_per_byte: ~  # not determined: lo offloads the UDP checksum, and the IP\n"
       "                          # header's is folded into the functions' fixed cycles\n";
-  const double cpb = fit.value("copy.cycles_per_byte");
   std::string machine =
       head +
       fmt::format(
@@ -243,12 +249,13 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
           "  entry_cycles: {4:.1f}\n  exit_cycles: {4:.1f}\n"
           "user_loop_cycles: {5:.1f}  # user space per packet: the loop and the C library\n"
           "copy:\n  setup_cycles: 0  # folded into the copying functions' fixed cycles\n"
-          "  cycles_per_byte: {6:.4f}\n  unaligned_cycles_per_byte: {7:.4f}{8}\n"
-          "unaligned_access_cycles: 0  # not measured: Linux keeps its headers aligned\n",
+          "  cycles_per_byte: {6}{7}\n  unaligned_cycles_per_byte: {8}{9}\n"
+          "unaligned_access_cycles: ~  # not measured: Linux keeps its headers aligned\n",
           name, fit.cpu_model, fit.kernel, fit.clock_hz, fit.syscall_cycles / 2, fit.user_cycles,
-          cpb, fit.value("copy.unaligned_cycles_per_byte"),
-          std::find(fit.undetermined.begin(), fit.undetermined.end(),
-                    "copy.unaligned_cycles_per_byte") != fit.undetermined.end()
+          cost("copy.cycles_per_byte", 4),
+          undetermined("copy.cycles_per_byte") ? "  # not determined: no training copy" : "",
+          cost("copy.unaligned_cycles_per_byte", 4),
+          undetermined("copy.unaligned_cycles_per_byte")
               ? "  # not determined: every copy here is aligned"
               : "");
   const std::string exp = fmt::format(

@@ -55,7 +55,9 @@ void emit_section(YAML::Emitter& out, const config::Experiment& x, const std::st
     }
     out << YAML::Key << rest << YAML::Value;
     const auto v = config::get_value(x, k);
-    if (v.is_boolean())
+    if (v.is_null())
+      out << YAML::Null;  // an undetermined cost: `~`
+    else if (v.is_boolean())
       out << v.get<bool>();
     else if (v.is_number_integer())
       out << v.get<int64_t>();
@@ -106,9 +108,18 @@ void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::p
     what = "native runs of the real stack on this machine";
     for (size_t i = 0; i < fit.names.size(); ++i) {
       config::set_number(x, fit.names[i], fit.values[i]);
-      if (std::find(fit.undetermined.begin(), fit.undetermined.end(), fit.names[i]) !=
-          fit.undetermined.end())
-        notes[fit.names[i]] = "not determined by the training data alone";
+      const auto tied = fit.tied_to(fit.names[i]);
+      if (!tied) continue;
+      // A cost no training point exercises has no value at all: `~`, which
+      // a run that uses it reports. One the data fix only in a sum with
+      // others keeps the fit's share of that sum.
+      if (tied->empty()) {
+        config::set_undetermined(x, fit.names[i]);
+        notes[fit.names[i]] = "not determined: no training point exercises it";
+      } else {
+        notes[fit.names[i]] = fmt::format("not determined by the training data alone: only with {}",
+                                          fmt::join(*tied, ", "));
+      }
     }
   } else {
     what = fmt::format("measured runs of {}", first->source);

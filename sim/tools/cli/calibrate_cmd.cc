@@ -411,8 +411,11 @@ int compare_cmd(const CompareArgs& a) {
       const auto x = config::load_experiment(exp);
       if (x.machine.clock_hz != 1e9)
         throw UserError(exp.string() + ": expected clock_hz 1e9 (costs in ns)");
-      for (size_t i = 0; i < fit.names.size(); ++i)
-        values[i] = config::get_value(x, fit.names[i]).get<double>();
+      for (size_t i = 0; i < fit.names.size(); ++i) {
+        // An undetermined cost (`~`) is priced 0, as the run prices it.
+        const auto v = config::get_value(x, fit.names[i]);
+        values[i] = v.is_null() ? 0.0 : v.get<double>();
+      }
     } catch (const config::ConfigError& e) {
       throw UserError(e.what());
     }

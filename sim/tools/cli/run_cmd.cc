@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "sim/engine/detail.h"
 #include "sim/engine/simulation.h"
 #include "sim/engine/trace.h"
+#include "sim/engine/undetermined.h"
 #include "sim/layout/layout.h"
 #include "sim/report/safe_file.h"
 #include "sim/support/yaml_input.h"
@@ -66,15 +68,19 @@ std::string breakdown(const config::Experiment& x, const engine::SimResult& r) {
   for (size_t s = 0; s < models::kStageCount; ++s) {
     const auto stage = static_cast<models::Stage>(s);
     const double c = r.cycles[s] * per;
-    if (c == 0) continue;
+    // A stage that would print as 0.0 (a wire run's wait for its last
+    // frame) is left out; the CSV and JSON keep it.
+    if (std::abs(c) < 0.05) continue;
     // A stage that is not what its name says (a fitted profile's fixed
     // cost) is named for what it is.
     const config::StageMeaning m = config::stage_meaning(x, models::stage_name(stage));
-    const std::string note = stage == models::Stage::sleep
-                                 ? "  (CPU idle: the sender asleep after ENOBUFS or for send space)"
-                             : stage == models::Stage::idle ? "  (CPU idle: unexplained)"
-                             : !m.note.empty()              ? fmt::format("  ({})", m.note)
-                                                            : "";
+    const std::string note =
+        stage == models::Stage::sleep
+            ? "  (CPU idle: the sender asleep after ENOBUFS, for send space, or for "
+              "its last frames to leave)"
+        : stage == models::Stage::idle ? "  (CPU idle: unexplained)"
+        : !m.note.empty()              ? fmt::format("  ({})", m.note)
+                                       : "";
     const std::string name = m.label.empty() ? std::string(models::stage_name(stage)) : m.label;
     out +=
         fmt::format("  {:<10} {:9.1f}  {:5.1f} %{}\n", name, c, cpp > 0 ? 100 * c / cpp : 0, note);
@@ -173,7 +179,8 @@ config::Experiment from_sweep(const std::string& csv, size_t point, size_t repea
 
 int run_cmd(const std::string& file, const std::vector<std::string>& sets,
             const std::string& outdir, const std::string& sweep_csv, int64_t point, int64_t repeat,
-            bool long_csv, const std::string& trace_file, const std::string& trace_window) {
+            bool long_csv, const std::string& trace_file, const std::string& trace_window,
+            bool strict) {
   config::Experiment x;
   if (!sweep_csv.empty()) {
     if (!file.empty() || !sets.empty())
@@ -262,6 +269,11 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
     throw UserError(e.what(), 2);  // a --cfg item SimGrid refused
   }
   if (trace_failed) throw *trace_failed;
+  // Costs the profiles leave undetermined that the run used: said once, or
+  // with --strict refused before any result (or the trace) is written.
+  if (strict && !r.undetermined.empty()) throw UserError(engine::undetermined_refusal(x, r), 2);
+  if (const std::string why = engine::undetermined_warning(x, r); !why.empty())
+    spdlog::warn("{}", why);
   const report::Row row = engine::result_row(x, r);
   // A trace sent to standard output (`--trace /dev/stdout | gzip`) has it to
   // itself: the table and the names of files written go to standard error.
@@ -349,6 +361,7 @@ nlohmann::json run_document(const config::Experiment& x, const engine::SimResult
   const nlohmann::json detail = engine::detail_json(r);
   j["functions"] = detail["functions"];
   j["icache_sets"] = detail["icache_sets"];
+  j["undetermined_costs"] = engine::undetermined_json(r);
   j["config"] = config::to_json(x);
   return j;
 }
@@ -382,7 +395,7 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
     std::vector<std::string> sets;
     std::string outdir, sweep_csv;
     int64_t point = -1, repeat = 0;
-    bool long_csv = false;
+    bool long_csv = false, strict = false;
     std::string trace_file, trace_window;
     std::vector<std::string> simgrid_cfg;
   };
@@ -391,7 +404,8 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
       "run",
       "Simulate an experiment and predict its kpps, with a cycle breakdown per stage.\n"
       "Without EXPERIMENT, runs the default: the 2006 seed host (experiments/seed-athlon.yaml).\n"
-      "Exit status: 0 ok, 2 bad configuration, 3 the run ended early (e.g. an alignment fault),\n"
+      "Exit status: 0 ok, 2 bad configuration (with --strict, also a cost left undetermined that\n"
+      "the run uses), 3 the run ended early (e.g. an alignment fault),\n"
       "4 a result could not be written (the message names the file and the system's reason).");
   run->add_option("experiment", a->file, "Experiment YAML file");
   run->add_option("--set", a->sets, "Override a key: path.to.key=value (repeatable)");
@@ -412,6 +426,10 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
                   "trace event JSON (open it in ui.perfetto.dev or chrome://tracing)");
   run->add_option("--trace-window", a->trace_window,
                   "With --trace: the packets FROM:TO (indices, TO excluded; default 0:1000)");
+  run->add_flag("--strict", a->strict,
+                "Refuse a run that uses a cost its profiles leave undetermined (`~`, priced 0): "
+                "exit status 2, and nothing written (without it the run warns, and its JSON "
+                "lists them under undetermined_costs)");
   run->add_option("--cfg", a->simgrid_cfg,
                   "A SimGrid configuration item, passed through: --cfg=tracing:yes "
                   "--cfg=tracing/filename:run.trace --cfg=tracing/actor:yes (SimGrid's own "
@@ -419,7 +437,8 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
   commands.push_back({run, [a] {
                         engine::set_simgrid_config(a->simgrid_cfg);
                         return run_cmd(a->file, a->sets, a->outdir, a->sweep_csv, a->point,
-                                       a->repeat, a->long_csv, a->trace_file, a->trace_window);
+                                       a->repeat, a->long_csv, a->trace_file, a->trace_window,
+                                       a->strict);
                       }});
 
   auto c = std::make_shared<Args>();

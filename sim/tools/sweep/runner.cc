@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <optional>
 
 #include "sim/engine/columns.h"
@@ -70,6 +72,8 @@ int child_main(const Options& o, const Plan& plan, const Point& p, int repeat, u
     // SimGrid's log is routed to spdlog by prepare_engine, before the fork.
     const engine::SimResult r = engine::simulate(x);
     msg["row"] = report::to_json(engine::result_row(x, r));
+    // Costs left undetermined that the run used: the sweep says so once.
+    for (const auto& u : r.undetermined) msg["undetermined"].push_back(u.key);
     if (o.keep_runs && o.run_document) msg["document"] = o.run_document(x, r);
   } catch (const std::exception& e) {
     msg["error"] = e.what();
@@ -316,7 +320,8 @@ struct Todo {
 struct Recorded {
   std::vector<std::string> fields;
   std::string state, error;
-  json document;  // with --keep-runs: what `simloop run` writes as its JSON
+  json document;                          // with --keep-runs: what `simloop run` writes as its JSON
+  std::vector<std::string> undetermined;  // costs left undetermined (`~`) the run used
 };
 
 // The row of a run from what its child sent back (one JSON line: its result
@@ -335,6 +340,8 @@ Recorded row_of(const Plan& plan, const std::vector<std::string>& header, const 
   }
   Recorded rec;
   if (msg.contains("document")) rec.document = std::move(msg["document"]);
+  for (const auto& k : msg.value("undetermined", json::array()))
+    if (k.is_string()) rec.undetermined.push_back(k.get<std::string>());
   if (out.signaled()) {
     rec.state = "crashed";
     rec.error = fmt::format("killed by signal {} ({})", out.signal(), strsignal(out.signal()));
@@ -503,6 +510,7 @@ Summary run_sweep(const Options& o, const Plan& plan) {
   po.close_in_child = {lock.fd(), store.fd()};  // children keep neither open
   proc::ProcessPool pool(po);
   Progress progress(sum, pool, t0, o.progress);
+  std::map<std::string, int64_t> undetermined;  // cost key -> runs that used it
   auto record = [&](const proc::Outcome& out) {
     if (out.stopped) return;  // we stopped it: not a result, --resume runs it again
     const Todo& t = todo[out.job];
@@ -513,6 +521,7 @@ Summary run_sweep(const Options& o, const Plan& plan) {
                         rec.document.dump(2) + "\n");
     store.append(rec.fields);
     ++sum.finished;
+    for (const auto& k : rec.undetermined) ++undetermined[k];
     // After the row is on disk: what a watcher of the log can wait for.
     spdlog::debug("recorded point {} repeat {}: {} ({} of {} runs recorded)", t.point, t.repeat,
                   rec.state, sum.skipped + sum.finished, sum.runs);
@@ -565,6 +574,14 @@ Summary run_sweep(const Options& o, const Plan& plan) {
   }
   progress.show(true);
   store.sync();
+  if (!undetermined.empty()) {
+    std::vector<std::string> used;
+    for (const auto& [k, runs] : undetermined) used.push_back(fmt::format("{} ({} runs)", k, runs));
+    spdlog::warn(
+        "runs of this sweep used costs left undetermined (`~`), priced 0, so their cycles and "
+        "rates leave them out: {}. `simloop run --from-sweep {} --point N` names the profile",
+        fmt::join(used, ", "), plan.csv.string());
+  }
 
   // Rows were appended as runs finished; the file keeps them in point order.
   try {
