@@ -4,11 +4,13 @@
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -33,37 +35,6 @@ namespace {
 
 std::string icache_cost(const config::Experiment& x, const std::vector<std::string>& sets);
 
-// The same stack and packets natively and simulated, in one process
-// (native first: SimGrid is set up once per process).
-int native_vs_simulated(const std::string& file, const std::vector<std::string>& sets) {
-  const config::Experiment x = load_user_experiment(file, sets);
-  measure::NativeOptions n;
-  n.payload = x.workload.payload;
-  n.packets = x.workload.packets;
-  n.path = config::path_of(x);
-  n.path.service = workload::Service::drained;  // each packet's whole path, natively
-  // The stack the experiment runs, natively.
-  const auto native =
-      measure::run_native(n, config::stack_of(x), x.options, x.stack_options).front();
-  // Its children before this process sets SimGrid up: they would inherit its engine.
-  const std::string icache_line = x.cache_enabled ? icache_cost(x, sets) : "";
-  engine::route_simgrid_log_to_spdlog();
-  const engine::SimResult r = engine::simulate(x);
-  const double sim_ns = r.packets > 0 ? r.wall_s * 1e9 / static_cast<double>(r.packets) : 0;
-  std::cout << fmt::format("experiment {}: {} packets, {} B to {}, the {} stack\n", x.name,
-                           r.packets, x.workload.payload, config::dest_name(x.workload.dest),
-                           x.stack.fns->stack());
-  std::cout << fmt::format("  native stack:   {:8.1f} ns per packet ({:.2f} M packets/s)\n",
-                           native.ns_per_packet(), native.kpps() / 1e3);
-  std::cout << fmt::format(
-      "  simulation:     {:8.1f} ns of wall time per simulated packet ({:.2f} M packets/s)\n",
-      sim_ns, sim_ns > 0 ? 1e3 / sim_ns : 0);
-  std::cout << fmt::format("  ratio:          {:8.2f} (simulated / native, per packet)\n",
-                           native.ns_per_packet() > 0 ? sim_ns / native.ns_per_packet() : 0);
-  if (!icache_line.empty()) std::cout << icache_line;
-  return 0;
-}
-
 struct Case {
   std::string name;
   fs::path file;
@@ -71,14 +42,22 @@ struct Case {
 };
 
 struct Timing {
-  double ns_per_packet = 0;
+  double ns_per_packet = 0;      // wall time
+  double cpu_ns_per_packet = 0;  // CPU time of the process that ran it
+  int64_t packets = 0;
   double rss_mb = 0;
   std::string outcome;
 };
 
+double process_cpu_s() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 // One simulation in a child process (SimGrid keeps global state): its wall
-// time per packet, and the child's peak resident memory. `packets` > 0
-// replaces the experiment's packets or duration.
+// and CPU time per packet, and the child's peak resident memory. `packets`
+// > 0 replaces the experiment's packets or duration.
 Timing time_in_child(const Case& c, int64_t packets) {
   const ChildResult child = json_from_child([&c, packets] {
     auto sets = c.sets;
@@ -88,8 +67,11 @@ Timing time_in_child(const Case& c, int64_t packets) {
     }
     const config::Experiment x = config::load_experiment(c.file, sets);
     engine::route_simgrid_log_to_spdlog();
+    const double cpu0 = process_cpu_s();
     const engine::SimResult r = engine::simulate(x);
-    return nlohmann::json{{"wall_s", r.wall_s}, {"packets", r.packets}, {"outcome", r.outcome}};
+    const double cpu_s = process_cpu_s() - cpu0;
+    return nlohmann::json{
+        {"wall_s", r.wall_s}, {"cpu_s", cpu_s}, {"packets", r.packets}, {"outcome", r.outcome}};
   });
   Timing t;
   t.rss_mb = static_cast<double>(child.usage.ru_maxrss) / 1024.0;
@@ -101,9 +83,131 @@ Timing time_in_child(const Case& c, int64_t packets) {
   if (j.contains("error"))
     throw UserError(fmt::format("{}: {}", c.name, j["error"].get<std::string>()));
   t.outcome = j["outcome"];
-  const auto sent = j["packets"].get<int64_t>();
-  if (sent > 0) t.ns_per_packet = j["wall_s"].get<double>() * 1e9 / static_cast<double>(sent);
+  t.packets = j["packets"].get<int64_t>();
+  if (t.packets > 0) {
+    const auto n = static_cast<double>(t.packets);
+    t.ns_per_packet = j["wall_s"].get<double>() * 1e9 / n;
+    t.cpu_ns_per_packet = j["cpu_s"].get<double>() * 1e9 / n;
+  }
   return t;
+}
+
+// One native run of the experiment's stack on `packets` packets.
+Timing time_native(const config::Experiment& x, int64_t packets) {
+  measure::NativeOptions n;
+  n.payload = x.workload.payload;
+  n.packets = packets;
+  n.path = config::path_of(x);
+  n.path.service = workload::Service::drained;  // each packet's whole path, natively
+  const auto r = measure::run_native(n, config::stack_of(x), x.options, x.stack_options).front();
+  if (r.packets == 0)
+    throw std::runtime_error(fmt::format("speed: the native run sent no packets{}",
+                                         r.fault.empty() ? "" : ": " + r.fault));
+  Timing t;
+  t.packets = r.packets;
+  t.ns_per_packet = r.ns_per_packet();
+  t.cpu_ns_per_packet = r.cpu_ns_per_packet();
+  t.outcome = r.fault;
+  return t;
+}
+
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+
+Spread spread_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  if (n == 0) return {};
+  const double median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return {median, v.front(), v.back()};
+}
+
+// Packets for a run of at least `min_s` seconds at `ns` per packet, rounded
+// up to two significant digits, and never fewer than `floor`.
+int64_t packets_for(double min_s, double ns, int64_t floor) {
+  if (ns <= 0) return floor;
+  auto n = static_cast<int64_t>(std::ceil(min_s * 1e9 / ns));
+  int64_t unit = 1;
+  while (n / unit >= 100) unit *= 10;
+  n = (n + unit - 1) / unit * unit;
+  return std::max(n, floor);
+}
+
+struct SpeedOptions {
+  int rounds = 5;
+  double min_time_s = 0.25;
+};
+
+// The same stack natively and simulated, in rounds, each round a native run
+// in this process (which never sets SimGrid up) and then a simulation in a
+// process of its own (SimGrid is set up once per process).
+//
+// Figures are CPU time per packet: the machine is shared, and wall time
+// counts the time slices other processes got (a ~10 ms run preempted once
+// loses a 4 ms slice: that is what moved the old one-shot native figure
+// between 50 and 72 ns). Each run lasts `min_time_s` of CPU time or more,
+// its packet count chosen from a short untimed run of each side first. That
+// first run is also the warm-up: the first native run of a process is up
+// to 15% slower than the next (no page faults to speak of, ~25 either way:
+// cold caches and branch predictors), and a short simulation pays the
+// engine's set-up (about 1 ms) over few packets; with them done, the first
+// timed round is no slower than the others, so no round is dropped. The
+// ratio is the median of the rounds' own ratios, each round's two runs
+// being close in time.
+int native_vs_simulated(const std::string& file, const std::vector<std::string>& sets,
+                        const SpeedOptions& o) {
+  const config::Experiment x = load_user_experiment(file, sets);
+  const Case sim{x.name, x.source, sets};
+  constexpr int64_t kNativePilot = 100000, kSimPilot = 50000;
+  const Timing pilot_native = time_native(x, kNativePilot);
+  const Timing pilot_sim = time_in_child(sim, kSimPilot);
+  if (pilot_sim.packets == 0)
+    throw std::runtime_error(
+        fmt::format("speed: the simulation sent no packets ({})", pilot_sim.outcome));
+  const int64_t native_n = packets_for(o.min_time_s, pilot_native.cpu_ns_per_packet, 1000);
+  const int64_t sim_n = packets_for(o.min_time_s, pilot_sim.cpu_ns_per_packet, 1000);
+
+  std::cout << fmt::format("experiment {}: {} B to {}, the {} stack\n", x.name, x.workload.payload,
+                           config::dest_name(x.workload.dest), x.stack.fns->stack());
+  std::cout << fmt::format(
+      "  {} rounds, each the native stack on {} packets in this process, then the simulation\n"
+      "  of {} packets in a process of its own (each run about {} s of CPU time, sized by an\n"
+      "  untimed short run of each first); CPU time per packet, wall time after it\n",
+      o.rounds, native_n, sim_n, o.min_time_s);
+  std::cout << fmt::format("  {:<8} {:>10} {:>13} {:>8}   {:>10} {:>13}\n", "round", "native ns",
+                           "simulated ns", "ratio", "wall: ns", "simulated ns");
+  std::vector<double> native_cpu, sim_cpu, ratio, native_wall, sim_wall;
+  for (int k = 1; k <= o.rounds; ++k) {
+    const Timing n = time_native(x, native_n);
+    const Timing s = time_in_child(sim, sim_n);
+    if (s.packets == 0)
+      throw std::runtime_error(fmt::format("speed: a simulation sent no packets ({})", s.outcome));
+    native_cpu.push_back(n.cpu_ns_per_packet);
+    sim_cpu.push_back(s.cpu_ns_per_packet);
+    ratio.push_back(s.cpu_ns_per_packet / n.cpu_ns_per_packet);
+    native_wall.push_back(n.ns_per_packet);
+    sim_wall.push_back(s.ns_per_packet);
+    std::cout << fmt::format("  {:<8} {:10.1f} {:13.1f} {:8.3f}   {:10.1f} {:13.1f}\n", k,
+                             native_cpu.back(), sim_cpu.back(), ratio.back(), native_wall.back(),
+                             sim_wall.back());
+  }
+  const Spread n = spread_of(native_cpu), s = spread_of(sim_cpu), r = spread_of(ratio);
+  const double nw = spread_of(native_wall).median, sw = spread_of(sim_wall).median;
+  std::cout << fmt::format(
+      "  native stack:   {:8.1f} ns per packet, median of {} (min-max {:.1f}-{:.1f}; wall time "
+      "{:.1f})\n",
+      n.median, o.rounds, n.min, n.max, nw);
+  std::cout << fmt::format(
+      "  simulation:     {:8.1f} ns per simulated packet, median of {} (min-max {:.1f}-{:.1f}; "
+      "wall time {:.1f})\n",
+      s.median, o.rounds, s.min, s.max, sw);
+  std::cout << fmt::format(
+      "  ratio:          {:8.3f} (simulated / native, the median of the rounds' ratios; min-max "
+      "{:.3f}-{:.3f})\n",
+      r.median, r.min, r.max);
+  if (x.cache_enabled) std::cout << icache_cost(x, sets);
+  return 0;
 }
 
 // What the I-cache model costs: the same run with the cache on and off, each
@@ -325,13 +429,17 @@ void add_speed(CLI::App& app, std::vector<Command>& commands) {
     bool sweep = false;
     int sweep_points = 200, study_points = 40, jobs = 2;
     int64_t study_packets = 100000;
+    SpeedOptions speed;
   };
   auto a = std::make_shared<Args>();
   auto* speed = app.add_subcommand(
       "speed",
       "Measure the simulator's speed.\n"
-      "Without --scaling: run one experiment's stack natively and simulated in one process and\n"
-      "print wall time per packet for both and their ratio. With the I-cache on, also what it\n"
+      "Without --scaling: run one experiment's stack natively (in this process) and simulated\n"
+      "(in a process of its own), in turn for --rounds rounds of runs of about --min-time s of\n"
+      "CPU time each, and print CPU time per packet of each round, each side's median and\n"
+      "min-max, and the ratio (the median of the rounds' ratios). With the I-cache on, also what "
+      "it\n"
       "costs: the same run with the cache on and off, three times each in turn in processes\n"
       "of their own, the fastest of each compared.\n"
       "With --scaling: run each experiment (default: every shipped one) at several packet\n"
@@ -345,6 +453,14 @@ void add_speed(CLI::App& app, std::vector<Command>& commands) {
                     "Experiment YAML file(s) (default: the seed experiment; with --scaling, "
                     "every shipped experiment)");
   speed->add_option("--set", a->sets, "Override a key: path.to.key=value (without --scaling)");
+  speed->add_option("--rounds", a->speed.rounds, "Without --scaling: timed rounds")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  speed
+      ->add_option("--min-time", a->speed.min_time_s,
+                   "Without --scaling: seconds each timed run takes at least")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
   speed->add_flag("--scaling", a->scaling, "Time each experiment at several packet counts");
   speed->add_flag("--matrix", a->matrix, "With --scaling: add the minimal experiment's matrix");
   speed->add_option("--packets", a->sizes, "With --scaling: the packet counts")
@@ -375,7 +491,7 @@ void add_speed(CLI::App& app, std::vector<Command>& commands) {
          if (!a->scaling) {
            if (a->files.size() > 1)
              throw UserError("speed: one experiment at a time without --scaling");
-           return native_vs_simulated(a->files.empty() ? "" : a->files[0], a->sets);
+           return native_vs_simulated(a->files.empty() ? "" : a->files[0], a->sets, a->speed);
          }
          if (!a->sets.empty()) throw UserError("speed: --set goes without --scaling");
          return scaling(a->files, a->matrix, a->sizes);
