@@ -35,6 +35,8 @@ Tracer::Tracer(TraceWindow window, double clock_hz, const net::FnTable& fns,
       fns_(&fns),
       stage_(models::stages_of(fns)),
       sink_(std::move(sink)) {
+  for (size_t i = 0; i < models::kStageCount; ++i)
+    stage_word_[i] = fns.stage_word(models::stage_name(static_cast<models::Stage>(i)));
   sink_(
       fmt::format("{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
                   "{{\"args\":{{\"name\":{}}},\"cat\":\"__metadata\",\"name\":\"process_name\","
@@ -76,18 +78,14 @@ void Tracer::add(models::Stage s, double cycles) {
   cursor() += cycles;
   if (!active()) return;
   auto& m = target();
+  const std::string& word = stage_word_[static_cast<size_t>(s)];
   // Consecutive cycles of one stage are one slice.
-  if (!m.empty() && m.back().kind == Kind::leaf && m.back().cat == models::stage_name(s).data() &&
+  if (!m.empty() && m.back().kind == Kind::leaf && m.back().cat == word.c_str() &&
       m.back().at + m.back().dur == at) {
     m.back().dur += cycles;
     return;
   }
-  m.push_back({at,
-               Kind::leaf,
-               std::string(models::stage_name(s)),
-               models::stage_name(s).data(),
-               cycles,
-               {}});
+  m.push_back({at, Kind::leaf, word, word.c_str(), cycles, {}});
 }
 
 void Tracer::enter(std::string_view name, const char* cat) {
@@ -106,7 +104,7 @@ void Tracer::drops(const std::array<uint64_t, net::kDropCount>& counts) {
   for (size_t i = 0; i < counts.size(); ++i)
     if (counts[i] != drops_seen_[i]) {
       drops_seen_[i] = counts[i];
-      instant(fmt::format("drop: {}", net::drop_name(static_cast<net::Drop>(i))));
+      instant(fmt::format("drop: {}", fns_->drop_word(net::drop_name(static_cast<net::Drop>(i)))));
     }
 }
 

@@ -11,7 +11,7 @@
 // cut the same way by handlers that run meanwhile. Counter tracks give the
 // NIC ring's occupancy, the netisr queue's length and the receiving
 // socket's buffered bytes after each packet; instant events mark drops and
-// faults.
+// faults. Stages and drops are named in the stack's own words (its table's).
 //
 // The engine prices a batch of packets before it executes the batch's
 // cycles, and a handler may preempt the execution: the tracer keeps each
@@ -74,7 +74,7 @@ class Tracer : public models::CycleListener {
   // CycleListener: the cycles and the stack's functions, as charged.
   void cycles(models::Stage s, double c) override { add(s, c); }
   void entered(net::FnId fn) override {
-    enter(fns_->name(fn), models::stage_name(stage_[net::index(fn)]).data());
+    enter(fns_->name(fn), stage_word_[static_cast<size_t>(stage_[net::index(fn)])].c_str());
   }
   void left(net::FnId /*fn*/) override { leave(); }
   void counters(int ring, int netisr, int64_t sockbuf_bytes);
@@ -126,6 +126,8 @@ class Tracer : public models::CycleListener {
   double hz_;
   const net::FnTable* fns_;
   models::FnStages stage_;
+  // Each stage as the stack names it (the categories of its slices and spans).
+  std::array<std::string, models::kStageCount> stage_word_;
   bool recording_ = false, started_ = false, finished_ = false, in_handler_ = false;
   double batch_t0_ = 0, batch_cursor_ = 0, handler_cursor_ = 0;
   std::vector<Mark> batch_;
