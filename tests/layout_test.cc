@@ -222,7 +222,7 @@ TEST(LayoutOwners, AreEveryStacksFunctionsThenTheCodeAroundThem) {
 
 // A stack's own words name things the outputs have (a stage, a drop, a
 // helper), each once, in words a column name and a trace can hold, none of
-// them another stage's name.
+// them another stage's name; its trace counts each gauge at most once.
 TEST(StackWords, NameRealThingsOnceInColumnSafeWords) {
   auto column_safe = [](std::string_view w) {
     return !w.empty() && std::all_of(w.begin(), w.end(), [](char ch) {
@@ -251,6 +251,9 @@ TEST(StackWords, NameRealThingsOnceInColumnSafeWords) {
       EXPECT_EQ(helpers.count(w.of), 1U) << w.of;
       EXPECT_TRUE(column_safe(w.word) && !is_layout_owner(w.word)) << w.word;
     }
+    std::set<net::Gauge> gauges;
+    for (const net::GaugeName& g : t->gauges())
+      EXPECT_TRUE(gauges.insert(g.gauge).second && !g.name.empty() && !g.unit.empty()) << g.name;
   }
 }
 

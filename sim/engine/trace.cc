@@ -7,7 +7,6 @@
 #include <cmath>
 #include <iterator>
 #include <nlohmann/json.hpp>
-#include <tuple>
 
 namespace simloop::engine {
 
@@ -108,15 +107,8 @@ void Tracer::drops(const std::array<uint64_t, net::kDropCount>& counts) {
     }
 }
 
-void Tracer::counters(int ring, int netisr, int64_t sockbuf_bytes) {
-  if (active())
-    target().push_back({cursor(),
-                        Kind::counter,
-                        "",
-                        "",
-                        0,
-                        {static_cast<double>(ring), static_cast<double>(netisr),
-                         static_cast<double>(sockbuf_bytes)}});
+void Tracer::counters(const Gauges& values) {
+  if (active()) target().push_back({cursor(), Kind::counter, "", "", 0, values});
 }
 
 void Tracer::packet(int64_t index) {
@@ -145,7 +137,7 @@ void Tracer::end_handler(double t1, int frames) {
 }
 
 void Tracer::push(char ph, double t, double dur, std::string_view name, const char* cat,
-                  std::array<double, 3> values, int frames, bool resumed) {
+                  const Gauges& values, int frames, bool resumed) {
   // Rounding may put an event a hair before the last one: time never runs back.
   const int64_t at = std::max(static_cast<int64_t>(std::llround(t * 1e12)), last_ps_);
   last_ps_ = ph == 'X' ? std::max(at, static_cast<int64_t>(std::llround((t + dur) * 1e12))) : at;
@@ -174,11 +166,9 @@ void Tracer::push(char ph, double t, double dur, std::string_view name, const ch
       event(at, 'i', name, cat, "\"s\":\"t\",");
       break;
     case 'C':
-      for (const auto& [counter, key, i] :
-           {std::tuple{"NIC ring", "frames", 0}, std::tuple{"netisr queue", "packets", 1},
-            std::tuple{"socket buffer", "bytes", 2}})
-        event(at, 'C', counter, "counter",
-              fmt::format("\"args\":{{\"{}\":{}}},", key, values[static_cast<size_t>(i)]));
+      for (const net::GaugeName& g : fns_->gauges())
+        event(at, 'C', g.name, "counter",
+              fmt::format("\"args\":{{\"{}\":{}}},", g.unit, values[static_cast<size_t>(g.gauge)]));
       break;
     default:
       break;

@@ -105,7 +105,8 @@ static_assert(kFns.size() <= kMaxFns);
 // for mbufs, the NET_RX softirq for the netisr, the per-CPU backlog and
 // the socket's rcvbuf for the queues that drop, the slab allocator for the
 // zones (the calls into it: its cost is __alloc_skb's and kfree_skb's own,
-// and only a model that sees calls, the branch targets', charges them).
+// and only a model that sees calls, the branch targets', charges them), and
+// a trace that counts the send buffer a blocked sender waits on.
 inline constexpr std::array<StageName, 2> kStageNames = {{
     {"netisr", "softirq", "", "softirq"},
     {"mbuf", "skb", "", "skb"},
@@ -118,7 +119,15 @@ inline constexpr std::array<OwnWord, 2> kHelperWords = {{
     {"mbuf_alloc", "kmem_cache_alloc"},
     {"mbuf_free", "kmem_cache_free"},
 }};
-inline constexpr FnTable kFnTable{"linux", kFns, StackWords{kStageNames, kDropWords, kHelperWords}};
+inline constexpr std::array<GaugeName, 4> kGauges = {{
+    {Gauge::nic_ring, "NIC ring", "frames"},
+    {Gauge::input_queue, "backlog", "packets"},
+    {Gauge::receive_queue, "receive queue", "packets"},
+    {Gauge::send_buffer, "send buffer", "bytes"},
+}};
+
+inline constexpr FnTable kFnTable{"linux", kFns,
+                                  StackWords{kStageNames, kDropWords, kHelperWords, kGauges}};
 
 constexpr const FnTable& fn_table() {
   return kFnTable;

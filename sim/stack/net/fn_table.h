@@ -7,6 +7,7 @@
 // layouts work from the table and never name a function of one stack.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -65,11 +66,34 @@ struct OwnWord {
   std::string_view word;  // the stack's
 };
 
-// A stack's own words (all optional): for stages, drops and helpers.
+// What a trace counts after each packet: the NIC ring's frames, the input
+// queue of looped-back packets, the receiving socket's queue, and the bytes
+// the sending socket holds against its send buffer (a stack whose sender
+// waits for send space).
+enum class Gauge : uint8_t { nic_ring, input_queue, receive_queue, send_buffer, count };
+inline constexpr size_t kGaugeCount = static_cast<size_t>(Gauge::count);
+
+// One counter of a stack's trace: the gauge, its name and its unit.
+struct GaugeName {
+  Gauge gauge;
+  std::string_view name;
+  std::string_view unit;
+};
+
+// The counters of a stack whose table names none.
+inline constexpr std::array<GaugeName, 3> kDefaultGauges = {{
+    {Gauge::nic_ring, "NIC ring", "frames"},
+    {Gauge::input_queue, "netisr queue", "packets"},
+    {Gauge::receive_queue, "socket buffer", "bytes"},
+}};
+
+// A stack's own words (all optional): for stages, drops and helpers, and
+// the counters its trace shows.
 struct StackWords {
   std::span<const StageName> stages = {};
   std::span<const OwnWord> drops = {};
   std::span<const OwnWord> helpers = {};
+  std::span<const GaugeName> gauges = kDefaultGauges;
 };
 
 class FnTable {
@@ -124,6 +148,8 @@ class FnTable {
   constexpr std::string_view helper_word(std::string_view helper) const {
     return own(words_.helpers, helper);
   }
+  // The counters its trace shows, in order.
+  constexpr std::span<const GaugeName> gauges() const { return words_.gauges; }
   constexpr const StackWords& words() const { return words_; }
 
  private:
