@@ -13,7 +13,9 @@ std::string_view cost_kind_name(CostKind k) {
 }
 
 std::string_view ledger_fn_name(const net::FnTable& fns, size_t fn) {
-  if (fn < kLedgerOwners) return owner_name(fns, fn);
+  // The code around the stack's functions, as the stack calls it.
+  if (fn < kLedgerOwners)
+    return fn < kCodeBase ? owner_name(fns, fn) : fns.helper_word(owner_name(fns, fn));
   static constexpr std::array<std::string_view, 3> extra = {"interrupt_handler", "sleep", "idle"};
   return extra.at(fn - kLedgerOwners);
 }

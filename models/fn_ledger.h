@@ -47,7 +47,7 @@ inline constexpr size_t kSleepFn = kLedgerOwners + 1;       // ENOBUFS sleep
 inline constexpr size_t kIdleFn = kLedgerOwners + 2;        // time nothing explains
 inline constexpr size_t kLedgerFns = kLedgerOwners + 3;
 // The name of ledger function `fn` for a stack with table `fns` (empty: a
-// slot that stack does not use).
+// slot that stack does not use); a helper as the stack calls it.
 std::string_view ledger_fn_name(const net::FnTable& fns, size_t fn);
 // The ledger functions in use with `fns`, in order.
 std::vector<size_t> ledger_fns(const net::FnTable& fns);

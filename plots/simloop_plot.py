@@ -17,8 +17,8 @@ The kind of plot is chosen from the columns unless --kind says:
                 against measured I1 misses per packet of a `simloop icache --measured` CSV
   timeline      a trace of `simloop run --trace`: the CPU's spans over simulated time as a
                 Gantt chart (one lane per nesting depth, slices coloured by stage, interrupts
-                and sleep marked), with the NIC ring (frames), netisr queue (packets) and
-                socket buffer (bytes) below, an axis each; the first few packets, so that
+                and sleep marked), with the stack's counters below (the NIC ring, its input
+                queue, its sockets' buffers), an axis per unit; the first few packets, so that
                 slices can be told apart, unless --where packets=FROM:TO or packets=all
   waterfall     the JSON of `simloop explain -o`: bars from A's kpps to B's, one per part of
                 the difference (the clock, then functions by kind of cost), largest first
@@ -62,6 +62,7 @@ from simloop_plots.lines import plot_crossover, plot_padding  # noqa: E402
 from simloop_plots.output import Refused, die, refuse_link, save_figure  # noqa: E402
 from simloop_plots.payload import finish_payload, plot_payload  # noqa: E402
 from simloop_plots.select import hidden_keys, series_column, where  # noqa: E402
+from simloop_plots.style import set_stage_words  # noqa: E402
 from simloop_plots.timeline import main_timeline  # noqa: E402
 from simloop_plots.waterfall import main_waterfall  # noqa: E402
 
@@ -82,8 +83,12 @@ def main():
                     help="only rows that satisfy it (repeatable): KEY=VALUE, KEY!=VALUE, KEY<N, "
                          "KEY<=N, KEY>N or KEY>=N, e.g. --where 'payload>=512'")
     ap.add_argument("--describe", metavar="FILE", help="write what was drawn as JSON")
+    ap.add_argument("--stage-words", metavar="WORD=STAGE,...",
+                    help="stacks' own names of stages (simloop plot gives them from its stacks' tables): "
+                         "each is drawn as its stage, in its colour")
     ap.add_argument("-o", "--output", help="output file stem (default: next to the results)")
     args = ap.parse_args()
+    set_stage_words(args.stage_words)
     if args.describe:
         refuse_link(args.describe)
     if args.kind is None and args.results[0].endswith(".json"):

@@ -219,5 +219,44 @@ TEST(OutputReference, EveryColumnRunsWriteIsDocumentedAndNoOther) {
   EXPECT_EQ(keys(j["undetermined"]), documented("json undetermined_costs[]"));
 }
 
+// A stack with words of its own (the Linux stack's) writes its columns and
+// its functions under them, each column as the reference names it on that
+// stack, and no column that does not apply to it (the loop copy it does
+// not have).
+TEST(OutputReference, AStackWritesItsColumnsInItsOwnWords) {
+  const auto x = config::load_experiment(kSource + "/experiments/linux-loopback.yaml",
+                                         {"workload.packets=500"});
+  const net::FnTable& fns = *x.stack.fns;
+  ASSERT_FALSE(fns.stage_names().empty());
+  const json j = run_detail(x);
+  std::set<std::string> run_doc, written;
+  for (const auto& c : output_columns())
+    if (c.where == "run") run_doc.insert(c.named(fns));
+  for (const auto& [k, v] : j["result"].items()) {
+    written.insert(k);
+    EXPECT_EQ(run_doc.count(k), 1U)
+        << k << " is not a column the reference names on " << fns.stack();
+  }
+  EXPECT_EQ(written.count("copy"), 0U);
+  const std::string doc = output_reference_markdown();
+  for (const net::StageName& n : fns.stage_names()) {
+    if (n.word.empty()) continue;
+    const std::string own = fmt::format("cycles_{}", n.word);
+    EXPECT_EQ(written.count(own), 1U) << own;
+    EXPECT_EQ(written.count(fmt::format("cycles_{}", n.stage)), 0U) << n.stage;
+    EXPECT_NE(doc.find(fmt::format("{}: `{}`", fns.stack(), own)), std::string::npos) << own;
+  }
+  for (const net::OwnWord& w : fns.words().drops) {
+    EXPECT_EQ(written.count(fmt::format("drop_{}", w.word)), 1U) << w.word;
+    EXPECT_EQ(written.count(fmt::format("drop_{}", w.of)), 0U) << w.of;
+  }
+  std::set<std::string> functions;
+  for (const auto& f : j["functions"]) functions.insert(f["function"].get<std::string>());
+  for (const net::OwnWord& w : fns.words().helpers) {
+    EXPECT_EQ(functions.count(std::string(w.word)), 1U) << w.word;
+    EXPECT_EQ(functions.count(std::string(w.of)), 0U) << w.of;
+  }
+}
+
 }  // namespace
 }  // namespace simloop::engine

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -217,6 +218,43 @@ TEST(LayoutOwners, AreEveryStacksFunctionsThenTheCodeAroundThem) {
   for (size_t i = 0; i < o.size(); ++i) EXPECT_EQ(is_stack_fn_owner(i), i < fns) << o[i];
   EXPECT_EQ(o[fns], "syscall_entry");
   EXPECT_EQ(o.back(), "copy");
+}
+
+// A stack's own words name things the outputs have (a stage, a drop, a
+// helper), each once, in words a column name and a trace can hold, none of
+// them another stage's name; its trace counts each gauge at most once.
+TEST(StackWords, NameRealThingsOnceInColumnSafeWords) {
+  auto column_safe = [](std::string_view w) {
+    return !w.empty() && std::all_of(w.begin(), w.end(), [](char ch) {
+      return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+    });
+  };
+  for (const net::FnTable* t : stacks::fn_tables()) {
+    std::set<std::string_view> stages, words;
+    for (const net::StageName& n : t->stage_names()) {
+      EXPECT_TRUE(parse_stage(n.stage)) << t->stack() << ": " << n.stage;
+      EXPECT_TRUE(stages.insert(n.stage).second) << t->stack() << ": " << n.stage;
+      EXPECT_LE(n.label.size(), 10U) << n.label;
+      if (n.word.empty()) continue;
+      EXPECT_TRUE(column_safe(n.word)) << n.word;
+      EXPECT_FALSE(parse_stage(n.word)) << t->stack() << ": " << n.word << " is another stage";
+      EXPECT_TRUE(words.insert(n.word).second) << n.word;
+    }
+    std::set<std::string_view> drops, helpers;
+    for (size_t d = 0; d < net::kDropCount; ++d) drops.insert(net::drop_name(net::Drop(d)));
+    for (auto h : kCodeNames) helpers.insert(h);
+    for (const net::OwnWord& w : t->words().drops) {
+      EXPECT_EQ(drops.count(w.of), 1U) << w.of;
+      EXPECT_TRUE(column_safe(w.word) && drops.count(w.word) == 0) << w.word;
+    }
+    for (const net::OwnWord& w : t->words().helpers) {
+      EXPECT_EQ(helpers.count(w.of), 1U) << w.of;
+      EXPECT_TRUE(column_safe(w.word) && !is_layout_owner(w.word)) << w.word;
+    }
+    std::set<net::Gauge> gauges;
+    for (const net::GaugeName& g : t->gauges())
+      EXPECT_TRUE(gauges.insert(g.gauge).second && !g.name.empty() && !g.unit.empty()) << g.name;
+  }
 }
 
 TEST(OwnerSlots, AreTheStacksFunctionsByFnIdThenTheCodeAroundThemAtFixedSlots) {

@@ -2,9 +2,10 @@
 """simloop run --trace: the Chrome/Perfetto trace of a window of packets.
 
 For several runs (wire with interrupts, broadcast, loopback without
-interrupts, a run that sleeps on ENOBUFS) the trace must parse as JSON,
-its timestamps never run back, its spans nest (a B/E span never overlaps
-another but by containing it, on the one CPU track), and, with the window
+interrupts, a run that sleeps on ENOBUFS, the Linux stack on the wire) the
+trace must parse as JSON, its timestamps never run back, its spans nest (a
+B/E span never overlaps another but by containing it, on the one CPU
+track), and, with the window
 covering every packet, the stage slices add up to the run's cycles of each
 stage and all slices to the run's simulated time. An interrupts-on run has
 interrupt spans; a partial window stays smaller, and no window of a run
@@ -104,6 +105,11 @@ cases = {
                        ["workload.packets=3000", "workload.dest=loopback", "interrupts.enabled=false"]),
     "enobufs": ("experiments/seed-athlon.yaml",
                 ["workload.packets=3000", "workload.payload=1400", "workload.link.bandwidth_bps=1e8"]),
+    # The Linux stack, its stages in its own words (cycles_skb, slices skb),
+    # its sender waiting for send space.
+    "linux-wire": ("experiments/linux-loopback.yaml",
+                   ["workload.packets=3000", "workload.dest=wire", "workload.payload=1472",
+                    "interrupts.enabled=true"]),
 }
 traces = {}
 for name, (exp, sets) in cases.items():
@@ -122,6 +128,10 @@ for name, (exp, sets) in cases.items():
               "loopback-noirq: no interrupt spans")
         check(any(e["ph"] == "B" and e["name"] == "netisr_dispatch" for e in traces[name]),
               "loopback-noirq: netisr spans")
+    if name == "linux-wire":
+        check(any(e["ph"] == "X" and e["name"] == "skb" for e in traces[name]), "linux-wire: skb slices")
+        check(any(e["ph"] == "X" and e["name"] == "sleep" for e in traces[name]),
+              "linux-wire: the sender sleeps for send space")
     if name == "enobufs":
         check(any(e["ph"] == "X" and e["name"] == "sleep" for e in traces[name]), "enobufs: sleep slices")
         check(any(e["ph"] == "i" and e["name"] == "ENOBUFS" for e in traces[name]), "enobufs: instants")

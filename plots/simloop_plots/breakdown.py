@@ -3,26 +3,35 @@ import math
 
 from .data import faulted, label_of, num, ok_rows, per_point, swept_columns
 from .describe import drawn
-from .style import stage_colour, stage_columns
+from .style import stage_colour, stage_groups
 
 
 def plot_breakdown(rows, ax):
     swept = swept_columns(rows)
-    all_stages = stage_columns(rows)
+    groups = stage_groups(rows)
     good = ok_rows(rows)
     shown = per_point(good) if good else []
     bad = [r for r in rows if faulted(r)]
     # Faulted runs get a bar of their own: the cycles spent up to the fault, hatched.
     bars = shown + per_point(bad)
     labeller = (lambda r: "\n".join(f"{k.split('.')[-1]}={r[k]}" for k in swept)) if swept else label_of
-    stages = [s for s in all_stages if any(num(r, "cycles_" + s) > 0 for r in bars)]
+    # A stage is one layer whatever each stack calls it (rows of two stacks:
+    # each row has its own stack's column), labelled with the names it has.
+    def value(r, words):
+        vals = [num(r, "cycles_" + w) for w in words]
+        return sum(v for v in vals if math.isfinite(v))
+    layers = []
+    for _, words in groups:
+        used = [w for w in words if any(num(r, "cycles_" + w) > 0 for r in bars)]
+        if used:
+            layers.append(("/".join(used), used))
+    stages = [label for label, _ in layers]
     bottoms = [0.0] * len(bars)
     x = list(range(len(bars)))
     hatches = ["" if i < len(shown) else "//" for i in x]
-    for stage in stages:
-        vals = [num(r, "cycles_" + stage) for r in bars]
-        vals = [v if math.isfinite(v) else 0.0 for v in vals]
-        colour = stage_colour(stage)
+    for stage, words in layers:
+        vals = [value(r, words) for r in bars]
+        colour = stage_colour(words[0])
         ax.bar(x, vals, bottom=bottoms, color=colour, label=stage, width=0.6, hatch=None)
         for xi, h, v, b0 in zip(x, hatches, vals, bottoms):
             if h and v > 0:

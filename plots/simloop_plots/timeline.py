@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 
 from .describe import describe, drawn
 from .output import die, save_figure
-from .style import CALL_GREY, HANDLER_RED, STAGES, stage_colour
+from .style import CALL_GREY, HANDLER_RED, stage_colour, stage_order
 
 
 def read_trace(path):
@@ -136,8 +136,7 @@ def main_timeline(args):
         keep = before[-1:] + keep
         counters[name] = ([max(xs[i], w0) for i in keep], [ys[i] for i in keep])
     instants = [(ts, name) for ts, name in instants if w0 <= ts <= w1]
-    stages = sorted({n for lane in spans.values() for (_, _, n, c) in lane if c == "stage"},
-                    key=lambda s: (STAGES.index(s) if s in STAGES else len(STAGES), s))
+    stages = sorted({n for lane in spans.values() for (_, _, n, c) in lane if c == "stage"}, key=stage_order)
     by_unit = defaultdict(list)
     for name in counters:
         by_unit[units.get(name, "")].append(name)

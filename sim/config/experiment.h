@@ -315,6 +315,10 @@ StageMeaning stage_meaning(const Experiment& x, std::string_view stage);
 // The same for the resolved configuration of a result JSON (its "config");
 // a configuration of an older version (no such key) is read as not fitted.
 StageMeaning stage_meaning(const nlohmann::json& config, std::string_view stage);
+// The function table of the stack a result JSON's resolved configuration
+// (its "config") ran: the first stack's for one that names none (an older
+// version's), nullptr for a stack this build does not have.
+const net::FnTable* fn_table_of(const nlohmann::json& config);
 
 // The fully resolved configuration, every key with its value.
 nlohmann::json to_json(const Experiment& x);

@@ -126,8 +126,21 @@ StageMeaning stage_meaning(const net::FnTable& fns, bool fitted_fixed_costs, boo
                               fns.name(*receive))};
   }
   if (const net::StageName* n = fns.stage_name(stage))
-    return {std::string(n->label), std::string(n->note)};
+    return {std::string(n->label.empty() ? n->word : n->label), std::string(n->note)};
   return {};
+}
+
+const net::FnTable* fn_table_of(const nlohmann::json& config) {
+  // A configuration of an older version names no stack: the first of the
+  // list, the only one it had.
+  const json::json_pointer kind("/stack/kind");
+  try {
+    if (!config.is_object() || !config.contains(kind)) return stacks::fn_tables().front();
+    if (!config.at(kind).is_string()) return nullptr;
+    return stacks::find_fn_table(config.at(kind).get<std::string>());
+  } catch (const json::exception&) {
+    return nullptr;  // not a configuration this version wrote
+  }
 }
 
 namespace {
@@ -148,17 +161,12 @@ StageMeaning stage_meaning(const Experiment& x, std::string_view stage) {
 
 StageMeaning stage_meaning(const nlohmann::json& config, std::string_view stage) {
   if (!config.is_object()) return {};
-  // The stack that ran (a configuration of an older version names none: the
-  // first of the list, the only one it had).
-  const net::FnTable* fns = stacks::fn_tables().front();
+  const net::FnTable* fns = fn_table_of(config);
+  if (fns == nullptr) return {};  // a stack this build does not have
   bool fitted = false;
   double rx = 0;
   try {
-    const json::json_pointer kind("/stack/kind"), f("/stack/fitted_fixed_costs");
-    if (config.contains(kind) && config.at(kind).is_string()) {
-      fns = stacks::find_fn_table(config.at(kind).get<std::string>());
-      if (fns == nullptr) return {};  // a stack this build does not have
-    }
+    const json::json_pointer f("/stack/fitted_fixed_costs");
     if (config.contains(f) && config.at(f).is_boolean()) fitted = config.at(f).get<bool>();
     if (const auto receive = fns->first_in("receive")) {
       const json::json_pointer r("/stack/functions/" + std::string(fns->name(*receive)));

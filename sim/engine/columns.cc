@@ -6,6 +6,7 @@
 #include "models/cycle_account.h"
 #include "models/fn_ledger.h"
 #include "models/optional_models.h"
+#include "sim/layout/code.h"
 #include "sim/stack/net/probe.h"
 #include "sim/stack/stack_set.h"
 
@@ -89,6 +90,34 @@ std::string stage_meaning(models::Stage s) {
   return doc;
 }
 
+// The helpers of the code around a stack's functions (sim/layout/code.h),
+// and what a stack with words of its own calls them.
+std::string helpers_by_stack() {
+  std::vector<std::string_view> helpers;
+  for (size_t i = models::code_index::header_access; i < models::code_index::count; ++i)
+    helpers.push_back(models::kCodeNames[i]);
+  std::string out = fmt::format("{}", fmt::join(helpers, ", "));
+  for (const net::FnTable* t : stacks::fn_tables()) {
+    std::vector<std::string> own;
+    for (auto h : helpers)
+      if (t->helper_word(h) != h) own.push_back(fmt::format("{} for {}", t->helper_word(h), h));
+    if (!own.empty()) out += fmt::format("; {}: {}", t->stack(), fmt::join(own, ", "));
+  }
+  return out;
+}
+
+// A column's name, and each stack's own where it differs.
+std::string names_by_stack(const Column& c) {
+  std::string out = fmt::format("`{}`", c.name);
+  if (!c.name_on) return out;
+  std::vector<std::string> own;
+  for (const net::FnTable* t : stacks::fn_tables())
+    if (const std::string n = c.name_on(*t); n != c.name)
+      own.push_back(fmt::format("{}: `{}`", t->stack(), n));
+  if (!own.empty()) out += fmt::format(" ({})", fmt::join(own, "; "));
+  return out;
+}
+
 double per_packet(const SimResult& r) {
   return r.packets > 0 ? 1.0 / static_cast<double>(r.packets) : 0;
 }
@@ -126,7 +155,7 @@ std::vector<Column> build() {
   // A column whose value the run (or only the experiment, `identity`) gives.
   auto run = [&c, &Run](std::string n, std::string u, std::string m, RunValue v,
                         bool identity = false) {
-    c.push_back({std::move(n), std::move(u), Run, std::move(m), std::move(v), identity});
+    c.push_back({std::move(n), std::move(u), Run, std::move(m), std::move(v), identity, {}});
   };
   auto id = [&run](std::string n, std::string m, auto f) {
     run(
@@ -134,7 +163,7 @@ std::vector<Column> build() {
         true);
   };
   auto add = [&c](std::string n, std::string u, std::string w, std::string m) {
-    c.push_back({std::move(n), std::move(u), std::move(w), std::move(m), {}, false});
+    c.push_back({std::move(n), std::move(u), std::move(w), std::move(m), {}, false, {}});
   };
   auto always = [](auto f) {
     return [f](X x, R r) { return std::optional<report::Value>(f(x, r)); };
@@ -153,8 +182,18 @@ std::vector<Column> build() {
      [](X x) { return std::string(config::dest_name(x.workload.dest)); });
   id("align", "the stack's alignment policy (options.align)",
      [](X x) { return std::string(net::align_policy_name(x.options.align)); });
-  id("copy", "how the loopback interface copies a packet (options.copy)",
-     [](X x) { return std::string(net::loop_copy_name(x.options.loop_copy)); });
+  // A choice some stacks do not have is no column of theirs.
+  const std::vector<std::string> copying = stacks::stacks_honouring("options.copy");
+  run(
+      "copy", "",
+      fmt::format(
+          "how the loopback interface copies a packet (options.copy){}",
+          copying.empty() ? "" : fmt::format("; {} stack only", fmt::join(copying, " and "))),
+      [](X x, R) -> std::optional<report::Value> {
+        if (!config::key_applies(x, "options.copy")) return std::nullopt;
+        return std::string(net::loop_copy_name(x.options.loop_copy));
+      },
+      true);
   id("seed", "the run's random seed", [](X x) { return static_cast<int64_t>(x.seed); });
   run("packets", "datagrams",
       "datagrams sent: where they go on the wire (wire, broadcast), those whose frame left the "
@@ -205,6 +244,9 @@ std::vector<Column> build() {
     const auto name = net::drop_name(static_cast<net::Drop>(d));
     run(fmt::format("drop_{}", name), "packets", fmt::format("packets dropped: {}", name),
         always([d](X, R r) { return static_cast<int64_t>(r.drops[d]); }));
+    c.back().name_on = [name](const net::FnTable& t) {
+      return fmt::format("drop_{}", t.drop_word(name));
+    };
   }
   for (size_t s = 0; s < models::kStageCount; ++s) {
     const auto st = static_cast<models::Stage>(s);
@@ -213,6 +255,9 @@ std::vector<Column> build() {
           if (!models::stage_reported(x.models, st)) return std::nullopt;
           return r.cycles[s] * per_packet(r);
         });
+    c.back().name_on = [st](const net::FnTable& t) {
+      return fmt::format("cycles_{}", t.stage_word(models::stage_name(st)));
+    };
   }
   run("i1_misses_per_packet", "misses per packet",
       "L1 I-cache demand misses per packet (only when the I-cache model is on)",
@@ -264,9 +309,9 @@ std::vector<Column> build() {
       "configuration, `wall_s`, writing the row");
   const std::string L = "long";
   add("function", "", L,
-      "a function of the stack, code around it (syscall_entry, syscall_exit, user_loop), a "
-      "helper (header_access, cksum, mbuf_alloc, mbuf_free, copy), or interrupt_handler, "
-      "sleep, idle");
+      fmt::format("a function of the stack, code around it (syscall_entry, syscall_exit, "
+                  "user_loop), a helper ({}), or interrupt_handler, sleep, idle",
+                  helpers_by_stack()));
   add("metric", "", L, "one of the metrics below");
   add("value", "per packet", L, "the metric's value for the function");
   for (size_t k = 0; k < models::kCostKindCount; ++k) {
@@ -317,7 +362,7 @@ report::Row row_of(const config::Experiment& x, const SimResult& r, bool identit
   report::Row row;
   for (const auto& col : output_columns()) {
     if (!col.value || (identity_only && !col.identity)) continue;
-    if (auto v = col.value(x, r)) row.set(col.name, std::move(*v));
+    if (auto v = col.value(x, r)) row.set(col.named(*x.stack.fns), std::move(*v));
   }
   return row;
 }
@@ -354,14 +399,18 @@ std::string output_reference_markdown() {
       "- `json functions[]`, `json icache_sets[]`, `json undetermined_costs[]`: arrays beside "
       "`result` in `<name>.json`.\n\n"
       "The stage columns (`cycles_<stage>`) and the functions each hold every cycle of the run: "
-      "each view sums to `cycles_per_packet`.\n\n";
+      "each view sums to `cycles_per_packet`.\n\n"
+      "A stack may say some columns in its own words (a stage, a drop): its rows name them "
+      "so, as given beside the default name below. A column that does not apply to a stack "
+      "(a choice it does not have) is not written for it. Rows of different stacks in one "
+      "file have the union of their columns, each row empty where it has no such column.\n\n";
   std::string where;
   for (const auto& c : output_columns()) {
     if (c.where != where) {
       where = c.where;
       out += fmt::format("\n## {}\n\n| column | unit | meaning |\n|---|---|---|\n", where);
     }
-    out += fmt::format("| `{}` | {} | {} |\n", c.name, c.unit, c.meaning);
+    out += fmt::format("| {} | {} | {} |\n", names_by_stack(c), c.unit, c.meaning);
   }
   return out;
 }

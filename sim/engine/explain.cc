@@ -10,6 +10,7 @@
 #include "models/cycle_account.h"
 #include "models/fn_ledger.h"
 #include "models/optional_models.h"
+#include "sim/config/experiment.h"
 
 namespace simloop::engine {
 
@@ -34,7 +35,8 @@ double number(const json& doc, const std::string& side, const json::json_pointer
 struct Side {
   std::string label;
   double kpps, cpp, hz;
-  std::map<std::string, double> stage;
+  std::map<std::string, double> stage;                      // by models::Stage name
+  std::map<std::string, std::string> word;                  // the stack's word for each stage
   std::map<std::string, std::map<std::string, double>> fn;  // function -> kind -> cycles
   std::map<std::string, double> misses;                     // function -> misses
   std::vector<std::string> order;                           // functions, as the result lists them
@@ -59,11 +61,17 @@ Side read_side(const json& d, const std::string& label) {
                                    at(label), s.kpps));
   s.hz = s.kpps * 1e3 * s.cpp;
   s.packets = number(d, label, P("/result/packets"));
+  // The stack that ran names the stage columns (a result of a stack this
+  // build does not have, by the stages' own names).
+  const net::FnTable* fns = config::fn_table_of(d.value("config", json::object()));
   for (size_t i = 0; i < models::kStageCount; ++i) {
     const auto stage = static_cast<models::Stage>(i);
     const std::string st(models::stage_name(stage));
+    s.word[st] = fns != nullptr ? std::string(fns->stage_word(st)) : st;
+    // A result written before its stack had words of its own: the stage's name.
+    P at("/result/cycles_" + s.word[st]);
+    if (!d.contains(at) && d.contains(P("/result/cycles_" + st))) at = P("/result/cycles_" + st);
     // An optional model's stage is there only when the model was on.
-    const P at("/result/cycles_" + st);
     if (!d.contains(at) && models::model_stage(stage)) {
       s.stage[st] = 0;
       continue;
@@ -131,7 +139,10 @@ json explain(const json& a_doc, const json& b_doc, const std::string& label_a,
   for (size_t i = 0; i < models::kStageCount; ++i) {
     const std::string st(models::stage_name(static_cast<models::Stage>(i)));
     const double d = b.stage.at(st) - a.stage.at(st);
-    stages.push_back({{"stage", st},
+    // Each side's stack's word: both, where they differ.
+    const std::string& wa = a.word.at(st);
+    const std::string& wb = b.word.at(st);
+    stages.push_back({{"stage", wa == wb ? wa : wa + "/" + wb},
                       {"a", a.stage.at(st)},
                       {"b", b.stage.at(st)},
                       {"delta", d},

@@ -334,8 +334,12 @@ struct EngineHooks : models::SenderCosts<Probe> {
     if (tr != nullptr) tr->leave();
   }
   void counters() {
-    tr->counters(w.stack.nic_pending(), w.stack.netisr_pending(),
-                 static_cast<int64_t>(w.stack.rcv_queued(w.loop.receiver())));
+    Tracer::Gauges g{};
+    g[static_cast<size_t>(net::Gauge::nic_ring)] = w.stack.nic_pending();
+    g[static_cast<size_t>(net::Gauge::input_queue)] = w.stack.netisr_pending();
+    g[static_cast<size_t>(net::Gauge::receive_queue)] = w.stack.rcv_queued(w.loop.receiver());
+    g[static_cast<size_t>(net::Gauge::send_buffer)] = w.loop.send_queued();
+    tr->counters(g);
   }
 };
 

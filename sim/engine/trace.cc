@@ -7,7 +7,6 @@
 #include <cmath>
 #include <iterator>
 #include <nlohmann/json.hpp>
-#include <tuple>
 
 namespace simloop::engine {
 
@@ -35,6 +34,8 @@ Tracer::Tracer(TraceWindow window, double clock_hz, const net::FnTable& fns,
       fns_(&fns),
       stage_(models::stages_of(fns)),
       sink_(std::move(sink)) {
+  for (size_t i = 0; i < models::kStageCount; ++i)
+    stage_word_[i] = fns.stage_word(models::stage_name(static_cast<models::Stage>(i)));
   sink_(
       fmt::format("{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
                   "{{\"args\":{{\"name\":{}}},\"cat\":\"__metadata\",\"name\":\"process_name\","
@@ -76,18 +77,14 @@ void Tracer::add(models::Stage s, double cycles) {
   cursor() += cycles;
   if (!active()) return;
   auto& m = target();
+  const std::string& word = stage_word_[static_cast<size_t>(s)];
   // Consecutive cycles of one stage are one slice.
-  if (!m.empty() && m.back().kind == Kind::leaf && m.back().cat == models::stage_name(s).data() &&
+  if (!m.empty() && m.back().kind == Kind::leaf && m.back().cat == word.c_str() &&
       m.back().at + m.back().dur == at) {
     m.back().dur += cycles;
     return;
   }
-  m.push_back({at,
-               Kind::leaf,
-               std::string(models::stage_name(s)),
-               models::stage_name(s).data(),
-               cycles,
-               {}});
+  m.push_back({at, Kind::leaf, word, word.c_str(), cycles, {}});
 }
 
 void Tracer::enter(std::string_view name, const char* cat) {
@@ -106,19 +103,12 @@ void Tracer::drops(const std::array<uint64_t, net::kDropCount>& counts) {
   for (size_t i = 0; i < counts.size(); ++i)
     if (counts[i] != drops_seen_[i]) {
       drops_seen_[i] = counts[i];
-      instant(fmt::format("drop: {}", net::drop_name(static_cast<net::Drop>(i))));
+      instant(fmt::format("drop: {}", fns_->drop_word(net::drop_name(static_cast<net::Drop>(i)))));
     }
 }
 
-void Tracer::counters(int ring, int netisr, int64_t sockbuf_bytes) {
-  if (active())
-    target().push_back({cursor(),
-                        Kind::counter,
-                        "",
-                        "",
-                        0,
-                        {static_cast<double>(ring), static_cast<double>(netisr),
-                         static_cast<double>(sockbuf_bytes)}});
+void Tracer::counters(const Gauges& values) {
+  if (active()) target().push_back({cursor(), Kind::counter, "", "", 0, values});
 }
 
 void Tracer::packet(int64_t index) {
@@ -147,7 +137,7 @@ void Tracer::end_handler(double t1, int frames) {
 }
 
 void Tracer::push(char ph, double t, double dur, std::string_view name, const char* cat,
-                  std::array<double, 3> values, int frames, bool resumed) {
+                  const Gauges& values, int frames, bool resumed) {
   // Rounding may put an event a hair before the last one: time never runs back.
   const int64_t at = std::max(static_cast<int64_t>(std::llround(t * 1e12)), last_ps_);
   last_ps_ = ph == 'X' ? std::max(at, static_cast<int64_t>(std::llround((t + dur) * 1e12))) : at;
@@ -176,11 +166,9 @@ void Tracer::push(char ph, double t, double dur, std::string_view name, const ch
       event(at, 'i', name, cat, "\"s\":\"t\",");
       break;
     case 'C':
-      for (const auto& [counter, key, i] :
-           {std::tuple{"NIC ring", "frames", 0}, std::tuple{"netisr queue", "packets", 1},
-            std::tuple{"socket buffer", "bytes", 2}})
-        event(at, 'C', counter, "counter",
-              fmt::format("\"args\":{{\"{}\":{}}},", key, values[static_cast<size_t>(i)]));
+      for (const net::GaugeName& g : fns_->gauges())
+        event(at, 'C', g.name, "counter",
+              fmt::format("\"args\":{{\"{}\":{}}},", g.unit, values[static_cast<size_t>(g.gauge)]));
       break;
     default:
       break;

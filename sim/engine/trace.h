@@ -9,9 +9,10 @@
 // interrupt handler cuts every open span of the sender where it takes the
 // CPU and reopens them where it ends. ENOBUFS sleep is a span of its own,
 // cut the same way by handlers that run meanwhile. Counter tracks give the
-// NIC ring's occupancy, the netisr queue's length and the receiving
-// socket's buffered bytes after each packet; instant events mark drops and
-// faults.
+// gauges the stack's table names (net::GaugeName: by default the NIC ring's
+// occupancy, the netisr queue's length and the receiving socket's queue)
+// after each packet; instant events mark drops and faults. Stages, drops
+// and counters are named in the stack's own words (its table's).
 //
 // The engine prices a batch of packets before it executes the batch's
 // cycles, and a handler may preempt the execution: the tracer keeps each
@@ -74,10 +75,13 @@ class Tracer : public models::CycleListener {
   // CycleListener: the cycles and the stack's functions, as charged.
   void cycles(models::Stage s, double c) override { add(s, c); }
   void entered(net::FnId fn) override {
-    enter(fns_->name(fn), models::stage_name(stage_[net::index(fn)]).data());
+    enter(fns_->name(fn), stage_word_[static_cast<size_t>(stage_[net::index(fn)])].c_str());
   }
   void left(net::FnId /*fn*/) override { leave(); }
-  void counters(int ring, int netisr, int64_t sockbuf_bytes);
+  // The gauges after a packet, by net::Gauge; the trace shows those the
+  // stack's table names.
+  using Gauges = std::array<double, net::kGaugeCount>;
+  void counters(const Gauges& values);
 
   // A batch of the sender starts at simulated time `t0`; it ends (after
   // its execution, any preemption included) at flush().
@@ -101,7 +105,7 @@ class Tracer : public models::CycleListener {
     std::string name;
     const char* cat = "";
     double dur = 0;  // leaf: cycles
-    std::array<double, 3> values{};
+    Gauges values{};
   };
   struct Handler {
     double t0, t1;
@@ -118,7 +122,7 @@ class Tracer : public models::CycleListener {
   void cut(const Handler& h);
   // One event to the sink; `resumed`: a span reopened after a handler cut it.
   void push(char ph, double t, double dur, std::string_view name, const char* cat,
-            std::array<double, 3> values, int frames, bool resumed = false);
+            const Gauges& values, int frames, bool resumed = false);
   void event(int64_t ts_ps, char ph, std::string_view name, std::string_view cat,
              std::string_view rest);
 
@@ -126,6 +130,8 @@ class Tracer : public models::CycleListener {
   double hz_;
   const net::FnTable* fns_;
   models::FnStages stage_;
+  // Each stage as the stack names it (the categories of its slices and spans).
+  std::array<std::string, models::kStageCount> stage_word_;
   bool recording_ = false, started_ = false, finished_ = false, in_handler_ = false;
   double batch_t0_ = 0, batch_cursor_ = 0, handler_cursor_ = 0;
   std::vector<Mark> batch_;

@@ -117,7 +117,33 @@ inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
 }};
 static_assert(kFns.size() <= kMaxFns);
 
-inline constexpr FnTable kFnTable{"linux", kFns};
+// Linux's words where simloop's outputs would say the BSD stack's: sk_buffs
+// for mbufs, the NET_RX softirq for the netisr, the per-CPU backlog and
+// the socket's rcvbuf for the queues that drop, the slab allocator for the
+// zones (the calls into it: its cost is __alloc_skb's and kfree_skb's own,
+// and only a model that sees calls, the branch targets', charges them), and
+// a trace that counts the send buffer a blocked sender waits on.
+inline constexpr std::array<StageName, 2> kStageNames = {{
+    {"netisr", "softirq", "", "softirq"},
+    {"mbuf", "skb", "", "skb"},
+}};
+inline constexpr std::array<OwnWord, 2> kDropWords = {{
+    {"netisr_full", "backlog_full"},
+    {"sockbuf_full", "rcvbuf_full"},
+}};
+inline constexpr std::array<OwnWord, 2> kHelperWords = {{
+    {"mbuf_alloc", "kmem_cache_alloc"},
+    {"mbuf_free", "kmem_cache_free"},
+}};
+inline constexpr std::array<GaugeName, 4> kGauges = {{
+    {Gauge::nic_ring, "NIC ring", "frames"},
+    {Gauge::input_queue, "backlog", "packets"},
+    {Gauge::receive_queue, "receive queue", "packets"},
+    {Gauge::send_buffer, "send buffer", "bytes"},
+}};
+
+inline constexpr FnTable kFnTable{"linux", kFns,
+                                  StackWords{kStageNames, kDropWords, kHelperWords, kGauges}};
 
 constexpr const FnTable& fn_table() {
   return kFnTable;

@@ -165,6 +165,8 @@ class Stack {
   const StackCounters& counters() const { return counters_; }
   const UdpSock& sock(int s) const { return socks_.at(static_cast<size_t>(s)); }
   int rcv_queued(int s) const { return static_cast<int>(sock(s).sk_receive_queue.qlen); }
+  // The bytes socket s holds against its send buffer (sk_wmem_alloc_get).
+  int snd_queued(int s) const { return core::sk_wmem_alloc_get(sock(s)); }
   const Options& options() const { return opt_; }
   const NetDevice& lo() const { return lo_; }
   const NetDevice& eth0() const { return eth0_; }

@@ -7,6 +7,7 @@
 // layouts work from the table and never name a function of one stack.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -45,18 +46,63 @@ struct FnInfo {
 
 // What a stack calls one of the stages its functions are charged to, where
 // its own word differs from the stage's (models::Stage names): a label of
-// at most 10 characters for breakdowns, and what the stage holds on it.
+// at most 10 characters for breakdowns, what the stage holds on it, and the
+// word the stack's outputs name the stage by (result columns cycles_<word>,
+// a trace's slices, plots; letters, digits and '_'), empty where they keep
+// the stage's name.
 struct StageName {
   std::string_view stage;
   std::string_view label;
   std::string_view note;
+  std::string_view word = {};
+};
+
+// A name of simloop's outputs that a stack says its own way (the outputs'
+// names are the BSD stack's words): a drop (net::drop_name, the result
+// column drop_<name>) or a helper of the code around the stack's functions
+// (the function ledger's rows, sim/layout/code.h).
+struct OwnWord {
+  std::string_view of;    // the outputs' name
+  std::string_view word;  // the stack's
+};
+
+// What a trace counts after each packet: the NIC ring's frames, the input
+// queue of looped-back packets, the receiving socket's queue, and the bytes
+// the sending socket holds against its send buffer (a stack whose sender
+// waits for send space).
+enum class Gauge : uint8_t { nic_ring, input_queue, receive_queue, send_buffer, count };
+inline constexpr size_t kGaugeCount = static_cast<size_t>(Gauge::count);
+
+// One counter of a stack's trace: the gauge, its name and its unit.
+struct GaugeName {
+  Gauge gauge;
+  std::string_view name;
+  std::string_view unit;
+};
+
+// The counters of a stack whose table names none.
+inline constexpr std::array<GaugeName, 3> kDefaultGauges = {{
+    {Gauge::nic_ring, "NIC ring", "frames"},
+    {Gauge::input_queue, "netisr queue", "packets"},
+    {Gauge::receive_queue, "socket buffer", "bytes"},
+}};
+
+// A stack's own words (all optional): for stages, drops and helpers, and
+// the counters its trace shows.
+struct StackWords {
+  std::span<const StageName> stages = {};
+  std::span<const OwnWord> drops = {};
+  std::span<const OwnWord> helpers = {};
+  std::span<const GaugeName> gauges = kDefaultGauges;
 };
 
 class FnTable {
  public:
+  constexpr FnTable(std::string_view stack, std::span<const FnInfo> fns, StackWords words = {})
+      : stack_(stack), fns_(fns), words_(words) {}
   constexpr FnTable(std::string_view stack, std::span<const FnInfo> fns,
-                    std::span<const StageName> stage_names = {})
-      : stack_(stack), fns_(fns), stage_names_(stage_names) {}
+                    std::span<const StageName> stage_names)
+      : FnTable(stack, fns, StackWords{.stages = stage_names}) {}
 
   // The stack's name ("bsd").
   constexpr std::string_view stack() const { return stack_; }
@@ -84,16 +130,37 @@ class FnTable {
   }
   // The stack's own name for `stage`, or nullptr where it uses the stage's.
   constexpr const StageName* stage_name(std::string_view stage) const {
-    for (const StageName& n : stage_names_)
+    for (const StageName& n : words_.stages)
       if (n.stage == stage) return &n;
     return nullptr;
   }
-  constexpr std::span<const StageName> stage_names() const { return stage_names_; }
+  constexpr std::span<const StageName> stage_names() const { return words_.stages; }
+  // The word its outputs name `stage` (a models::Stage name) by.
+  constexpr std::string_view stage_word(std::string_view stage) const {
+    const StageName* n = stage_name(stage);
+    return n != nullptr && !n->word.empty() ? n->word : stage;
+  }
+  // The word its outputs name drop `drop` (net::drop_name) by.
+  constexpr std::string_view drop_word(std::string_view drop) const {
+    return own(words_.drops, drop);
+  }
+  // The word its outputs name helper `helper` (sim/layout/code.h) by.
+  constexpr std::string_view helper_word(std::string_view helper) const {
+    return own(words_.helpers, helper);
+  }
+  // The counters its trace shows, in order.
+  constexpr std::span<const GaugeName> gauges() const { return words_.gauges; }
+  constexpr const StackWords& words() const { return words_; }
 
  private:
+  static constexpr std::string_view own(std::span<const OwnWord> words, std::string_view of) {
+    for (const OwnWord& w : words)
+      if (w.of == of) return w.word;
+    return of;
+  }
   std::string_view stack_;
   std::span<const FnInfo> fns_;
-  std::span<const StageName> stage_names_;
+  StackWords words_;
 };
 
 }  // namespace simloop::net

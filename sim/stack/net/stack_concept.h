@@ -27,6 +27,9 @@ concept UdpStack = requires(S s, const S cs, const void* data, void* buf, int* g
   // One datagram off a socket's receive queue: 0, or EWOULDBLOCK.
   { s.recvfrom(n, buf, n, got) } -> std::same_as<int>;
   { cs.rcv_queued(n) } -> std::same_as<int>;  // datagrams waiting on socket n
+  // (Optional, where sockets block for send space: send_would_block(n) and
+  // snd_queued(n), the bytes socket n holds against its send buffer; the
+  // ttcp loop and the engine look for them.)
   // Input processing of looped-back packets (BSD's netisr, Linux's
   // NET_RX softirq): up to n packets, how many ran; and how many wait.
   { s.netisr_run(n) } -> std::same_as<int>;

@@ -120,6 +120,14 @@ class TtcpLoop {
     else
       return false;
   }
+  // The bytes the sender's socket holds against its send buffer (a stack
+  // whose sends wait for send space; 0 on others).
+  int send_queued() const {
+    if constexpr (requires { stack_.snd_queued(tx_); })
+      return stack_.snd_queued(tx_);
+    else
+      return 0;
+  }
 
  private:
   int sendto(const void* data, int len) {

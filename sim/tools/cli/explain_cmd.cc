@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "models/cycle_account.h"
 #include "sim/engine/explain.h"
 #include "sim/report/table.h"
 #include "sim/support/text.h"
@@ -65,8 +66,10 @@ json run_in_child(const config::Experiment& x) {
 // cost, config::stage_meaning) gets its label and a note saying so.
 void name_fitted_stages(json& e, const std::vector<json>& docs) {
   const json none = json::object();
-  for (auto& s : e["stages"]) {
-    const std::string st = s["stage"].get<std::string>();
+  // The stages in models::Stage order; each named in its sides' own words.
+  for (size_t i = 0; i < e["stages"].size() && i < models::kStageCount; ++i) {
+    json& s = e["stages"][i];
+    const std::string st(models::stage_name(static_cast<models::Stage>(i)));
     const auto ma = config::stage_meaning(docs[0].value("config", none), st);
     const auto mb = config::stage_meaning(docs[1].value("config", none), st);
     if (ma.note.empty() && mb.note.empty()) continue;

@@ -1,5 +1,6 @@
 // simloop plot: draws result files with the matplotlib scripts in plots/.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <memory>
 
 #include "sim/report/row_filter.h"
+#include "sim/stack/stack_set.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"
 
@@ -65,6 +67,14 @@ int run_plot(const std::vector<std::string>& results, const std::string& kind, c
   if (!output.empty()) args.insert(args.end(), {"-o", output});
   for (const auto& w : wheres) args.insert(args.end(), {"--where", w});
   if (!describe.empty()) args.insert(args.end(), {"--describe", describe});
+  // The stacks' own names of stages, so that each is drawn as its stage.
+  std::vector<std::string> words;
+  for (const net::FnTable* t : stacks::fn_tables())
+    for (const net::StageName& n : t->stage_names())
+      if (!n.word.empty() && n.word != n.stage)
+        words.push_back(fmt::format("{}={}", n.word, n.stage));
+  if (!words.empty())
+    args.insert(args.end(), {"--stage-words", fmt::format("{}", fmt::join(words, ","))});
   // The files last, after "--": a file named like an option is a file.
   args.emplace_back("--");
   args.insert(args.end(), results.begin(), results.end());

@@ -281,14 +281,17 @@ int run_cmd(const std::string& file, const std::vector<std::string>& sets,
                           ? std::cerr
                           : std::cout;
 
-  say << report::format_table(
-      {row}, {"experiment", "payload", "dest", "align", "copy", "packets", "kpps", "ns_per_packet",
-              "cycles_per_packet", "interrupt_pct", "outcome"});
+  // The summary's columns the run has (a stack without a choice has no column of it).
+  std::vector<std::string> shown;
+  for (const char* c : {"experiment", "payload", "dest", "align", "copy", "packets", "kpps",
+                        "ns_per_packet", "cycles_per_packet", "interrupt_pct", "outcome"})
+    if (row.find(c) != nullptr) shown.emplace_back(c);
+  say << report::format_table({row}, shown);
   say << breakdown(x, r);
   for (size_t d = 0; d < net::kDropCount; ++d)
     if (r.drops[d] != 0)
       say << fmt::format("dropped: {} ({})\n", r.drops[d],
-                         net::drop_name(static_cast<net::Drop>(d)));
+                         x.stack.fns->drop_word(net::drop_name(static_cast<net::Drop>(d))));
   if (r.enobufs != 0)
     say << fmt::format("ENOBUFS: {} times, {:.3f} s asleep\n", r.enobufs, r.sleep_s);
   if (!r.detail.empty()) say << fmt::format("run ended: {}\n", r.detail);
