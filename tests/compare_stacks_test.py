@@ -71,6 +71,14 @@ manifest = json.load(open(full / "compare-bsd-linux-sweep.json"))
 check(manifest["keys"] == ["workload.payload", "machine", "stack", "machine.cache.enabled"],
       f"the swept keys: {manifest['keys']}")
 
+# Its plot: a line per stack, each named with its machine, never their mean.
+r = run("plot", full / "compare-bsd-linux-sweep.csv", "--kind", "payload", "--describe", WORK / "p.json")
+if check(r.returncode == 0, f"the study's payload plot: {r.stderr[-300:]}"):
+    lines = json.load(open(WORK / "p.json"))["panels"][0]["lines"]
+    check(len(lines) == 2 and "stack=freebsd6-warm" in lines[0]["label"] and "machine=athlon-xp-2700" in
+          lines[0]["label"] and "stack=linux-epyc-stack" in lines[1]["label"],
+          f"a line per stack and machine: {[ln['label'] for ln in lines]}")
+
 # Shards, merged, are the whole study.
 shards = WORK / "shards"
 for k in (1, 2, 3):
