@@ -230,6 +230,10 @@ struct Experiment {
   std::string description;
   std::string machine_name, stack_name;
   std::string machine_description, stack_description;
+  // What era the machine's costs are of, and how they were made (a
+  // comparison across eras or sources compares hosts, not only settings).
+  int machine_year = 0;                   // 0: not said
+  std::string machine_costs = "unknown";  // estimated, measured or unknown
   // The name or path the machine and the stack were chosen by (the
   // experiment's `machine: NAME`, or --set machine=NAME); empty when a map
   // chose it, whose fields may differ from the named file's.
