@@ -10,7 +10,9 @@ on its machine, over payloads with repeats):
   stack axis keeps its rows (a point choosing the base's stack is the base);
 - --from-sweep runs a Linux point alone to the same rate;
 - `run --set stack=...` switches the default experiment's stack, a --set of
-  the other stack's key stays an error, and --unset leaves a key out.
+  the other stack's key stays an error, and --unset leaves a key out;
+- `explain` lists the configuration keys B changes, a machine or stack as
+  one line, and warns when the two machines are of other eras or sources.
 
     compare_stacks_test.py SIMLOOP SOURCE_DIR WORK_DIR
 """
@@ -156,5 +158,33 @@ check(r.returncode == 2 and "--unset workload.duration_s:" in r.stderr and "does
       f"--unset of a key the file does not set: {r.returncode} {r.stderr[-300:]}")
 r = run("sweep", STUDY, "--list", "--unset", "variance")
 check(r.returncode == 0, f"sweep --unset: {r.returncode} {r.stderr[-300:]}")
+
+# explain names what differs in the configuration, and warns when the two
+# machines are of other eras or their costs were made otherwise.
+r = run("explain", SOURCE / "experiments" / "seed-athlon.yaml", "--set", "workload.packets=5000",
+        "--b-set", "machine=linux-epyc-machine", "--b-set", "stack=linux-epyc-stack", "--b-set",
+        "workload.dest=loopback", "-o", WORK / "e.json")
+check(r.returncode == 0, f"explain across hosts: {r.stderr[-400:]}")
+block = r.stdout[r.stdout.find("configuration:"):r.stdout.find("\n\n", r.stdout.find("configuration:"))]
+check(re.search(r"^configuration: B differs from A in 3 keys$", block, re.M)
+      and re.search(r"^  machine +athlon-xp-2700 -> linux-epyc-machine, and \d+ of its keys$", block, re.M)
+      and re.search(r"^  stack +freebsd6 -> linux-epyc-stack \(the bsd stack -> the linux\), and \d+ of its "
+                    r"keys$", block, re.M)
+      and re.search(r"^  workload.dest +wire -> loopback$", block, re.M),
+      f"the keys that differ, each machine and stack as one: {block!r}")
+check("A's machine is athlon-xp-2700 (2006, estimated costs) and B's linux-epyc-machine (2025, measured "
+      "costs): B-A compares two hosts of other eras" in r.stderr, f"the era warning: {r.stderr[-600:]}")
+e = json.load(open(WORK / "e.json"))
+check([d["key"] for d in e.get("config_differences", [])] == ["machine", "stack", "workload.dest"]
+      and len(e.get("warnings", [])) == 1, f"both in the explanation's JSON: {e.get('config_differences')}")
+r = run("explain", SOURCE / "experiments" / "seed-athlon.yaml", "--set", "workload.packets=5000",
+        "--b-set", "machine=i7-870")
+check(r.returncode == 0 and "(2006, estimated costs) and B's i7-870 (2012, estimated costs): B-A compares two "
+      "hosts of other eras, not one change" in r.stderr, f"two estimated machines six years apart: {r.stderr[-300:]}")
+r = run("explain", SOURCE / "experiments" / "seed-athlon.yaml", "--set", "workload.packets=5000",
+        "--b-set", "machine.clock_hz=3e9")
+check(r.returncode == 0 and "[warning]" not in r.stderr
+      and re.search(r"^configuration: B differs from A in 1 key\n  machine.clock_hz  2.166e\+09 -> 3e\+09$",
+                    r.stdout, re.M), f"one machine, one key: {r.stdout[:400]} {r.stderr[-300:]}")
 
 finish()
