@@ -799,6 +799,98 @@ TEST_F(StackKindTest, KeysOfTheOtherStackAreRefusedWithTheirLocation) {
       std::string::npos);
 }
 
+// --set stack= switches the stack as one value: the file's keys the chosen
+// stack does not take are left out, each with a note naming where the file
+// sets it; a --set of such a key stays an error, as does such a key in a
+// file that names the stack itself.
+TEST_F(StackKindTest, ChoosingTheOtherStackLeavesOutTheFilesKeysOfTheFirst) {
+  const std::string linux_stack = (kSource / "tests/data/stacks/linux-test.yaml").string();
+  const fs::path bsd = write("bsd.yaml", std::string(kHead) + "options:\n  copy: m_dup\n");
+  const Experiment x = load_experiment(bsd, {"stack=" + linux_stack});
+  EXPECT_EQ(stack_of(x), "linux");
+  ASSERT_EQ(x.notes.size(), 1u);
+  EXPECT_EQ(x.notes[0], bsd.string() + ":4:3: options.copy: left out: stack=" + linux_stack +
+                            " runs the linux stack, which does not take it (a key of the bsd "
+                            "stack)");
+  EXPECT_TRUE(load_experiment(bsd).notes.empty());
+  EXPECT_NE(error_of(std::string(kHead), {"stack=" + linux_stack, "options.copy=m_dup"})
+                .find("--set options.copy: applies to the bsd stack only"),
+            std::string::npos);
+  // And back: a Linux experiment's own options give way to the BSD stack.
+  const fs::path lnx = write("lnx.yaml", linux_head() +
+                                             "options:\n  linux:\n    sndbuf: 65536\n"
+                                             "workload:\n  connected: true\n  payload: 64\n");
+  const Experiment b = load_experiment(lnx, {"stack=freebsd6"});
+  EXPECT_EQ(stack_of(b), "bsd");
+  EXPECT_EQ(b.workload.payload, 64);
+  ASSERT_EQ(b.notes.size(), 2u);
+  EXPECT_NE(b.notes[0].find("options.linux.sndbuf: left out: stack=freebsd6 runs the bsd stack"),
+            std::string::npos)
+      << b.notes[0];
+  EXPECT_NE(b.notes[1].find("workload.connected: left out"), std::string::npos) << b.notes[1];
+  // What a sweep's point does: over a base loaded once.
+  const Experiment o = load_over(load_experiment(bsd), {}, {"stack=" + linux_stack});
+  EXPECT_EQ(stack_of(o), "linux");
+  EXPECT_EQ(o.notes, x.notes);
+  // A map of the file's machine gives way to the machine --set chose, said.
+  const Experiment m = load_experiment(
+      write("m.yaml", "machine:\n  use: athlon-xp-2700\n  clock_hz: 2e9\nstack: freebsd6\n"),
+      {"machine=i7-870"});
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("machine: left out: machine=i7-870 replaces the experiment's "
+                            "machine map, and its clock_hz with it"),
+            std::string::npos)
+      << m.notes[0];
+  EXPECT_EQ(m.machine.clock_hz, load_experiment(bsd, {"machine=i7-870"}).machine.clock_hz);
+}
+
+// --unset leaves out what the experiment file sets, as if not written; it
+// names only keys the file sets, and never the machine or the stack.
+TEST_F(StackKindTest, UnsetLeavesOutAKeyOfTheFile) {
+  const fs::path p = write("exp.yaml", std::string(kHead) +
+                                           "options:\n  copy: m_dup\n  align: copy-down\n"
+                                           "machine.x: 1\n");
+  // (a stray key, to show that an unset section takes everything under it)
+  const fs::path q =
+      write("q.yaml", std::string(kHead) + "options:\n  copy: m_dup\n  align: copy-down\n");
+  const Experiment plain = load_experiment(write("plain.yaml", kHead));
+  const Experiment x = load_experiment(q, {}, {"options.copy"});
+  EXPECT_EQ(get_value(x, "options.copy"), get_value(plain, "options.copy"));
+  EXPECT_EQ(get_value(x, "options.align"), "copy-down");
+  const Experiment y = load_experiment(q, {}, {"options"});
+  EXPECT_EQ(to_json(y)["options"], to_json(plain)["options"]);
+  // A --set still applies after it.
+  EXPECT_EQ(get_value(load_experiment(q, {"options.copy=m_dup"}, {"options.copy"}), "options.copy"),
+            "m_dup");
+  // Kept by a load over it.
+  EXPECT_EQ(get_value(load_over(x, {}, {"stack=freebsd6-warm"}), "options.copy"),
+            get_value(plain, "options.copy"));
+  auto error = [&](const fs::path& f, const std::string& key) {
+    try {
+      load_experiment(f, {}, {key});
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error(q, "workload.payload"),
+            "--unset workload.payload: " + q.string() + " does not set it");
+  EXPECT_NE(error(q, "machine.clock_hz")
+                .find("does not set it (its value is the machine profile athlon-xp-2700's; --set "
+                      "machine.clock_hz=VALUE overrides it)"),
+            std::string::npos);
+  EXPECT_EQ(error(q, "stack"),
+            "--unset stack: an experiment needs a stack; choose another with --set stack=NAME");
+  EXPECT_NE(error(q, "options.cpy").find("--unset options.cpy: no such key; did you mean"),
+            std::string::npos);
+  EXPECT_NE(error(p, "options").find("machine.x"), std::string::npos)
+      << "the rest of the file is still checked";
+  // A key of the file's machine map.
+  const fs::path m =
+      write("m.yaml", "machine:\n  use: athlon-xp-2700\n  clock_hz: 2e9\nstack: freebsd6\n");
+  EXPECT_EQ(load_experiment(m, {}, {"machine.clock_hz"}).machine.clock_hz, plain.machine.clock_hz);
+}
+
 TEST_F(StackKindTest, CostKeysAreTheStacksOwn) {
   const auto bsd = cost_keys("bsd");
   const auto lnx = cost_keys("linux");

@@ -37,8 +37,8 @@ CASES = {
     "plot: no kpps": (["plot", "nokpps.csv", "--kind", "payload"],
                       "nokpps.csv:1: the payload plot needs a kpps column"),
     "plot: hidden keys": (["plot", "hidden.csv", "--kind", "payload"], "would average over"),
-    "plot: --series where no lines": (["plot", "nokpps.csv", "--kind", "breakdown", "--series",
-                                       "payload"], "--series draws lines per value"),
+    "plot: --series of no column": (["plot", "nokpps.csv", "--kind", "breakdown", "--series",
+                                     "nosuch"], "--series nosuch: no column nosuch"),
 }
 for name, (args, want) in CASES.items():
     p = subprocess.run([SIMLOOP, *args], cwd=WORK, capture_output=True, text=True, timeout=300)

@@ -308,8 +308,14 @@ with tempfile.TemporaryDirectory() as out:
                 stem=os.path.join(out, "s2"))
     check(r.returncode == 0 and d and d["panels"][0]["xscale"] == "log" and len(d["panels"][0]["lines"]) == 2,
           f"padding_series_log_x: {r.returncode} {r.stderr}")
-    r, _ = plot(logs, "--kind", "breakdown", "--series", "interrupts.handler_cycles", stem=os.path.join(out, "s3"))
-    check(r.returncode == 2 and "--series" in r.stderr, f"series_refused_where_no_lines: {r.returncode} {r.stderr}")
+    # A breakdown's series: its bars grouped by the value, each group named.
+    r, d = plot(logs, "--kind", "breakdown", "--series", "interrupts.handler_cycles", stem=os.path.join(out, "s3"))
+    check(r.returncode == 0 and d and [g["series"] for g in d["panels"][0]["groups"]]
+          == ["handler_cycles=1000", "handler_cycles=4000"] and all(len(g["x"]) == 4 for g in d["panels"][0]["groups"]),
+          f"breakdown_series_groups_bars: {r.returncode} {r.stderr} {d and d['panels'][0].get('groups')}")
+    r, _ = plot(trace, "--series", "stack", stem=os.path.join(out, "s4"))
+    check(r.returncode == 2 and "--series" in r.stderr and "one run" in r.stderr,
+          f"series_refused_on_one_run: {r.returncode} {r.stderr}")
     check("--series" in run("plot", "--help").stdout, "series_in_help")
 
     # 3. Titles say what is drawn: an alignment crossover only where align is compared.

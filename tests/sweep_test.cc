@@ -250,6 +250,44 @@ TEST_F(SweepTest, PointHashesAreEqualExactlyWhereConfigurationsAre) {
   EXPECT_EQ(PointHasher(s, moved)(1), hash(1));
 }
 
+// The machine and the stack are axes like any key: their values are names
+// (checked against the files there are, at their line), and a point that
+// chooses the base's own profile is the base's configuration, hashed so.
+TEST_F(SweepTest, MachineAndStackAreAxesWhoseBaseValueIsTheBasesName) {
+  const fs::path file = write(
+      "sweep:\n  grid:\n    stack: [freebsd6, freebsd6-warm]\n    workload.payload: [18, 64]\n"
+      "  filter: [\"stack != none\"]\n");
+  const Spec s = load_spec(file);
+  EXPECT_EQ(s.keys, (std::vector<std::string>{"stack", "workload.payload"}));
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s.point(2).as_sets(),
+            (std::vector<std::string>{"stack=freebsd6-warm", "workload.payload=18"}));
+  const config::Experiment base = config::load_experiment(file);
+  EXPECT_EQ(config::profile_ref(base, "stack"), "freebsd6");
+  EXPECT_EQ(config::profile_ref(base, "machine"), "athlon-xp-2700");
+  const auto json = config::to_json(base);
+  const PointHasher hash(s, json, profile_refs(base));
+  const Spec payloads = load_spec(write("sweep:\n  grid:\n    workload.payload: [18, 64]\n"));
+  const PointHasher hash1(payloads, json, profile_refs(base));
+  EXPECT_EQ(hash(0), hash1(0)) << "stack=freebsd6 is the base";
+  EXPECT_EQ(hash(1), hash1(1));
+  EXPECT_NE(hash(2), hash1(0));
+  EXPECT_EQ(hash(2), hash(s.point(2)));
+  // Without the name (a base whose stack is a map) every setting counts.
+  EXPECT_NE(PointHasher(s, json)(0), hash1(0));
+  // Each point loads: the stack switched as its value says.
+  EXPECT_EQ(config::load_over(base, {}, s.point(3).as_sets()).stack_name, "freebsd6-warm");
+
+  EXPECT_NE(error_of("sweep:\n  grid:\n    stack: [freebsd6, freebsd7]\n")
+                .find(":6:23: stack: no stack named 'freebsd7'"),
+            std::string::npos);
+  EXPECT_NE(error_of("sweep:\n  grid:\n    machine: ['']\n")
+                .find("machine: expected the name or path of a machine"),
+            std::string::npos);
+  EXPECT_NE(error_of("sweep:\n  grid:\n    stak: [freebsd6]\n").find("did you mean 'stack'"),
+            std::string::npos);
+}
+
 TEST_F(SweepTest, ShardsPartitionThePoints) {
   const Spec s =
       load_spec(write("sweep:\n  grid:\n    workload.payload: {start: 0, stop: 9, step: 1}\n"));

@@ -2,7 +2,6 @@
 end ok, means over repeats, and how values sort and are named."""
 import csv
 import math
-from collections import defaultdict
 
 from .output import die
 
@@ -104,16 +103,15 @@ def label_of(row):
     return "\n".join(parts)
 
 
-def per_point(rows):
-    """One averaged row per sweep point (rows of other files pass through)."""
-    if not rows or "point" not in rows[0]:
-        return rows
-    groups = defaultdict(list)
+def per_config(rows, keys):
+    """One row per configuration (the values of `keys`, the keys that differ),
+    its kpps and cycles the mean over its runs (`_runs` of them), in the order
+    configurations first appear."""
+    groups = {}
     for r in rows:
-        groups[int(r["point"])].append(r)
+        groups.setdefault(tuple(r.get(k) or r.get(ALIASES.get(k, k)) for k in keys), []).append(r)
     out = []
-    for point in sorted(groups):
-        rs = groups[point]
+    for rs in groups.values():
         avg = dict(rs[0])
         for k in rs[0]:
             if not (k == "kpps" or k.startswith("cycles_")):
@@ -121,13 +119,18 @@ def per_point(rows):
             vals = [num(r, k) for r in rs]
             if all(not math.isnan(v) for v in vals):
                 avg[k] = str(sum(vals) / len(vals))
+        avg["_runs"] = len(rs)
         out.append(avg)
     return out
 
 
 def short_name(key):
-    """A swept key as a label names it: the last part of its path."""
-    return key.split(".")[-1] if key else key
+    """A swept key as a label names it: its path without its section
+    (handler_cycles, cache.enabled: not the bare "enabled")."""
+    if not key:
+        return key
+    parts = key.split(".")
+    return parts[-1] if len(parts) <= 2 else ".".join(parts[1:])
 
 
 def value_order(text):

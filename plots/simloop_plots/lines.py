@@ -3,8 +3,7 @@ import math
 from collections import defaultdict
 
 from .axes import mark_faults, set_xscale_for
-from .data import (faulted, mean_sd, num, ok_rows, padding_column, short_name, swept_columns, value_order,
-                   varying)
+from .data import faulted, mean_sd, num, ok_rows, padding_column, short_name, value_order, varying
 from .describe import drawn, finite
 from .output import die
 from .style import axis_label
@@ -38,16 +37,18 @@ def lines_against(rows, ax, x, group_keys, style="o-"):
     return groups
 
 
-def plot_padding(rows, ax, x=None, series=None):
+def plot_padding(rows, ax, x=None, series=None, labels=()):
+    """A line per configuration: every key that differs but the x axis (labels)."""
     x = x or padding_column(rows)
     if not x:
         die("no padding column (a column named like layout.pad_bytes); use --x COLUMN")
     if x not in rows[0]:
         die(f"no column {x} (columns: {', '.join(rows[0])})")
-    others = [k for k in swept_columns(rows) if k != x and varying(rows, k)]
+    same_as_x = {x, short_name(x)}
+    others = [k for k in labels if k not in same_as_x and k != "source"]
     if series in others:  # the series named first, as it reads in the legend
         others = [series] + [k for k in others if k != series]
-    groups = lines_against(rows, ax, x, ["source"] + others if varying(rows, "source") else others)
+    groups = lines_against(rows, ax, x, ["source"] + others if "source" in labels else others)
     ax.set_xlabel(axis_label(x))
     ax.set_title(("Packet rate against code padding" if "pad" in x.lower() else f"Packet rate against {x}")
                  + (f", a line per {', '.join(short_name(k) for k in others)}" if others else ""))
@@ -91,12 +92,13 @@ def counts(rs):
     return {c: mean_sd([num(r, c) for r in rs])[0] for c in cols if c in rs[0]}
 
 
-def plot_crossover(rows, ax, series=None):
-    # The compared key: options.align unless --series names another. The
-    # title says what is compared, and claims no crossover where one value is drawn.
+def plot_crossover(rows, ax, series=None, labels=()):
+    # The compared key: options.align unless --series names another (and
+    # beside it what differs with it, labels). The title says what is
+    # compared, and claims no crossover where one value is drawn.
     key = series or "align"
-    keys = [key] + (["align"] if short_name(key) != "align" and varying(rows, "align") else [])
-    groups = lines_against(rows, ax, "payload", ["source"] + keys if varying(rows, "source") else keys)
+    keys = [key] + [k for k in labels if k not in (key, "source")]
+    groups = lines_against(rows, ax, "payload", ["source"] + keys if "source" in labels else keys)
     ax.set_xlabel("UDP payload (bytes)")
     if not varying(rows, key):
         ax.set_title(f"Packet rate against payload size ({short_name(key)} = {rows[0].get(key)} only: "

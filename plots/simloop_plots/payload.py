@@ -7,6 +7,7 @@ from collections import defaultdict
 from .axes import data_range, fit_ylim, mark_faults, set_xscale_for
 from .data import mean_sd, num, ok_rows, short_name, value_order
 from .describe import drawn, finite
+from .keys import tag
 
 
 def wire_bytes(payload):
@@ -32,17 +33,22 @@ def link_bandwidth(rows):
     return None
 
 
-def plot_payload(rows, ax, series=None):
+def plot_payload(rows, ax, series=None, labels=()):
+    """A line per configuration: the path (its values bare, as they read:
+    wire none m_copy) and every other key that differs (labels: the stack,
+    the machine, ...), named, the series' last."""
+    named = [k for k in labels if k not in ("source", "dest", "align", "copy", series)]
     groups = defaultdict(lambda: defaultdict(list))
     enobufs = defaultdict(lambda: defaultdict(list))
     for r in ok_rows(rows):
         # The series' value once, named (align=none), not also bare among the others.
         key = tuple("" if short_name(series) == k else r.get(k, "") for k in ("dest", "align", "copy"))
-        key = (r.get("source", "?"),) + key + (f"{short_name(series)}={r.get(series)}" if series else "",)
+        key = (r.get("source", "?"),) + key + (tag(r, named),)
+        key += (f"{short_name(series)}={r.get(series)}" if series else "",)
         groups[key][num(r, "payload")].append(num(r, "kpps"))
         enobufs[key][num(r, "payload")].append(num(r, "enobufs"))
     slept_x, slept_y = [], []
-    for key, by_size in sorted(groups.items(), key=lambda kv: kv[0][:4] + (value_order(kv[0][4]),)):
+    for key, by_size in sorted(groups.items(), key=lambda kv: kv[0][:5] + (value_order(kv[0][5]),)):
         sizes = sorted(by_size)
         stats = [mean_sd(by_size[s]) for s in sizes]
         style = "o-" if key[0] == "simulated" else "s--"

@@ -1,18 +1,10 @@
-"""Which rows and keys a plot draws: --where, --series, and the swept keys
-each kind shows."""
+"""Which rows and keys a plot draws: --where and --series (what each kind
+shows of the keys that differ is in keys.py)."""
 import math
 
-from .data import ALIASES, sort_values, swept_columns, varying
+from .data import ALIASES, sort_values
+from .keys import SERIES_KINDS, SHORT, X_AXIS, config_keys, value
 from .output import die
-
-
-# The swept keys each kind shows (on an axis, as lines or as labels); any
-# other swept key that varies would be averaged over, which a plot never does.
-SHOWS = {
-    "payload": {"workload.payload", "workload.dest", "options.align", "options.copy"},
-    "crossover": {"workload.payload", "options.align"},
-    "scatter": {"workload.payload", "workload.dest", "options.align", "options.copy"},
-}
 
 
 # The comparisons --where takes, longest first: KEY=VALUE (or ==), KEY!=VALUE,
@@ -70,28 +62,20 @@ def where(rows, conditions):
     return rows
 
 
-def hidden_keys(rows, kind, x=None, series=None):
-    shows = SHOWS.get(kind)
-    if shows is None:
-        return []
-    return [k for k in swept_columns(rows) if k not in shows and k not in (x, series) and varying(rows, k)]
-
-
-# The kinds that draw lines against an x axis, and so can draw a swept key as a line per value.
-SERIES_KINDS = ("payload", "padding", "crossover")
-
-
 def series_column(rows, kind, key, x=None):
-    """The column --series KEY names (align for options.align), checked."""
+    """The key --series KEY names, checked: as keys.py names it (align for
+    options.align), and a key some row has that is not the x axis."""
     if key is None:
         return None
     if kind not in SERIES_KINDS:
-        die(f"--series draws lines per value; the {kind} plot has none (it fits {', '.join(SERIES_KINDS)})")
+        die(f"--series draws a value of a key apart; the {kind} plot draws one run (it fits "
+            f"{', '.join(SERIES_KINDS)})")
     full = ALIASES.get(key, key)
-    col = next((c for c in (key, full) if c in rows[0]), None)
-    if col is None:
-        swept = swept_columns(rows)
-        die(f"--series {key}: no column {key}" + (f" (swept keys: {', '.join(swept)})" if swept else ""))
-    if full in ("workload.payload", x or ""):
-        die(f"--series {key}: that is the x axis; name another swept key")
-    return col
+    name = SHORT.get(full, full)
+    if all(value(r, name) is None for r in rows):
+        keys = config_keys(rows)
+        die(f"--series {key}: no column {key}" + (f" (keys that say what ran: {', '.join(keys)})" if keys else ""))
+    x = SHORT.get(x, x) if x else None
+    if name == (x or X_AXIS.get(kind)):
+        die(f"--series {key}: that is the x axis; name another key")
+    return name

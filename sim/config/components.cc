@@ -79,7 +79,7 @@ fs::path resolve_ref(const fs::path& experiment, const std::string& kind, const 
 }
 
 void apply_component(Experiment& x, const YAML::Node& node, const std::string& key,
-                     const fs::path& file, bool from_set) {
+                     const fs::path& file, bool from_set, LeaveOut* leave) {
   const std::string kind = key == "machine" ? "machines" : "stacks";
   auto where = [&](const YAML::Node& n) { return from_set ? Loc{} : loc_of(file.string(), n); };
   const Loc loc = where(node);
@@ -92,11 +92,14 @@ void apply_component(Experiment& x, const YAML::Node& node, const std::string& k
     std::string& name = key == "machine" ? x.machine_name : x.stack_name;
     if (name.empty()) name = ref.Scalar();
   };
+  std::string& chosen_by = key == "machine" ? x.machine_ref : x.stack_ref;
   if (node.IsScalar()) {
     load_ref(node);
+    chosen_by = node.Scalar();
   } else if (node.IsMap() && !from_set) {
     if (node["use"]) load_ref(node["use"]);
-    apply_map(x, node, key + ".", file.string(), {"use"});
+    apply_map(x, node, key + ".", file.string(), {"use"}, leave);
+    chosen_by.clear();
   } else {
     fail(loc, key,
          fmt::format("expected a name, a path{}, got {}", from_set ? "" : ", or a map of fields",
@@ -105,6 +108,12 @@ void apply_component(Experiment& x, const YAML::Node& node, const std::string& k
 }
 
 }  // namespace detail
+
+fs::path find_profile(const fs::path& experiment_file, const std::string& key,
+                      const std::string& ref, const std::string& file, int line, int col) {
+  return detail::resolve_ref(experiment_file, key == "machine" ? "machines" : "stacks", ref,
+                             detail::Loc{file, line, col}, key);
+}
 
 std::vector<fs::path> config_roots(const fs::path& experiment_file) {
   const fs::path base =

@@ -231,6 +231,14 @@ struct Experiment {
   std::string description;
   std::string machine_name, stack_name;
   std::string machine_description, stack_description;
+  // What era the machine's costs are of, and how they were made (a
+  // comparison across eras or sources compares hosts, not only settings).
+  int machine_year = 0;                   // 0: not said
+  std::string machine_costs = "unknown";  // estimated, measured or unknown
+  // The name or path the machine and the stack were chosen by (the
+  // experiment's `machine: NAME`, or --set machine=NAME); empty when a map
+  // chose it, whose fields may differ from the named file's.
+  std::string machine_ref, stack_ref;
   // The stack is a fit to measured totals (stack.fitted_fixed_costs): its
   // sendto and soreceive hold the fitted fixed costs of sending and
   // receiving, not those functions' own.
@@ -264,6 +272,13 @@ struct Experiment {
   // default owners file filled in); empty without layout.build.
   models::BuildFiles build_files;
   std::string perturbation;  // what the random link perturbation of this run did
+  // Keys of the experiment file loading was told to leave out (--unset),
+  // kept so that a load over this one (load_over) leaves them out too.
+  std::vector<std::string> unset;
+  // What loading left out of the experiment file and why ("FILE:LINE:COL:
+  // KEY: ..."): keys of another stack than the one --set stack= chose, a
+  // machine or stack map that --set replaced. For the reader, not errors.
+  std::vector<std::string> notes;
 };
 
 // Where referenced machines, stacks and layouts named by name are searched
@@ -274,18 +289,30 @@ struct Experiment {
 std::vector<std::filesystem::path> config_roots(const std::filesystem::path& experiment_file);
 
 // Loads and validates an experiment; `sets` are "path.to.key=value"
-// overrides applied last. Throws ConfigError.
+// overrides applied last. `machine=NAME` and `stack=NAME` choose another
+// profile: the file's machine or stack (and its map of fields) gives way,
+// and the file's keys that the chosen stack does not take are left out,
+// each with a note (Experiment::notes); a --set of such a key is an error.
+// `unset` are keys (or sections) of the file to leave out, as if not
+// written: each must be set in the file. Throws ConfigError.
 Experiment load_experiment(const std::filesystem::path& file,
-                           const std::vector<std::string>& sets = {});
-// load_experiment(base.source, base_sets + sets), where `base` is what
-// load_experiment(base.source, base_sets) gave: the file is not read again
-// when `sets` are plain keys (a sweep's points, a run's seed).
+                           const std::vector<std::string>& sets = {},
+                           const std::vector<std::string>& unset = {});
+// load_experiment(base.source, base_sets + sets, base.unset), where `base`
+// is what load_experiment(base.source, base_sets, unset) gave: the file is
+// not read again when `sets` are plain keys (a sweep's points, a run's seed).
 Experiment load_over(const Experiment& base, const std::vector<std::string>& base_sets,
                      const std::vector<std::string>& sets);
 
 // A layout with the experiment's layout.* transforms applied (order, padding,
 // move to end, function alignment; not the random link perturbation).
 models::Layout transform_layout(models::Layout kernel, const LayoutOptions& options);
+// The file a profile choice (`machine` or `stack`: a name or a path) finds
+// for the experiment `experiment_file`, as its loading finds it. Throws
+// ConfigError at file:line:col, naming `key`, if there is none.
+std::filesystem::path find_profile(const std::filesystem::path& experiment_file,
+                                   const std::string& key, const std::string& ref,
+                                   const std::string& file, int line, int col);
 // A layout named in an experiment, found as machines and stacks are.
 // Throws ConfigError.
 std::filesystem::path find_layout(const std::filesystem::path& experiment_file,
@@ -326,8 +353,16 @@ nlohmann::json to_json(const Experiment& x);
 // The reference page of every key (Markdown), generated from the schema.
 std::string reference_markdown();
 
+// `machine` and `stack`: the keys that choose a profile by name or path
+// (`--set stack=NAME`, a sweep's `stack: [A, B]`), beside the schema's keys.
+bool is_profile_choice(const std::string& path);
+// The name or path the experiment chose the profile by (machine_ref or
+// stack_ref), empty when a map chose it.
+const std::string& profile_ref(const Experiment& x, const std::string& key);
+
 // What a sweep needs to know of a key: its type, and whether a value is
-// valid for it (checked as the loader would, with the same messages).
+// valid for it (checked as the loader would, with the same messages). A
+// profile choice is text (its name or path is checked when it is loaded).
 enum class KeyType { integer, number, boolean, text, choice };
 std::optional<KeyType> key_type(const std::string& path);
 // The keys a misspelt `path` may have meant (for "did you mean").

@@ -26,7 +26,16 @@ json to_json(const Experiment& x) {
   return j;
 }
 
+bool is_profile_choice(const std::string& path) {
+  return path == "machine" || path == "stack";
+}
+
+const std::string& profile_ref(const Experiment& x, const std::string& key) {
+  return key == "machine" ? x.machine_ref : x.stack_ref;
+}
+
 std::optional<KeyType> key_type(const std::string& path) {
+  if (is_profile_choice(path)) return KeyType::text;
   const Field* f = schema().field(path);
   if (f == nullptr) return std::nullopt;
   switch (f->kind) {
@@ -45,12 +54,22 @@ std::optional<KeyType> key_type(const std::string& path) {
 }
 
 std::string closest_key(const std::string& path) {
-  return support::closest(path, schema().order(), 3);
+  std::vector<std::string> keys = schema().order();
+  keys.insert(keys.end(), {"machine", "stack"});
+  return support::closest(path, keys, 3);
 }
 
 void check_value(const std::string& path, const std::string& value, const std::string& file,
                  int line, int col) {
   const Loc loc{file, line, col};
+  if (is_profile_choice(path)) {
+    // A name or a path; which file it finds depends on the experiment, so
+    // it is found when the experiment is loaded with it.
+    if (value.empty() || value.find_first_of("\n\r") != std::string::npos)
+      fail(loc, path,
+           fmt::format("expected the name or path of a {}, got '{}'", path, printable(value)));
+    return;
+  }
   const Field* f = schema().field(path);
   if (f == nullptr) fail(loc, path, "no such key");
   YAML::Node node;

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 namespace detail {
 
 void apply_map(Experiment& x, const YAML::Node& map, const std::string& prefix,
-               const std::string& file, const std::vector<std::string>& skip) {
+               const std::string& file, const std::vector<std::string>& skip, LeaveOut* leave) {
   const Schema& s = schema();
   const std::string section =
       prefix.empty() ? "the top level" : prefix.substr(0, prefix.size() - 1);
@@ -39,11 +39,23 @@ void apply_map(Experiment& x, const YAML::Node& map, const std::string& prefix,
     const std::string key = kv.first.Scalar();
     if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
     const std::string path = prefix + key;
+    if (leave != nullptr && leave->unset.contains(path)) continue;
     if (const Field* f = s.field(path)) {
+      if (leave != nullptr && leave->other_stacks && !applies(*f, x)) {
+        // The file's key of another stack than the one --set chose: the
+        // file was written for that stack, and the choice is the user's.
+        leave->left.insert(path);
+        leave->notes.push_back(located(
+            kloc, path,
+            fmt::format("left out: {} runs the {} stack, which does not take it (a key of the {} "
+                        "stack)",
+                        leave->chosen_by, x.stack.fns->stack(), fmt::join(f->stacks, " and "))));
+        continue;
+      }
       check_applies(*f, x, kloc);
       f->set(x, kv.second, loc_of(file, kv.second));
     } else if (s.is_section(path)) {
-      apply_map(x, kv.second, path + ".", file);
+      apply_map(x, kv.second, path + ".", file, {}, leave);
     } else {
       const auto allowed = s.children(prefix);
       std::string msg = fmt::format("unknown key '{}' in {}", printable(key), section);
@@ -88,8 +100,8 @@ YAML::Node set_value(const std::string& key, const std::string& value) {
   }
 }
 
-// "did you mean" for a --set path that names no key.
-[[noreturn]] void unknown_set_key(const std::string& key) {
+// "did you mean" for a --set (or --unset) path that names no key.
+[[noreturn]] void unknown_set_key(const std::string& key, const char* option = "--set") {
   const Schema& s = schema();
   if (s.is_section(key)) {
     const auto kids = s.children(key + ".");
@@ -97,7 +109,7 @@ YAML::Node set_value(const std::string& key, const std::string& value) {
         fmt::format("--set {}: is a section; set one of its keys ({}.{})", key, key,
                     kids.empty() ? "..." : fmt::format("{{{}}}", fmt::join(kids, ","))));
   }
-  std::string msg = fmt::format("--set {}: no such key", printable(key, 120));
+  std::string msg = fmt::format("{} {}: no such key", option, printable(key, 120));
   if (const std::string near = closest_key(key); !near.empty())
     msg += fmt::format("; did you mean '{}'?", near);
   throw ConfigError(msg + " (see docs/config-reference.md)");
@@ -168,6 +180,37 @@ void record_locations(const YAML::Node& n, const std::string& prefix, const std:
   }
 }
 
+// An --unset path: a key or a section of the schema, not the machine or
+// the stack an experiment needs.
+void check_unset_key(const std::string& key) {
+  if (is_profile_choice(key))
+    throw ConfigError(fmt::format(
+        "--unset {}: an experiment needs a {}; choose another with --set {}=NAME", key, key, key));
+  if (schema().field(key) == nullptr && !schema().is_section(key)) unknown_set_key(key, "--unset");
+}
+
+// Refuses an --unset of a key the experiment file does not set: there is
+// nothing to leave out, and a misspelt one would otherwise do nothing.
+void check_unset_in(const YAML::Node& doc, const std::string& key, const std::string& file) {
+  YAML::Node at = doc;  // const lookups below: the cached document is never changed
+  std::string part, rest = key;
+  for (size_t dot = 0; dot != std::string::npos;) {
+    dot = rest.find('.');
+    part = rest.substr(0, dot);
+    rest = dot == std::string::npos ? "" : rest.substr(dot + 1);
+    const YAML::Node& cur = at;
+    if (!cur.IsMap() || !cur[part]) {
+      std::string why = fmt::format("--unset {}: {} does not set it", key, printable(file, 120));
+      const std::string top = key.substr(0, key.find('.'));
+      if (is_profile_choice(top) && doc[top] && doc[top].IsScalar())
+        why += fmt::format(" (its value is the {} profile {}'s; --set {}=VALUE overrides it)", top,
+                           printable(doc[top].Scalar()), key);
+      throw ConfigError(why);
+    }
+    at.reset(cur[part]);
+  }
+}
+
 // The last steps of loading: the overrides (known keys), each over what
 // came before, then the checks across keys and the code layout.
 void finish(Experiment& x, const std::vector<std::pair<std::string, std::string>>& overrides,
@@ -184,9 +227,11 @@ void finish(Experiment& x, const std::vector<std::pair<std::string, std::string>
 
 }  // namespace
 
-Experiment load_experiment(const fs::path& file, const std::vector<std::string>& sets) {
+Experiment load_experiment(const fs::path& file, const std::vector<std::string>& sets,
+                           const std::vector<std::string>& unset) {
   Experiment x;
   x.source = file;
+  x.unset = unset;
   // Every --set is checked before the files are read, so a misspelt path
   // is named even if a file is wrong too.
   std::vector<std::pair<std::string, std::string>> overrides;
@@ -203,11 +248,17 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
     if (schema().field(key) == nullptr) unknown_set_key(key);
     overrides.emplace_back(key, s.substr(eq + 1));
   }
+  LeaveOut leave;
+  for (const auto& key : unset) {
+    check_unset_key(key);
+    leave.unset.insert(key);
+  }
   const YAML::Node doc = read_yaml_file(file);
   const std::string f = file.string();
   if (!doc.IsMap())
     fail(loc_of(f, doc), "experiment",
          "expected a map of keys at the top level, got " + scalar_text(doc));
+  for (const auto& key : unset) check_unset_in(doc, key, f);
   for (const char* required : {"machine", "stack"})
     if (!doc[required] && components.count(required) == 0)
       fail(loc_of(f, doc), required,
@@ -215,17 +266,44 @@ Experiment load_experiment(const fs::path& file, const std::vector<std::string>&
                        required, required));
   // Machine and stack first, so that the experiment's own keys override them.
   for (const std::string key : {"machine", "stack"}) {
-    if (const auto it = components.find(key); it != components.end())
-      apply_component(x, it->second, key, file, true);
-    else
-      apply_component(x, doc[key], key, file);
+    const auto it = components.find(key);
+    if (it == components.end()) {
+      apply_component(x, doc[key], key, file, false, &leave);
+      continue;
+    }
+    apply_component(x, it->second, key, file, true);
+    // The file's map of fields was for the profile it named: it goes too.
+    const YAML::Node mine = doc[key];
+    std::vector<std::string> fields;
+    if (mine && mine.IsMap())
+      for (const auto& kv : mine)
+        if (kv.first.IsScalar() && kv.first.Scalar() != "use") fields.push_back(kv.first.Scalar());
+    if (!fields.empty())
+      leave.notes.push_back(
+          located(loc_of(f, mine), key,
+                  fmt::format("left out: {}={} replaces the experiment's {} map, and its {} "
+                              "with it",
+                              key, printable(it->second.Scalar(), 120), key,
+                              printable(fmt::format("{}", fmt::join(fields, ", ")), 120))));
+  }
+  if (const auto it = components.find("stack"); it != components.end()) {
+    leave.other_stacks = true;
+    leave.chosen_by = "stack=" + printable(it->second.Scalar(), 120);
   }
   // The sweep section is read by the sweep runner (sim/tools/sweep), not here.
-  apply_map(x, doc, "", f, {"machine", "stack", "sweep"});
+  apply_map(x, doc, "", f, {"machine", "stack", "sweep"}, &leave);
   x.has_sweep = static_cast<bool>(doc["sweep"]);
 
   std::map<std::string, Loc> where;
   record_locations(doc, "", f, where);
+  // What was left out has no place in the file to blame.
+  std::erase_if(where, [&](const auto& kv) {
+    const std::string& k = kv.first;
+    return leave.left.contains(k) || std::any_of(unset.begin(), unset.end(), [&](const auto& u) {
+             return k == u || k.starts_with(u + ".");
+           });
+  });
+  x.notes = std::move(leave.notes);
   finish(x, overrides, where);
   return x;
 }
@@ -258,7 +336,7 @@ Experiment load_over(const Experiment& base, const std::vector<std::string>& bas
   }
   std::vector<std::string> all = base_sets;
   all.insert(all.end(), sets.begin(), sets.end());
-  return load_experiment(base.source, all);
+  return load_experiment(base.source, all, base.unset);
 }
 
 }  // namespace simloop::config

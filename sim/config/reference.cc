@@ -18,8 +18,18 @@ constexpr const char* kSweepReference = R"(
 `simloop sweep EXPERIMENT.yaml` runs the experiment once per point of its
 `sweep:` section (which `simloop run` ignores), each point in its own process.
 Swept keys are the keys of the table above, by their full path (the same as
-`--set`); a point is applied as `--set` overrides of the experiment. `name`
-and `output.*` cannot be swept.
+`--set`), and `machine` and `stack`, whose values name a machine or stack
+profile (a name or a path, as in the experiment); a point is applied as
+`--set` overrides of the experiment. `name` and `output.*` cannot be swept.
+
+A point that chooses another stack than the experiment's runs it as one
+value: the experiment file's keys the chosen stack does not take (`options.copy`
+on the linux stack, `options.linux.*` on the bsd stack) are left out, each
+noted once when the sweep starts; a swept key or a `--set` of a key the
+point's stack does not take is an error. A swept machine or stack replaces
+the experiment's map of that profile's fields (noted); set a field of every
+swept profile with a sweep key of its own (`machine.cache.enabled: [true]`),
+which goes over the chosen profile.
 
 ```yaml
 sweep:
@@ -50,9 +60,21 @@ Values of a key are a list, or a range:
 
 A sweep has at most 10,000,000 points after its filter, and a key at most 1,000,000 values. Each filter condition names one key, so it removes values of that key and the points stay a product. Sweeps of up to 20,000 points have every point's configuration loaded and checked before the first run; larger ones check every value, and a point the loader refuses (a combination of values, such as a payload too large for a swept MTU) is recorded with status `error` when it runs.
 
+A study of two stacks, each on the machine its prices were made for, five runs a point:
+
+```yaml
+sweep:
+  zip:
+    machine: [athlon-xp-2700, linux-epyc-machine]
+    stack: [freebsd6, linux-epyc-stack]
+  grid:
+    workload.payload: [18, 256, 1024]
+  repeats: 5
+```
+
 Each run's seed is derived from the experiment's seed (`seed` itself cannot be swept), the point's settings and the repeat number: the 64-bit FNV-1a hash of the text `SEED|key=value;key=value|REPEAT`, mixed by one splitmix64 step and reduced modulo 2^52. A point keeps its seeds when other values are added to the sweep.
 
-A point's hash (`point_hash`, what `--resume` and `merge` match rows by) is the 64-bit FNV-1a hash of `BASE|key=value;...`: BASE is the hash of the base's resolved configuration without `output.*` and `description`, and the settings are those that differ from the base's value, sorted by key. Swept keys are set last, over the resolved base, so two points with one hash have one configuration; a key swept anew keeps the rows of its base value.
+A point's hash (`point_hash`, what `--resume` and `merge` match rows by) is the 64-bit FNV-1a hash of `BASE|key=value;...`: BASE is the hash of the base's resolved configuration without `output.*` and `description`, and the settings are those that differ from the base's value, sorted by key. Swept keys are set last, over the resolved base, so two points with one hash have one configuration; a key swept anew keeps the rows of its base value. The base's value of `machine` and `stack` is the name the experiment gives (none when it gives a map), so adding `stack: [freebsd6, linux-epyc-stack]` to a study of `stack: freebsd6` keeps its rows.
 )";
 
 }  // namespace

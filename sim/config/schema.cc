@@ -342,6 +342,20 @@ Schema::Schema() {
            [](Experiment& x) -> std::string& { return x.machine_name; }));
   add(text("machine.description", "Free text.",
            [](Experiment& x) -> std::string& { return x.machine_description; }));
+  add(integer("machine.year",
+              "The year of the host the costs describe (2006 for the seed's Athlon; for a "
+              "measured profile, the year it was measured); 0: not said. `simloop explain` warns "
+              "when two runs' machines are years apart.",
+              0, 2100, [](Experiment& x) -> int& { return x.machine_year; }));
+  add(choice(
+      "machine.costs",
+      "How the machine's cycle costs were made: estimated (by hand, from what was published "
+      "where its file says so), measured (fitted to runs on that host, as simloop calibrate "
+      "writes them) or unknown (not said). `simloop explain` warns when two runs' machines "
+      "differ in it.",
+      {"unknown", "estimated", "measured"},
+      [](Experiment& x, const std::string& v) { x.machine_costs = v; },
+      [](const Experiment& x) { return x.machine_costs; }));
   add_keys("machine", models::kMachineKeys,
            [](Experiment& x) -> models::MachineCosts& { return x.machine; });
   add_cache_keys();

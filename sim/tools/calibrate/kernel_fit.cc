@@ -244,7 +244,8 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
   std::string machine =
       head +
       fmt::format(
-          "name: {0}-machine\ndescription: {1} ({2}), measured with perf\nclock_hz: {3:.0f}\n"
+          "name: {0}-machine\ndescription: {1} ({2}), measured with perf\ncosts: measured\n"
+          "clock_hz: {3:.0f}\n"
           "syscall:  # perf's entry and exit symbols over two system calls a packet, halved\n"
           "  entry_cycles: {4:.1f}\n  exit_cycles: {4:.1f}\n"
           "user_loop_cycles: {5:.1f}  # user space per packet: the loop and the C library\n"

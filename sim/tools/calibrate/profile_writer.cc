@@ -95,6 +95,7 @@ void write_profile(const Fit& fit, const std::vector<Point>& points, const fs::p
   config::Experiment x;
   for (const auto& k : config::cost_keys()) config::set_number(x, k, 0);
   config::set_number(x, "machine.clock_hz", 1e9);
+  x.machine_costs = "measured";
   std::map<std::string, std::string> notes;
   std::string what;
   const Point* first = nullptr;

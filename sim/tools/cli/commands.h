@@ -43,10 +43,12 @@ std::filesystem::path experiment_path(const std::string& given);
 // The experiment simloop runs when none is named.
 inline constexpr const char* kDefaultRunExperiment = "experiments/seed-athlon.yaml";
 
-// Loads an experiment given on the command line (empty: the default);
-// bad input is a UserError with exit status 2.
+// Loads an experiment given on the command line (empty: the default), with
+// its --set overrides and --unset keys, and logs what loading left out of
+// the file; bad input is a UserError with exit status 2.
 config::Experiment load_user_experiment(const std::string& file,
-                                        const std::vector<std::string>& sets);
+                                        const std::vector<std::string>& sets,
+                                        const std::vector<std::string>& unset = {});
 
 // What `simloop run` writes as <name>.json: versions, the result row, the
 // per-function detail and the resolved configuration.

@@ -8,8 +8,10 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "models/cycle_account.h"
 #include "sim/engine/explain.h"
@@ -81,6 +83,126 @@ void name_fitted_stages(json& e, const std::vector<json>& docs) {
   }
 }
 
+// A configuration as dot paths and values.
+void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+    return;
+  }
+  out[prefix] = j;
+}
+
+std::string text_of(const json* v) {
+  if (v == nullptr) return "-";
+  if (v->is_string()) return v->get<std::string>().empty() ? "\"\"" : v->get<std::string>();
+  if (v->is_number_float()) return report::format_value(v->get<double>());
+  return v->dump();
+}
+
+// What B's configuration changes of A's, key by key (a run's configuration
+// as its result JSON holds it): a machine or stack of another name is one
+// line, with how many of its keys differ; each other key is its own line.
+// A key one side does not have (a key of the other stack) shows as "-".
+// The experiment's name, descriptions and output.* are left out.
+json config_differences(const json& a, const json& b) {
+  std::map<std::string, json> fa, fb;
+  flatten(a, "", fa);
+  flatten(b, "", fb);
+  std::set<std::string> keys;
+  for (const auto& [k, v] : fa) keys.insert(k);
+  for (const auto& [k, v] : fb) keys.insert(k);
+  auto at = [](const std::map<std::string, json>& m, const std::string& k) -> const json* {
+    const auto it = m.find(k);
+    return it == m.end() ? nullptr : &it->second;
+  };
+  auto differs = [&](const std::string& k) {
+    const json *x = at(fa, k), *y = at(fb, k);
+    return (x == nullptr) != (y == nullptr) || (x != nullptr && *x != *y);
+  };
+  json out = json::array();
+  std::set<std::string> said;
+  const bool stacks = differs("stack.kind");
+  for (const std::string profile : {"machine", "stack"}) {
+    if (!differs(profile + ".name")) continue;
+    size_t more = 0;
+    for (const auto& k : keys) {
+      // Of another stack kind, the keys only one of them takes (options.copy,
+      // options.linux.*) are the stack's too.
+      const bool own =
+          k.starts_with(profile + ".") ||
+          (profile == "stack" && stacks && (at(fa, k) == nullptr) != (at(fb, k) == nullptr));
+      if (own && differs(k)) {
+        said.insert(k);
+        if (k != profile + ".name" && k != profile + ".description") ++more;
+      }
+    }
+    json line = {{"key", profile},
+                 {"a", text_of(at(fa, profile + ".name"))},
+                 {"b", text_of(at(fb, profile + ".name"))},
+                 {"keys", more}};
+    if (profile == "stack" && stacks)
+      line["kind"] = {text_of(at(fa, "stack.kind")), text_of(at(fb, "stack.kind"))};
+    out.push_back(line);
+  }
+  for (const auto& k : keys) {
+    // What names or places a run, not what it runs: the A and B lines say it.
+    if (said.contains(k) || !differs(k) || k.starts_with("output.") || k == "name" ||
+        k == "description" || k.ends_with(".description"))
+      continue;
+    out.push_back({{"key", k}, {"a", text_of(at(fa, k))}, {"b", text_of(at(fb, k))}});
+  }
+  return out;
+}
+
+std::string differences_text(const json& diffs) {
+  if (diffs.empty()) return "configuration: B's is A's in every key\n";
+  size_t width = 0;
+  for (const auto& d : diffs) width = std::max(width, d["key"].get<std::string>().size());
+  std::string out = fmt::format("configuration: B differs from A in {} {}\n", diffs.size(),
+                                diffs.size() == 1 ? "key" : "keys");
+  for (const auto& d : diffs) {
+    out += fmt::format("  {:<{}}  {} -> {}", d["key"].get<std::string>(), width,
+                       d["a"].get<std::string>(), d["b"].get<std::string>());
+    if (d.contains("kind"))
+      out += fmt::format(" (the {} stack -> the {})", d["kind"][0].get<std::string>(),
+                         d["kind"][1].get<std::string>());
+    if (d.contains("keys") && d["keys"].get<size_t>() > 0)
+      out += fmt::format(", and {} of its keys", d["keys"].get<size_t>());
+    out += "\n";
+  }
+  return out;
+}
+
+// A warning when A's and B's machines are of other eras or their costs
+// were made otherwise (machine.year, machine.costs, where both say): the
+// difference is then of two hosts, not only of what was changed. "" if not.
+std::string era_warning(const json& a, const json& b) {
+  auto get = [](const json& c, const char* key) -> json {
+    const json::json_pointer p(std::string("/machine/") + key);
+    return c.contains(p) ? c.at(p) : json();
+  };
+  const json ya = get(a, "year"), yb = get(b, "year"), ca = get(a, "costs"), cb = get(b, "costs");
+  const bool years = ya.is_number_integer() && yb.is_number_integer() && ya.get<int>() > 0 &&
+                     yb.get<int>() > 0 && std::abs(ya.get<int>() - yb.get<int>()) >= 5;
+  const bool costs =
+      ca.is_string() && cb.is_string() && ca != "unknown" && cb != "unknown" && ca != cb;
+  if (!years && !costs) return "";
+  auto host = [&](const json& c, const json& y, const json& k) {
+    const json name = get(c, "name");
+    std::vector<std::string> what;
+    if (y.is_number_integer() && y.get<int>() > 0) what.push_back(std::to_string(y.get<int>()));
+    if (k.is_string() && k != "unknown") what.push_back(k.get<std::string>() + " costs");
+    return fmt::format("{} ({})", name.is_string() ? name.get<std::string>() : "?",
+                       fmt::join(what, ", "));
+  };
+  return fmt::format(
+      "A's machine is {} and B's {}: B-A compares two hosts {}, not one change on one host",
+      host(a, ya, ca), host(b, yb, cb),
+      years && costs ? "of other eras, their costs made otherwise"
+      : years        ? "of other eras"
+                     : "whose costs were made otherwise");
+}
+
 struct Args {
   std::string a, b, output, plot;
   std::vector<std::string> sets, a_sets, b_sets;
@@ -135,7 +257,23 @@ int explain_cmd(const Args& a) {
     throw UserError(err.what(), 2);
   }
   name_fitted_stages(e, docs);
-  std::cout << engine::explain_table(e, a.top);
+  const json none = json::object();
+  const json ca = docs[0].value("config", none), cb = docs[1].value("config", none);
+  e["config_differences"] = config_differences(ca, cb);
+  if (const std::string w = era_warning(ca, cb); !w.empty()) {
+    spdlog::warn("{}", w);
+    e["warnings"] = json::array({w});
+  }
+  // What differs in the configuration, after the table's A and B lines
+  // (its first paragraph), before what differs in the run.
+  std::string table = engine::explain_table(e, a.top);
+  const size_t head = table.find("\n\n");
+  const std::string diffs = differences_text(e["config_differences"]);
+  if (head == std::string::npos)
+    table = diffs + "\n" + table;
+  else
+    table.insert(head + 2, diffs + "\n");
+  std::cout << table;
   if (!a.output.empty()) {
     report::write_file_atomic(a.output, e.dump(2) + "\n");
     std::cout << "wrote " << a.output << "\n";

@@ -115,11 +115,12 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
     const char* what;
   };
   static constexpr Kind kKinds[] = {
-      {"breakdown", "cycles per packet by stage, a stacked bar per run (per point of a sweep)"},
+      {"breakdown",
+       "cycles per packet by stage, a stacked bar per configuration (mean of its runs)"},
       {"payload", "kpps against payload size, error bars over repeats; the y axis fits the data"},
       {"padding", "kpps against code padding (a column named like *pad*), or --x COLUMN"},
       {"distribution",
-       "run-to-run spread of kpps over the repeats of each point (a point of one\n"
+       "run-to-run spread of kpps over the repeats of each configuration (one\n"
        "                run is drawn as a point, not a box)"},
       {"scatter",
        "predicted against measured kpps, y = x and a +-15 % band: give a sweep\n"
@@ -142,9 +143,11 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
     names.emplace_back(k.name);
   }
   help +=
-      "A plot never averages over a swept key it does not show: one such key gets a panel per\n"
-      "value (or with --series a line per value), more are refused by name (pick values or\n"
-      "ranges with --where). Faulted runs are marked.";
+      "A plot never averages rows that differ in what ran: each key that differs (a swept key,\n"
+      "the stack, the machine, the experiment, the path) is on an axis, in the labels of lines,\n"
+      "bars or boxes, or a panel per value; else the plot refuses, naming it (pick values with\n"
+      "--where, or draw one apart with --series). The stack and machine all rows share are in\n"
+      "the title. Faulted runs are marked.";
   auto* plot = app.add_subcommand("plot", help);
   plot->add_option("results", a->results,
                    "CSVs written by simloop run, sweep, merge or measure (at most 16 MiB each); "
@@ -158,9 +161,10 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
   plot->add_option("--x", a->x,
                    "padding: the numeric column on the x axis (e.g. layout.pad_bytes)");
   plot->add_option("--series", a->series,
-                   "payload, padding, crossover: one line per value of this swept key, all in one "
-                   "panel (without it, such a key gets a panel per value), e.g. --series "
-                   "machine.clock_hz");
+                   "Draw the values of this key apart, in one panel (without it, a key the plot "
+                   "does not label gets a panel per value): a line per value (payload, padding, "
+                   "crossover), a group of bars (breakdown), a colour (distribution, scatter), a "
+                   "marker (accuracy); e.g. --series stack");
   plot->add_option("-o,--output", a->output, "Output file stem (default: next to the results)");
   plot->add_option("--where", a->wheres,
                    "Only rows that satisfy it (repeatable, all must hold): KEY=VALUE, KEY!=VALUE, "

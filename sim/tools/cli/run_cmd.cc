@@ -41,8 +41,9 @@ constexpr uint64_t kTraceProgressBytes = uint64_t{64} << 20;
 // "FROM:TO" of --trace-window; exit status 2 for anything else.
 engine::TraceWindow parse_window(const std::string& s);
 
-config::Experiment load(const std::string& file, const std::vector<std::string>& sets) {
-  return load_user_experiment(file, sets);
+config::Experiment load(const std::string& file, const std::vector<std::string>& sets,
+                        const std::vector<std::string>& unset) {
+  return load_user_experiment(file, sets, unset);
 }
 
 // An experiment's sweep section and every point's configuration, checked as
@@ -54,6 +55,7 @@ size_t check_sweep_section(const config::Experiment& x, const std::vector<std::s
   sweep::Options o;
   o.experiment = x.source;
   o.sets = sets;
+  o.unset = x.unset;
   try {
     return sweep::make_plan(o).size();
   } catch (const config::ConfigError& e) {
@@ -135,19 +137,20 @@ config::Experiment from_sweep(const std::string& csv, size_t point, size_t repea
   pt.hash = known.hashes.text(point);
   const uint64_t seed =
       sweep::run_seed(base.value("seed", nlohmann::json(1)).get<uint64_t>(), pt, repeat);
-  std::vector<std::string> sets;
+  std::vector<std::string> sets, unset;
   for (const auto& s : m.value("sets", nlohmann::json::array()))
     if (s.is_string()) sets.push_back(s.get<std::string>());
+  for (const auto& s : m.value("unset", nlohmann::json::array()))
+    if (s.is_string()) unset.push_back(s.get<std::string>());
   const std::string file = m.value("experiment_file", "");
   std::vector<std::string> changed = {"the experiment file"};
   config::Experiment x;
   if (!file.empty() && fs::is_regular_file(file)) {
     try {
-      const nlohmann::json now = config::to_json(config::load_experiment(file, sets));
-      if (sweep::hex64(sweep::PointHasher(spec, now)(pt)) == pt.hash) {
-        std::vector<std::string> all = sets;
-        for (auto& s : pt.as_sets()) all.push_back(std::move(s));
-        x = config::load_experiment(file, all);
+      const config::Experiment then = config::load_experiment(file, sets, unset);
+      const nlohmann::json now = config::to_json(then);
+      if (sweep::hex64(sweep::PointHasher(spec, now, sweep::profile_refs(then))(pt)) == pt.hash) {
+        x = config::load_over(then, sets, pt.as_sets());
         changed.clear();
       } else {
         changed = sweep::changed_keys(now, base, {});
@@ -178,21 +181,21 @@ config::Experiment from_sweep(const std::string& csv, size_t point, size_t repea
 }
 
 int run_cmd(const std::string& file, const std::vector<std::string>& sets,
-            const std::string& outdir, const std::string& sweep_csv, int64_t point, int64_t repeat,
-            bool long_csv, const std::string& trace_file, const std::string& trace_window,
-            bool strict) {
+            const std::vector<std::string>& unset, const std::string& outdir,
+            const std::string& sweep_csv, int64_t point, int64_t repeat, bool long_csv,
+            const std::string& trace_file, const std::string& trace_window, bool strict) {
   config::Experiment x;
   if (!sweep_csv.empty()) {
-    if (!file.empty() || !sets.empty())
+    if (!file.empty() || !sets.empty() || !unset.empty())
       throw UserError(
-          "--from-sweep takes no experiment file and no --set: the sweep's manifest "
+          "--from-sweep takes no experiment file, --set or --unset: the sweep's manifest "
           "says what ran",
           2);
     if (point < 0) throw UserError("--from-sweep needs --point N", 2);
     x = from_sweep(sweep_csv, static_cast<size_t>(point), static_cast<size_t>(repeat));
   } else {
     if (point >= 0) throw UserError("--point needs --from-sweep CSV", 2);
-    x = load(file, sets);
+    x = load(file, sets, unset);
     // A file `check` and `sweep` refuse is refused here too; run simulates
     // the base configuration.
     check_sweep_section(x, sets);
@@ -382,11 +385,14 @@ fs::path experiment_path(const std::string& given) {
 }
 
 config::Experiment load_user_experiment(const std::string& file,
-                                        const std::vector<std::string>& sets) {
+                                        const std::vector<std::string>& sets,
+                                        const std::vector<std::string>& unset) {
   const fs::path p = file.empty() ? tree_file(kDefaultRunExperiment) : experiment_path(file);
   if (file.empty()) spdlog::debug("the default experiment: {}", p.string());
   try {
-    return config::load_experiment(p, sets);
+    config::Experiment x = config::load_experiment(p, sets, unset);
+    for (const auto& note : x.notes) spdlog::info("{}", note);
+    return x;
   } catch (const config::ConfigError& e) {
     throw UserError(e.what(), 2);
   }
@@ -395,7 +401,7 @@ config::Experiment load_user_experiment(const std::string& file,
 void add_run(CLI::App& app, std::vector<Command>& commands) {
   struct Args {
     std::string file;
-    std::vector<std::string> sets;
+    std::vector<std::string> sets, unset;
     std::string outdir, sweep_csv;
     int64_t point = -1, repeat = 0;
     bool long_csv = false, strict = false;
@@ -411,7 +417,12 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
       "the run uses), 3 the run ended early (e.g. an alignment fault),\n"
       "4 a result could not be written (the message names the file and the system's reason).");
   run->add_option("experiment", a->file, "Experiment YAML file");
-  run->add_option("--set", a->sets, "Override a key: path.to.key=value (repeatable)");
+  run->add_option("--set", a->sets,
+                  "Override a key: path.to.key=value, or choose a profile: machine=NAME, "
+                  "stack=NAME (repeatable)");
+  run->add_option("--unset", a->unset,
+                  "Leave out a key (or section) the experiment file sets, as if not written "
+                  "(repeatable)");
   run->add_option("-o,--output-dir", a->outdir,
                   "Directory for the CSV and JSON results (output.dir)");
   run->add_option("--from-sweep", a->sweep_csv,
@@ -439,18 +450,22 @@ void add_run(CLI::App& app, std::vector<Command>& commands) {
                   "Paje trace, for Vite or Viva); repeatable");
   commands.push_back({run, [a] {
                         engine::set_simgrid_config(a->simgrid_cfg);
-                        return run_cmd(a->file, a->sets, a->outdir, a->sweep_csv, a->point,
-                                       a->repeat, a->long_csv, a->trace_file, a->trace_window,
-                                       a->strict);
+                        return run_cmd(a->file, a->sets, a->unset, a->outdir, a->sweep_csv,
+                                       a->point, a->repeat, a->long_csv, a->trace_file,
+                                       a->trace_window, a->strict);
                       }});
 
   auto c = std::make_shared<Args>();
   auto* check = app.add_subcommand(
       "check", "Validate an experiment without running it; print the resolved configuration.");
   check->add_option("experiment", c->file, "Experiment YAML file")->required();
-  check->add_option("--set", c->sets, "Override a key: path.to.key=value (repeatable)");
+  check->add_option("--set", c->sets,
+                    "Override a key: path.to.key=value, or choose a profile: machine=NAME, "
+                    "stack=NAME (repeatable)");
+  check->add_option("--unset", c->unset,
+                    "Leave out a key (or section) the experiment file sets (repeatable)");
   commands.push_back({check, [c] {
-                        const auto x = load(c->file, c->sets);
+                        const auto x = load(c->file, c->sets, c->unset);
                         // Whatever `sweep` would refuse, refused here too:
                         // the section and every point's configuration.
                         const size_t points = check_sweep_section(x, c->sets);

@@ -156,7 +156,7 @@ bool runs_can_differ(const config::Experiment& x) {
 
 struct SweepArgs {
   std::string file, output_dir, shard = "1/1";
-  std::vector<std::string> sets;
+  std::vector<std::string> sets, unset;
   int jobs = 0;
   bool resume = false, retry_crashed = false, list = false, keep_runs = false;
 };
@@ -165,6 +165,7 @@ sweep::Options options_of(const SweepArgs& a) {
   sweep::Options o;
   o.experiment = experiment_path(a.file);
   o.sets = a.sets;
+  o.unset = a.unset;
   o.output_dir = a.output_dir;
   o.jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   o.resume = a.resume;
@@ -191,6 +192,7 @@ int sweep_cmd(const SweepArgs& a) {
   } catch (const config::ConfigError& e) {
     throw UserError(e.what(), 2);
   }
+  for (const auto& note : plan.notes) spdlog::info("{}", note);
   // A shard past the last point would run nothing and say it had finished.
   if (static_cast<size_t>(o.shard.k) > plan.size())
     throw UserError(
@@ -314,7 +316,11 @@ void add_sweep(CLI::App& app, std::vector<Command>& commands) {
       "--shard", a->shard,
       "K/N: run only points whose index is K-1 modulo N, into <name>-sweep-shard-K-of-N.csv");
   sw->add_option("--set", a->sets,
-                 "Override a key of the base experiment: path.to.key=value (repeatable)");
+                 "Override a key of the base experiment: path.to.key=value, or choose a "
+                 "profile: machine=NAME, stack=NAME (repeatable)");
+  sw->add_option("--unset", a->unset,
+                 "Leave out a key (or section) the experiment file sets, as if not written "
+                 "(repeatable)");
   sw->add_option("-o,--output-dir", a->output_dir,
                  "Directory for the results (default: output.dir)");
   sw->add_flag("--keep-runs", a->keep_runs,

@@ -143,9 +143,24 @@ std::string hash_part(const std::string& key, const std::string& value) {
 }
 }  // namespace
 
-PointHasher::PointHasher(const Spec& spec, const json& base_config) : spec_(spec) {
+std::map<std::string, std::string> profile_refs(const config::Experiment& base) {
+  std::map<std::string, std::string> out;
+  for (const std::string key : {"machine", "stack"})
+    if (const std::string& ref = config::profile_ref(base, key); !ref.empty()) out[key] = ref;
+  return out;
+}
+
+PointHasher::PointHasher(const Spec& spec, const json& base_config,
+                         const std::map<std::string, std::string>& base_refs)
+    : spec_(spec) {
   seed_ = fnv1a(hex64(fnv1a(identity_of(base_config).dump())) + "|");
   for (const auto& key : spec.keys) {
+    if (config::is_profile_choice(key)) {
+      // The configuration holds the profile's fields, not its name: the
+      // name the base chose it by is its value.
+      if (const auto r = base_refs.find(key); r != base_refs.end()) base_text_[key] = r->second;
+      continue;
+    }
     // The base's value of a key, where it has one (a key of the other
     // stack has none): a setting equal to it is no change.
     std::string path = "/" + key;
@@ -200,7 +215,7 @@ Plan make_plan(const Options& o) {
   // this process): each is parsed once.
   config::cache_parsed_yaml(true);
   Plan p;
-  p.base = config::load_experiment(o.experiment, o.sets);
+  p.base = config::load_experiment(o.experiment, o.sets, o.unset);
   p.spec = load_spec(o.experiment);
   for (const auto& k : p.spec.keys)
     if (k == "seed")
@@ -213,10 +228,33 @@ Plan make_plan(const Options& o) {
   // through; a large one each value of each key (load_spec) and each point
   // as it runs, where one the loader refuses is a row with status error.
   p.checked = n <= kCheckedPoints;
+  std::set<std::string> noted;
+  auto note = [&](const config::Experiment& x) {
+    for (const auto& text : x.notes)
+      if (noted.insert(text).second) p.notes.push_back(text);
+  };
+  note(p.base);
+  // Each machine or stack a sweep chooses, over the base alone: a name that
+  // finds no file is refused now, whatever the size of the sweep.
+  for (const auto& a : p.spec.axes)
+    for (size_t k = 0; k < a.keys.size(); ++k) {
+      if (!config::is_profile_choice(a.keys[k])) continue;
+      std::set<std::string> seen;
+      for (const auto& t : a.tuples) {
+        if (!seen.insert(t[k]).second) continue;
+        const std::string set = a.keys[k] + "=" + t[k];
+        try {
+          note(config::load_over(p.base, o.sets, {set}));
+        } catch (const config::ConfigError& e) {
+          throw config::ConfigError(
+              fmt::format("{}: sweep: {}: {}", o.experiment.string(), set, e.what()));
+        }
+      }
+    }
   for (size_t i = 0; p.checked && i < n; ++i) {
     const Point pt = p.spec.point(i);
     try {
-      config::load_over(p.base, o.sets, pt.as_sets());
+      note(config::load_over(p.base, o.sets, pt.as_sets()));
     } catch (const config::ConfigError& e) {
       throw config::ConfigError(fmt::format("{}: sweep point {} ({}): {}", o.experiment.string(), i,
                                             fmt::join(pt.as_sets(), " "), e.what()));
@@ -229,7 +267,7 @@ Plan make_plan(const Options& o) {
         if ((a.keys[k] == "variance.page_colouring" && t[k] == "true") ||
             (a.keys[k] == "variance.link_perturbation_bytes" && t[k] != "0"))
           p.points_vary = true;
-  const PointHasher hash_of(p.spec, p.config);
+  const PointHasher hash_of(p.spec, p.config, profile_refs(p.base));
   p.hashes.resize(n);
   for (size_t i = 0; i < n; ++i) p.hashes[i] = hash_of(i);
   // The sweep's hash: of its base, repeats, and each point's hash and

@@ -116,6 +116,7 @@ json manifest_json(const Options& o, const Plan& plan, const std::string& starte
   m["git_revision"] = o.provenance.git_rev;
   m["git_dirty"] = o.provenance.git_dirty;
   m["sets"] = o.sets;
+  if (!o.unset.empty()) m["unset"] = o.unset;  // absent in manifests of sweeps without
   m["config"] = plan.config;
   m["sweep"] = plan.spec.definition;
   m["sweep_yaml"] = plan.spec.text;  // in file order: the points are made from it

@@ -28,8 +28,9 @@ struct Provenance {
 
 struct Options {
   std::filesystem::path experiment;
-  std::vector<std::string> sets;  // overrides of the base experiment
-  std::string output_dir;         // empty: the experiment's output.dir
+  std::vector<std::string> sets;   // overrides of the base experiment
+  std::vector<std::string> unset;  // keys of the experiment file left out (--unset)
+  std::string output_dir;          // empty: the experiment's output.dir
   int jobs = 1;
   bool resume = false;
   bool retry_crashed = false;  // with resume: run crashed rows again
@@ -55,6 +56,10 @@ struct Plan {
   // at most kCheckedPoints points); otherwise each is checked as it runs.
   bool checked = false;
   bool points_vary = false;  // some point turns on run-to-run variance
+  // What loading the base and the points left out of the experiment file
+  // (config::Experiment::notes), each once: keys of one stack where a point
+  // runs another.
+  std::vector<std::string> notes;
   std::string hash;
   std::filesystem::path csv, manifest;
   std::filesystem::path lock;      // held for the whole sweep (<stem>.lock)
@@ -71,8 +76,11 @@ struct Plan {
 inline constexpr size_t kCheckedPoints = 20000;
 
 // Loads and checks everything, each point's configuration too when there
-// are at most kCheckedPoints. Throws config::ConfigError on bad input.
+// are at most kCheckedPoints (and each swept machine or stack over the base
+// whatever the size). Throws config::ConfigError on bad input.
 Plan make_plan(const Options& o);
+// The base's profile choices, for PointHasher.
+std::map<std::string, std::string> profile_refs(const config::Experiment& base);
 
 // What identifies a point's results without resolving it: the FNV-1a of
 // the base configuration's identity (all but output.* and description) and
@@ -86,7 +94,11 @@ inline constexpr const char* kPointHashRule =
     "sorted by key";
 class PointHasher {
  public:
-  PointHasher(const Spec& spec, const nlohmann::json& base_config);
+  // `base_refs`: for `machine` and `stack`, the name the base chose its
+  // profile by (config::profile_ref), which a setting equal to changes
+  // nothing; a profile chosen by a map has none.
+  PointHasher(const Spec& spec, const nlohmann::json& base_config,
+              const std::map<std::string, std::string>& base_refs = {});
   uint64_t operator()(size_t index) const;
   uint64_t operator()(const Point& p) const;  // a point with settings of spec's keys
 

@@ -330,7 +330,21 @@ Spec load_spec(const fs::path& experiment_file) {
   if (!sec)
     fail(where(file, doc), "sweep",
          "the experiment has no sweep section (see docs/config-reference.md)");
-  return spec_of(sec, file);
+  Spec spec = spec_of(sec, file);
+  // A swept machine or stack names a file, found from the experiment: one
+  // that is not there is refused at its value.
+  for (const char* part : {"grid", "zip"}) {
+    const YAML::Node axes = sec[part];
+    if (!axes || !axes.IsMap()) continue;
+    for (const auto& kv : axes)
+      if (config::is_profile_choice(kv.first.Scalar()) && kv.second.IsSequence())
+        for (const auto& v : kv.second) {
+          const Where w = where(file, v);
+          config::find_profile(experiment_file, kv.first.Scalar(), v.Scalar(), w.file, w.line,
+                               w.col);
+        }
+  }
+  return spec;
 }
 
 Spec spec_of(const YAML::Node& sec, const std::string& file) {
