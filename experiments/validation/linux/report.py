@@ -72,8 +72,11 @@ def cmd_fit(simloop):
         os.makedirs(RESULTS, exist_ok=True)
         shutil.copy(os.path.join(tmp, NAME + "-stack.yaml"),
                     os.path.join(ROOT, "configs", "stacks", NAME + "-stack.yaml"))
-        shutil.copy(os.path.join(tmp, NAME + "-machine.yaml"),
-                    os.path.join(ROOT, "configs", "machines", NAME + "-machine.yaml"))
+        # calibrate cannot know the machine's year: the model's, set here.
+        with open(os.path.join(tmp, NAME + "-machine.yaml")) as f:
+            machine = f.read().replace("\ncosts: measured\n", "\nyear: 2025\ncosts: measured\n", 1)
+        with open(os.path.join(ROOT, "configs", "machines", NAME + "-machine.yaml"), "w") as f:
+            f.write(machine)
         with open(os.path.join(tmp, NAME + ".yaml")) as f:
             exp = f.read()
         exp = exp.replace(f"machine: {NAME}-machine.yaml", f"machine: {NAME}-machine")
