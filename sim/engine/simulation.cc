@@ -334,12 +334,11 @@ struct EngineHooks : models::SenderCosts<Probe> {
     if (tr != nullptr) tr->leave();
   }
   void counters() {
-    Tracer::Gauges g{};
-    g[static_cast<size_t>(net::Gauge::nic_ring)] = w.stack.nic_pending();
-    g[static_cast<size_t>(net::Gauge::input_queue)] = w.stack.netisr_pending();
-    g[static_cast<size_t>(net::Gauge::receive_queue)] = w.stack.rcv_queued(w.loop.receiver());
-    g[static_cast<size_t>(net::Gauge::send_buffer)] = w.loop.send_queued();
-    tr->counters(g);
+    // In net::Gauge's order.
+    tr->counters({static_cast<double>(w.stack.nic_pending()),
+                  static_cast<double>(w.stack.netisr_pending()),
+                  static_cast<double>(w.stack.rcv_queued(w.loop.receiver())),
+                  static_cast<double>(w.loop.send_queued())});
   }
 };
 
@@ -383,11 +382,9 @@ void sender_main(W& w) {
       // when descriptors run out), so a ring that interrupts reap too
       // seldom cannot wedge the sender.
       if (uses_ring && !x.interrupts.enabled) w.reap(w.frames_done_by(t));
-      // A send that would sleep for send space (Linux sleeps inside the
-      // call, in sock_alloc_send_pskb, and goes on): the wait comes first
-      // and the call then runs once, whole. Its cycles are Linux's; only
-      // the part before the sleep (the route lookup, about a microsecond)
-      // runs after it instead of before.
+      // A send that would sleep for send space (Linux sleeps inside it, in
+      // sock_alloc_send_pskb): the wait comes first, then the call runs once,
+      // whole; only its part before the sleep (the route lookup) moves.
       if (w.driver.send_would_block()) return End::blocked;
       if (tr != nullptr) tr->packet(sent);
       const workload::Step step = w.driver.send(hooks);
@@ -483,10 +480,8 @@ void sender_main(W& w) {
       w.ledger.add(models::kSleepFn, models::CostKind::idle, slept * hz - asleep);
     }
   }
-  // On the wire a datagram is sent when its frame has left the NIC: the run
-  // counts those frames (not one a full ring dropped unheard) and ends when the
-  // last has left (the wire model's time, not SimGrid's clock), so no run
-  // outruns the link. The wait is sleep but for the handlers due meanwhile.
+  // On the wire a datagram counts once its frame left the NIC (not if a full ring dropped
+  // it), and the run ends when the last left: no run outruns the link. The wait is sleep.
   w.t_end = sg::Engine::get_clock();
   if (const double t0 = w.t_end, last = w.wire.busy_until(); uses_ring && last > t0) {
     double t = t0, handlers = 0;
