@@ -362,9 +362,10 @@ bool Stack<P>::page_frag_refill(core::PageFrag& pfrag) {
   return r.ok;
 }
 
-// The page allocator's part, which the pools above do without: each of
-// these stands for the kernel function its name says, entered where the
-// kernel enters it, so that it is priced as often.
+// Kernel work the simulated structures do without (sendto()'s address
+// copy, the page allocator's): each function stands for the kernel function
+// its name says, entered where the kernel enters it, so that it is priced
+// as often.
 template <class P>
 void Stack<P>::move_addr_to_kernel() {
   FnScope<P> scope(probe_, Fn::move_addr_to_kernel);
