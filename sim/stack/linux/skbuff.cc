@@ -127,30 +127,10 @@ int skb_copy_bits(const SkBuff* skb, int offset, void* to, unsigned len) {
   skb_check_live(skb, "skb_copy_bits");
   if (offset < 0 || static_cast<unsigned long>(offset) + len > skb->len) return -EFAULT;
   auto* out = static_cast<uint8_t*>(to);
-  auto off = static_cast<unsigned>(offset);
-  const unsigned headlen = skb_headlen(skb);
-  if (off < headlen) {
-    const unsigned n = std::min(len, headlen - off);
-    if (n != 0) std::memcpy(out, skb->data + off, n);
+  skb_for_each_run(skb, static_cast<unsigned>(offset), len, [&](const uint8_t* src, unsigned n) {
+    std::memcpy(out, src, n);
     out += n;
-    len -= n;
-    off = 0;
-  } else {
-    off -= headlen;
-  }
-  const SkbSharedInfo* shinfo = skb_shinfo(skb);
-  for (unsigned i = 0; i < shinfo->nr_frags && len != 0; ++i) {
-    const SkbFrag& f = shinfo->frags[i];
-    if (off >= f.size) {
-      off -= f.size;
-      continue;
-    }
-    const unsigned n = std::min(len, f.size - off);
-    std::memcpy(out, skb_frag_address(f) + off, n);
-    out += n;
-    len -= n;
-    off = 0;
-  }
+  });
   return 0;
 }
 

@@ -28,6 +28,7 @@
 // fail softly in Linux (skb_pull, allocations) fail softly here.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstddef>
@@ -362,6 +363,34 @@ inline void skb_len_add(SkBuff* skb, unsigned delta) {
   skb->len += delta;
   skb->data_len += delta;
   skb->truesize += delta;
+}
+
+// Calls f(src, n) for each run of the `len` bytes from `offset` in the
+// data, in order: the head's, then each frag's. The range must be inside
+// the data.
+template <class F>
+void skb_for_each_run(const SkBuff* skb, unsigned offset, unsigned len, F&& f) {
+  const unsigned headlen = skb_headlen(skb);
+  if (offset < headlen) {
+    const unsigned n = std::min(len, headlen - offset);
+    if (n != 0) f(static_cast<const uint8_t*>(skb->data + offset), n);
+    len -= n;
+    offset = 0;
+  } else {
+    offset -= headlen;
+  }
+  const SkbSharedInfo* shinfo = skb_shinfo(skb);
+  for (unsigned i = 0; i < shinfo->nr_frags && len != 0; ++i) {
+    const SkbFrag& f_i = shinfo->frags[i];
+    if (offset >= f_i.size) {
+      offset -= f_i.size;
+      continue;
+    }
+    const unsigned n = std::min(len, f_i.size - offset);
+    f(static_cast<const uint8_t*>(skb_frag_address(f_i) + offset), n);
+    len -= n;
+    offset = 0;
+  }
 }
 
 // ---- Header marks ----

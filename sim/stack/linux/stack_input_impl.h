@@ -267,32 +267,14 @@ int Stack<P>::udp_recvmsg(UdpSock& so, void* buf, int maxlen, int* got, uint32_t
 template <class P>
 void Stack<P>::skb_copy_datagram_iter(const core::SkBuff* skb, int offset, void* to, int len) {
   FnScope<P> scope(probe_, Fn::skb_copy_datagram_iter);
-  // The copy is reported per piece: the head's bytes, then each frag's.
-  const auto* out = static_cast<uint8_t*>(to);
-  auto off = static_cast<unsigned>(offset);
-  auto left = static_cast<unsigned>(len);
-  const unsigned headlen = core::skb_headlen(skb);
-  if (off < headlen) {
-    const unsigned n = std::min(left, headlen - off);
-    SIMLOOP_PROBE(copy(CopyKind::uiomove, skb->data + off, out, n));
-    out += n;
-    left -= n;
-  }
-  off = off > headlen ? off - headlen : 0;
-  const core::SkbSharedInfo* shinfo = core::skb_shinfo(skb);
-  for (unsigned i = 0; i < shinfo->nr_frags && left != 0; ++i) {
-    const core::SkbFrag& f = shinfo->frags[i];
-    if (off >= f.size) {
-      off -= f.size;
-      continue;
-    }
-    const unsigned n = std::min(left, f.size - off);
-    SIMLOOP_PROBE(copy(CopyKind::uiomove, core::skb_frag_address(f) + off, out, n));
-    out += n;
-    left -= n;
-    off = 0;
-  }
-  core::skb_copy_bits(skb, offset, to, static_cast<unsigned>(len));
+  // Reported and copied per run: the head's bytes, then each frag's.
+  auto* out = static_cast<uint8_t*>(to);
+  core::skb_for_each_run(skb, static_cast<unsigned>(offset), static_cast<unsigned>(len),
+                         [&](const uint8_t* src, unsigned n) {
+                           SIMLOOP_PROBE(copy(CopyKind::uiomove, src, out, n));
+                           std::memcpy(out, src, n);
+                           out += n;
+                         });
 }
 
 template <class P>
