@@ -1,5 +1,6 @@
 """Which rows and keys a plot draws: --where and --series (what each kind
 shows of the keys that differ is in keys.py)."""
+import difflib
 import math
 
 from .data import ALIASES, sort_values
@@ -47,16 +48,24 @@ def holds(cell, op, value):
     return False
 
 
+def did_you_mean(word, choices):
+    """ "; did you mean 'X'?" for the choice nearest a misspelt word, or ""."""
+    near = difflib.get_close_matches(word, [c for c in choices if c], n=1, cutoff=0.6)
+    return f"; did you mean '{near[0]}'?" if near else ""
+
+
 def where(rows, conditions):
     for cond in conditions or []:
         key, op, value = parse_where(cond)
         if key not in rows[0]:
             cols = [c for c in rows[0] if not c.startswith("_")]
-            die(f"--where {cond}: no column {key} (columns: {', '.join(cols)})")
+            die(f"--where {cond}: no column {key}{did_you_mean(key, cols)} "
+                f"(columns: {', '.join(cols)})")
         kept = [r for r in rows if holds(r.get(key, ""), op, value)]
         if not kept:
             values = sort_values(sorted({r.get(key, "") for r in rows}))
-            die(f"--where {cond}: no row has {key}{'=' if op == '==' else op}{value} "
+            near = did_you_mean(value, values) if op == "==" else ""
+            die(f"--where {cond}: no row has {key}{'=' if op == '==' else op}{value}{near} "
                 f"(values: {', '.join(values)})")
         rows = kept
     return rows
@@ -74,7 +83,9 @@ def series_column(rows, kind, key, x=None):
     name = SHORT.get(full, full)
     if all(value(r, name) is None for r in rows):
         keys = config_keys(rows)
-        die(f"--series {key}: no column {key}" + (f" (keys that say what ran: {', '.join(keys)})" if keys else ""))
+        cols = [c for c in rows[0] if not c.startswith("_")]
+        die(f"--series {key}: no column {key}{did_you_mean(full, cols)}"
+            + (f" (keys that say what ran: {', '.join(keys)})" if keys else ""))
     x = SHORT.get(x, x) if x else None
     if name == (x or X_AXIS.get(kind)):
         die(f"--series {key}: that is the x axis; name another key")

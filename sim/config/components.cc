@@ -11,6 +11,7 @@
 #include "sim/config/data_root.h"
 #include "sim/config/loader_detail.h"
 #include "sim/support/input_file.h"
+#include "sim/support/text.h"
 
 namespace simloop::config {
 
@@ -19,6 +20,17 @@ namespace fs = std::filesystem;
 namespace detail {
 
 namespace {
+
+// The names of the KIND files under each root (a machine's or stack's name
+// is its file's stem), for "did you mean".
+std::vector<std::string> names_in(const std::vector<fs::path>& roots, const std::string& kind) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& root : roots)
+    for (fs::directory_iterator it(root / kind, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".yaml") names.push_back(it->path().stem().string());
+  return names;
+}
 
 fs::path find_ref(const fs::path& experiment, const std::string& kind, const std::string& ref,
                   const Loc& loc, const std::string& key) {
@@ -54,8 +66,11 @@ fs::path find_ref(const fs::path& experiment, const std::string& kind, const std
   }
   std::vector<std::string> names;
   for (const auto& p : tried) names.push_back(printable(p.string(), 120));
+  std::string near;
+  if (!is_path) near = support::suggest(ref, names_in(config_roots(experiment), kind));
   fail(loc, key,
-       fmt::format("no {} named '{}' (looked for {})", what, printable(ref),
+       fmt::format("no {} named '{}'{} (looked for {})", what, printable(ref),
+                   near.empty() ? "" : fmt::format("; did you mean '{}'?", near),
                    fmt::join(names, ", ")));
 }
 

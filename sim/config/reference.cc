@@ -72,6 +72,15 @@ sweep:
   repeats: 5
 ```
 
+A key that one stack takes and the other does not (`options.copy`, BSD's) goes in the zip with `stack`, with `~` at the points of the stack that does not take it: `~` leaves the key as the experiment has it, or out where the point's stack does not take it, and its results leave the key's cell empty. In a grid beside a `stack` axis such a key is refused, since each point of the other stack would run once per value:
+
+```yaml
+sweep:
+  zip:
+    stack: [freebsd6, freebsd6, linux-epyc-stack]
+    options.copy: [m_copy, m_dup, ~]
+```
+
 Each run's seed is derived from the experiment's seed (`seed` itself cannot be swept), the point's settings and the repeat number: the 64-bit FNV-1a hash of the text `SEED|key=value;key=value|REPEAT`, mixed by one splitmix64 step and reduced modulo 2^52. A point keeps its seeds when other values are added to the sweep.
 
 A point's hash (`point_hash`, what `--resume` and `merge` match rows by) is the 64-bit FNV-1a hash of `BASE|key=value;...`: BASE is the hash of the base's resolved configuration without `output.*` and `description`, and the settings are those that differ from the base's value, sorted by key. Swept keys are set last, over the resolved base, so two points with one hash have one configuration; a key swept anew keeps the rows of its base value. The base's value of `machine` and `stack` is the name the experiment gives (none when it gives a map), so adding `stack: [freebsd6, linux-epyc-stack]` to a study of `stack: freebsd6` keeps its rows.

@@ -33,6 +33,20 @@ std::string closest(std::string_view word, const std::vector<std::string>& candi
   return best;
 }
 
+std::string suggest(std::string_view word, const std::vector<std::string>& candidates) {
+  if (word.empty()) return "";
+  if (std::string near = closest(word, candidates, std::max<size_t>(2, word.size() / 4));
+      !near.empty())
+    return near;
+  std::string holder;
+  for (const auto& c : candidates)
+    if (c.find(word) != std::string::npos) {
+      if (!holder.empty() && holder != c) return "";  // more than one: no guess
+      holder = c;
+    }
+  return holder;
+}
+
 bool parse_u64(std::string_view s, uint64_t* v, int base) {
   if (base == 16 && (s.starts_with("0x") || s.starts_with("0X"))) s.remove_prefix(2);
   const auto r = std::from_chars(s.data(), s.data() + s.size(), *v, base);

@@ -18,6 +18,11 @@ size_t edit_distance(std::string_view a, std::string_view b);
 std::string closest(std::string_view word, const std::vector<std::string>& candidates,
                     size_t max_distance);
 
+// What a misspelt or shortened name most likely meant, for "did you mean":
+// the nearest candidate within a quarter of the word's length in edits (at
+// least 2), else the one candidate that holds the word whole; else "".
+std::string suggest(std::string_view word, const std::vector<std::string>& candidates);
+
 // The whole of `s` as an unsigned number in `base` (16 takes an optional
 // 0x or 0X); false for anything else, empty included.
 bool parse_u64(std::string_view s, uint64_t* v, int base = 10);

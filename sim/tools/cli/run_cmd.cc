@@ -19,6 +19,7 @@
 #include "sim/engine/undetermined.h"
 #include "sim/layout/layout.h"
 #include "sim/report/safe_file.h"
+#include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/measure/native.h"
@@ -372,10 +373,40 @@ nlohmann::json run_document(const config::Experiment& x, const engine::SimResult
   return j;
 }
 
+namespace {
+
+// The experiment a misspelt or shortened name most likely meant: the
+// working directory's *.yaml and the shipped experiments, as a user names
+// them (seed-athlon finds experiments/seed-athlon.yaml).
+std::string nearest_experiment(const std::string& given, const fs::path& root) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(".", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".yaml") names.push_back(it->path().filename().string());
+  for (const auto& f : config::shipped_files(root, "experiments")) names.push_back(f.name);
+  if (std::string near = support::suggest(given, names); !near.empty()) return near;
+  // A name without its directory or .yaml: matched against the files' stems.
+  std::vector<std::string> stems;
+  for (const auto& n : names) stems.push_back(fs::path(n).stem().string());
+  const std::string stem = support::suggest(fs::path(given).stem().string(), stems);
+  for (size_t i = 0; i < stems.size(); ++i)
+    if (!stem.empty() && stems[i] == stem) return names[i];
+  return "";
+}
+
+}  // namespace
+
 fs::path experiment_path(const std::string& given) {
   if (given.empty()) return {};
   const fs::path root = config::data_root();
   const config::FoundFile f = config::find_input(given, root);
+  std::error_code ec;
+  if (f.in == config::FoundIn::as_given && !fs::exists(f.path, ec) && f.path.is_relative())
+    if (const std::string near = nearest_experiment(given, root); !near.empty())
+      throw UserError(fmt::format("{}: cannot read the file: no such file, here or in the data "
+                                  "directory {}; did you mean '{}'? (simloop list shows them)",
+                                  config::printable(given, 200), root.string(), near),
+                      2);
   if (f.in == config::FoundIn::working_dir)
     spdlog::info("experiment {}: from the working directory", given);
   else if (f.in == config::FoundIn::data_dir)

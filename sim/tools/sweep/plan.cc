@@ -210,6 +210,46 @@ uint64_t PointHasher::operator()(const Point& p) const {
   return h;
 }
 
+namespace {
+
+// A swept key that a stack of the sweep's stack axis does not take: every
+// point on that stack must leave it out (~), so the key goes in the zip with
+// stack, with ~ there; in a grid beside the stack axis, each such point would
+// run the same configuration once per value of the key.
+void check_keys_of_one_stack(const Spec& spec, const std::map<std::string, config::Experiment>& on,
+                             const std::string& file) {
+  for (size_t sa = 0; sa < spec.axes.size(); ++sa) {
+    const Axis& sx = spec.axes[sa];
+    const auto sk = std::find(sx.keys.begin(), sx.keys.end(), "stack");
+    if (sk == sx.keys.end()) continue;
+    const size_t si = static_cast<size_t>(sk - sx.keys.begin());
+    for (size_t a = 0; a < spec.axes.size(); ++a)
+      for (size_t k = 0; k < spec.axes[a].keys.size(); ++k) {
+        const std::string& key = spec.axes[a].keys[k];
+        if (config::is_profile_choice(key)) continue;
+        for (const auto& t : sx.tuples) {
+          const auto x = on.find("stack=" + t[si]);
+          if (x == on.end() || config::key_applies(x->second, key)) continue;
+          const std::string_view kind = x->second.stack.fns->stack();
+          if (a != sa)
+            throw config::ConfigError(fmt::format(
+                "{}: sweep: {}: the {} stack ({}) does not take it, and in a grid beside the stack "
+                "axis each of its points would run once per value of {}; sweep {} in the zip "
+                "with stack instead, with ~ (left out) at the {} points",
+                file, key, kind, t[si], key, key, t[si]));
+          const size_t at = static_cast<size_t>(&t - sx.tuples.data());
+          if (spec.axes[a].tuples[at][k] != kLeftOut)
+            throw config::ConfigError(fmt::format(
+                "{}: sweep: zip: {}={} beside stack={}: the {} stack does not take {}; give ~ "
+                "(left out) there",
+                file, key, spec.axes[a].tuples[at][k], t[si], kind, key));
+        }
+      }
+  }
+}
+
+}  // namespace
+
 Plan make_plan(const Options& o) {
   // Every point reads the same files, and so does every run (a fork of
   // this process): each is parsed once.
@@ -239,18 +279,21 @@ Plan make_plan(const Options& o) {
   for (const auto& a : p.spec.axes)
     for (size_t k = 0; k < a.keys.size(); ++k) {
       if (!config::is_profile_choice(a.keys[k])) continue;
-      std::set<std::string> seen;
       for (const auto& t : a.tuples) {
-        if (!seen.insert(t[k]).second) continue;
+        if (t[k] == kLeftOut) continue;
         const std::string set = a.keys[k] + "=" + t[k];
+        if (p.chosen.contains(set)) continue;
         try {
-          note(config::load_over(p.base, o.sets, {set}));
+          config::Experiment x = config::load_over(p.base, o.sets, {set});
+          note(x);
+          p.chosen.emplace(set, std::move(x));
         } catch (const config::ConfigError& e) {
           throw config::ConfigError(
               fmt::format("{}: sweep: {}: {}", o.experiment.string(), set, e.what()));
         }
       }
     }
+  check_keys_of_one_stack(p.spec, p.chosen, o.experiment.string());
   for (size_t i = 0; p.checked && i < n; ++i) {
     const Point pt = p.spec.point(i);
     try {

@@ -60,6 +60,9 @@ struct Plan {
   // (config::Experiment::notes), each once: keys of one stack where a point
   // runs another.
   std::vector<std::string> notes;
+  // The base on each machine and stack a point chooses ("machine=NAME",
+  // "stack=NAME"), loaded once when the sweep is planned.
+  std::map<std::string, config::Experiment> chosen;
   std::string hash;
   std::filesystem::path csv, manifest;
   std::filesystem::path lock;      // held for the whole sweep (<stem>.lock)

@@ -89,6 +89,10 @@ std::vector<std::string> values_of(const std::string& key, const YAML::Node& nod
     if (node.size() > kMaxValues)
       fail(where(file, node), key, fmt::format("{} values; at most {}", node.size(), kMaxValues));
     for (const auto& v : node) {
+      if (v.IsNull()) {  // ~: this value leaves the key as the experiment has it
+        out.emplace_back(kLeftOut);
+        continue;
+      }
       if (!v.IsScalar()) fail(where(file, v), key, "expected a value, got " + shape(v));
       out.push_back(canonical(key, *type, v.Scalar(), where(file, v)));
     }
@@ -281,13 +285,14 @@ std::optional<std::string> canonical_text(const std::string& key, const nlohmann
 
 std::string Point::value_of(const std::string& key) const {
   for (const auto& s : settings)
-    if (s.key == key) return s.value;
+    if (s.key == key) return s.value == kLeftOut ? "" : s.value;
   return "";
 }
 
 std::vector<std::string> Point::as_sets() const {
   std::vector<std::string> out;
-  for (const auto& s : settings) out.push_back(s.key + "=" + s.value);
+  for (const auto& s : settings)
+    if (s.value != kLeftOut) out.push_back(s.key + "=" + s.value);
   return out;
 }
 

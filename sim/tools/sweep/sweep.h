@@ -40,8 +40,13 @@ inline constexpr size_t kMaxValues = 1000000;
 
 struct Setting {
   std::string key;    // a schema path, e.g. workload.payload
-  std::string value;  // canonical text, as given to --set
+  std::string value;  // canonical text, as given to --set, or kLeftOut
 };
+
+// A swept value of `~`: the point sets nothing for its key, which keeps the
+// experiment's own value, or is left out where the point's stack does not
+// take it (a key of one stack beside a stack axis).
+inline constexpr std::string_view kLeftOut = "~";
 
 struct Point {
   size_t index = 0;
@@ -49,8 +54,9 @@ struct Point {
   // 16 hex digits (point_hash in runner.h); empty from Spec::point.
   std::string hash;
 
+  // A key's value as results show it ("" where the point leaves it out).
   std::string value_of(const std::string& key) const;
-  std::vector<std::string> as_sets() const;  // "key=value" overrides
+  std::vector<std::string> as_sets() const;  // "key=value" overrides, none for kLeftOut
 };
 
 // One factor of the product: a grid key, or the keys of a zip that move in
