@@ -9,7 +9,8 @@ from .data import ALIASES, short_name, sort_values, swept_columns
 from .output import die
 
 # The columns of a run's row (simloop run, sweep, measure) that say what ran.
-IDENTITY = ("source", "experiment", "machine", "stack", "payload", "dest", "align", "copy")
+IDENTITY = ("source", "experiment", "machine", "machine_host", "stack", "payload", "dest", "align",
+            "copy")
 # A swept key read by its short name where a row names it so (options.align as align).
 SHORT = {full: short for short, full in ALIASES.items()}
 # The most panels a plot draws of one key before it asks for --where.

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "sim/config/data_root.h"
+#include "sim/support/host.h"
 #include "sim/support/yaml_input.h"
 
 namespace simloop::config {
@@ -81,6 +82,30 @@ std::string describe_file(const fs::path& file) {
     return fmt::format("(cannot be read: {})", printable(e.what(), 200));
   }
   return first_comment_line(file);
+}
+
+std::string machine_origin(const fs::path& file) {
+  try {
+    const YAML::Node doc = read_yaml_file(file);
+    if (!doc.IsMap()) return "";
+    auto scalar = [](const YAML::Node& n) { return n && n.IsScalar() ? n.Scalar() : ""; };
+    const std::string costs = scalar(doc["costs"]), year = scalar(doc["year"]);
+    support::HostFacts h;
+    if (const YAML::Node host = doc["host"]; host && host.IsMap()) {
+      h.cpu = scalar(host["cpu"]);
+      h.kernel = scalar(host["kernel"]);
+      h.caches = scalar(host["caches"]);
+      h.clock_mhz = host["clock_mhz"].as<double>(0);
+    }
+    std::string out = costs.empty() || costs == "unknown" ? "" : costs;
+    if (!year.empty() && year != "0") out += (out.empty() ? "of " : " in ") + year;
+    if (!h.empty())
+      out += fmt::format("{}on host {} ({})", out.empty() ? "" : " ", h.fingerprint(),
+                         printable(h.summary(), 200));
+    return out;
+  } catch (const std::exception&) {
+    return "";
+  }
 }
 
 std::vector<ShippedFile> shipped_files(const fs::path& data_dir, const std::string& kind) {

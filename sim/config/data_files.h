@@ -52,6 +52,11 @@ const std::vector<std::string>& shipped_kinds();
 std::vector<ShippedFile> shipped_files(const std::filesystem::path& data_dir,
                                        const std::string& kind);
 
+// How a machine file's costs were made, and on what host: "measured in
+// 2025 on host 1a2b3c4d5e6f (AMD EPYC, 2596 MHz, Linux ...)", "estimated
+// (2006)"; "" for a file that says neither. Never throws.
+std::string machine_origin(const std::filesystem::path& file);
+
 // A file's one-line description: its top-level `description` if it has one,
 // else its first comment line, else "". Never throws: a file that cannot be
 // read says so in place of a description.

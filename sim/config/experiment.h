@@ -26,6 +26,7 @@
 #include "sim/layout/layout.h"
 #include "sim/stack/stack_set.h"
 #include "sim/stack/workload/path.h"
+#include "sim/support/host.h"
 #include "sim/support/input_error.h"
 #include "sim/support/key_spec.h"
 
@@ -235,6 +236,9 @@ struct Experiment {
   // comparison across eras or sources compares hosts, not only settings).
   int machine_year = 0;                   // 0: not said
   std::string machine_costs = "unknown";  // estimated, measured or unknown
+  // The host a measured machine was fitted on (empty for one estimated from
+  // what was published): a run on another host is warned of.
+  support::HostFacts machine_host;
   // The name or path the machine and the stack were chosen by (the
   // experiment's `machine: NAME`, or --set machine=NAME); empty when a map
   // chose it, whose fields may differ from the named file's.

@@ -356,6 +356,19 @@ Schema::Schema() {
       {"unknown", "estimated", "measured"},
       [](Experiment& x, const std::string& v) { x.machine_costs = v; },
       [](const Experiment& x) { return x.machine_costs; }));
+  section("machine.host",
+          "The host a measured machine's costs were fitted on, as simloop calibrate writes it "
+          "(a profile estimated from published figures has none). Results name its fingerprint "
+          "(machine_host), and `simloop run` warns when this machine differs from it.");
+  add(text("machine.host.cpu", "The CPU's model name, as /proc/cpuinfo gives it.",
+           [](Experiment& x) -> std::string& { return x.machine_host.cpu; }));
+  add(number("machine.host.clock_mhz", "Its nominal clock in MHz (0: not said).", 0, 1e6,
+             [](Experiment& x) -> double& { return x.machine_host.clock_mhz; }));
+  add(text("machine.host.kernel", "The kernel, as uname gives it: Linux 6.18.44 x86_64.",
+           [](Experiment& x) -> std::string& { return x.machine_host.kernel; }));
+  add(text("machine.host.caches",
+           "Its caches, as sysfs gives them for cpu0: L1d 32K 8-way, L1i 32K 8-way, L2 ...",
+           [](Experiment& x) -> std::string& { return x.machine_host.caches; }));
   add_keys("machine", models::kMachineKeys,
            [](Experiment& x) -> models::MachineCosts& { return x.machine; });
   add_cache_keys();

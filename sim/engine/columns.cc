@@ -175,6 +175,10 @@ std::vector<Column> build() {
   id("experiment", "the experiment's name", [](X x) { return x.name; });
   id("machine", "the machine cost file's name", [](X x) { return x.machine_name; });
   id("stack", "the stack cost file's name", [](X x) { return x.stack_name; });
+  id("machine_host",
+     "the fingerprint of the host the machine's costs were measured on (machine.host; empty for "
+     "a machine estimated from published figures)",
+     [](X x) { return x.machine_host.empty() ? std::string() : x.machine_host.fingerprint(); });
   run(
       "payload", "bytes", "UDP payload of each datagram",
       [](X x, R) { return std::optional<report::Value>(int64_t{x.workload.payload}); }, true);

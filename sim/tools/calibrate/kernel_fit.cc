@@ -205,6 +205,18 @@ KernelPrediction predict_kernel(const KernelFit& fit, const KernelPoint& p) {
   return out;
 }
 
+namespace {
+// A string as a YAML double-quoted scalar: whatever a CPU's name holds.
+std::string yaml_quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+}  // namespace
+
 void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::string& name,
                           const std::vector<std::pair<std::string, std::string>>& extra) {
   const net::FnTable& fns = fns_of(fit.stack);
@@ -251,14 +263,17 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
           "user_loop_cycles: {5:.1f}  # user space per packet: the loop and the C library\n"
           "copy:\n  setup_cycles: 0  # folded into the copying functions' fixed cycles\n"
           "  cycles_per_byte: {6}{7}\n  unaligned_cycles_per_byte: {8}{9}\n"
-          "unaligned_access_cycles: ~  # not measured: Linux keeps its headers aligned\n",
+          "unaligned_access_cycles: ~  # not measured: Linux keeps its headers aligned\n"
+          "host:  # what the costs were measured on: a run on another host warns\n"
+          "  cpu: {10}\n  clock_mhz: {11:.2f}\n  kernel: {12}\n",
           name, fit.cpu_model, fit.kernel, fit.clock_hz, fit.syscall_cycles / 2, fit.user_cycles,
           cost("copy.cycles_per_byte", 4),
           undetermined("copy.cycles_per_byte") ? "  # not determined: no training copy" : "",
           cost("copy.unaligned_cycles_per_byte", 4),
           undetermined("copy.unaligned_cycles_per_byte")
               ? "  # not determined: every copy here is aligned"
-              : "");
+              : "",
+          yaml_quoted(fit.cpu_model), fit.clock_hz / 1e6, yaml_quoted(fit.kernel));
   const std::string exp = fmt::format(
       "# The calibrated Linux profile on its measured path: UDP to 127.0.0.1, each\n"
       "# datagram read by a receiver on the same CPU, no interrupts.\n"

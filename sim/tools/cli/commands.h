@@ -40,6 +40,10 @@ inline std::string owners_file(const std::string& given) {
 // info line says which was used. Empty stays empty.
 std::filesystem::path experiment_path(const std::string& given);
 
+// Warns, once a process, when `x` prices a machine measured on another
+// host than this one, naming the facts that differ.
+void warn_if_priced_elsewhere(const config::Experiment& x);
+
 // The experiment simloop runs when none is named.
 inline constexpr const char* kDefaultRunExperiment = "experiments/seed-athlon.yaml";
 

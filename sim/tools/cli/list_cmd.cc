@@ -33,8 +33,13 @@ int list_cmd(const std::vector<std::string>& kinds) {
     std::cout << fmt::format("{}{} ({}):\n", first ? "" : "\n", kind, use_of(kind));
     first = false;
     if (files.empty()) std::cout << "  (none)\n";
-    for (const auto& f : files)
+    for (const auto& f : files) {
       std::cout << fmt::format("  {:<{}}  {}\n", f.name, width, f.description);
+      // A machine's prices hold for the host they were made for: say which.
+      if (kind == "machines")
+        if (const std::string origin = config::machine_origin(f.path); !origin.empty())
+          std::cout << fmt::format("  {:<{}}  costs {}\n", "", width, origin);
+    }
   }
   return 0;
 }

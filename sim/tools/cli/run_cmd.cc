@@ -1,5 +1,6 @@
 // simloop run / check / config-reference / output-reference: experiments from YAML.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "sim/config/data_files.h"
 #include "sim/config/experiment.h"
@@ -19,6 +21,7 @@
 #include "sim/engine/undetermined.h"
 #include "sim/layout/layout.h"
 #include "sim/report/safe_file.h"
+#include "sim/support/host.h"
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"
@@ -370,6 +373,15 @@ nlohmann::json run_document(const config::Experiment& x, const engine::SimResult
   j["icache_sets"] = detail["icache_sets"];
   j["undetermined_costs"] = engine::undetermined_json(r);
   j["config"] = config::to_json(x);
+  // The host the machine was measured on is in config.machine.host; this
+  // is the one that ran the simulation.
+  const support::HostFacts here = support::this_host();
+  j["simulated_on"] = {{"fingerprint", here.fingerprint()},
+                       {"cpu", here.cpu},
+                       {"clock_mhz", here.clock_mhz},
+                       {"kernel", here.kernel},
+                       {"caches", here.caches}};
+  if (!x.machine_host.empty()) j["machine_host"] = x.machine_host.fingerprint();
   return j;
 }
 
@@ -415,6 +427,21 @@ fs::path experiment_path(const std::string& given) {
   return f.path;
 }
 
+void warn_if_priced_elsewhere(const config::Experiment& x) {
+  if (x.machine_costs != "measured" || x.machine_host.empty()) return;
+  const support::HostFacts here = support::this_host();
+  const std::vector<std::string> diff = support::host_differences(x.machine_host, here);
+  if (diff.empty()) return;
+  static std::set<std::string> said;  // each machine once a process
+  if (!said.insert(x.machine_name + "|" + x.machine_host.fingerprint()).second) return;
+  spdlog::warn(
+      "machine {}: its costs were measured on host {} ({}), not on this one ({}): {}. Its "
+      "predictions are for that host; measure and refit this one to price it (README: \"Your "
+      "own machine\")",
+      x.machine_name, x.machine_host.fingerprint(), x.machine_host.summary(), here.fingerprint(),
+      fmt::join(diff, "; "));
+}
+
 config::Experiment load_user_experiment(const std::string& file,
                                         const std::vector<std::string>& sets,
                                         const std::vector<std::string>& unset) {
@@ -423,6 +450,7 @@ config::Experiment load_user_experiment(const std::string& file,
   try {
     config::Experiment x = config::load_experiment(p, sets, unset);
     for (const auto& note : x.notes) spdlog::info("{}", note);
+    warn_if_priced_elsewhere(x);
     return x;
   } catch (const config::ConfigError& e) {
     throw UserError(e.what(), 2);

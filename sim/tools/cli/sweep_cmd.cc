@@ -193,6 +193,8 @@ int sweep_cmd(const SweepArgs& a) {
     throw UserError(e.what(), 2);
   }
   for (const auto& note : plan.notes) spdlog::info("{}", note);
+  warn_if_priced_elsewhere(plan.base);
+  for (const auto& [choice, x] : plan.chosen) warn_if_priced_elsewhere(x);
   // A shard past the last point would run nothing and say it had finished.
   if (static_cast<size_t>(o.shard.k) > plan.size())
     throw UserError(
