@@ -75,6 +75,9 @@ int main(int argc, char** argv) {
   simloop::cli::add_icache(app, commands);
   simloop::cli::add_list(app, commands);
 
+  if (argc >= 2 && std::string_view(argv[1]) == simloop::cli::kCompleteCommand)
+    return simloop::cli::complete_cmd(app, {argv + 2, argv + argc});
+
   // A word where the subcommand goes that names none: say so, and which
   // was meant (CLI11 would only say that a subcommand is required).
   for (int i = 1; i < argc; ++i) {
