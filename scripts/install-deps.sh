@@ -14,6 +14,8 @@ packages=(
   slurm-wlm munge parallel     # the Slurm and GNU parallel recipes and their tests
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer with ASan and UBSan
   ninja-build                  # scripts/fuzz.sh's build directory
+  help2man                     # the man page, build/simloop.1, from --help
+  bash-completion              # completion of simloop's words (scripts/simloop-completion.bash)
 )
 
 missing=()

@@ -2,6 +2,7 @@
 // a key's type and value, the cost keys calibration fits.
 #include <fmt/format.h>
 
+#include "sim/config/key_values.h"
 #include "sim/config/schema.h"
 #include "sim/stack/stack_set.h"
 #include "sim/support/text.h"
@@ -51,6 +52,14 @@ std::optional<KeyType> key_type(const std::string& path) {
       return KeyType::choice;
   }
   return std::nullopt;
+}
+
+std::vector<std::string> key_values(const std::string& path) {
+  const Field* f = schema().field(path);
+  if (f == nullptr) return {};
+  if (f->kind == Kind::boolean) return {"true", "false"};
+  if (f->kind == Kind::choice) return f->choices;
+  return {};
 }
 
 std::string closest_key(const std::string& path) {

@@ -80,6 +80,11 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands);
 void add_layout(CLI::App& app, std::vector<Command>& commands);
 void add_icache(CLI::App& app, std::vector<Command>& commands);
 void add_list(CLI::App& app, std::vector<Command>& commands);
+// `simloop __complete WORD...`: prints what may stand in place of the last
+// word after the others (scripts/simloop-completion.bash calls it). Not a
+// subcommand: main() answers it before parsing, and --help does not list it.
+inline constexpr const char* kCompleteCommand = "__complete";
+int complete_cmd(const CLI::App& app, const std::vector<std::string>& words);
 // Under `simloop measure`: cachegrind and profile.
 void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands);
 void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands);

@@ -51,7 +51,10 @@ int main(int argc, char** argv) {
       "simloop: a discrete-event simulator of a host network stack.\n"
       "It predicts small-packet transmit rates (kpps) around a real mbuf stack\n"
       "and compares the predictions with measured runs."};
-  app.set_version_flag("--version", std::string(SIMLOOP_VERSION));
+  // "Usage: simloop ..." however it was started, and a version line help2man
+  // reads as name and version.
+  app.name("simloop");
+  app.set_version_flag("--version", std::string("simloop ") + SIMLOOP_VERSION);
   app.footer(
       "Exit status: 0 success, 2 bad input (the message names the file, line, column and key,\n"
       "or the option), 3 the run ended early (e.g. an alignment fault), 4 an output could not\n"
@@ -74,6 +77,9 @@ int main(int argc, char** argv) {
   simloop::cli::add_layout(app, commands);
   simloop::cli::add_icache(app, commands);
   simloop::cli::add_list(app, commands);
+
+  if (argc >= 2 && std::string_view(argv[1]) == simloop::cli::kCompleteCommand)
+    return simloop::cli::complete_cmd(app, {argv + 2, argv + argc});
 
   // A word where the subcommand goes that names none: say so, and which
   // was meant (CLI11 would only say that a subcommand is required).
