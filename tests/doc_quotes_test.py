@@ -177,7 +177,7 @@ def shadow(src, build, scratch):
                    not (rel == pathlib.Path(".") and (x.startswith("build") or x == "out"))
                    and not (pathlib.Path(d) / x / "CMakeCache.txt").exists()]
         (root / rel).mkdir(parents=True, exist_ok=True)
-        for f in files:
+        for f in files + [x for x in dirs if (pathlib.Path(d) / x).is_symlink()]:
             (root / rel / f).symlink_to(pathlib.Path(d) / f)
     (root / "build").symlink_to(build)
     return root
@@ -266,6 +266,7 @@ def main(argv):
         bindir.mkdir()
         (bindir / "simloop").symlink_to(simloop)
         env = dict(os.environ, PATH=f"{bindir}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+        env.pop("SIMLOOP_DATA_DIR", None)  # the build's simloop reads the source tree
 
         if generated:
             p, took = run(generated.group(1), cwd, env)
