@@ -261,7 +261,8 @@ def main(argv):
             failures.append(f"{name}:{line}: a marker must say what was measured and where")
 
     with tempfile.TemporaryDirectory() as scratch:
-        cwd = shadow(src, build, scratch)
+        # Nothing to run, no copy to make.
+        cwd = shadow(src, build, scratch) if generated or quotes else None
         bindir = pathlib.Path(scratch) / "bin"
         bindir.mkdir()
         (bindir / "simloop").symlink_to(simloop)
