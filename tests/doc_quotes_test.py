@@ -225,7 +225,7 @@ def main(argv):
         if info != "console":
             continue
         if mark and mark[0] == "measured":
-            records.append((first + 1, mark[1]))
+            records.append((first + 1, "measured: " + mark[1]))
             continue
         if mark:
             failures.append(f"{where}: a console block is run here, not {mark[0]} {mark[1]}")
@@ -245,7 +245,7 @@ def main(argv):
                                    for c in range(len(rows[0])))
             mark = marker(lines, first)
             if mark and mark[0] == "checked by":
-                test = mark[1].split(":")[0].split()[0] if mark[1] else ""
+                test = (mark[1].split(":")[0].split() or [""])[0]
                 if test not in known:
                     failures.append(f"{where}: checked by {test!r}, which is no test of "
                                     "tests/CMakeLists.txt")
