@@ -20,6 +20,11 @@ std::string_view ledger_fn_name(const net::FnTable& fns, size_t fn) {
   return extra.at(fn - kLedgerOwners);
 }
 
+net::PathRole ledger_fn_role(const net::FnTable& fns, size_t fn) {
+  if (fn < kLedgerOwners) return owner_path_role(fns, fn);
+  return fn == kInterruptHandler ? net::PathRole::device : net::PathRole::idle;
+}
+
 std::vector<size_t> ledger_fns(const net::FnTable& fns) {
   std::vector<size_t> v = owner_slots(fns);
   for (size_t f = kLedgerOwners; f < kLedgerFns; ++f) v.push_back(f);

@@ -49,6 +49,9 @@ inline constexpr size_t kLedgerFns = kLedgerOwners + 3;
 // The name of ledger function `fn` for a stack with table `fns` (empty: a
 // slot that stack does not use); a helper as the stack calls it.
 std::string_view ledger_fn_name(const net::FnTable& fns, size_t fn);
+// The part of the path ledger function `fn` does (sim/layout/code.h's
+// owners; the interrupt handler is the device's, sleep and idle are idle).
+net::PathRole ledger_fn_role(const net::FnTable& fns, size_t fn);
 // The ledger functions in use with `fns`, in order.
 std::vector<size_t> ledger_fns(const net::FnTable& fns);
 

@@ -1,6 +1,7 @@
 // Per-function detail of a run: the function view holds the same cycles as
-// the stage view, I-cache misses land on the code that missed, and the
-// output reference matches the columns runs write.
+// the stage view, I-cache misses land on the code that missed, every
+// function says its part of the path, and the output reference matches the
+// columns runs write.
 #include "sim/engine/detail.h"
 
 #include <fmt/format.h>
@@ -15,7 +16,9 @@
 #include "sim/engine/simulation.h"
 #include "sim/engine/undetermined.h"
 #include "sim/layout/layout.h"
+#include "sim/stack/stack_set.h"
 #include "sim_child.h"
+#include "stacks/poll/fns.h"
 
 namespace simloop::engine {
 namespace {
@@ -256,6 +259,31 @@ TEST(OutputReference, AStackWritesItsColumnsInItsOwnWords) {
     EXPECT_EQ(functions.count(std::string(w.word)), 1U) << w.word;
     EXPECT_EQ(functions.count(std::string(w.of)), 0U) << w.of;
   }
+}
+
+// Every function of every stack's table (the poll stack's too: it is built
+// into simloop-poll only) and every other row of the function ledger says
+// what part of a packet's path it does, so explain can line two stacks up.
+TEST(Detail, EveryFunctionOfEveryStackHasAPathRole) {
+  std::vector<const net::FnTable*> tables = stacks::fn_tables();
+  tables.push_back(&net::poll::kFnTable);
+  ASSERT_GE(tables.size(), 3u);
+  for (const net::FnTable* t : tables) {
+    ASSERT_GT(t->size(), 0u) << t->stack();
+    for (const net::FnInfo& f : t->fns())
+      EXPECT_NE(f.path_role, net::PathRole::unset) << t->stack() << ": " << f.name;
+    for (size_t f : models::ledger_fns(*t)) {
+      const net::PathRole r = models::ledger_fn_role(*t, f);
+      EXPECT_NE(r, net::PathRole::unset) << t->stack() << ": " << models::ledger_fn_name(*t, f);
+      EXPECT_LT(r, net::PathRole::count) << t->stack() << ": " << models::ledger_fn_name(*t, f);
+    }
+  }
+  // Each role prints under a name of its own.
+  std::set<std::string_view> names;
+  for (size_t r = 0; r < net::kPathRoleCount; ++r)
+    names.insert(net::path_role_name(static_cast<net::PathRole>(r)));
+  EXPECT_EQ(names.size(), net::kPathRoleCount);
+  EXPECT_EQ(names.count(""), 0u);
 }
 
 }  // namespace

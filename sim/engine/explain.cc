@@ -6,11 +6,13 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "models/cycle_account.h"
 #include "models/fn_ledger.h"
 #include "models/optional_models.h"
 #include "sim/config/experiment.h"
+#include "sim/stack/net/fn_table.h"
 
 namespace simloop::engine {
 
@@ -40,6 +42,8 @@ struct Side {
   std::map<std::string, std::map<std::string, double>> fn;  // function -> kind -> cycles
   std::map<std::string, double> misses;                     // function -> misses
   std::vector<std::string> order;                           // functions, as the result lists them
+  std::string stack;                                        // the stack that ran ("" unknown)
+  std::map<std::string, net::PathRole> role;                // function -> its part of the path
   std::map<int64_t, std::pair<double, double>> sets;        // set -> (misses, stall)
   std::map<int64_t, std::vector<std::string>> symbols;
   double interrupts = 0, interrupt_pct = 0, sleep_s = 0, enobufs = 0, packets = 0;
@@ -64,6 +68,11 @@ Side read_side(const json& d, const std::string& label) {
   // The stack that ran names the stage columns (a result of a stack this
   // build does not have, by the stages' own names).
   const net::FnTable* fns = config::fn_table_of(d.value("config", json::object()));
+  if (fns != nullptr) {
+    s.stack = fns->stack();
+    for (size_t f : models::ledger_fns(*fns))
+      s.role[std::string(models::ledger_fn_name(*fns, f))] = models::ledger_fn_role(*fns, f);
+  }
   for (size_t i = 0; i < models::kStageCount; ++i) {
     const auto stage = static_cast<models::Stage>(i);
     const std::string st(models::stage_name(stage));
@@ -111,6 +120,82 @@ Side read_side(const json& d, const std::string& label) {
     s.symbols[set] = st.value("symbols", std::vector<std::string>{});
   }
   return s;
+}
+
+// The name of a function's part of the path on side `s` ("other": one its
+// stack does not say, as in a result of a stack this build does not have).
+std::string role_of(const Side& s, const std::string& fn) {
+  const auto it = s.role.find(fn);
+  return it == s.role.end() || it->second == net::PathRole::unset
+             ? "other"
+             : std::string(net::path_role_name(it->second));
+}
+
+// The difference part by part of the path (net::PathRole), in path order:
+// each side's functions in each part, with their cycles per packet. Every
+// function of each side is in one row, so the rows sum to the functions'.
+json role_rows(const Side& a, const Side& b, double per_cycle) {
+  std::vector<std::string> names;
+  for (size_t r = 1; r < net::kPathRoleCount; ++r)
+    names.emplace_back(net::path_role_name(static_cast<net::PathRole>(r)));
+  names.emplace_back("other");
+  json rows = json::array();
+  for (const auto& name : names) {
+    json row = {{"role", name}, {"a_functions", json::array()}, {"b_functions", json::array()}};
+    double ta = 0, tb = 0;
+    for (const auto& [side, key, total] :
+         {std::tuple{&a, "a_functions", &ta}, std::tuple{&b, "b_functions", &tb}})
+      for (const auto& fn : side->order) {
+        if (role_of(*side, fn) != name) continue;
+        double c = 0;
+        for (const auto& [kind, v] : side->fn.at(fn)) c += v;
+        *total += c;
+        row[key].push_back({{"function", fn}, {"cycles", c}});
+      }
+    if (row["a_functions"].empty() && row["b_functions"].empty()) continue;
+    row["a"] = ta;
+    row["b"] = tb;
+    row["delta"] = tb - ta;
+    row["kpps"] = per_cycle * (tb - ta);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// The role rows as text: each role's difference, then each side's
+// functions in it with their cycles per packet.
+std::string roles_text(const json& roles, const json& stacks) {
+  std::string out =
+      fmt::format("\nby role across stacks (cycles per packet; A's {} functions, B's {})\n",
+                  stacks[0].get<std::string>(), stacks[1].get<std::string>());
+  constexpr size_t kWidth = 100;
+  // A difference that prints as 0.0 prints without a sign of its rounding.
+  auto shown = [](const json& v) {
+    return std::abs(v.get<double>()) < 0.05 ? 0.0 : v.get<double>();
+  };
+  for (const auto& r : roles) {
+    out += fmt::format("  {:<20} {:10.1f} {:10.1f} {:+10.1f} {:+9.1f} kpps\n",
+                       r["role"].get<std::string>(), r["a"].get<double>(), r["b"].get<double>(),
+                       shown(r["delta"]), shown(r["kpps"]));
+    for (const auto& [side, key] : {std::pair{"A", "a_functions"}, std::pair{"B", "b_functions"}}) {
+      std::string line = fmt::format("    {}  ", side);
+      if (r[key].empty()) line += "(none)";
+      bool first = true;  // on its line
+      for (const auto& f : r[key]) {
+        const std::string item =
+            fmt::format("{} {:.1f}", f["function"].get<std::string>(), f["cycles"].get<double>());
+        if (!first && line.size() + 2 + item.size() > kWidth) {
+          out += line + "\n";
+          line = "       ";
+          first = true;
+        }
+        line += (first ? "" : "  ") + item;
+        first = false;
+      }
+      out += line + "\n";
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -197,8 +282,11 @@ json explain(const json& a_doc, const json& b_doc, const std::string& label_a,
                    {"misses_b", mb},
                    {"misses_delta", mb - ma}});
     if (const std::string on = undetermined_on(n); !on.empty()) fns.back()["undetermined"] = on;
+    fns.back()["role"] = a.fn.count(n) != 0 ? role_of(a, n) : role_of(b, n);
   }
   e["functions"] = fns;
+  e["stacks"] = {a.stack, b.stack};
+  e["roles"] = role_rows(a, b, per_cycle);
   // Each cost left undetermined that a side used: how much a packet, per side.
   // In A's order (its schema's), then B's.
   std::vector<std::string> keys = a.undetermined_order;
@@ -336,6 +424,10 @@ std::string explain_table(const json& e, size_t top) {
     if (r == nullptr || !r->contains("note")) return "";
     return "  (" + (*r)["note"].get<std::string>() + ")";
   });
+  // Across stacks no function is the other's: they line up by role.
+  const json stacks = e.value("stacks", json::array());
+  if (stacks.size() == 2 && stacks[0] != stacks[1] && stacks[0] != "" && stacks[1] != "")
+    out += roles_text(e["roles"], stacks);
   split(e["functions"], "function", "function", [](const json* r) -> std::string {
     if (r == nullptr) return "; B-A by kind, I1 misses per packet A -> B";
     const std::string undetermined = r->contains("undetermined")

@@ -59,6 +59,24 @@ inline constexpr std::array<std::string_view, code_index::count> kCodeNames = {
 #undef SIMLOOP_CODE_NAME
 };
 
+// The part of a packet's path each of them does (net::PathRole), in Code
+// order: what `simloop explain` lines them up by across stacks.
+inline constexpr std::array<net::PathRole, code_index::count> kCodeRoles = {
+    net::PathRole::syscall,  // syscall_entry
+    net::PathRole::syscall,  // syscall_exit
+    net::PathRole::user,     // user_loop
+    net::PathRole::helpers,  // header_access
+    net::PathRole::helpers,  // cksum
+    net::PathRole::buffers,  // mbuf_alloc
+    net::PathRole::buffers,  // mbuf_free
+    net::PathRole::helpers,  // copy
+};
+static_assert([] {
+  for (net::PathRole r : kCodeRoles)
+    if (r == net::PathRole::unset) return false;
+  return true;
+}());
+
 constexpr size_t slot(net::FnId f) {
   return net::index(f);
 }
@@ -75,6 +93,14 @@ constexpr bool owner_in_use(const net::FnTable& fns, size_t slot) {
 constexpr std::string_view owner_name(const net::FnTable& fns, size_t slot) {
   if (slot < kCodeBase) return slot < fns.size() ? fns.name(net::fn_at(slot)) : std::string_view{};
   return kCodeNames[slot - kCodeBase];
+}
+
+// The part of the path owner `slot` of a stack with table `fns` does
+// (unset if unused).
+constexpr net::PathRole owner_path_role(const net::FnTable& fns, size_t slot) {
+  if (slot < kCodeBase)
+    return slot < fns.size() ? fns.path_role(net::fn_at(slot)) : net::PathRole::unset;
+  return slot < kCodeCount ? kCodeRoles[slot - kCodeBase] : net::PathRole::unset;
 }
 
 constexpr std::string_view code_name(Code c) {

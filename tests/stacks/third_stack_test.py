@@ -88,6 +88,17 @@ def main():
         p = run([poll, "explain", exp, "--b-set", "workload.dest=loopback"])
         check("rx_poll" in p.stdout and "pkt_recv" in p.stdout,
               f"explain names the poll stack's functions:\n{p.stdout}")
+        # explain against the BSD stack: its functions line up with BSD's by
+        # the roles its table gives them (pkt_fill builds the datagram).
+        bsd = HERE.parent.parent.parent / "experiments" / "seed-athlon.yaml"
+        p = run([poll, "-q", "explain", bsd, exp, "--set", "workload.packets=2000", "-o",
+                 d / "explain-bsd.json"])
+        roles = {r["role"]: r for r in json.loads((d / "explain-bsd.json").read_text())["roles"]}
+        udp = roles.get("UDP output", {})
+        check("by role across stacks" in p.stdout
+              and [f["function"] for f in udp.get("a_functions", [])] == ["udp_output"]
+              and [f["function"] for f in udp.get("b_functions", [])] == ["pkt_fill"],
+              f"explain against BSD: pkt_fill beside udp_output:\n{p.stdout}")
         # measure native: the real stack, timed in this process.
         p = run([poll, "measure", "native", "--stack", "poll", "-n", "20000", "--dest", "wire",
                  "--format", "csv"])

@@ -1,5 +1,6 @@
 // The BSD stack's function table: the functions of the mbuf stack (sim/stack/bsd) that
-// report entry and exit, with their stages and roles.
+// report entry and exit, with their stages, their parts of the path and
+// their roles.
 #pragma once
 
 #include <array>
@@ -35,23 +36,24 @@ constexpr FnId id(Fn f) {
 }
 
 inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
-    {"sendto", "socket", FnRole::syscall},
-    {"sosend_dgram", "socket"},
-    {"m_uiotombuf", "socket"},
-    {"udp_output", "udp"},
-    {"ip_output", "ip"},
-    {"ether_output", "ether"},
-    {"ether_output_frame", "driver"},
-    {"looutput", "loop"},
-    {"if_simloop", "loop"},
-    {"netisr_dispatch", "netisr"},
-    {"ip_input", "input"},
-    {"udp_input", "input"},
-    {"sbappend", "input"},
-    {"soreceive", "receive"},
-    {"nic_txeof", "interrupt", FnRole::completion},
+    {"sendto", "socket", PathRole::syscall, FnRole::syscall},
+    {"sosend_dgram", "socket", PathRole::socket},
+    {"m_uiotombuf", "socket", PathRole::socket},
+    {"udp_output", "udp", PathRole::udp_output},
+    {"ip_output", "ip", PathRole::ip_output},  // its route lookup is its own
+    {"ether_output", "ether", PathRole::link},
+    {"ether_output_frame", "driver", PathRole::device},
+    {"looutput", "loop", PathRole::device},
+    {"if_simloop", "loop", PathRole::device},  // onto the netisr's input queue
+    {"netisr_dispatch", "netisr", PathRole::softirq},
+    {"ip_input", "input", PathRole::ip_input},
+    {"udp_input", "input", PathRole::udp_input},
+    {"sbappend", "input", PathRole::udp_input},  // called by udp_input
+    {"soreceive", "receive", PathRole::receive},
+    {"nic_txeof", "interrupt", PathRole::device, FnRole::completion},
 }};
 static_assert(kFns.size() <= kMaxFns);
+static_assert(has_path_roles(kFns));
 
 inline constexpr FnTable kFnTable{"bsd", kFns};
 

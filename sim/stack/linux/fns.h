@@ -1,8 +1,8 @@
 // The Linux stack's function table: the kernel functions of the UDP path on
 // sk_buffs (Linux 6.x) that the simulated Linux stack reports, each under its
-// kernel name, with its stage and role. `simloop measure kernel --split`
-// maps this machine's kernel symbols onto these names
-// (configs/stacks/linux-perf-symbols.yaml).
+// kernel name, with its stage, its part of the path and its role.
+// `simloop measure kernel --split` maps this machine's kernel symbols onto
+// these names (configs/stacks/linux-perf-symbols.yaml).
 #pragma once
 
 #include <array>
@@ -72,50 +72,51 @@ constexpr FnId id(Fn f) {
 }
 
 inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
-    {"__sys_sendto", "socket", FnRole::syscall},
-    {"udp_sendmsg", "udp"},
-    {"ip_route_output_flow", "ip"},
-    {"ip_make_skb", "udp"},
-    {"__ip_append_data", "socket"},
-    {"udp_send_skb", "udp"},
-    {"ip_send_skb", "ip"},
-    {"ip_local_out", "ip"},
-    {"ip_output", "ip"},
-    {"ip_finish_output2", "ether"},
-    {"neigh_hh_output", "ether"},
-    {"__dev_queue_xmit", "driver"},
-    {"dev_hard_start_xmit", "driver"},
-    {"loopback_xmit", "loop"},
-    {"__netif_rx", "loop"},
-    {"net_rx_action", "netisr"},
-    {"process_backlog", "netisr"},
-    {"__netif_receive_skb_core", "input"},
-    {"ip_rcv", "input"},
-    {"ip_rcv_finish", "input"},
-    {"ip_local_deliver", "input"},
-    {"udp_rcv", "input"},
-    {"__udp4_lib_rcv", "input"},
-    {"__udp4_lib_lookup", "input"},
-    {"udp_queue_rcv_skb", "input"},
-    {"__udp_enqueue_schedule_skb", "input"},
-    {"__sys_recvfrom", "receive"},
-    {"udp_recvmsg", "receive"},
-    {"skb_copy_datagram_iter", "receive"},
-    {"skb_consume_udp", "receive"},
-    {"ndo_start_xmit", "driver"},
-    {"nic_clean_tx_irq", "interrupt", FnRole::completion},
-    {"__alloc_skb", "mbuf"},
-    {"kfree_skb", "mbuf"},
-    {"sock_wfree", "mbuf"},
-    {"___kmalloc_large_node", "mbuf"},
-    {"free_large_kmalloc", "mbuf"},
-    {"skb_page_frag_refill", "socket"},
-    {"__folio_put", "mbuf"},
-    {"alloc_pages", "mbuf"},
-    {"free_frozen_pages", "mbuf"},
-    {"move_addr_to_kernel", "socket"},
+    {"__sys_sendto", "socket", PathRole::syscall, FnRole::syscall},
+    {"udp_sendmsg", "udp", PathRole::udp_output},
+    {"ip_route_output_flow", "ip", PathRole::route},
+    {"ip_make_skb", "udp", PathRole::ip_output},  // its own cycles: the IP header
+    {"__ip_append_data", "socket", PathRole::socket},
+    {"udp_send_skb", "udp", PathRole::udp_output},
+    {"ip_send_skb", "ip", PathRole::ip_output},
+    {"ip_local_out", "ip", PathRole::ip_output},
+    {"ip_output", "ip", PathRole::ip_output},
+    {"ip_finish_output2", "ether", PathRole::link},
+    {"neigh_hh_output", "ether", PathRole::link},
+    {"__dev_queue_xmit", "driver", PathRole::device},
+    {"dev_hard_start_xmit", "driver", PathRole::device},
+    {"loopback_xmit", "loop", PathRole::device},
+    {"__netif_rx", "loop", PathRole::device},
+    {"net_rx_action", "netisr", PathRole::softirq},
+    {"process_backlog", "netisr", PathRole::softirq},
+    {"__netif_receive_skb_core", "input", PathRole::softirq},
+    {"ip_rcv", "input", PathRole::ip_input},
+    {"ip_rcv_finish", "input", PathRole::ip_input},
+    {"ip_local_deliver", "input", PathRole::ip_input},
+    {"udp_rcv", "input", PathRole::udp_input},
+    {"__udp4_lib_rcv", "input", PathRole::udp_input},
+    {"__udp4_lib_lookup", "input", PathRole::udp_input},
+    {"udp_queue_rcv_skb", "input", PathRole::udp_input},
+    {"__udp_enqueue_schedule_skb", "input", PathRole::udp_input},
+    {"__sys_recvfrom", "receive", PathRole::receive},
+    {"udp_recvmsg", "receive", PathRole::receive},
+    {"skb_copy_datagram_iter", "receive", PathRole::receive},
+    {"skb_consume_udp", "receive", PathRole::receive},
+    {"ndo_start_xmit", "driver", PathRole::device},
+    {"nic_clean_tx_irq", "interrupt", PathRole::device, FnRole::completion},
+    {"__alloc_skb", "mbuf", PathRole::buffers},
+    {"kfree_skb", "mbuf", PathRole::buffers},
+    {"sock_wfree", "mbuf", PathRole::buffers},
+    {"___kmalloc_large_node", "mbuf", PathRole::buffers},
+    {"free_large_kmalloc", "mbuf", PathRole::buffers},
+    {"skb_page_frag_refill", "socket", PathRole::buffers},
+    {"__folio_put", "mbuf", PathRole::buffers},
+    {"alloc_pages", "mbuf", PathRole::buffers},
+    {"free_frozen_pages", "mbuf", PathRole::buffers},
+    {"move_addr_to_kernel", "socket", PathRole::syscall},  // sendto()'s sockaddr
 }};
 static_assert(kFns.size() <= kMaxFns);
+static_assert(has_path_roles(kFns));
 
 // Linux's words where simloop's outputs would say the BSD stack's: sk_buffs
 // for mbufs, the NET_RX softirq for the netisr, the per-CPU backlog and

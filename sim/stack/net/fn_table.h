@@ -2,9 +2,10 @@
 //
 // A stack reports function entry and exit through its probe with an FnId:
 // the function's index in the stack's own FnTable. The table says what each
-// function is called, which stage of a packet's path it belongs to and what
-// role it plays, so the timing models, the engine, calibration and code
-// layouts work from the table and never name a function of one stack.
+// function is called, which stage its cycles are charged to, what part of
+// a packet's path it does (PathRole) and what role it plays to the models
+// (FnRole), so the timing models, the engine, calibration, code layouts and
+// explain work from the table and never name a function of one stack.
 #pragma once
 
 #include <array>
@@ -38,11 +39,56 @@ enum class FnRole : uint8_t {
                // handler, which decides its stage, and owns the frees it does
 };
 
+// What part of a packet's path a function does, in words every stack
+// shares, so that functions of two stacks line up (BSD's udp_output beside
+// Linux's udp_sendmsg and udp_send_skb): `simloop explain` reads a
+// difference across stacks part by part. In path order; each stack's table
+// gives every one of its functions one (unset is none, which no table
+// keeps: see has_path_roles).
+enum class PathRole : uint8_t {
+  unset,
+  user,        // the sender's own loop, in user space
+  syscall,     // the send system call: entry, exit, its in-kernel body
+  socket,      // the socket layer's send: checks, user data into the stack's buffers
+  udp_output,  // the UDP header, the datagram made
+  route,       // the route lookup of a send
+  ip_output,   // the IP header, the output checks and hooks
+  link,        // the link layer: the neighbour, the Ethernet header
+  device,      // the device: queue, driver, loopback, transmit completion
+  softirq,     // the deferred run over looped-back input (netisr, NET_RX)
+  ip_input,    // IP's header checks and delivery of an input packet
+  udp_input,   // UDP's checks, the socket lookup, the append to its queue
+  receive,     // the receiver's system call and the copy to it
+  buffers,     // buffer allocation and free (mbufs, sk_buffs, pages)
+  helpers,     // checksum, copy and header access, wherever they are called
+  idle,        // not code: ENOBUFS sleep, time nothing explains
+  count
+};
+inline constexpr size_t kPathRoleCount = static_cast<size_t>(PathRole::count);
+
+// The role's name in outputs ("udp output").
+constexpr std::string_view path_role_name(PathRole r) {
+  constexpr std::array<std::string_view, kPathRoleCount> names = {
+      "unset",     "user loop", "system call", "socket",  "UDP output", "route",
+      "IP output", "link",      "device",      "softirq", "IP input",   "UDP input",
+      "receive",   "buffers",   "helpers",     "idle"};
+  return r < PathRole::count ? names[static_cast<size_t>(r)] : std::string_view{};
+}
+
 struct FnInfo {
   std::string_view name;   // the function's name in the real stack's source
   std::string_view stage;  // the stage its own cycles are charged to (models::Stage names)
+  PathRole path_role = PathRole::unset;  // what part of the path it does
   FnRole role = FnRole::plain;
 };
+
+// Whether every function of `fns` says its part of the path (a table's
+// static_assert).
+constexpr bool has_path_roles(std::span<const FnInfo> fns) {
+  for (const FnInfo& f : fns)
+    if (f.path_role == PathRole::unset || f.path_role >= PathRole::count) return false;
+  return true;
+}
 
 // What a stack calls one of the stages its functions are charged to, where
 // its own word differs from the stage's (models::Stage names): a label of
@@ -116,6 +162,7 @@ class FnTable {
       if (fns_[i].name == name) return fn_at(i);
     return std::nullopt;
   }
+  constexpr PathRole path_role(FnId f) const { return fns_[index(f)].path_role; }
   // The first function with role `r`, if any.
   constexpr std::optional<FnId> with_role(FnRole r) const {
     for (size_t i = 0; i < fns_.size(); ++i)

@@ -21,13 +21,14 @@ enum class Fn : uint8_t {
 };
 
 inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
-    {"pkt_send", "socket", FnRole::plain},
-    {"pkt_fill", "udp", FnRole::plain},
-    {"ring_post", "driver", FnRole::plain},
-    {"ring_poll", "driver", FnRole::completion},
-    {"rx_poll", "input", FnRole::plain},
-    {"pkt_recv", "receive", FnRole::plain},
+    {"pkt_send", "socket", PathRole::socket, FnRole::plain},
+    {"pkt_fill", "udp", PathRole::udp_output, FnRole::plain},  // every header, in one
+    {"ring_post", "driver", PathRole::device, FnRole::plain},
+    {"ring_poll", "driver", PathRole::device, FnRole::completion},
+    {"rx_poll", "input", PathRole::udp_input, FnRole::plain},
+    {"pkt_recv", "receive", PathRole::receive, FnRole::plain},
 }};
+static_assert(has_path_roles(kFns));
 
 // Its words for the stages its functions are charged to.
 inline constexpr std::array<StageName, 3> kStageNames = {{
