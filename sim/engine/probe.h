@@ -3,9 +3,9 @@
 // the optional models (models/optional_models.h), when on, add their stalls
 // to it. An optional model joins by its line in that list.
 //
-// Each stack of the list is instantiated for it in simulation.cc, built
-// with a larger unit growth limit (CMakeLists.txt) so that the probe's hooks
-// are still inlined into the stacks' functions.
+// Each stack of the list is instantiated for it (and for QuietProbe) in
+// simulation.cc, built with a larger unit growth limit (CMakeLists.txt) so
+// that the probe's hooks are still inlined into the stacks' functions.
 #pragma once
 
 #include <memory>
@@ -27,5 +27,10 @@ struct ProbeOf<models::ModelList<M...>> {
 };
 using Probe = ProbeOf<models::OptionalModels>::type;
 using OptionalParts = ProbeOf<models::OptionalModels>::Parts;
+
+// The probe of a run with the account alone: no I-cache, no optional model
+// and no timeline (most runs). The stacks are instantiated for it too, so
+// that such a run tests for none of the absent parts on every event.
+using QuietProbe = models::Tee<models::QuietAccount&>;
 
 }  // namespace simloop::engine
