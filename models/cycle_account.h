@@ -93,7 +93,7 @@ class CycleAccount : public net::NullProbe {
       : machine_(machine),
         stack_(stack),
         fn_stage_(stages_of(*stack.fns)),
-        completion_(stack.fns->with_role(net::FnRole::completion)) {}
+        completion_(stack.fns->with_role(net::FnRole::completion).value_or(kNoFn)) {}
 
   // Every hook that may tell the listener has a `kListen` parameter: false
   // leaves the listener's test out, for a probe made for runs that have
@@ -161,7 +161,7 @@ class CycleAccount : public net::NullProbe {
   template <bool kListen = true>
   void free(net::Obj obj, const void* /*addr*/) {
     // Frees by transmit completion belong to it (the handler or the driver).
-    const Stage s = completion_at_ > 0 ? stage_in_context(*completion_) : Stage::mbuf;
+    const Stage s = completion_at_ > 0 ? stage_in_context(completion_) : Stage::mbuf;
     const double c = obj == net::Obj::mbuf      ? stack_.mbuf_free_cycles
                      : obj == net::Obj::cluster ? stack_.cluster_free_cycles
                                                 : 0;
@@ -266,7 +266,11 @@ class CycleAccount : public net::NullProbe {
   const MachineCosts& machine_;
   const StackCosts& stack_;
   FnStages fn_stage_;
-  std::optional<net::FnId> completion_;
+  // Transmit completion's function: one compare on every entry, so no
+  // std::optional (kNoFn: the stack has none).
+  static constexpr net::FnId kNoFn{0xff};
+  static_assert(net::kMaxFns <= 0xff);
+  net::FnId completion_;
   std::array<net::FnId, kMaxDepth> stack_fns_{};
   size_t depth_ = 0;
   size_t completion_at_ = 0;  // the depth transmit completion runs at (0: not running)
