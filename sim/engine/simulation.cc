@@ -76,55 +76,11 @@ struct Frame {
   int bytes;      // on the wire, with preamble and gap
 };
 
-// The I-cache model, if the experiment turns it on (it needs a code layout).
-std::unique_ptr<models::ICacheProbe> make_icache(const config::Experiment& x,
-                                                 models::CycleAccount& acct) {
-  if (!x.cache_enabled || !x.code) return nullptr;
-  const models::PageColouring colouring{x.seed, x.variance.phys_pages};
-  return std::make_unique<models::ICacheProbe>(acct, *x.code, x.icache, x.fetch,
-                                               x.engine.icache_replay,
-                                               x.variance.page_colouring ? &colouring : nullptr);
-}
-
-// The optional models the experiment turns on.
-OptionalParts make_optional(const config::Experiment& x, models::CycleAccount& acct) {
-  OptionalParts parts;
-  models::for_each_model([&]<class M>(std::type_identity<M>) {
-    const auto& c = std::get<typename M::Config>(x.models);
-    if (c.enabled) std::get<std::unique_ptr<M>>(parts) = std::make_unique<M>(acct, c);
-  });
-  return parts;
-}
-
 // The options of stack kind `K` that the experiment sets: the host's and
 // its own.
 template <class K>
 typename K::Options stack_options(const config::Experiment& x) {
   return K::options(x.options, x.stack_options.get<typename K::Own>(K::kName));
-}
-
-// The probe of type `P` over a run's models: every part (Probe), or the
-// account alone (QuietProbe, when no other part is on).
-template <class P>
-P make_probe(models::CycleAccount& acct, models::QuietAccount& quiet,
-             const std::unique_ptr<models::ICacheProbe>& icache, OptionalParts& optional) {
-  if constexpr (std::is_same_v<P, QuietProbe>) {
-    (void)acct, (void)icache, (void)optional;
-    return P(quiet);
-  } else {
-    (void)quiet;
-    return std::apply([&](auto&... m) { return P(icache.get(), acct, m.get()...); }, optional);
-  }
-}
-
-// Whether a run can use QuietProbe: no model but the account is on, and no
-// timeline listens to it.
-bool quiet_run(const config::Experiment& x, const Tracer* tracer) {
-  bool quiet = tracer == nullptr && !(x.cache_enabled && x.code);
-  models::for_each_model([&]<class M>(std::type_identity<M>) {
-    if (std::get<typename M::Config>(x.models).enabled) quiet = false;
-  });
-  return quiet;
 }
 
 // State shared by the actors of one run, on the stack of kind `K` with the
