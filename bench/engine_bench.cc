@@ -1,5 +1,5 @@
 // Benchmarks of the simulation around the stack: a simulated packet (plain,
-// with the I-cache model, with one interrupt per frame), the I-cache model's
+// on the Linux stack, with the I-cache model, with one interrupt per frame), the I-cache model's
 // fetch path alone, what a sweep pays per point beyond its simulation, and
 // planning a sweep.
 //
@@ -93,6 +93,15 @@ void BM_SimulatedPacket(benchmark::State& state) {
   simulated_packet(state, "experiments/seed-athlon.yaml", {});
 }
 BENCHMARK(BM_SimulatedPacket)->Apply(one_run_a_packet_count);
+
+// The Linux stack on loopback (experiments/linux-loopback.yaml: 18-byte
+// datagrams to 127.0.0.1, each read by a receiver), priced per function
+// from the EPYC's kernel; its native counterpart is simloop_bench's
+// BM_LinuxPath/loopback.
+void BM_SimulatedPacketLinux(benchmark::State& state) {
+  simulated_packet(state, "experiments/linux-loopback.yaml", {});
+}
+BENCHMARK(BM_SimulatedPacketLinux)->Apply(one_run_a_packet_count);
 
 // With the I-cache model on: the seed's padded layout, on the same machine
 // and path as the plain run but for the cache.

@@ -397,6 +397,27 @@ void BM_LinuxPath(benchmark::State& state, uint32_t dst) {
 BENCHMARK_CAPTURE(BM_LinuxPath, loopback, kLoopAddr)->ArgName("payload")->Arg(kSmall)->Arg(kLarge);
 BENCHMARK_CAPTURE(BM_LinuxPath, wire, kPeerAddr)->ArgName("payload")->Arg(kSmall);
 
+// The Linux loopback 18-byte path with each probe, as BM_ProbeCost for the
+// BSD stack.
+template <class P>
+void BM_LinuxProbeCost(benchmark::State& state) {
+  LinuxPath<P> path(kLoopAddr, static_cast<int>(state.range(0)));
+  if (!path.Run(kWarmup)) {
+    state.SkipWithError("sendto failed during warm-up");
+    return;
+  }
+  for (auto _ : state) {
+    if (!path.Step()) {
+      state.SkipWithError("sendto failed");
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_TEMPLATE(BM_LinuxProbeCost, NoProbe)->ArgName("payload")->Arg(kSmall);
+BENCHMARK_TEMPLATE(BM_LinuxProbeCost, NullProbe)->ArgName("payload")->Arg(kSmall);
+BENCHMARK_TEMPLATE(BM_LinuxProbeCost, CountingProbe)->ArgName("payload")->Arg(kSmall);
+
 // Batches of 1000 loopback 18-byte packets alternate between the BSD and
 // the Linux stack (both with NullProbe, the native run's probe), so that
 // both see the same machine noise: each one's ns per packet, and the ratio.

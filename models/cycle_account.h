@@ -93,28 +93,37 @@ class CycleAccount : public net::NullProbe {
       : machine_(machine),
         stack_(stack),
         fn_stage_(stages_of(*stack.fns)),
-        completion_(stack.fns->with_role(net::FnRole::completion)) {}
+        completion_(stack.fns->with_role(net::FnRole::completion).value_or(kNoFn)) {}
 
+  // Every hook that may tell the listener has a `kListen` parameter: false
+  // leaves the listener's test out, for a probe made for runs that have
+  // none (QuietAccount below); the charges are the same.
+  template <bool kListen = true>
   void enter(net::FnId fn) {
-    open(fn);
+    open<kListen>(fn);
     ++uses_.calls[net::index(fn)];
-    add(stage_in_context(fn), stack_.fn_cycles[net::index(fn)]);
+    add<kListen>(stage_in_context(fn), stack_.fn_cycles[net::index(fn)]);
     ledger(net::index(fn), CostKind::event, stack_.fn_cycles[net::index(fn)]);
   }
   // A call that finds nothing to do: none of the function's fixed cost (the
   // loop that polled pays for looking, in machine.user_loop_cycles).
-  void enter_idle(net::FnId fn) { open(fn); }
+  template <bool kListen = true>
+  void enter_idle(net::FnId fn) {
+    open<kListen>(fn);
+  }
   // The stack's functions.
   const net::FnTable& fns() const { return *stack_.fns; }
   // From now on every cycle is also charged to a function (models/fn_ledger.h).
   void attach_ledger(FnLedger* ledger) { ledger_ = ledger; }
   // From now on `listener` sees every cycle as it is charged (nullptr: none).
   void attach_listener(CycleListener* listener) { listener_ = listener; }
+  template <bool kListen = true>
   void leave(net::FnId fn) {
-    if (listener_ != nullptr) listener_->left(fn);
+    if (kListen && listener_ != nullptr) listener_->left(fn);
     if (depth_ == completion_at_) completion_at_ = 0;
     if (depth_ > 0) --depth_;
   }
+  template <bool kListen = true>
   void copy(net::CopyKind /*kind*/, const void* src, const void* dst, size_t len) {
     const auto s = reinterpret_cast<uintptr_t>(src);
     const auto d = reinterpret_cast<uintptr_t>(dst);
@@ -129,14 +138,16 @@ class CycleAccount : public net::NullProbe {
       c += extra;
       ledger(caller(Code::copy), CostKind::misaligned, extra);
     }
-    add(Stage::copy, c);
+    add<kListen>(Stage::copy, c);
   }
+  template <bool kListen = true>
   void cksum(const void* /*addr*/, size_t len) {
     uses_.add(Price::cksum_per_byte, static_cast<double>(len));
-    add(current_stage(), static_cast<double>(len) * stack_.cksum_cycles_per_byte);
+    add<kListen>(current_stage(), static_cast<double>(len) * stack_.cksum_cycles_per_byte);
     ledger(caller(Code::cksum), CostKind::per_byte,
            static_cast<double>(len) * stack_.cksum_cycles_per_byte);
   }
+  template <bool kListen = true>
   void alloc(net::Obj obj, const void* /*addr*/) {
     // The BSD zones' prices; an sk_buff's are its functions' (__alloc_skb).
     const double c = obj == net::Obj::mbuf      ? stack_.mbuf_alloc_cycles
@@ -144,18 +155,19 @@ class CycleAccount : public net::NullProbe {
                                                 : 0;
     if (obj == net::Obj::mbuf) uses_.add(Price::mbuf_alloc, 1);
     if (obj == net::Obj::cluster) uses_.add(Price::cluster_alloc, 1);
-    add(Stage::mbuf, c);
+    add<kListen>(Stage::mbuf, c);
     ledger(caller(Code::mbuf_alloc), CostKind::event, c);
   }
+  template <bool kListen = true>
   void free(net::Obj obj, const void* /*addr*/) {
     // Frees by transmit completion belong to it (the handler or the driver).
-    const Stage s = completion_at_ > 0 ? stage_in_context(*completion_) : Stage::mbuf;
+    const Stage s = completion_at_ > 0 ? stage_in_context(completion_) : Stage::mbuf;
     const double c = obj == net::Obj::mbuf      ? stack_.mbuf_free_cycles
                      : obj == net::Obj::cluster ? stack_.cluster_free_cycles
                                                 : 0;
     if (obj == net::Obj::mbuf) uses_.add(Price::mbuf_free, 1);
     if (obj == net::Obj::cluster) uses_.add(Price::cluster_free, 1);
-    add(s, c);
+    add<kListen>(s, c);
     ledger(caller(Code::mbuf_free), CostKind::event, c);
   }
   void header(net::FnId fn, const void* addr, unsigned size, bool /*write*/) {
@@ -188,9 +200,10 @@ class CycleAccount : public net::NullProbe {
   // How much the run has used each price so far.
   const PriceUses& uses() const { return uses_; }
 
+  template <bool kListen = true>
   void add(Stage s, double cycles) {
     cycles_[static_cast<size_t>(s)] += cycles;
-    if (listener_ != nullptr) listener_->cycles(s, cycles);
+    if (kListen && listener_ != nullptr) listener_->cycles(s, cycles);
   }
   // Lets `add_to(double& sum)` add to stage `s`'s running sum in place (a
   // model whose stalls must sum in its own order, bit for bit); the listener
@@ -227,11 +240,12 @@ class CycleAccount : public net::NullProbe {
 
  private:
   static constexpr size_t kMaxDepth = 16;
+  template <bool kListen>
   void open(net::FnId fn) {
     if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
     ++depth_;
     if (fn == completion_ && completion_at_ == 0) completion_at_ = depth_;
-    if (listener_ != nullptr) listener_->entered(fn);
+    if (kListen && listener_ != nullptr) listener_->entered(fn);
   }
   void ledger(size_t fn, CostKind k, double c) {
     if (ledger_ != nullptr) ledger_->add(fn, k, c);
@@ -252,7 +266,11 @@ class CycleAccount : public net::NullProbe {
   const MachineCosts& machine_;
   const StackCosts& stack_;
   FnStages fn_stage_;
-  std::optional<net::FnId> completion_;
+  // Transmit completion's function: one compare on every entry, so no
+  // std::optional (kNoFn: the stack has none).
+  static constexpr net::FnId kNoFn{0xff};
+  static_assert(net::kMaxFns <= 0xff);
+  net::FnId completion_;
   std::array<net::FnId, kMaxDepth> stack_fns_{};
   size_t depth_ = 0;
   size_t completion_at_ = 0;  // the depth transmit completion runs at (0: not running)
@@ -261,6 +279,32 @@ class CycleAccount : public net::NullProbe {
   PriceUses uses_;
   FnLedger* ledger_ = nullptr;
   CycleListener* listener_ = nullptr;
+};
+
+// The account as the whole probe of a run with no other model and no
+// listener (no timeline): the same hooks and the same charges, in the same
+// order, without the listener's test on every event. A run that has a
+// listener uses the account itself.
+class QuietAccount : public net::NullProbe {
+ public:
+  explicit QuietAccount(CycleAccount& acct) : a_(acct) {}
+  void enter(net::FnId fn) { a_.enter<false>(fn); }
+  void enter_idle(net::FnId fn) { a_.enter_idle<false>(fn); }
+  void leave(net::FnId fn) { a_.leave<false>(fn); }
+  void copy(net::CopyKind kind, const void* src, const void* dst, size_t len) {
+    a_.copy<false>(kind, src, dst, len);
+  }
+  void cksum(const void* addr, size_t len) { a_.cksum<false>(addr, len); }
+  void alloc(net::Obj obj, const void* addr) { a_.alloc<false>(obj, addr); }
+  void free(net::Obj obj, const void* addr) { a_.free<false>(obj, addr); }
+  void header(net::FnId fn, const void* addr, unsigned size, bool write) {
+    a_.header(fn, addr, size, write);
+  }
+  void run(Code c) { a_.run(c); }
+  void add(Stage s, double cycles) { a_.add<false>(s, cycles); }
+
+ private:
+  CycleAccount& a_;
 };
 
 // The code map of a linked layout for a stack with table `fns`, by owner slot.

@@ -76,26 +76,6 @@ struct Frame {
   int bytes;      // on the wire, with preamble and gap
 };
 
-// The I-cache model, if the experiment turns it on (it needs a code layout).
-std::unique_ptr<models::ICacheProbe> make_icache(const config::Experiment& x,
-                                                 models::CycleAccount& acct) {
-  if (!x.cache_enabled || !x.code) return nullptr;
-  const models::PageColouring colouring{x.seed, x.variance.phys_pages};
-  return std::make_unique<models::ICacheProbe>(acct, *x.code, x.icache, x.fetch,
-                                               x.engine.icache_replay,
-                                               x.variance.page_colouring ? &colouring : nullptr);
-}
-
-// The optional models the experiment turns on.
-OptionalParts make_optional(const config::Experiment& x, models::CycleAccount& acct) {
-  OptionalParts parts;
-  models::for_each_model([&]<class M>(std::type_identity<M>) {
-    const auto& c = std::get<typename M::Config>(x.models);
-    if (c.enabled) std::get<std::unique_ptr<M>>(parts) = std::make_unique<M>(acct, c);
-  });
-  return parts;
-}
-
 // The options of stack kind `K` that the experiment sets: the host's and
 // its own.
 template <class K>
@@ -103,19 +83,21 @@ typename K::Options stack_options(const config::Experiment& x) {
   return K::options(x.options, x.stack_options.get<typename K::Own>(K::kName));
 }
 
-// State shared by the actors of one run, on the stack of kind `K`. Actors
-// are cooperative: only one runs at a time, so plain fields need no locking.
-template <class K>
+// State shared by the actors of one run, on the stack of kind `K` with the
+// probe `P`. Actors are cooperative: only one runs at a time, so plain
+// fields need no locking.
+template <class K, class P>
 struct World {
   using Kind = K;
-  using S = typename K::template Stack<Probe>;
+  using Probe = P;
+  using S = typename K::template Stack<P>;
   explicit World(const config::Experiment& ex)
       : x(ex),
         acct(ex.machine, ex.stack),
+        quiet(acct),
         icache(make_icache(ex, acct)),
         optional(make_optional(ex, acct)),
-        probe(std::apply([&](auto&... m) { return Probe(icache.get(), acct, m.get()...); },
-                         optional)),
+        probe(make_probe<P>(acct, quiet, icache, optional)),
         driver(probe,
                {.path = config::path_of(ex),
                 .payload = ex.workload.payload,
@@ -137,6 +119,7 @@ struct World {
   // The models before the stack: the stack's destructor frees what is
   // still queued, and they still see it.
   models::CycleAccount acct;
+  models::QuietAccount quiet;  // the account's hooks without the listener's test
   std::unique_ptr<models::ICacheProbe> icache;
   OptionalParts optional;  // the optional models that are on
   Probe probe;
@@ -299,12 +282,12 @@ double sleep_with_handlers(W& w, double wait) {
 // each also charged to its code in the function ledger, and the timeline's
 // spans and counters when a trace is asked for.
 template <class W>
-struct EngineHooks : models::SenderCosts<Probe> {
+struct EngineHooks : models::SenderCosts<typename W::Probe> {
+  using SenderCosts = models::SenderCosts<typename W::Probe>;
+  using SenderCosts::mc;
+  using SenderCosts::syscalls;
   EngineHooks(W& world, Tracer* t)
-      : models::SenderCosts<Probe>(world.probe, world.x.machine, W::Kind::kSyscallPerSend),
-        w(world),
-        tr(t) {}
-  using SenderCosts = models::SenderCosts<Probe>;
+      : SenderCosts(world.probe, world.x.machine, W::Kind::kSyscallPerSend), w(world), tr(t) {}
   W& w;
   Tracer* tr;
 
@@ -594,14 +577,14 @@ void route_simgrid_log_to_spdlog() {
 
 namespace {
 
-// One run on the stack of kind `K`.
-template <class K>
+// One run on the stack of kind `K` with the probe `P`.
+template <class K, class P>
 SimResult simulate_on(const config::Experiment& x, Tracer* tracer) {
   const auto wall0 = std::chrono::steady_clock::now();
   sg::Engine& e = make_engine();
   const Platform p =
       build_platform(x.machine.clock_hz, x.workload.link_bandwidth_bps, x.workload.link_latency_s);
-  World<K> w(x);
+  World<K, P> w(x);
   w.r.clock_hz = x.machine.clock_hz;
   w.ledger.fns = x.stack.fns;
   w.acct.attach_ledger(&w.ledger);
@@ -672,8 +655,10 @@ SimResult simulate_on(const config::Experiment& x, Tracer* tracer) {
 SimResult simulate(const config::Experiment& x, Tracer* tracer) {
   // The stack the experiment's profile names (stack.kind) runs.
   SimResult r;
-  if (!stacks::with_stack(config::stack_of(x),
-                          [&]<class K>(std::type_identity<K>) { r = simulate_on<K>(x, tracer); }))
+  if (!stacks::with_stack(config::stack_of(x), [&]<class K>(std::type_identity<K>) {
+        r = quiet_run(x, tracer) ? simulate_on<K, QuietProbe>(x, tracer)
+                                 : simulate_on<K, Probe>(x, tracer);
+      }))
     throw std::logic_error(fmt::format("no stack named '{}'", config::stack_of(x)));
   return r;
 }
