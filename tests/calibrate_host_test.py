@@ -86,11 +86,19 @@ check(info.get("fingerprint") == fp, f"host.json names the fingerprint {fp}: {in
 # Without a perf (or root), the Linux part is skipped, saying why, and the rest completes.
 if kernel:
     skip = WORK / "skipped"
+    skip.mkdir()  # a directory that is there already is written into
     r = run(*args[:3], skip, *args[4:], "--perf", WORK / "no-such-perf", timeout=300)
     check(r.returncode == 0, f"without perf: exit {r.returncode}: {r.stderr[-600:]}")
     check("skipped the Linux stack: no usable perf program" in r.stdout, f"says why: {r.stdout[:900]}")
     check((skip / "host-bsd-machine.yaml").is_file() and not (skip / "kernel-split.csv").exists(),
           f"without perf: {sorted(p.name for p in skip.glob('*'))}")
+
+# Never through a link, nor over what is not a directory.
+(WORK / "link").symlink_to(WORK / "elsewhere")
+(WORK / "file").write_text("x\n")
+for bad in ("link", "file"):
+    r = run("calibrate", "host", "-o", WORK / bad, "--skip-kernel")
+    check(r.returncode == 2 and not (WORK / "elsewhere").exists(), f"-o {bad}: {r.returncode} {r.stderr[-300:]}")
 
 # Names an experiment uses, found through XDG_DATA_HOME.
 exp = WORK / "mine.yaml"

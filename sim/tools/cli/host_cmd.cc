@@ -57,10 +57,10 @@ constexpr const char* kNativeHeldOut = "1,40,64,100,150,180,200,240,300,700,900,
 
 struct HostArgs {
   std::string dir;  // empty: the user's hosts directory, by fingerprint
-  int64_t kernel_packets = 50000;
+  int64_t kernel_packets = 100000;
   int kernel_repeats = 5;
   int64_t native_packets = 2000;
-  int native_repeats = 5;
+  int native_repeats = 10;
   int bootstrap = 100;
   bool skip_kernel = false;
   std::string perf = "perf";
@@ -296,7 +296,17 @@ int host_cmd(const HostArgs& a) {
           "with -o DIR");
     dir = root / fp;
   }
-  report::refuse_link(dir);
+  // A directory of its own, made again in place; never through a link.
+  std::error_code ec;
+  const auto st = fs::symlink_status(dir, ec);
+  if (fs::is_symlink(st))
+    throw UserError(
+        fmt::format("calibrate host: {} is a symbolic link; simloop writes no "
+                    "profile through one",
+                    config::printable(dir.string(), 200)));
+  if (fs::exists(st) && !fs::is_directory(st))
+    throw UserError(
+        fmt::format("calibrate host: {} is not a directory", config::printable(dir.string(), 200)));
   const auto started = std::chrono::system_clock::now();
   const std::string date =
       fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", std::chrono::floor<std::chrono::seconds>(started));
@@ -372,7 +382,6 @@ int host_cmd(const HostArgs& a) {
   progress.done("fitted host-bsd");
 
   bench["loadavg_after"] = loadavg();
-  std::error_code ec;
   for (const auto& e : fs::directory_iterator(s)) {
     if (!e.is_regular_file(ec) || e.is_symlink(ec)) continue;
     const std::string name = e.path().filename().string();
