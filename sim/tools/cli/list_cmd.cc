@@ -88,7 +88,8 @@ void add_list(CLI::App& app, std::vector<Command>& commands) {
       "else the installed share/simloop, else the source tree simloop was built from).\n"
       "An experiment is run by its listed path from any directory (a file of that path in\n"
       "the working directory comes first); machines, stacks and layouts are named in an\n"
-      "experiment by their listed names.");
+      "experiment by their listed names. Last, the host profiles simloop calibrate host made\n"
+      "(machine: host, stack: host-linux, stack: host-bsd on the host each measured).");
   list->add_option("--kind", *kinds,
                    "Only these kinds (repeatable): experiments, machines, stacks, layouts or\n"
                    "hosts (the host profiles of simloop calibrate host)")
