@@ -83,16 +83,6 @@ if (out / "microbench.json").is_file():
 info = json.loads((out / "host.json").read_text()) if (out / "host.json").is_file() else {}
 check(info.get("fingerprint") == fp, f"host.json names the fingerprint {fp}: {info.get('fingerprint')}")
 
-# Without a perf (or root), the Linux part is skipped, saying why, and the rest completes.
-if kernel:
-    skip = WORK / "skipped"
-    skip.mkdir()  # a directory that is there already is written into
-    r = run(*args[:3], skip, *args[4:], "--perf", WORK / "no-such-perf", timeout=300)
-    check(r.returncode == 0, f"without perf: exit {r.returncode}: {r.stderr[-600:]}")
-    check("skipped the Linux stack: no usable perf program" in r.stdout, f"says why: {r.stdout[:900]}")
-    check((skip / "host-bsd-machine.yaml").is_file() and not (skip / "kernel-split.csv").exists(),
-          f"without perf: {sorted(p.name for p in skip.glob('*'))}")
-
 # Never through a link, nor over what is not a directory.
 (WORK / "link").symlink_to(WORK / "elsewhere")
 (WORK / "file").write_text("x\n")
@@ -136,4 +126,20 @@ check(re.search(rf"^  {fp}  20\d\d-\d\d-\d\dT[0-9:]+Z  \(this host\)  Test CPU",
 check("machine: host" in r.stdout, f"list names what reaches it: {r.stdout}")
 r = run("list", "--kind", "hosts", xdg=EMPTY)
 check("(none under" in r.stdout and "simloop calibrate host" in r.stdout, f"list, none: {r.stdout}")
+# Made again without a perf (or root) into the hosts directory itself (no
+# -o): the Linux part is skipped, saying why, the rest completes, and the
+# Linux files of the profile before do not outlive it.
+if kernel:
+    r = run(*args[:2], *args[4:], "--perf", WORK / "no-such-perf", timeout=300)
+    check(r.returncode == 0, f"without perf: exit {r.returncode}: {r.stderr[-600:]}")
+    check("skipped the Linux stack: no usable perf program" in r.stdout, f"says why: {r.stdout[:900]}")
+    left = sorted(p.name for p in out.glob("*"))
+    check((out / "host-bsd-machine.yaml").is_file() and not any("linux" in n or "kernel" in n for n in left),
+          f"without perf, no Linux files left: {left}")
+    r = run("run", "--set", "machine=host", "--set", "stack=host-bsd", "--set", "workload.packets=200",
+            "-o", WORK / "bsd-only")
+    check(r.returncode == 0, f"machine host is the BSD fit's now: {r.stderr[-600:]}")
+    r = run("run", "--set", "machine=host", "--set", "stack=host-linux", "-o", WORK / "linux2")
+    check(r.returncode == 2 and "simloop calibrate host" in r.stderr,
+          f"no Linux stack in a profile without it: {r.returncode} {r.stderr[-400:]}")
 finish()

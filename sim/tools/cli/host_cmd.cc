@@ -105,6 +105,30 @@ double measured_mhz() {
 #endif
 }
 
+// The same from a chain of dependent multiplies (three cycles each on the
+// x86-64 cores of the last decade): a check on the adds, which a core that
+// folds immediate adds at rename would run faster than one a cycle.
+double measured_mhz_imul() {
+#if defined(__x86_64__)
+  double best = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    constexpr int64_t kIters = 40'000;
+    uint64_t x = 3;
+    const auto t0 = Clock::now();
+    for (int64_t i = 0; i < kIters; ++i)
+      asm volatile(
+          "imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0\n\t"
+          "imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0"
+          : "+r"(x));
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    best = std::max(best, 3.0 * 8.0 * kIters / ns * 1e3);
+  }
+  return best;
+#else
+  return 0;
+#endif
+}
+
 // ns per memcpy of `bytes` between two aligned buffers that stay in the
 // cache, the fastest of a few trials.
 double memcpy_ns(size_t bytes) {
@@ -158,7 +182,12 @@ nlohmann::json microbenchmarks(const support::HostFacts& h) {
   nlohmann::json j;
   j["host"] = facts_json(h);
   j["loadavg_before"] = loadavg();
-  j["clock"] = {{"cpuinfo_mhz", h.clock_mhz}, {"measured_mhz", measured_mhz()}};
+  j["clock"] = {{"cpuinfo_mhz", h.clock_mhz},
+                {"measured_mhz", measured_mhz()},
+                {"measured_mhz_imul", measured_mhz_imul()},
+                {"how",
+                 "dependent adds (1 cycle each) and multiplies (3 cycles each), the "
+                 "fastest of 100 short trials"}};
   const auto [wall, cpu] = measure::null_syscall_ns(200000);
   j["null_syscall"] = {{"wall_ns", wall}, {"cpu_ns", cpu}, {"call", "syscall(SYS_getppid)"}};
   nlohmann::json copies = nlohmann::json::array();
@@ -329,8 +358,10 @@ int host_cmd(const HostArgs& a) {
   progress.start("microbenchmarks: clock, null system call, memcpy 64 B-64 KiB, caches");
   auto bench = microbenchmarks(facts);
   progress.done(fmt::format(
-      "clock {:.0f} MHz (cpuinfo {:.0f}), null system call {:.1f} ns, memcpy 1 KiB {:.1f} ns",
-      bench["clock"]["measured_mhz"].get<double>(), facts.clock_mhz,
+      "clock {:.0f} MHz (multiplies {:.0f}, cpuinfo {:.0f}), null system call {:.1f} ns, "
+      "memcpy 1 KiB {:.1f} ns",
+      bench["clock"]["measured_mhz"].get<double>(),
+      bench["clock"]["measured_mhz_imul"].get<double>(), facts.clock_mhz,
       bench["null_syscall"]["wall_ns"].get<double>(), bench["memcpy"][2]["ns"].get<double>()));
 
   std::vector<std::string> skipped;
@@ -410,16 +441,23 @@ int host_cmd(const HostArgs& a) {
                          : std::vector<std::string>{"machine: host (host-bsd-machine.yaml)",
                                                     "machine: host-bsd", "stack: host-bsd"};
   files.emplace_back("host.json", info.dump(1) + "\n");
-  // A profile made again replaces the one before whole: what it no longer
-  // has (the Linux files of a run without root) must not outlive it.
-  // (-o DIR is the user's directory: only the files written there are replaced.)
-  if (a.dir.empty() && fs::is_directory(dir, ec)) {
-    for (const std::string stale : {"host-linux-machine.yaml", "host-linux-stack.yaml",
-                                    "host-linux.yaml", "host-linux-fit.json", "kernel-split.csv"})
-      if (std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.first == stale; }))
-        if (fs::is_regular_file(fs::symlink_status(dir / stale, ec))) fs::remove(dir / stale, ec);
-  }
   report::write_files_atomic(dir, files);
+  // A profile made again replaces the one before whole: what it no longer
+  // has (the Linux files of a run without root) must not outlive it. Only
+  // in the hosts directory, which is simloop's; -o DIR is the user's, where
+  // only the files written are replaced.
+  if (a.dir.empty()) {
+    std::vector<fs::path> stale;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      const bool ours = name.starts_with("host-") || name.starts_with("kernel-split") ||
+                        name.starts_with("native-split");
+      if (ours && fs::is_regular_file(fs::symlink_status(it->path(), ec)) &&
+          std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.first == name; }))
+        stale.push_back(it->path());
+    }
+    for (const auto& p : stale) fs::remove(p, ec);
+  }
   std::cout << fmt::format("load average after: {}\n", fmt::join(loadavg(), " "));
   if (kernel) {
     std::cout << "Linux fit (" << (dir / "host-linux-calibrate.txt").string() << "):\n";
