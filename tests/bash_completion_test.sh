@@ -68,7 +68,7 @@ expect "^$STACK$" simloop run --set stack = "${STACK:0:3}"
 expect "^[a-z0-9.-]+$" simloop explain A.yaml --a-set machine = ""
 expect "^options\.align=none$" simloop run --set options.align=
 expect "^workload\.payload$" simloop sweep x.yaml --unset workload.pay
-only "^(experiments|layouts|machines|stacks)$" simloop list --kind ""
+only "^(experiments|hosts|layouts|machines|stacks)$" simloop list --kind ""
 expect "^breakdown$" simloop plot r.csv --kind b
 expect "^payload$" simloop plot r.csv --where pay
 expect "^kpps$" simloop plot --series kp

@@ -52,5 +52,5 @@ set +e
 rc=$?
 set -e
 test $rc -eq 2 || fail "--kind machine exits $rc, not 2"
-"$simloop" list --help | grep -q 'experiments, machines, stacks or layouts' || fail "list --help"
+"$simloop" list --help | grep -q 'experiments, machines, stacks, layouts or' || fail "list --help"
 echo "ok"

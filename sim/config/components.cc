@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "sim/config/data_root.h"
+#include "sim/config/host_profiles.h"
 #include "sim/config/loader_detail.h"
 #include "sim/support/input_file.h"
 #include "sim/support/text.h"
@@ -55,6 +56,14 @@ fs::path find_ref(const fs::path& experiment, const std::string& kind, const std
   }
   const std::string what = kind.empty() ? "file" : kind.substr(0, kind.size() - 1);
   if (ref.empty()) fail(loc, key, fmt::format("expected the name or path of a {}", what));
+  // This machine's own profile (simloop calibrate host): found by the
+  // host's fingerprint under the user's data directory, never in the
+  // config roots, so that a name means the same from any experiment.
+  if (!is_path && !host_profile_files(kind, ref).empty()) {
+    const auto found = find_host_profile(kind, ref);
+    if (found.file) return *found.file;
+    fail(loc, key, found.problem);
+  }
   const std::string expected = kind.empty() ? "a file" : fmt::format("a {} file", what);
   for (const auto& p : tried) {
     const std::string why = support::input_problem(p);

@@ -112,6 +112,10 @@ std::vector<std::string> calibrate_sources() {
 }
 
 int calibrate_cmd(const CalibrateArgs& a) {
+  // Required unless `calibrate host` runs instead (CLI11 would ask for them there too).
+  if (a.measured.empty())
+    throw UserError("calibrate: name the measured CSV(s) (or: calibrate host)");
+  if (a.train.empty()) throw UserError("calibrate: --train is required");
   if (a.source != "native" && a.source != "kernel") {
     // A kernel-measured stack. Options of the other two models' fits only.
     if (!a.columns.map.empty() || !a.columns.ignore.empty() || a.columns.time != "wall" ||
@@ -477,8 +481,7 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
       "its calls per packet in the simulated stack on the same path; writes a kind: linux\n"
       "stack at the measured clock.");
   cal->add_option("measured", a->measured,
-                  "Measured CSVs (simloop's own, or docs/measured-data.md), at most 8 MiB each")
-      ->required();
+                  "Measured CSVs (simloop's own, or docs/measured-data.md), at most 8 MiB each");
   cal->add_option("--source", a->source,
                   "Which rows and model: native (source=native rows), kernel (all others) or\n"
                   "linux (measure kernel --split rows, function by function)")
@@ -486,8 +489,8 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
       ->capture_default_str();
   cal->add_option("--train", a->train,
                   "KEY=V1,V2,...: a point trains the fit if its KEY is one of the values\n"
-                  "(repeat for several keys; all must hold). Every other point is held out.")
-      ->required();
+                  "(repeat for several keys; all must hold). Every other point is held out.\n"
+                  "Required.");
   cal->add_option("--stat", a->stat,
                   "A point's value over its repeats, for every measured quantity alike: median,\n"
                   "or min (interference on a shared machine only adds time); compare uses the same")
@@ -514,6 +517,9 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
   a->columns.add(cal);
   cal->add_option("-o,--output-dir", a->dir, "Where to write the profile")->capture_default_str();
   cal->add_option("--name", a->name, "Profile name (default: SOURCE-calibrated)");
+  // calibrate host first: main runs the first parsed command, and calibrate
+  // is parsed too when its subcommand is.
+  add_calibrate_host(*cal, commands);
   commands.push_back({cal, [a] { return calibrate_cmd(*a); }});
 
   auto c = std::make_shared<CompareArgs>();

@@ -77,6 +77,8 @@ void add_speed(CLI::App& app, std::vector<Command>& commands);
 void add_plot(CLI::App& app, std::vector<Command>& commands);
 void add_sweep(CLI::App& app, std::vector<Command>& commands);
 void add_calibrate(CLI::App& app, std::vector<Command>& commands);
+// `simloop calibrate host`, registered by add_calibrate.
+void add_calibrate_host(CLI::App& calibrate, std::vector<Command>& commands);
 void add_layout(CLI::App& app, std::vector<Command>& commands);
 void add_icache(CLI::App& app, std::vector<Command>& commands);
 void add_list(CLI::App& app, std::vector<Command>& commands);

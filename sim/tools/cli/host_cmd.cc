@@ -1,0 +1,516 @@
+// simloop calibrate host: prices this machine in one command. It takes a
+// few microbenchmarks, measures this kernel's UDP path under perf (as root)
+// and the BSD stack natively, each function by function, fits both with
+// calibrate's own fits (simloop run as a child, as a user would), and
+// writes the profiles, the measured rows and the microbenchmarks into one
+// directory per host, which `machine: host` and `stack: host-linux` /
+// `stack: host-bsd` then name (sim/config/host_profiles.h).
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "sim/config/host_profiles.h"
+#include "sim/report/safe_file.h"
+#include "sim/support/host.h"
+#include "sim/support/yaml_input.h"
+#include "sim/tools/cli/commands.h"
+#include "sim/tools/measure/kernel.h"
+#include "sim/tools/measure/kernel_split.h"
+#include "sim/tools/measure/programs.h"
+#include "version.h"
+
+namespace simloop::cli {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// What the Linux profile of configs/machines/linux-epyc-machine.yaml was
+// trained on (experiments/validation/linux/measure.sh), and a few payloads
+// held out between and beyond them.
+constexpr const char* kKernelTrain = "18,256,1472,12000,40000";
+constexpr const char* kKernelHeldOut = "64,512,1024,6000,24000";
+// The native validation's paths and payloads (experiments/validation/run.sh).
+constexpr const char* kNativePaths =
+    "loopback/none/m_copy,loopback/copy-down/m_copy,broadcast/none/m_copy,"
+    "broadcast/none/m_dup,broadcast/copy-down/m_copy,broadcast/copy-down/m_dup,wire/none/m_copy,"
+    "wire/copy-down/m_copy,self/none/m_copy,self/copy-down/m_copy,loopback/none/m_copy/2,"
+    "loopback/none/m_copy/0/send-only,self/none/m_copy/0/send-only,loopback/none/m_copy/0/full/2";
+constexpr const char* kNativeTrain = "18,128,160,512,1400";
+constexpr const char* kNativeHeldOut = "1,40,64,100,150,180,200,240,300,700,900,1000,1300,1472";
+
+struct HostArgs {
+  std::string dir;  // empty: the user's hosts directory, by fingerprint
+  int64_t kernel_packets = 100000;
+  int kernel_repeats = 5;
+  int64_t native_packets = 2000;
+  int native_repeats = 10;
+  int bootstrap = 100;
+  bool skip_kernel = false;
+  std::string perf = "perf";
+};
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::vector<double> loadavg() {
+  std::ifstream f("/proc/loadavg");
+  std::vector<double> v(3, -1);
+  for (auto& x : v) f >> x;
+  return v;
+}
+
+// A chain of dependent adds, one cycle each on every x86-64 of the last
+// twenty years: their number over the time they take is the clock the core
+// runs at now (turbo, a guest's share), beside what /proc/cpuinfo says.
+double measured_mhz() {
+#if defined(__x86_64__)
+  double best = 0;
+  // Many short trials, the fastest kept: on a loaded machine some run
+  // without being preempted.
+  for (int trial = 0; trial < 100; ++trial) {
+    constexpr int64_t kIters = 100'000;
+    uint64_t x = 0;
+    const auto t0 = Clock::now();
+    for (int64_t i = 0; i < kIters; ++i)
+      asm volatile(
+          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+          : "+r"(x));
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    best = std::max(best, 16.0 * kIters / ns * 1e3);
+  }
+  return best;
+#else
+  return 0;
+#endif
+}
+
+// The same from a chain of dependent multiplies (three cycles each on the
+// x86-64 cores of the last decade): a check on the adds, which a core that
+// folds immediate adds at rename would run faster than one a cycle.
+double measured_mhz_imul() {
+#if defined(__x86_64__)
+  double best = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    constexpr int64_t kIters = 40'000;
+    uint64_t x = 3;
+    const auto t0 = Clock::now();
+    for (int64_t i = 0; i < kIters; ++i)
+      asm volatile(
+          "imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0\n\t"
+          "imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0"
+          : "+r"(x));
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    best = std::max(best, 3.0 * 8.0 * kIters / ns * 1e3);
+  }
+  return best;
+#else
+  return 0;
+#endif
+}
+
+// ns per memcpy of `bytes` between two aligned buffers that stay in the
+// cache, the fastest of a few trials.
+double memcpy_ns(size_t bytes) {
+  std::vector<unsigned char> a(bytes + 64, 1), b(bytes + 64, 2);
+  const int64_t calls = std::max<int64_t>(200, (int64_t{16} << 20) / static_cast<int64_t>(bytes));
+  double best = 1e30;
+  for (int trial = 0; trial < 5; ++trial) {
+    const auto t0 = Clock::now();
+    for (int64_t i = 0; i < calls; ++i) {
+      std::memcpy(b.data(), a.data(), bytes);
+      asm volatile("" : : "r"(b.data()) : "memory");
+    }
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    best = std::min(best, ns / static_cast<double>(calls));
+  }
+  return best;
+}
+
+std::string sysfs_line(const fs::path& p) {
+  std::ifstream f(p);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+// cpu0's caches, one object each, as sysfs gives them.
+nlohmann::json cache_geometry() {
+  nlohmann::json out = nlohmann::json::array();
+  std::error_code ec;
+  std::vector<fs::path> dirs;
+  for (fs::directory_iterator it("/sys/devices/system/cpu/cpu0/cache", ec), end; !ec && it != end;
+       it.increment(ec))
+    if (it->path().filename().string().starts_with("index")) dirs.push_back(it->path());
+  std::sort(dirs.begin(), dirs.end());
+  for (const auto& d : dirs)
+    out.push_back({{"level", sysfs_line(d / "level")},
+                   {"type", sysfs_line(d / "type")},
+                   {"size", sysfs_line(d / "size")},
+                   {"ways", sysfs_line(d / "ways_of_associativity")},
+                   {"line_bytes", sysfs_line(d / "coherency_line_size")},
+                   {"sets", sysfs_line(d / "number_of_sets")}});
+  return out;
+}
+
+nlohmann::json facts_json(const support::HostFacts& h) {
+  return {{"cpu", h.cpu},       {"clock_mhz", h.clock_mhz},       {"kernel", h.kernel},
+          {"caches", h.caches}, {"fingerprint", h.fingerprint()}, {"summary", h.summary()}};
+}
+
+nlohmann::json microbenchmarks(const support::HostFacts& h) {
+  nlohmann::json j;
+  j["host"] = facts_json(h);
+  j["loadavg_before"] = loadavg();
+  j["clock"] = {{"cpuinfo_mhz", h.clock_mhz},
+                {"measured_mhz", measured_mhz()},
+                {"measured_mhz_imul", measured_mhz_imul()},
+                {"how",
+                 "dependent adds (1 cycle each) and multiplies (3 cycles each), the "
+                 "fastest of 100 short trials"}};
+  const auto [wall, cpu] = measure::null_syscall_ns(200000);
+  j["null_syscall"] = {{"wall_ns", wall}, {"cpu_ns", cpu}, {"call", "syscall(SYS_getppid)"}};
+  nlohmann::json copies = nlohmann::json::array();
+  for (size_t bytes : {64, 256, 1024, 4096, 16384, 65536}) {
+    const double ns = memcpy_ns(bytes);
+    copies.push_back({{"bytes", bytes}, {"ns", ns}, {"bytes_per_ns", bytes / ns}});
+  }
+  j["memcpy"] = copies;
+  j["caches"] = cache_geometry();
+  j["loadavg_after"] = loadavg();
+  return j;
+}
+
+std::string yaml_quoted(const std::string& s) {
+  return nlohmann::json(s).dump();
+}
+
+// A fitted machine file made this host's: `costs: measured`, the year, and
+// the host's facts (caches included, so that its fingerprint is this_host's)
+// in place of whatever host map the fit wrote.
+std::string with_host_facts(const std::string& text, const support::HostFacts& h,
+                            const std::string& year) {
+  std::istringstream in(text);
+  std::string line, out;
+  bool in_host = false, costs = false, has_year = false;
+  while (std::getline(in, line)) {
+    if (in_host && (line.empty() || line[0] == ' ' || line[0] == '#')) continue;
+    in_host = line.starts_with("host:");
+    if (in_host) continue;
+    if (line.starts_with("costs:")) {
+      line = "costs: measured";
+      costs = true;
+    }
+    if (line.starts_with("year:")) {
+      line = "year: " + year;
+      has_year = true;
+    }
+    if (line.starts_with("clock_hz:")) {
+      if (!costs) out += "costs: measured\n";
+      if (!has_year) out += "year: " + year + "\n";
+      costs = has_year = true;
+    }
+    out += line + "\n";
+  }
+  out += fmt::format(
+      "host:  # what the costs were measured on (simloop calibrate host): a run on another host "
+      "warns\n  cpu: {}\n  clock_mhz: {:.2f}\n  kernel: {}\n  caches: {}\n",
+      yaml_quoted(h.cpu), h.clock_mhz, yaml_quoted(h.kernel), yaml_quoted(h.caches));
+  return out;
+}
+
+class Progress {
+ public:
+  explicit Progress(int steps) : steps_(steps), t0_(Clock::now()) {}
+  void start(const std::string& what) {
+    step_t0_ = Clock::now();
+    std::cout << fmt::format("[{}/{} {:6.1f} s] {} ...\n", ++n_, steps_, seconds_since(t0_), what)
+              << std::flush;
+  }
+  void done(const std::string& what) {
+    std::cout << fmt::format("[{}/{} {:6.1f} s] {} ({:.1f} s)\n", n_, steps_, seconds_since(t0_),
+                             what, seconds_since(step_t0_))
+              << std::flush;
+  }
+  double elapsed() const { return seconds_since(t0_); }
+
+ private:
+  int steps_, n_ = 0;
+  Clock::time_point t0_, step_t0_;
+};
+
+// simloop itself as a child (-q: warnings only), stdout to `out`, stderr to
+// `err`; a failure is a UserError quoting the end of `err`.
+void run_simloop(const std::vector<std::string>& args, const fs::path& err,
+                 const fs::path& out = {}) {
+  std::vector<std::string> argv = {"/proc/self/exe", "-q"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  try {
+    measure::run_program(argv, err, out);
+  } catch (const std::runtime_error& e) {
+    throw UserError(fmt::format("calibrate host: {}", e.what()), 1);
+  }
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The lines of a calibrate's report that say how well it fits: the
+// summaries, not every point.
+void print_summary_lines(const fs::path& report, const std::vector<std::string>& starts) {
+  std::ifstream f(report);
+  std::string line;
+  while (std::getline(f, line))
+    for (const auto& s : starts)
+      if (line.starts_with(s)) {
+        std::cout << "    " << line << "\n";
+        break;
+      }
+}
+
+// The Linux fit's error on its training and held-out points, per path
+// (calibrate prints every point; this is the gist).
+void print_kernel_errors(const fs::path& fit_json) {
+  try {
+    const auto j = nlohmann::json::parse(read_text(fit_json));
+    std::map<std::string, std::vector<double>> errors;
+    for (const auto& q : j.at("points")) {
+      const double meas = q.at("measured_cpu_ns"), pred = q.at("predicted_ns");
+      errors[fmt::format("{} {}", q.at("set").get<std::string>(), q.at("path").get<std::string>())]
+          .push_back(100 * (pred - meas) / meas);
+    }
+    for (auto& [group, e] : errors) {
+      std::sort(e.begin(), e.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
+      std::cout << fmt::format("    {:<24} {} point(s): median |error| {:.1f} %, worst {:+.1f} %\n",
+                               group, e.size(), std::abs(e[(e.size() - 1) / 2]), e.back());
+    }
+  } catch (const std::exception& e) {
+    std::cout << fmt::format("    (cannot read {}: {})\n", fit_json.string(), e.what());
+  }
+}
+
+int host_cmd(const HostArgs& a) {
+  const auto facts = support::this_host();
+  const std::string fp = facts.fingerprint();
+  fs::path dir = a.dir;
+  if (dir.empty()) {
+    const fs::path root = config::hosts_dir();
+    if (root.empty())
+      throw UserError(
+          "calibrate host: neither XDG_DATA_HOME nor HOME is set; name the directory "
+          "with -o DIR");
+    dir = root / fp;
+  }
+  // A directory of its own, made again in place; never through a link.
+  std::error_code ec;
+  const auto st = fs::symlink_status(dir, ec);
+  if (fs::is_symlink(st))
+    throw UserError(
+        fmt::format("calibrate host: {} is a symbolic link; simloop writes no "
+                    "profile through one",
+                    config::printable(dir.string(), 200)));
+  if (fs::exists(st) && !fs::is_directory(st))
+    throw UserError(
+        fmt::format("calibrate host: {} is not a directory", config::printable(dir.string(), 200)));
+  const auto started = std::chrono::system_clock::now();
+  const std::string date =
+      fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", std::chrono::floor<std::chrono::seconds>(started));
+  const std::string year = date.substr(0, 4);
+
+  std::string kernel_skip;
+  if (a.skip_kernel)
+    kernel_skip = "--skip-kernel";
+  else
+    kernel_skip = measure::perf_unavailable(a.perf);
+  const bool kernel = kernel_skip.empty();
+  Progress progress(kernel ? 5 : 3);
+  std::cout << fmt::format("pricing host {} ({}) into {}\n", fp, facts.summary(), dir.string());
+  std::cout << fmt::format("load average before: {}\n", fmt::join(loadavg(), " "));
+
+  measure::TempDir stage("simloop-host");
+  const fs::path s = stage.path;
+  std::vector<std::pair<std::string, std::string>> files;
+
+  progress.start("microbenchmarks: clock, null system call, memcpy 64 B-64 KiB, caches");
+  auto bench = microbenchmarks(facts);
+  progress.done(fmt::format(
+      "clock {:.0f} MHz (multiplies {:.0f}, cpuinfo {:.0f}), null system call {:.1f} ns, "
+      "memcpy 1 KiB {:.1f} ns",
+      bench["clock"]["measured_mhz"].get<double>(),
+      bench["clock"]["measured_mhz_imul"].get<double>(), facts.clock_mhz,
+      bench["null_syscall"]["wall_ns"].get<double>(), bench["memcpy"][2]["ns"].get<double>()));
+
+  std::vector<std::string> skipped;
+  if (kernel) {
+    progress.start(
+        fmt::format("Linux: measure kernel --split, unconnected and connected, payloads {},{} "
+                    "({} packets x {} repeats)",
+                    kKernelTrain, kKernelHeldOut, a.kernel_packets, a.kernel_repeats));
+    run_simloop({"measure", "kernel", "--split", "--perf", a.perf, "--path",
+                 "unconnected,connected", "-l", fmt::format("{},{}", kKernelTrain, kKernelHeldOut),
+                 "-n", std::to_string(a.kernel_packets), "-r", std::to_string(a.kernel_repeats),
+                 "--format", "csv", "-o", (s / "kernel-split.csv").string()},
+                s / "kernel-split.log");
+    progress.done("measured kernel-split.csv");
+    progress.start(
+        fmt::format("Linux: calibrate --source linux --train path=unconnected "
+                    "--train payload={}",
+                    kKernelTrain));
+    run_simloop({"calibrate", (s / "kernel-split.csv").string(), "--source", "linux", "-o",
+                 s.string(), "--name", "host-linux", "--train", "path=unconnected", "--train",
+                 std::string("payload=") + kKernelTrain},
+                s / "host-linux-calibrate.log", s / "host-linux-calibrate.txt");
+    progress.done("fitted host-linux");
+  } else {
+    skipped.push_back("the Linux stack (measure kernel --split): " + kernel_skip);
+    std::cout << fmt::format("skipped the Linux stack: {}\n", kernel_skip);
+  }
+
+  progress.start(
+      fmt::format("BSD: measure native --split, the validation's 14 paths, payloads {},{} "
+                  "({} packets x {} repeats)",
+                  kNativeTrain, kNativeHeldOut, a.native_packets, a.native_repeats));
+  run_simloop(
+      {"measure", "native", "--split", "--path", kNativePaths, "-l",
+       fmt::format("{},{}", kNativeTrain, kNativeHeldOut), "-n", std::to_string(a.native_packets),
+       "--warmup", std::to_string(std::min<int64_t>(1000, a.native_packets)), "-r",
+       std::to_string(a.native_repeats), "--format", "csv", "-o",
+       (s / "native-split.csv").string()},
+      s / "native-split.log", "/dev/null");
+  progress.done("measured native-split.csv");
+  progress.start(
+      fmt::format("BSD: calibrate --source native --stat min --train payload={}", kNativeTrain));
+  run_simloop({"calibrate", (s / "native-split.csv").string(), "--source", "native", "--stat",
+               "min", "--bootstrap", std::to_string(a.bootstrap), "-o", s.string(), "--name",
+               "host-bsd", "--train", std::string("payload=") + kNativeTrain},
+              s / "host-bsd-calibrate.log", s / "host-bsd-calibrate.txt");
+  run_simloop({"compare", (s / "host-bsd-fit.json").string(), (s / "native-split.csv").string()},
+              s / "host-bsd-compare.log", s / "host-bsd-compare.txt");
+  progress.done("fitted host-bsd");
+
+  bench["loadavg_after"] = loadavg();
+  for (const auto& e : fs::directory_iterator(s)) {
+    if (!e.is_regular_file(ec) || e.is_symlink(ec)) continue;
+    const std::string name = e.path().filename().string();
+    if (name.ends_with(".log") && fs::file_size(e.path(), ec) == 0) continue;
+    std::string text = read_text(e.path());
+    // The files name each other where they end up, not where they were made.
+    for (size_t at = 0; (at = text.find(s.string(), at)) != std::string::npos;) {
+      text.replace(at, s.string().size(), dir.string());
+      at += dir.string().size();
+    }
+    if (name.ends_with("-machine.yaml")) text = with_host_facts(text, facts, year);
+    files.emplace_back(name, std::move(text));
+  }
+  files.emplace_back("microbench.json", bench.dump(1) + "\n");
+  const double wall = progress.elapsed();
+  nlohmann::json info = facts_json(facts);
+  info["date"] = date;
+  info["simloop"] = SIMLOOP_VERSION;
+  info["wall_s"] = wall;
+  info["skipped"] = skipped;
+  info["loadavg_before"] = bench["loadavg_before"];
+  info["loadavg_after"] = bench["loadavg_after"];
+  info["names"] = kernel ? std::vector<std::string>{"machine: host (host-linux-machine.yaml)",
+                                                    "machine: host-linux", "stack: host-linux",
+                                                    "machine: host-bsd", "stack: host-bsd"}
+                         : std::vector<std::string>{"machine: host (host-bsd-machine.yaml)",
+                                                    "machine: host-bsd", "stack: host-bsd"};
+  files.emplace_back("host.json", info.dump(1) + "\n");
+  report::write_files_atomic(dir, files);
+  // A profile made again replaces the one before whole: what it no longer
+  // has (the Linux files of a run without root) must not outlive it. Only
+  // in the hosts directory, which is simloop's; -o DIR is the user's, where
+  // only the files written are replaced.
+  if (a.dir.empty()) {
+    std::vector<fs::path> stale;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      const bool ours = name.starts_with("host-") || name.starts_with("kernel-split") ||
+                        name.starts_with("native-split");
+      if (ours && fs::is_regular_file(fs::symlink_status(it->path(), ec)) &&
+          std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.first == name; }))
+        stale.push_back(it->path());
+    }
+    for (const auto& p : stale) fs::remove(p, ec);
+  }
+  std::cout << fmt::format("load average after: {}\n", fmt::join(loadavg(), " "));
+  if (kernel) {
+    std::cout << "Linux fit (" << (dir / "host-linux-calibrate.txt").string() << "):\n";
+    print_summary_lines(s / "host-linux-calibrate.txt", {"linux fit on"});
+    print_kernel_errors(s / "host-linux-fit.json");
+  }
+  std::cout << "BSD fit (" << (dir / "host-bsd-compare.txt").string() << "):\n";
+  print_summary_lines(s / "host-bsd-compare.txt", {"train ", "validation "});
+  std::cout << fmt::format("wrote {} files into {}\n", files.size(), dir.string());
+  if (!skipped.empty())
+    for (const auto& w : skipped) std::cout << "skipped: " << w << "\n";
+  std::cout << fmt::format(
+      "experiments name them as machine: host{}, stack: host-bsd (machine: host-bsd); "
+      "try simloop run {}\n",
+      kernel ? " with stack: host-linux" : "",
+      (dir / (kernel ? "host-linux.yaml" : "host-bsd.yaml")).string());
+  std::cout << fmt::format("wall time: {:.1f} s\n", progress.elapsed());
+  return 0;
+}
+
+}  // namespace
+
+void add_calibrate_host(CLI::App& calibrate, std::vector<Command>& commands) {
+  auto a = std::make_shared<HostArgs>();
+  auto* host = calibrate.add_subcommand(
+      "host",
+      "Price this machine in one command (about three minutes): microbenchmarks (clock, null\n"
+      "system call, memcpy, caches), this kernel's UDP path under perf (as root, with perf;\n"
+      "else skipped, saying why), the BSD stack natively, each function by function, and both\n"
+      "fitted as calibrate fits them. Writes a host profile (machine, stacks, experiments,\n"
+      "the measured CSVs, microbench.json, host.json) into\n"
+      "$XDG_DATA_HOME/simloop/hosts/FINGERPRINT (default ~/.local/share/...), where\n"
+      "`machine: host`, `stack: host-linux` and `stack: host-bsd` find it.");
+  host->add_option("-o,--output-dir", a->dir,
+                   "Write the profile here instead (names in experiments do not find it)");
+  host->add_option("--kernel-packets", a->kernel_packets, "measure kernel: datagrams per payload")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000000}))
+      ->capture_default_str();
+  host->add_option("--kernel-repeats", a->kernel_repeats, "measure kernel: repeats")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  host->add_option("--native-packets", a->native_packets, "measure native: datagrams per repeat")
+      ->check(CLI::Range(int64_t{1}, int64_t{100000000}))
+      ->capture_default_str();
+  host->add_option("--native-repeats", a->native_repeats, "measure native: repeats")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  host->add_option("--bootstrap", a->bootstrap, "The BSD fit's resamples (calibrate --bootstrap)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  host->add_flag("--skip-kernel", a->skip_kernel, "Leave out the Linux stack (measure kernel)");
+  host->add_option("--perf", a->perf, "The perf program")->capture_default_str();
+  commands.push_back({host, [a] { return host_cmd(*a); }});
+}
+
+}  // namespace simloop::cli

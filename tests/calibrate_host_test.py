@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""simloop calibrate host, quick: tiny packet counts into -o a temporary
+directory (the kernel part skipped unless root with perf, where it runs too),
+then:
+
+- the profile's files: machines with `costs: measured`, a year and this
+  host's facts, the stacks, the measured CSVs, microbench.json, host.json;
+- the step lines with their elapsed time, and the wall time;
+- `machine: host` / `stack: host-bsd` in an experiment, and --set
+  machine=host, resolve through XDG_DATA_HOME to this host's profile;
+- without a profile, the error names the command that makes one;
+- `simloop list` shows the profile with its date and fingerprint.
+
+    calibrate_host_test.py SIMLOOP WORK_DIR
+"""
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+from checks import check, finish  # tests/checks.py
+
+SIMLOOP, WORK = sys.argv[1], pathlib.Path(sys.argv[2])
+shutil.rmtree(WORK, ignore_errors=True)
+WORK.mkdir(parents=True)
+# A stand-in host, so that the fingerprint is known and never this machine's own.
+HOST = WORK / "host.yaml"
+HOST.write_text('cpu: "Test CPU"\nclock_mhz: 1000\nkernel: "Linux 0.0 test"\ncaches: "L1d 32K 8-way"\n')
+XDG = WORK / "xdg"
+EMPTY = WORK / "empty-xdg"
+EMPTY.mkdir()
+
+
+def run(*args, xdg=XDG, timeout=120):
+    env = dict(os.environ, SIMLOOP_THIS_HOST=str(HOST), XDG_DATA_HOME=str(xdg))
+    return subprocess.run([SIMLOOP, *map(str, args)], capture_output=True, text=True, cwd=WORK,
+                          env=env, timeout=timeout)
+
+
+# Its fingerprint, as simloop computes it: from the error without a profile.
+r = run("run", "--set", "machine=host", "--set", "workload.packets=100", "-o", WORK / "none", xdg=EMPTY)
+check(r.returncode == 2, f"no profile: exit {r.returncode}: {r.stderr[-400:]}")
+check("simloop calibrate host" in r.stderr, f"no profile: the error names the command: {r.stderr[-400:]}")
+m = re.search(r"this host \(([0-9a-f]{12}):", r.stderr)
+check(m is not None, f"no profile: the error names the fingerprint: {r.stderr[-400:]}")
+fp = m.group(1) if m else "unknown"
+
+out = XDG / "simloop" / "hosts" / fp
+args = ["calibrate", "host", "-o", out, "--kernel-packets", "500", "--kernel-repeats", "1",
+        "--native-packets", "20", "--native-repeats", "1", "--bootstrap", "0"]
+if os.geteuid() != 0 or shutil.which("perf") is None:
+    args.append("--skip-kernel")
+r = run(*args, timeout=300)
+check(r.returncode == 0, f"calibrate host: exit {r.returncode}: {r.stdout[-800:]} {r.stderr[-800:]}")
+steps = re.findall(r"^\[(\d)/(\d) +[0-9.]+ s\] ", r.stdout, re.M)
+check(len(steps) >= 6, f"a line per step with its elapsed time: {r.stdout[:600]}")
+check(re.search(r"^wall time: [0-9.]+ s$", r.stdout, re.M), f"the wall time: {r.stdout[-400:]}")
+kernel = "--skip-kernel" not in args
+if not kernel:
+    check("skipped the Linux stack" in r.stdout, f"says what it skipped: {r.stdout[:800]}")
+
+names = ["host-bsd-machine.yaml", "host-bsd-stack.yaml", "host-bsd.yaml", "host-bsd-fit.json",
+         "native-split.csv", "microbench.json", "host.json"]
+if kernel:
+    names += ["host-linux-machine.yaml", "host-linux-stack.yaml", "host-linux.yaml", "kernel-split.csv"]
+for n in names:
+    check((out / n).is_file(), f"wrote {n}: {sorted(p.name for p in out.glob('*'))}")
+check(not list(out.glob(".*")), f"no temporaries left: {list(out.glob('.*'))}")
+if (out / "host-bsd-machine.yaml").is_file():
+    text = (out / "host-bsd-machine.yaml").read_text()
+    for want in ("costs: measured", "year: 20", "host:", 'cpu: "Test CPU"', 'caches: "L1d 32K 8-way"'):
+        check(want in text, f"the machine file has {want!r}: {text[:600]}")
+if (out / "microbench.json").is_file():
+    b = json.loads((out / "microbench.json").read_text())
+    for k in ("clock", "null_syscall", "memcpy", "caches", "loadavg_before", "loadavg_after"):
+        check(k in b, f"microbench.json has {k}: {sorted(b)}")
+    check([c["bytes"] for c in b.get("memcpy", [])] == [64, 256, 1024, 4096, 16384, 65536],
+          f"memcpy sizes: {b.get('memcpy')}")
+    check(b.get("null_syscall", {}).get("wall_ns", 0) > 0, f"a null system call: {b.get('null_syscall')}")
+info = json.loads((out / "host.json").read_text()) if (out / "host.json").is_file() else {}
+check(info.get("fingerprint") == fp, f"host.json names the fingerprint {fp}: {info.get('fingerprint')}")
+
+# Never through a link, nor over what is not a directory.
+(WORK / "link").symlink_to(WORK / "elsewhere")
+(WORK / "file").write_text("x\n")
+for bad in ("link", "file"):
+    r = run("calibrate", "host", "-o", WORK / bad, "--skip-kernel")
+    check(r.returncode == 2 and not (WORK / "elsewhere").exists(), f"-o {bad}: {r.returncode} {r.stderr[-300:]}")
+
+# Names an experiment uses, found through XDG_DATA_HOME.
+exp = WORK / "mine.yaml"
+# (machine host is the Linux fit's where the kernel was measured, else the BSD fit's)
+stack = "host-linux" if kernel else "host-bsd"
+exp.write_text(f"name: mine\nmachine: host\nstack: {stack}\nworkload: {{payload: 18, packets: 200}}\n")
+r = run("run", exp, "-o", WORK / "mine")
+check(r.returncode == 0, f"machine: host, stack: {stack}: {r.stderr[-600:]}")
+res = list((WORK / "mine").glob("*.json"))
+if check(len(res) == 1, f"one result: {res}"):
+    doc = json.loads(res[0].read_text())
+    check(doc["result"].get("machine_host") == fp, f"priced on this host: {doc['result'].get('machine_host')}")
+check("measured on host" not in r.stderr, f"no other-host warning: {r.stderr[-400:]}")
+r = run("run", "--set", "machine=host-bsd", "--set", "stack=host-bsd", "--set", "workload.packets=200",
+        "-o", WORK / "set")
+check(r.returncode == 0, f"--set machine=host-bsd: {r.stderr[-600:]}")
+if kernel:
+    r = run("run", "--set", "machine=host", "--set", "stack=host-linux", "--set",
+            "workload.packets=200", "-o", WORK / "linux")
+    check(r.returncode == 0, f"--set machine=host stack=host-linux: {r.stderr[-600:]}")
+else:
+    r = run("run", "--set", "machine=host", "--set", "stack=host-linux", "-o", WORK / "linux")
+    check(r.returncode == 2 and "simloop calibrate host" in r.stderr,
+          f"no Linux stack in a profile without it: {r.returncode} {r.stderr[-400:]}")
+
+# Without a profile: the error says how to make one.
+r = run("run", exp, "-o", WORK / "none2", xdg=EMPTY)
+check(r.returncode == 2 and "simloop calibrate host" in r.stderr, f"no profile: {r.stderr[-400:]}")
+
+# simloop list: the profile, its date and fingerprint.
+r = run("list", "--kind", "hosts")
+check(r.returncode == 0, f"list: {r.stderr[-400:]}")
+check(re.search(rf"^  {fp}  20\d\d-\d\d-\d\dT[0-9:]+Z  \(this host\)  Test CPU", r.stdout, re.M),
+      f"list shows the profile: {r.stdout}")
+check("machine: host" in r.stdout, f"list names what reaches it: {r.stdout}")
+r = run("list", "--kind", "hosts", xdg=EMPTY)
+check("(none under" in r.stdout and "simloop calibrate host" in r.stdout, f"list, none: {r.stdout}")
+# Made again without a perf (or root) into the hosts directory itself (no
+# -o): the Linux part is skipped, saying why, the rest completes, and the
+# Linux files of the profile before do not outlive it.
+if kernel:
+    r = run(*args[:2], *args[4:], "--perf", WORK / "no-such-perf", timeout=300)
+    check(r.returncode == 0, f"without perf: exit {r.returncode}: {r.stderr[-600:]}")
+    check("skipped the Linux stack: no usable perf program" in r.stdout, f"says why: {r.stdout[:900]}")
+    left = sorted(p.name for p in out.glob("*"))
+    check((out / "host-bsd-machine.yaml").is_file() and not any("linux" in n or "kernel" in n for n in left),
+          f"without perf, no Linux files left: {left}")
+    r = run("run", "--set", "machine=host", "--set", "stack=host-bsd", "--set", "workload.packets=200",
+            "-o", WORK / "bsd-only")
+    check(r.returncode == 0, f"machine host is the BSD fit's now: {r.stderr[-600:]}")
+    r = run("run", "--set", "machine=host", "--set", "stack=host-linux", "-o", WORK / "linux2")
+    check(r.returncode == 2 and "simloop calibrate host" in r.stderr,
+          f"no Linux stack in a profile without it: {r.returncode} {r.stderr[-400:]}")
+finish()
