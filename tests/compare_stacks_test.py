@@ -56,6 +56,15 @@ notes = re.findall(r"options\.copy: left out: stack=linux-epyc-stack runs the li
 check(len(notes) == 1, f"the BSD key the Linux points leave out is noted once: {notes} {r.stderr[-800:]}")
 whole = rows(full / "compare-bsd-linux-sweep.csv")
 check(len(whole) == 24 and all(x["status"] == "ok" for x in whole), f"24 runs ok: {len(whole)}")
+# Each row holds its own stack's columns (the Linux rows' cycles_skb too, in
+# a study whose base is BSD): its stages add up to its cycles per packet.
+STAGE_SKIP = {"cycles_per_packet", "cycles_interrupt_pct"}
+for x in whole:
+    stages = sum(float(v) for k, v in x.items() if k.startswith("cycles_") and k not in STAGE_SKIP and v)
+    check(abs(stages - float(x["cycles_per_packet"])) <= 1e-3 * float(x["cycles_per_packet"]) + 0.5,
+          f"{x['stack']} {x['workload.payload']}: stages sum to {stages}, cycles_per_packet {x['cycles_per_packet']}")
+check(all(x["cycles_skb"] for x in whole if x["stack"] == "linux-epyc-stack"),
+      "the Linux rows have their skb stage")
 by = {}
 for x in whole:
     by.setdefault((x["stack"], x["machine"], x["workload.payload"]), []).append(float(x["kpps"]))

@@ -100,9 +100,29 @@ std::vector<std::string> header_of(const Plan& p) {
   std::set<std::string> said;
   for (const auto& k : p.spec.keys)
     if (const auto it = kRepeats.find(k); it != kRepeats.end()) said.insert(it->second);
-  const report::Row metrics = engine::result_row(p.base, engine::SimResult{});
-  for (const auto& [k, v] : metrics.cells())
-    if (std::find(h.begin(), h.end(), k) == h.end() && said.count(k) == 0) h.push_back(k);
+  // The columns of every stack and machine a point chooses, not only the
+  // base's: a Linux point of a BSD study has its own (cycles_skb, ...).
+  std::vector<const config::Experiment*> runs = {&p.base};
+  for (const auto& [choice, x] : p.chosen) runs.push_back(&x);
+  // A column of one stack goes where that stack's row has it: after the
+  // column before it there (cycles_skb where cycles_mbuf is).
+  const auto keys_end = static_cast<std::ptrdiff_t>(h.size());
+  for (const config::Experiment* x : runs) {
+    std::ptrdiff_t at = static_cast<std::ptrdiff_t>(h.size());
+    const report::Row row = engine::result_row(*x, engine::SimResult{});
+    for (const auto& [k, v] : row.cells()) {
+      if (said.count(k) != 0 ||
+          std::find(h.begin(), h.begin() + keys_end, k) != h.begin() + keys_end)
+        continue;  // a swept key's column says it
+      const auto it = std::find(h.begin() + keys_end, h.end(), k);
+      if (it != h.end()) {
+        at = (it - h.begin()) + 1;
+      } else {
+        h.insert(h.begin() + at, k);
+        ++at;
+      }
+    }
+  }
   for (const char* k : {"status", "error", "process_s"}) h.push_back(k);
   return h;
 }

@@ -3,6 +3,7 @@
 // appended rows are store_lock.cc).
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -447,10 +448,16 @@ ResumePlan plan_resume(const StoredRows& old, const std::string& name, const Poi
     if (!is_key(c)) a.push_back(c);
   for (const auto& c : header)
     if (!is_key(c)) b.push_back(c);
-  if (a != b)
+  // A sweep may add columns (a stack it now chooses has its own: its rows
+  // are kept with those empty); it must keep every column the file has.
+  std::vector<std::string> gone;
+  for (const auto& c : a)
+    if (std::find(b.begin(), b.end(), c) == b.end()) gone.push_back(c);
+  if (!gone.empty())
     throw StoreError(fmt::format(
-        "{}: its columns differ from this sweep's (not only in swept keys); not resuming into it",
-        name));
+        "{}: its columns {} are not this sweep's (only swept keys may come and go); not resuming "
+        "into it",
+        name, fmt::join(gone, ", ")));
   const auto index_of = indices_of(old.ids, hashes);  // where each row's point is now
   std::vector<std::pair<uint64_t, uint32_t>> done;    // (run, row) of each kept row
   ResumePlan plan;
