@@ -148,7 +148,11 @@ def write_atomic(path, write):
 
 
 def save_figure(fig, stem):
-    """The PNG and SVG of fig at stem; both refused before either is written."""
+    """The PNG and SVG of fig at stem; both refused before either is written.
+    A stem given with either extension (-o plot.png) is the stem without it."""
+    for ext in (".png", ".svg"):
+        if stem.endswith(ext) and len(stem) > len(ext) and not stem.endswith("/" + ext):
+            stem = stem[: -len(ext)]
     paths = [f"{stem}.{ext}" for ext in ("png", "svg")]
     for path in paths:
         if not is_stream(path):

@@ -165,7 +165,9 @@ void add_plot(CLI::App& app, std::vector<Command>& commands) {
                    "does not label gets a panel per value): a line per value (payload, padding, "
                    "crossover), a group of bars (breakdown), a colour (distribution, scatter), a "
                    "marker (accuracy); e.g. --series stack");
-  plot->add_option("-o,--output", a->output, "Output file stem (default: next to the results)");
+  plot->add_option("-o,--output", a->output,
+                   "Output file stem: STEM.png and STEM.svg (a .png or .svg given is the stem\n"
+                   "without it); default: next to the results");
   plot->add_option("--where", a->wheres,
                    "Only rows that satisfy it (repeatable, all must hold): KEY=VALUE, KEY!=VALUE, "
                    "or a range KEY<N, KEY<=N, KEY>N, KEY>=N; numbers compare as numbers. E.g. "
