@@ -57,7 +57,9 @@ const CLI::App* find_subcommand(const CLI::App* app, const std::string& name) {
 }
 
 Context walk(const CLI::App& app, const std::vector<std::string>& before) {
-  Context c{.app = &app, .all_words = before};
+  Context c;
+  c.app = &app;
+  c.all_words = before;
   bool only_positionals = false;
   for (const auto& w : before) {
     if (c.pending != nullptr) {
