@@ -15,6 +15,7 @@ packages=(
   clang-14 libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer with ASan and UBSan
   ninja-build                  # scripts/fuzz.sh's build directory
   help2man                     # the man page, build/simloop.1, from --help
+  man-db                       # man -l and man -w, with which its tests read it
   bash-completion              # completion of simloop's words (scripts/simloop-completion.bash)
 )
 

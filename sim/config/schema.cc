@@ -362,8 +362,10 @@ Schema::Schema() {
           "(machine_host), and `simloop run` warns when this machine differs from it.");
   add(text("machine.host.cpu", "The CPU's model name, as /proc/cpuinfo gives it.",
            [](Experiment& x) -> std::string& { return x.machine_host.cpu; }));
-  add(number("machine.host.clock_mhz", "Its nominal clock in MHz (0: not said).", 0, 1e6,
-             [](Experiment& x) -> double& { return x.machine_host.clock_mhz; }));
+  add(number("machine.host.clock_mhz",
+             "Its clock in MHz: cpufreq's highest where the kernel scales it, else /proc/cpuinfo's "
+             "(0: not said).",
+             0, 1e6, [](Experiment& x) -> double& { return x.machine_host.clock_mhz; }));
   add(text("machine.host.kernel", "The kernel, as uname gives it: Linux 6.18.44 x86_64.",
            [](Experiment& x) -> std::string& { return x.machine_host.kernel; }));
   add(text("machine.host.caches",

@@ -88,16 +88,24 @@ std::string HostFacts::summary() const {
 HostFacts this_host() {
   HostFacts h;
   if (const char* file = std::getenv("SIMLOOP_THIS_HOST"); file != nullptr && *file != '\0') {
-    const YAML::Node n = YAML::LoadFile(file);
-    h.cpu = n["cpu"].as<std::string>("");
-    h.clock_mhz = n["clock_mhz"].as<double>(0);
-    h.kernel = n["kernel"].as<std::string>("");
-    h.caches = n["caches"].as<std::string>("");
-    return h;
+    try {
+      const YAML::Node n = YAML::LoadFile(file);
+      h.cpu = n["cpu"].as<std::string>("");
+      h.clock_mhz = n["clock_mhz"].as<double>(0);
+      h.kernel = n["kernel"].as<std::string>("");
+      h.caches = n["caches"].as<std::string>("");
+      return h;
+    } catch (const YAML::Exception&) {
+      h = {};  // a stand-in that cannot be read stands in for nothing
+    }
   }
   h.cpu = cpuinfo_field("model name");
+  // The clock a host is known by: cpufreq's highest where the kernel scales
+  // it (cpuinfo's "cpu MHz" is then the clock of the moment, which moves),
+  // else cpuinfo's, which a guest reports fixed.
   try {
-    h.clock_mhz = std::stod(cpuinfo_field("cpu MHz"));
+    const std::string max_khz = first_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+    h.clock_mhz = max_khz.empty() ? std::stod(cpuinfo_field("cpu MHz")) : std::stod(max_khz) / 1000;
   } catch (const std::exception&) {
     h.clock_mhz = 0;
   }

@@ -136,7 +136,9 @@ void complete_setting(const std::string& cur, bool with_value) {
 // sweeps write.
 std::vector<std::string> result_columns(const std::vector<std::string>& words) {
   for (const auto& w : words) {
-    if (!w.ends_with(".csv")) continue;
+    std::error_code ec;
+    // Only an ordinary file is read: a FIFO of that name would block the shell.
+    if (!w.ends_with(".csv") || !std::filesystem::is_regular_file(w, ec)) continue;
     std::ifstream in(w);
     std::string header;
     if (!std::getline(in, header)) continue;

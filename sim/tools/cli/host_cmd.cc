@@ -325,17 +325,23 @@ int host_cmd(const HostArgs& a) {
           "with -o DIR");
     dir = root / fp;
   }
-  // A directory of its own, made again in place; never through a link.
+  // A directory of its own, made again in place; never through a link:
+  // looked at now, and again before anything is written into it or removed
+  // from it, minutes of measuring later.
   std::error_code ec;
-  const auto st = fs::symlink_status(dir, ec);
-  if (fs::is_symlink(st))
-    throw UserError(
-        fmt::format("calibrate host: {} is a symbolic link; simloop writes no "
-                    "profile through one",
-                    config::printable(dir.string(), 200)));
-  if (fs::exists(st) && !fs::is_directory(st))
-    throw UserError(
-        fmt::format("calibrate host: {} is not a directory", config::printable(dir.string(), 200)));
+  auto check_dir = [&dir] {
+    std::error_code e;
+    const auto st = fs::symlink_status(dir, e);
+    if (fs::is_symlink(st))
+      throw UserError(
+          fmt::format("calibrate host: {} is a symbolic link; simloop writes no "
+                      "profile through one",
+                      config::printable(dir.string(), 200)));
+    if (fs::exists(st) && !fs::is_directory(st))
+      throw UserError(fmt::format("calibrate host: {} is not a directory",
+                                  config::printable(dir.string(), 200)));
+  };
+  check_dir();
   const auto started = std::chrono::system_clock::now();
   const std::string date =
       fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", std::chrono::floor<std::chrono::seconds>(started));
@@ -365,29 +371,41 @@ int host_cmd(const HostArgs& a) {
       bench["null_syscall"]["wall_ns"].get<double>(), bench["memcpy"][2]["ns"].get<double>()));
 
   std::vector<std::string> skipped;
-  if (kernel) {
-    progress.start(
-        fmt::format("Linux: measure kernel --split, unconnected and connected, payloads {},{} "
-                    "({} packets x {} repeats)",
-                    kKernelTrain, kKernelHeldOut, a.kernel_packets, a.kernel_repeats));
-    run_simloop({"measure", "kernel", "--split", "--perf", a.perf, "--path",
-                 "unconnected,connected", "-l", fmt::format("{},{}", kKernelTrain, kKernelHeldOut),
-                 "-n", std::to_string(a.kernel_packets), "-r", std::to_string(a.kernel_repeats),
-                 "--format", "csv", "-o", (s / "kernel-split.csv").string()},
-                s / "kernel-split.log");
-    progress.done("measured kernel-split.csv");
-    progress.start(
-        fmt::format("Linux: calibrate --source linux --train path=unconnected "
-                    "--train payload={}",
-                    kKernelTrain));
-    run_simloop({"calibrate", (s / "kernel-split.csv").string(), "--source", "linux", "-o",
-                 s.string(), "--name", "host-linux", "--train", "path=unconnected", "--train",
-                 std::string("payload=") + kKernelTrain},
-                s / "host-linux-calibrate.log", s / "host-linux-calibrate.txt");
-    progress.done("fitted host-linux");
-  } else {
+  bool kernel_done = false;
+  if (kernel) try {
+      progress.start(
+          fmt::format("Linux: measure kernel --split, unconnected and connected, payloads {},{} "
+                      "({} packets x {} repeats)",
+                      kKernelTrain, kKernelHeldOut, a.kernel_packets, a.kernel_repeats));
+      run_simloop(
+          {"measure", "kernel", "--split", "--perf", a.perf, "--path", "unconnected,connected",
+           "-l", fmt::format("{},{}", kKernelTrain, kKernelHeldOut), "-n",
+           std::to_string(a.kernel_packets), "-r", std::to_string(a.kernel_repeats), "--format",
+           "csv", "-o", (s / "kernel-split.csv").string()},
+          s / "kernel-split.log");
+      progress.done("measured kernel-split.csv");
+      progress.start(
+          fmt::format("Linux: calibrate --source linux --train path=unconnected "
+                      "--train payload={}",
+                      kKernelTrain));
+      run_simloop({"calibrate", (s / "kernel-split.csv").string(), "--source", "linux", "-o",
+                   s.string(), "--name", "host-linux", "--train", "path=unconnected", "--train",
+                   std::string("payload=") + kKernelTrain},
+                  s / "host-linux-calibrate.log", s / "host-linux-calibrate.txt");
+      progress.done("fitted host-linux");
+      kernel_done = true;
+    } catch (const UserError& e) {
+      // perf can be there and still be refused (perf_event_open in a
+      // container): the BSD half goes on, and the Linux files are left out.
+      kernel_skip = e.what();
+    }
+  if (!kernel_done) {
     skipped.push_back("the Linux stack (measure kernel --split): " + kernel_skip);
     std::cout << fmt::format("skipped the Linux stack: {}\n", kernel_skip);
+    for (const char* f : {"kernel-split.csv", "kernel-split.log", "host-linux-calibrate.log",
+                          "host-linux-calibrate.txt", "host-linux-fit.json", "host-linux.yaml",
+                          "host-linux-machine.yaml", "host-linux-stack.yaml"})
+      fs::remove(s / f, ec);
   }
 
   progress.start(
@@ -435,18 +453,20 @@ int host_cmd(const HostArgs& a) {
   info["skipped"] = skipped;
   info["loadavg_before"] = bench["loadavg_before"];
   info["loadavg_after"] = bench["loadavg_after"];
-  info["names"] = kernel ? std::vector<std::string>{"machine: host (host-linux-machine.yaml)",
-                                                    "machine: host-linux", "stack: host-linux",
-                                                    "machine: host-bsd", "stack: host-bsd"}
-                         : std::vector<std::string>{"machine: host (host-bsd-machine.yaml)",
-                                                    "machine: host-bsd", "stack: host-bsd"};
+  info["names"] = kernel_done ? std::vector<std::string>{"machine: host (host-linux-machine.yaml)",
+                                                         "machine: host-linux", "stack: host-linux",
+                                                         "machine: host-bsd", "stack: host-bsd"}
+                              : std::vector<std::string>{"machine: host (host-bsd-machine.yaml)",
+                                                         "machine: host-bsd", "stack: host-bsd"};
   files.emplace_back("host.json", info.dump(1) + "\n");
+  check_dir();
   report::write_files_atomic(dir, files);
   // A profile made again replaces the one before whole: what it no longer
   // has (the Linux files of a run without root) must not outlive it. Only
   // in the hosts directory, which is simloop's; -o DIR is the user's, where
   // only the files written are replaced.
   if (a.dir.empty()) {
+    check_dir();
     std::vector<fs::path> stale;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
@@ -459,7 +479,7 @@ int host_cmd(const HostArgs& a) {
     for (const auto& p : stale) fs::remove(p, ec);
   }
   std::cout << fmt::format("load average after: {}\n", fmt::join(loadavg(), " "));
-  if (kernel) {
+  if (kernel_done) {
     std::cout << "Linux fit (" << (dir / "host-linux-calibrate.txt").string() << "):\n";
     print_summary_lines(s / "host-linux-calibrate.txt", {"linux fit on"});
     print_kernel_errors(s / "host-linux-fit.json");
