@@ -10,9 +10,9 @@
 #include <fstream>
 #include <map>
 
-namespace simloop::support {
+#include "sim/support/text.h"
 
-namespace {
+namespace simloop::support {
 
 std::string cpuinfo_field(const std::string& key) {
   std::ifstream f("/proc/cpuinfo");
@@ -27,6 +27,8 @@ std::string cpuinfo_field(const std::string& key) {
   }
   return "";
 }
+
+namespace {
 
 std::string first_line(const std::filesystem::path& p) {
   std::ifstream f(p);
@@ -54,15 +56,6 @@ std::string sysfs_caches() {
   std::string out;
   for (const auto& [name, what] : by_name) out += (out.empty() ? "" : ", ") + name + " " + what;
   return out;
-}
-
-uint64_t fnv1a(const std::string& text) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
 }
 
 }  // namespace

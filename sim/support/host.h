@@ -23,6 +23,9 @@ struct HostFacts {
   std::string summary() const;
 };
 
+// The first value of `key` in /proc/cpuinfo ("model name", "cpu MHz"), or "".
+std::string cpuinfo_field(const std::string& key);
+
 // This machine's facts, from /proc/cpuinfo, uname and sysfs; a fact that
 // cannot be read stays empty. SIMLOOP_THIS_HOST=FILE reads them from a
 // YAML file of the same keys instead (cpu, clock_mhz, kernel, caches), so

@@ -47,6 +47,30 @@ std::string suggest(std::string_view word, const std::vector<std::string>& candi
   return holder;
 }
 
+uint64_t fnv1a(std::string_view text, uint64_t h) {
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string yaml_quoted(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {  // a control character, as \xNN
+      out += "\\x";
+      out += "0123456789abcdef"[u >> 4];
+      out += "0123456789abcdef"[u & 0xf];
+      continue;
+    }
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 bool parse_u64(std::string_view s, uint64_t* v, int base) {
   if (base == 16 && (s.starts_with("0x") || s.starts_with("0X"))) s.remove_prefix(2);
   const auto r = std::from_chars(s.data(), s.data() + s.size(), *v, base);

@@ -23,6 +23,14 @@ std::string closest(std::string_view word, const std::vector<std::string>& candi
 // least 2), else the one candidate that holds the word whole; else "".
 std::string suggest(std::string_view word, const std::vector<std::string>& candidates);
 
+// 64-bit FNV-1a; `h` continues a hash of text before.
+inline constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
+uint64_t fnv1a(std::string_view text, uint64_t h = kFnvOffset);
+
+// `s` as a YAML double-quoted scalar (JSON's string form, which YAML reads):
+// whatever a CPU's or a kernel's name holds.
+std::string yaml_quoted(std::string_view s);
+
 // The whole of `s` as an unsigned number in `base` (16 takes an optional
 // 0x or 0X); false for anything else, empty included.
 bool parse_u64(std::string_view s, uint64_t* v, int base = 10);

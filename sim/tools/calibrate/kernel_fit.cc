@@ -12,6 +12,7 @@
 
 #include "sim/report/safe_file.h"
 #include "sim/stack/workload/driver.h"
+#include "sim/support/text.h"
 #include "sim/tools/calibrate/nnls.h"
 
 namespace simloop::measure {
@@ -205,18 +206,6 @@ KernelPrediction predict_kernel(const KernelFit& fit, const KernelPoint& p) {
   return out;
 }
 
-namespace {
-// A string as a YAML double-quoted scalar: whatever a CPU's name holds.
-std::string yaml_quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-}  // namespace
-
 void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::string& name,
                           const std::vector<std::pair<std::string, std::string>>& extra) {
   const net::FnTable& fns = fns_of(fit.stack);
@@ -273,7 +262,8 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
           undetermined("copy.unaligned_cycles_per_byte")
               ? "  # not determined: every copy here is aligned"
               : "",
-          yaml_quoted(fit.cpu_model), fit.clock_hz / 1e6, yaml_quoted(fit.kernel));
+          support::yaml_quoted(fit.cpu_model), fit.clock_hz / 1e6,
+          support::yaml_quoted(fit.kernel));
   const std::string exp = fmt::format(
       "# The calibrated Linux profile on its measured path: UDP to 127.0.0.1, each\n"
       "# datagram read by a receiver on the same CPU, no interrupts.\n"

@@ -27,6 +27,7 @@
 #include "sim/config/host_profiles.h"
 #include "sim/report/safe_file.h"
 #include "sim/support/host.h"
+#include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/measure/kernel.h"
@@ -77,53 +78,51 @@ std::vector<double> loadavg() {
   return v;
 }
 
-// A chain of dependent adds, one cycle each on every x86-64 of the last
-// twenty years: their number over the time they take is the clock the core
-// runs at now (turbo, a guest's share), beside what /proc/cpuinfo says.
-double measured_mhz() {
-#if defined(__x86_64__)
+// The clock the core runs at now (turbo, a guest's share), beside what
+// /proc/cpuinfo says: `ops` dependent instructions of `cycles` cycles each,
+// `chain` of them a call, over the time they take. Many short trials, the
+// fastest kept: on a loaded machine some run without being preempted.
+template <class Chain>
+double chain_mhz(int64_t iters, double ops, Chain chain) {
   double best = 0;
-  // Many short trials, the fastest kept: on a loaded machine some run
-  // without being preempted.
   for (int trial = 0; trial < 100; ++trial) {
-    constexpr int64_t kIters = 100'000;
-    uint64_t x = 0;
     const auto t0 = Clock::now();
-    for (int64_t i = 0; i < kIters; ++i)
-      asm volatile(
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-          "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
-          : "+r"(x));
+    for (int64_t i = 0; i < iters; ++i) chain();
     const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-    best = std::max(best, 16.0 * kIters / ns * 1e3);
+    best = std::max(best, ops * static_cast<double>(iters) / ns * 1e3);
   }
   return best;
+}
+
+// Dependent adds, one cycle each on every x86-64 of the last twenty years.
+double measured_mhz() {
+#if defined(__x86_64__)
+  uint64_t x = 0;
+  return chain_mhz(100'000, 16.0, [&x] {
+    asm volatile(
+        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+        "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+        : "+r"(x));
+  });
 #else
   return 0;
 #endif
 }
 
-// The same from a chain of dependent multiplies (three cycles each on the
-// x86-64 cores of the last decade): a check on the adds, which a core that
-// folds immediate adds at rename would run faster than one a cycle.
+// The same from dependent multiplies (three cycles each on the x86-64 cores
+// of the last decade): a check on the adds, which a core that folds
+// immediate adds at rename would run faster than one a cycle.
 double measured_mhz_imul() {
 #if defined(__x86_64__)
-  double best = 0;
-  for (int trial = 0; trial < 100; ++trial) {
-    constexpr int64_t kIters = 40'000;
-    uint64_t x = 3;
-    const auto t0 = Clock::now();
-    for (int64_t i = 0; i < kIters; ++i)
-      asm volatile(
-          "imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0\n\t"
-          "imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0"
-          : "+r"(x));
-    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-    best = std::max(best, 3.0 * 8.0 * kIters / ns * 1e3);
-  }
-  return best;
+  uint64_t x = 3;
+  return chain_mhz(40'000, 3.0 * 8.0, [&x] {
+    asm volatile(
+        "imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0\n\t"
+        "imul %0, %0\n\timul %0, %0\n\timul %0, %0\n\timul %0, %0"
+        : "+r"(x));
+  });
 #else
   return 0;
 #endif
@@ -201,10 +200,6 @@ nlohmann::json microbenchmarks(const support::HostFacts& h) {
   return j;
 }
 
-std::string yaml_quoted(const std::string& s) {
-  return nlohmann::json(s).dump();
-}
-
 // A fitted machine file made this host's: `costs: measured`, the year, and
 // the host's facts (caches included, so that its fingerprint is this_host's)
 // in place of whatever host map the fit wrote.
@@ -235,7 +230,8 @@ std::string with_host_facts(const std::string& text, const support::HostFacts& h
   out += fmt::format(
       "host:  # what the costs were measured on (simloop calibrate host): a run on another host "
       "warns\n  cpu: {}\n  clock_mhz: {:.2f}\n  kernel: {}\n  caches: {}\n",
-      yaml_quoted(h.cpu), h.clock_mhz, yaml_quoted(h.kernel), yaml_quoted(h.caches));
+      support::yaml_quoted(h.cpu), h.clock_mhz, support::yaml_quoted(h.kernel),
+      support::yaml_quoted(h.caches));
   return out;
 }
 

@@ -20,6 +20,8 @@
 #include <thread>
 #include <utility>
 
+#include "sim/support/host.h"
+
 extern "C" __attribute__((noinline)) void simloop_kernel_dither(unsigned n) {
   // An empty asm the compiler must assume reads i: the loop is kept, and
   // turns n times.
@@ -173,20 +175,6 @@ class Channel {
   KernelResult r_;
 };
 
-std::string cpuinfo_field(const std::string& key) {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind(key, 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    auto v = line.substr(colon + 1);
-    v.erase(0, v.find_first_not_of(" \t"));
-    return v;
-  }
-  return "";
-}
-
 }  // namespace
 
 nlohmann::json MachineInfo::to_json() const {
@@ -195,10 +183,10 @@ nlohmann::json MachineInfo::to_json() const {
 
 MachineInfo machine_info() {
   MachineInfo m;
-  m.cpu_model = cpuinfo_field("model name");
+  m.cpu_model = support::cpuinfo_field("model name");
   if (m.cpu_model.empty()) m.cpu_model = "unknown";
   try {
-    m.cpu_mhz = std::stod(cpuinfo_field("cpu MHz"));
+    m.cpu_mhz = std::stod(support::cpuinfo_field("cpu MHz"));
   } catch (const std::exception&) {
     m.cpu_mhz = 0;
   }

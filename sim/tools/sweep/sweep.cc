@@ -296,14 +296,6 @@ std::vector<std::string> Point::as_sets() const {
   return out;
 }
 
-uint64_t fnv1a(std::string_view text, uint64_t h) {
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 std::string hex64(uint64_t v) {
   return fmt::format("{:016x}", v);
 }

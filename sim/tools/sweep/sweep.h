@@ -28,6 +28,7 @@
 
 #include "sim/report/csv_table.h"
 #include "sim/report/table.h"
+#include "sim/support/text.h"
 
 namespace simloop::sweep {
 
@@ -104,9 +105,9 @@ Spec spec_of(const YAML::Node& section, const std::string& file);
 // type.
 std::optional<std::string> canonical_text(const std::string& key, const nlohmann::json& value);
 
-// 64-bit FNV-1a, and as 16 hex digits; `h` continues a hash of text before.
-inline constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
-uint64_t fnv1a(std::string_view text, uint64_t h = kFnvOffset);
+// 64-bit FNV-1a (support/text.h), and a hash as 16 hex digits.
+using support::fnv1a;
+using support::kFnvOffset;
 std::string hex64(uint64_t v);
 
 // The seed of one run: FNV-1a of "SEED|key=value;...|REPEAT", one splitmix64
