@@ -64,6 +64,10 @@ enum class Fn : uint8_t {
   free_pages,            // free_frozen_pages: a page back to them
   // send, continued
   move_addr_to_kernel,  // sendto()'s sockaddr copied in (not on send())
+  // sendmmsg(2): once per call, then once per message
+  sys_sendmmsg,           // __sys_sendmmsg: the descriptor, the loop over the messages
+  sys_sendmsg,            // ___sys_sendmsg and ____sys_sendmsg: one message to sock_sendmsg
+  copy_msghdr_from_user,  // the message's header and iovec copied in
   count
 };
 
@@ -113,7 +117,10 @@ inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
     {"__folio_put", "mbuf", PathRole::buffers},
     {"alloc_pages", "mbuf", PathRole::buffers},
     {"free_frozen_pages", "mbuf", PathRole::buffers},
-    {"move_addr_to_kernel", "socket", PathRole::syscall},  // sendto()'s sockaddr
+    {"move_addr_to_kernel", "socket", PathRole::syscall},    // sendto()'s sockaddr
+    {"__sys_sendmmsg", "socket", PathRole::syscall},         // per call
+    {"___sys_sendmsg", "socket", PathRole::syscall},         // per message
+    {"copy_msghdr_from_user", "socket", PathRole::syscall},  // per message
 }};
 static_assert(kFns.size() <= kMaxFns);
 static_assert(has_path_roles(kFns));

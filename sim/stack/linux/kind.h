@@ -59,7 +59,7 @@ struct Kind {
   static constexpr std::string_view kSectionDoc =
       "Options of the Linux stack (stack.kind linux); options.align (none or strict), "
       "options.nic_ring and options.ether_mtu apply to it as well.";
-  static constexpr std::array<OptionKey<Own>, 5> kKeys = {{
+  static constexpr std::array<OptionKey<Own>, 6> kKeys = {{
       {"netdev_max_backlog",
        "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.",
        &support::at<&Own::netdev_max_backlog>, 1, 1e6},
@@ -77,6 +77,11 @@ struct Kind {
        &support::at<&Own::rcvbuf>, 1, 1e9},
       {"recverr", "IP_RECVERR: a device's drop is the sender's ENOBUFS (otherwise silent).",
        &support::at<&Own::recverr>},
+      {"sendmmsg",
+       "Datagrams per sendmmsg(2) call (UIO_MAXIOV 1024 at most): one system call entry and "
+       "exit and __sys_sendmmsg per call, ___sys_sendmsg and udp_sendmsg per datagram. 1 is "
+       "the sendto() (or, connected, send()) loop.",
+       &support::at<&Own::sendmmsg>, 1, 1024},
   }};
   static constexpr std::array<std::string_view, 1> kSharedKeys = {"workload.connected"};
 

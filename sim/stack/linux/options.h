@@ -35,6 +35,8 @@ struct Options {
   bool recverr = false;      // IP_RECVERR: a device's drop is the sender's ENOBUFS
   bool so_broadcast = true;  // SO_BROADCAST on every socket (ttcp sets it)
   core::SkbPoolConfig pool;  // when the stack has a pool of its own
+  // Messages per sendmmsg(2) call; 1 is the sendto()/send() loop.
+  int sendmmsg = 1;
 };
 
 }  // namespace simloop::net::lnx

@@ -136,6 +136,9 @@ class Stack {
   // no address given (send() on a connected socket).
   int sendto(int s, const void* buf, int len, uint32_t dst, uint16_t dport);
   int send(int s, const void* buf, int len) { return sendto(s, buf, len, 0, 0); }
+  // One message of a sendmmsg() call (stack_sendmmsg_impl.h): the call's own
+  // part runs with its first message. Results as sendto()'s.
+  int sendmmsg_msg(int s, const void* buf, int len, uint32_t dst, uint16_t dport, bool first);
   // The last sendto() found no send space on a blocking socket: Linux would
   // sleep in sock_alloc_send_pskb until sock_wfree makes room, so its
   // ENOBUFS is the caller's cue to wait for a transmit completion and try
@@ -274,6 +277,7 @@ class Stack {
 }  // namespace simloop::net::lnx
 
 #include "sim/stack/linux/stack_impl.h"
+#include "sim/stack/linux/stack_sendmmsg_impl.h"
 
 namespace simloop::net::lnx {
 static_assert(UdpStack<Stack<NullProbe>>);

@@ -114,6 +114,7 @@ class Driver {
   template <class H>
   void finish(H& h) {
     if (opt_.sentinels && !stopped_) loop_.send(buf(), kSentinelLen, h);
+    loop_.end_call(h);
   }
   void finish() {
     NoHooks h;

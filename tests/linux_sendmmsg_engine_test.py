@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""options.linux.sendmmsg=N in the engine: the sender's system call entry
+and exit are charged once per N datagrams, each datagram's functions
+(udp_sendmsg, ___sys_sendmsg, copy_msghdr_from_user) once per datagram,
+__sys_sendto never, and every datagram and byte arrives. On loopback
+unconnected and connected, to the wire with interrupts on, and over 10x
+the packets.
+
+    linux_sendmmsg_engine_test.py SIMLOOP EXPERIMENT OUTDIR
+"""
+import csv
+import pathlib
+import subprocess
+import sys
+
+simloop, exp, out = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])
+N = 8
+PAYLOAD = 100
+problems = []
+
+
+def run(tag, sets):
+    d = out / tag
+    args = [simloop, "-q", "run", exp, "--long", "-o", str(d),
+            "--set", f"workload.payload={PAYLOAD}"]
+    for s in sets:
+        args += ["--set", s]
+    subprocess.run(args, check=True, capture_output=True, timeout=600)
+    row = next(csv.DictReader(open(d / "linux-loopback.csv")))
+    events = {r["function"]: float(r["value"])
+              for r in csv.DictReader(open(d / "linux-loopback-long.csv"))
+              if r["metric"] == "cycles_event"}
+    return row, events
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+
+
+cases = {
+    "loopback": ["workload.packets=20000"],
+    "connected": ["workload.packets=20000", "workload.connected=true"],
+    "wire, interrupts on": ["workload.packets=20000", "workload.dest=wire",
+                            "interrupts.enabled=true"],
+    "10x packets": ["workload.packets=200000"],
+}
+for what, sets in cases.items():
+    tag = what.replace(" ", "-").replace(",", "")
+    base, bev = run(f"{tag}-1", sets)
+    row, ev = run(f"{tag}-{N}", sets + [f"options.linux.sendmmsg={N}"])
+    packets = int(row["packets"])
+    if row["outcome"] != "ok":
+        problems.append(f"{what}: outcome {row['outcome']} {row.get('detail', '')}")
+    # The sender's entry and exit: once a call.
+    if not close(float(row["cycles_syscall"]) * N, float(base["cycles_syscall"])):
+        problems.append(f"{what}: system call cycles a datagram {row['cycles_syscall']} with "
+                        f"sendmmsg={N}, {base['cycles_syscall']} with sendto()")
+    for fn in ["udp_sendmsg", "ip_make_skb", "udp_send_skb", "user_loop"]:
+        if not close(ev.get(fn, 0), bev.get(fn, 0)):
+            problems.append(f"{what}: {fn} {ev.get(fn, 0)} cycles a datagram with sendmmsg, "
+                            f"{bev.get(fn, 0)} with sendto()")
+    if ev.get("__sys_sendto", 0) != 0:
+        problems.append(f"{what}: __sys_sendto charged with sendmmsg={N}")
+    if ev.get("___sys_sendmsg", 0) <= 0 or ev.get("copy_msghdr_from_user", 0) <= 0:
+        problems.append(f"{what}: the per-message functions are not charged")
+    if bev.get("___sys_sendmsg", 0) != 0:
+        problems.append(f"{what}: ___sys_sendmsg charged with sendto()")
+    # Every datagram arrives (on the wire: leaves the NIC, the peer having
+    # as many as with sendto() when the run ends).
+    got = int(row["delivered"])
+    if got != packets or ("wire" not in what and int(row["delivered_bytes"]) != packets * PAYLOAD):
+        problems.append(f"{what}: {got} of {packets} datagrams, {row['delivered_bytes']} bytes")
+    if row["peer_frames"] != base["peer_frames"]:
+        problems.append(f"{what}: the peer has {row['peer_frames']} frames, {base['peer_frames']} "
+                        "with sendto()")
+    if float(row["kpps"]) <= 0:
+        problems.append(f"{what}: no rate")
+for p in problems:
+    print(p)
+sys.exit(1 if problems else 0)
