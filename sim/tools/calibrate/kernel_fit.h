@@ -43,6 +43,7 @@ struct KernelRepeat {
 struct KernelPoint {
   std::string path;  // unconnected | connected
   int payload = 0;
+  int sendmmsg = 1;   // datagrams per sendmmsg() call (1: sendto() or send())
   std::string where;  // file:line of its first row
   std::vector<KernelRepeat> repeats;
   KernelRepeat value;  // the statistic over the repeats, quantity by quantity
@@ -69,10 +70,11 @@ KernelMeasured read_kernel_split(const std::vector<std::filesystem::path>& csvs,
 // Drives stack `stack` (its default options) as `measure kernel` drives the
 // kernel: sendto, or send on a socket connected once (`path` unconnected or
 // connected), to 127.0.0.1, the softirq, one recvfrom per datagram; after a
-// warm-up, `packets` datagrams. Throws InputError on an unknown path or a
-// payload lo does not carry.
+// warm-up, `packets` datagrams (at least four sendmmsg() calls of
+// `sendmmsg` when that is over 1). Throws InputError on an unknown path, a
+// payload lo does not carry, or a stack without a sendmmsg key.
 stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
-                                int packets = 256);
+                                int packets = 256, int sendmmsg = 1);
 
 struct KernelFit {
   std::string stack;  // the stack fitted (KernelMeasured's)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <tuple>
@@ -16,6 +17,7 @@ namespace simloop::measure {
 namespace fs = std::filesystem;
 
 std::string KernelPoint::label() const {
+  if (sendmmsg != 1) return fmt::format("path={} payload={} sendmmsg={}", path, payload, sendmmsg);
   return fmt::format("path={} payload={}", path, payload);
 }
 
@@ -68,8 +70,8 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
   const net::FnTable* table = stacks::find_fn_table(stack);
   if (table == nullptr) throw InputError("no stack named " + stack);
   const net::FnTable& fns = *table;
-  // (path, payload) -> the point's index; (file, repeat) within each point.
-  std::map<std::pair<std::string, int>, size_t> index;
+  // (path, payload, sendmmsg) -> the point's index; (file, repeat) within each point.
+  std::map<std::tuple<std::string, int, int>, size_t> index;
   std::map<std::pair<size_t, std::pair<size_t, int>>, size_t> repeat_of;
   for (size_t fi = 0; fi < csvs.size(); ++fi) {
     const fs::path& csv = csvs[fi];
@@ -98,6 +100,8 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
                           csv.string(), c));
         col[c] = *at;
       }
+      // Rows of a run without --sendmmsg have no such column: sendto().
+      const auto batch_col = r.column("sendmmsg");
       auto number = [&](const char* c) {
         double v = 0;
         if (!report::parse_number(r.cell(col[c]), &v))
@@ -120,11 +124,20 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
               fmt::format("{}: charged_to: '{}' is not a function of the Linux "
                           "stack (stack.kind {}), syscall_entry, user or empty",
                           r.where(), config::printable(to), stack));
-        auto [it, fresh] = index.try_emplace({path, payload}, m.points.size());
+        int batch = 1;
+        if (batch_col) {
+          double v = 0;
+          if (!report::parse_number(r.cell(*batch_col), &v) || v < 1 || v != std::floor(v))
+            throw InputError(fmt::format("{}: sendmmsg: expected a whole number from 1, found '{}'",
+                                         r.where(), config::printable(r.cell(*batch_col))));
+          batch = static_cast<int>(v);
+        }
+        auto [it, fresh] = index.try_emplace({path, payload, batch}, m.points.size());
         if (fresh) {
           KernelPoint p;
           p.path = path;
           p.payload = payload;
+          p.sendmmsg = batch;
           p.where = r.where();
           m.points.push_back(std::move(p));
         }

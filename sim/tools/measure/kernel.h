@@ -33,7 +33,11 @@ struct KernelOptions {
   // at a fixed period, and a loop of nearly fixed period would otherwise be
   // seen at a few phases only, each payload's at different ones.
   bool dither = false;
+  // Messages per sendmmsg(2) call, each value a channel of its own, timed
+  // interleaved with the others; 1 is the sendto()/send() loop.
+  std::vector<int> sendmmsg = {1};
 };
+inline constexpr int kMaxSendmmsg = 1024;  // UIO_MAXIOV
 
 // The pause: `n` turns of an empty loop, out of line under its own symbol.
 extern "C" void simloop_kernel_dither(unsigned n);
@@ -43,7 +47,8 @@ struct KernelResult {
   int repeat = 0;
   int payload = 0;
   KernelPath path = KernelPath::unconnected;
-  int64_t packets = 0;  // timed sendto() calls that succeeded
+  int sendmmsg = 1;     // messages per call (1: sendto()/send())
+  int64_t packets = 0;  // timed datagrams that went
   double elapsed_s = 0;
   // This thread's CPU time in the same slices (CLOCK_THREAD_CPUTIME_ID): the
   // kernel's work done on its behalf, softirq included, and not the time
@@ -97,6 +102,7 @@ struct KernelWindow {
   int repeat = 0;
   int payload = 0;
   KernelPath path = KernelPath::unconnected;
+  int sendmmsg = 1;
   int64_t t0_ns = 0, t1_ns = 0;  // CLOCK_MONOTONIC
   int64_t packets = 0;           // datagrams sent in it
 };

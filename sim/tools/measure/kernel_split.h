@@ -84,8 +84,8 @@ struct KernelSplit {
   int64_t period_ns = 0;           // cpu-clock time per sample
   int64_t outside_samples = 0;     // samples in no timed slice (warm-up, null calls)
   int64_t unresolved_samples = 0;  // samples without a call chain
-  // (repeat, path, payload) -> its samples
-  std::map<std::tuple<int, KernelPath, int>, SplitGroup> groups;
+  // (repeat, path, payload, messages per sendmmsg call) -> its samples
+  std::map<std::tuple<int, KernelPath, int, int>, SplitGroup> groups;
 };
 
 // Adds the samples of `perf script -F tid,time,ip,sym --ns` output to
