@@ -64,6 +64,10 @@ enum class Fn : uint8_t {
   free_pages,            // free_frozen_pages: a page back to them
   // send, continued
   move_addr_to_kernel,  // sendto()'s sockaddr copied in (not on send())
+  // netfilter: the LOCAL_OUT hook, when a table registers it (nft_rules > 0)
+  nf_hook_slow,   // the hook's entries walked, the verdict acted on
+  nft_do_chain,   // nft_do_chain_ipv4: the packet's info, the base chain's walk
+  nft_rule_eval,  // one rule's expressions (payload load and compare, inlined in nft_do_chain)
   count
 };
 
@@ -114,6 +118,9 @@ inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
     {"alloc_pages", "mbuf", PathRole::buffers},
     {"free_frozen_pages", "mbuf", PathRole::buffers},
     {"move_addr_to_kernel", "socket", PathRole::syscall},  // sendto()'s sockaddr
+    {"nf_hook_slow", "ip", PathRole::ip_output},
+    {"nft_do_chain", "ip", PathRole::ip_output},
+    {"nft_rule_eval", "ip", PathRole::ip_output},
 }};
 static_assert(kFns.size() <= kMaxFns);
 static_assert(has_path_roles(kFns));

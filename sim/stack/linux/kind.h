@@ -59,7 +59,7 @@ struct Kind {
   static constexpr std::string_view kSectionDoc =
       "Options of the Linux stack (stack.kind linux); options.align (none or strict), "
       "options.nic_ring and options.ether_mtu apply to it as well.";
-  static constexpr std::array<OptionKey<Own>, 5> kKeys = {{
+  static constexpr std::array<OptionKey<Own>, 6> kKeys = {{
       {"netdev_max_backlog",
        "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.",
        &support::at<&Own::netdev_max_backlog>, 1, 1e6},
@@ -77,6 +77,11 @@ struct Kind {
        &support::at<&Own::rcvbuf>, 1, 1e9},
       {"recverr", "IP_RECVERR: a device's drop is the sender's ENOBUFS (otherwise silent).",
        &support::at<&Own::recverr>},
+      {"nft_rules",
+       "Rules in an nftables chain on the IPv4 LOCAL_OUT hook (type filter hook output), each "
+       "`ip daddr 198.18.X.Y counter`, matching no datagram sent, so every one is evaluated "
+       "per datagram (nf_hook_slow, nft_do_chain, nft_rule_eval per rule); 0: no table, no hook.",
+       &support::at<&Own::nft_rules>, 0, kMaxNftRules},
   }};
   static constexpr std::array<std::string_view, 1> kSharedKeys = {"workload.connected"};
 

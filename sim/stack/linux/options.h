@@ -35,6 +35,9 @@ struct Options {
   bool recverr = false;      // IP_RECVERR: a device's drop is the sender's ENOBUFS
   bool so_broadcast = true;  // SO_BROADCAST on every socket (ttcp sets it)
   core::SkbPoolConfig pool;  // when the stack has a pool of its own
+  // Rules in an nftables chain on the LOCAL_OUT hook (netfilter.h); 0: no
+  // table, so no hook is registered and the path is the same as without.
+  int nft_rules = 0;
 };
 
 }  // namespace simloop::net::lnx
