@@ -33,6 +33,9 @@ struct KernelOptions {
   // at a fixed period, and a loop of nearly fixed period would otherwise be
   // seen at a few phases only, each payload's at different ones.
   bool dither = false;
+  // Rule counts, each in a network namespace of its own (kernel_nft.h),
+  // interleaved like the payloads; empty: the host's namespace, no rules.
+  std::vector<int> nft_rules;
 };
 
 // The pause: `n` turns of an empty loop, out of line under its own symbol.
@@ -43,6 +46,7 @@ struct KernelResult {
   int repeat = 0;
   int payload = 0;
   KernelPath path = KernelPath::unconnected;
+  int nft_rules = -1;   // rules on the output hook; -1: run without --nft-rules
   int64_t packets = 0;  // timed sendto() calls that succeeded
   double elapsed_s = 0;
   // This thread's CPU time in the same slices (CLOCK_THREAD_CPUTIME_ID): the
@@ -99,6 +103,7 @@ struct KernelWindow {
   KernelPath path = KernelPath::unconnected;
   int64_t t0_ns = 0, t1_ns = 0;  // CLOCK_MONOTONIC
   int64_t packets = 0;           // datagrams sent in it
+  int nft_rules = -1;            // as KernelResult's
 };
 
 // With `windows`, every timed slice is recorded there as it ends.
