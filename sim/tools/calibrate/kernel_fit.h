@@ -43,6 +43,7 @@ struct KernelRepeat {
 struct KernelPoint {
   std::string path;  // unconnected | connected
   int payload = 0;
+  int nft_rules = 0;  // rules on the output hook (measure kernel --nft-rules)
   std::string where;  // file:line of its first row
   std::vector<KernelRepeat> repeats;
   KernelRepeat value;  // the statistic over the repeats, quantity by quantity
@@ -70,9 +71,10 @@ KernelMeasured read_kernel_split(const std::vector<std::filesystem::path>& csvs,
 // kernel: sendto, or send on a socket connected once (`path` unconnected or
 // connected), to 127.0.0.1, the softirq, one recvfrom per datagram; after a
 // warm-up, `packets` datagrams. Throws InputError on an unknown path or a
-// payload lo does not carry.
+// payload lo does not carry. With `nft_rules` > 0, the stack's LOCAL_OUT
+// chain holds that many rules (options.linux.nft_rules).
 stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
-                                int packets = 256);
+                                int packets = 256, int nft_rules = 0);
 
 struct KernelFit {
   std::string stack;  // the stack fitted (KernelMeasured's)

@@ -16,6 +16,8 @@ namespace simloop::measure {
 namespace fs = std::filesystem;
 
 std::string KernelPoint::label() const {
+  if (nft_rules > 0)
+    return fmt::format("path={} payload={} nft_rules={}", path, payload, nft_rules);
   return fmt::format("path={} payload={}", path, payload);
 }
 
@@ -68,8 +70,8 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
   const net::FnTable* table = stacks::find_fn_table(stack);
   if (table == nullptr) throw InputError("no stack named " + stack);
   const net::FnTable& fns = *table;
-  // (path, payload) -> the point's index; (file, repeat) within each point.
-  std::map<std::pair<std::string, int>, size_t> index;
+  // (path, payload, nft rules) -> the point's index; (file, repeat) within each point.
+  std::map<std::tuple<std::string, int, int>, size_t> index;
   std::map<std::pair<size_t, std::pair<size_t, int>>, size_t> repeat_of;
   for (size_t fi = 0; fi < csvs.size(); ++fi) {
     const fs::path& csv = csvs[fi];
@@ -98,6 +100,8 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
                           csv.string(), c));
         col[c] = *at;
       }
+      // Rows of measure kernel --nft-rules say their rule count; others have none.
+      const auto rules_col = r.column("nft_rules");
       auto number = [&](const char* c) {
         double v = 0;
         if (!report::parse_number(r.cell(col[c]), &v))
@@ -112,6 +116,14 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
                                        r.where(), config::printable(path)));
         const int payload = static_cast<int>(number("payload"));
         const int repeat = static_cast<int>(number("repeat"));
+        int rules = 0;
+        if (rules_col && !r.cell(*rules_col).empty()) {
+          double v = 0;
+          if (!report::parse_number(r.cell(*rules_col), &v) || v < 0 || v > 1e4 || v != int(v))
+            throw InputError(fmt::format("{}: nft_rules: expected a count 0 to 10000, found '{}'",
+                                         r.where(), config::printable(r.cell(*rules_col))));
+          rules = static_cast<int>(v);
+        }
         const std::string to = r.cell(col["charged_to"]);
         const std::string kind = r.cell(col["kind"]);
         const bool known = to.empty() || to == "syscall_entry" || to == "user" || fns.find(to);
@@ -120,11 +132,12 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
               fmt::format("{}: charged_to: '{}' is not a function of the Linux "
                           "stack (stack.kind {}), syscall_entry, user or empty",
                           r.where(), config::printable(to), stack));
-        auto [it, fresh] = index.try_emplace({path, payload}, m.points.size());
+        auto [it, fresh] = index.try_emplace({path, payload, rules}, m.points.size());
         if (fresh) {
           KernelPoint p;
           p.path = path;
           p.payload = payload;
+          p.nft_rules = rules;
           p.where = r.where();
           m.points.push_back(std::move(p));
         }
