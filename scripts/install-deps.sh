@@ -17,6 +17,7 @@ packages=(
   help2man                     # the man page, build/simloop.1, from --help
   man-db                       # man -l and man -w, with which its tests read it
   bash-completion              # completion of simloop's words (scripts/simloop-completion.bash)
+  nftables                     # measure kernel --nft-rules: nft -f - in its own namespaces
 )
 
 missing=()

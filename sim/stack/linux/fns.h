@@ -68,6 +68,10 @@ enum class Fn : uint8_t {
   sys_sendmmsg,           // __sys_sendmmsg: the descriptor, the loop over the messages
   sys_sendmsg,            // ___sys_sendmsg and ____sys_sendmsg: one message to sock_sendmsg
   copy_msghdr_from_user,  // the message's header and iovec copied in
+  // netfilter: the LOCAL_OUT hook, when a table registers it (nft_rules > 0)
+  nf_hook_slow,   // the hook's entries walked, the verdict acted on
+  nft_do_chain,   // nft_do_chain_ipv4: the packet's info, the base chain's walk
+  nft_rule_eval,  // one rule's expressions (payload load and compare, inlined in nft_do_chain)
   count
 };
 
@@ -121,6 +125,9 @@ inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
     {"__sys_sendmmsg", "socket", PathRole::syscall},         // per call
     {"___sys_sendmsg", "socket", PathRole::syscall},         // per message
     {"copy_msghdr_from_user", "socket", PathRole::syscall},  // per message
+    {"nf_hook_slow", "ip", PathRole::ip_output},
+    {"nft_do_chain", "ip", PathRole::ip_output},
+    {"nft_rule_eval", "ip", PathRole::ip_output},
 }};
 static_assert(kFns.size() <= kMaxFns);
 static_assert(has_path_roles(kFns));

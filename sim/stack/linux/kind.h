@@ -59,7 +59,7 @@ struct Kind {
   static constexpr std::string_view kSectionDoc =
       "Options of the Linux stack (stack.kind linux); options.align (none or strict), "
       "options.nic_ring and options.ether_mtu apply to it as well.";
-  static constexpr std::array<OptionKey<Own>, 6> kKeys = {{
+  static constexpr std::array<OptionKey<Own>, 7> kKeys = {{
       {"netdev_max_backlog",
        "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.",
        &support::at<&Own::netdev_max_backlog>, 1, 1e6},
@@ -82,6 +82,11 @@ struct Kind {
        "exit and __sys_sendmmsg per call, ___sys_sendmsg and udp_sendmsg per datagram. 1 is "
        "the sendto() (or, connected, send()) loop.",
        &support::at<&Own::sendmmsg>, 1, 1024},
+      {"nft_rules",
+       "Rules in an nftables chain on the IPv4 LOCAL_OUT hook (type filter hook output), each "
+       "`ip daddr 198.18.X.Y counter`, matching no datagram sent, so every one is evaluated "
+       "per datagram (nf_hook_slow, nft_do_chain, nft_rule_eval per rule); 0: no table, no hook.",
+       &support::at<&Own::nft_rules>, 0, kMaxNftRules},
   }};
   static constexpr std::array<std::string_view, 1> kSharedKeys = {"workload.connected"};
 

@@ -37,6 +37,9 @@ struct Options {
   core::SkbPoolConfig pool;  // when the stack has a pool of its own
   // Messages per sendmmsg(2) call; 1 is the sendto()/send() loop.
   int sendmmsg = 1;
+  // Rules in an nftables chain on the LOCAL_OUT hook (netfilter.h); 0: no
+  // table, so no hook is registered and the path is the same as without.
+  int nft_rules = 0;
 };
 
 }  // namespace simloop::net::lnx

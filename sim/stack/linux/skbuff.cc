@@ -16,7 +16,7 @@ constexpr std::array<const char*, kSkbDropReasonCount> kDropReasonNames = {
     "NOT_DROPPED_YET", "CONSUMED",   "NOT_SPECIFIED",  "NO_SOCKET",   "PKT_TOO_SMALL",
     "SOCKET_FILTER",   "UDP_CSUM",   "OTHERHOST",      "IP_CSUM",     "IP_INHDR",
     "IP_RPFILTER",     "IP_NOPROTO", "IP_OUTNOROUTES", "XFRM_POLICY", "SOCKET_RCVBUFF",
-    "PROTO_MEM",       "NOMEM",      "FULL_RING",      "QUEUE_PURGE"};
+    "PROTO_MEM",       "NOMEM",      "FULL_RING",      "QUEUE_PURGE", "NETFILTER_DROP"};
 
 std::string describe(const SkBuff* skb) {
   char buf[160];

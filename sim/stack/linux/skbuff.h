@@ -111,6 +111,7 @@ enum class SkbDropReason : uint8_t {
   kNoMem,
   kFullRing,
   kQueuePurge,
+  kNetfilterDrop,  // SKB_DROP_REASON_NETFILTER_DROP: a rule's drop verdict
   kCount
 };
 inline constexpr size_t kSkbDropReasonCount = static_cast<size_t>(SkbDropReason::kCount);

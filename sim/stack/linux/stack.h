@@ -23,8 +23,8 @@
 //    sender sees 0 unless IP_RECVERR is set (udp_send_skb).
 // Simplified: no fragmentation (a datagram over the MTU is EMSGSIZE), no GSO,
 // no corking, no qdisc (eth0 behaves as noqueue: a full ring drops), a FIB
-// of four routes, neighbours resolved in advance, no netfilter hooks, no
-// ICMP port unreachable (counted only), one CPU.
+// of four routes, neighbours resolved in advance, netfilter on LOCAL_OUT
+// only (netfilter.h), no ICMP port unreachable (counted only), one CPU.
 #pragma once
 
 #include <array>
@@ -36,6 +36,7 @@
 #include <string>
 
 #include "sim/stack/linux/fns.h"
+#include "sim/stack/linux/netfilter.h"
 #include "sim/stack/linux/options.h"
 #include "sim/stack/linux/skbuff.h"
 #include "sim/stack/linux/sock.h"
@@ -175,6 +176,10 @@ class Stack {
   const NetDevice& eth0() const { return eth0_; }
   core::SkbPool& pool() { return pool_; }
   const core::SkbPool& pool() const { return pool_; }
+  // The LOCAL_OUT chain (options.linux.nft_rules rules at the start); its
+  // rules may be changed between sends, not emptied (the hook stays).
+  NftChain& nft_chain() { return nft_; }
+  const NftChain& nft_chain() const { return nft_; }
 
   // LL_RESERVED_SPACE of both devices: Ethernet's 14 bytes rounded up to
   // HH_DATA_MOD (Options::headroom's default), and the what-ifs' bound.
@@ -208,6 +213,8 @@ class Stack {
   int udp_send_skb(UdpSock& so, core::SkBuff* skb, uint32_t src, uint32_t dst, uint16_t dport);
   int ip_send_skb(core::SkBuff* skb);
   int ip_local_out(core::SkBuff* skb);
+  int nf_hook_slow(core::SkBuff* skb);
+  NftVerdict nft_do_chain(core::SkBuff* skb);
   int ip_output(core::SkBuff* skb);
   int ip_finish_output2(core::SkBuff* skb);
   int neigh_hh_output(const HhCache& hh, core::SkBuff* skb);
@@ -272,12 +279,14 @@ class Stack {
   bool send_blocked_ = false;
   std::optional<AlignmentFault> fault_;
   StackCounters counters_;
+  NftChain nft_;  // the LOCAL_OUT hook is registered while it holds rules
 };
 
 }  // namespace simloop::net::lnx
 
 #include "sim/stack/linux/stack_impl.h"
 #include "sim/stack/linux/stack_sendmmsg_impl.h"
+#include "sim/stack/linux/stack_nf_impl.h"
 
 namespace simloop::net::lnx {
 static_assert(UdpStack<Stack<NullProbe>>);

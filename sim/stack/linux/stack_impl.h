@@ -42,6 +42,7 @@ void Stack<P>::init() {
                                 std::to_string(kMaxHeadroom) + " bytes)");
   if (opt_.lo_mtu < 68 || opt_.eth_mtu < 68 || opt_.eth_mtu > kMaxEtherMtu)
     throw std::invalid_argument("linux stack: MTU out of range");
+  nft_ = nft_output_chain(opt_.nft_rules);  // throws on a count out of range
   lo_.name = "lo";
   lo_.loopback = true;
   lo_.mtu = opt_.lo_mtu;
@@ -441,11 +442,11 @@ int Stack<P>::ip_send_skb(core::SkBuff* skb) {
   return err > 0 ? -ENOBUFS : err;  // net_xmit_errno
 }
 
-// __ip_local_out: the total length and the header checksum, then
-// dst_output (no LOCAL_OUT hook here). The header's sum is ip_fast_csum,
-// five words summed inline: part of the function's own fixed cost, not a
-// checksum priced per byte (stack.cksum_cycles_per_byte prices csum_partial's
-// sums of data).
+// __ip_local_out: the total length, the header checksum, the LOCAL_OUT hook
+// if a table registers it (stack_nf_impl.h), then dst_output. The header's
+// sum is ip_fast_csum, five words summed inline: part of the function's own
+// fixed cost, not a checksum priced per byte (stack.cksum_cycles_per_byte
+// prices csum_partial's sums of data).
 template <class P>
 int Stack<P>::ip_local_out(core::SkBuff* skb) {
   FnScope<P> scope(probe_, Fn::ip_local_out);
@@ -455,6 +456,8 @@ int Stack<P>::ip_local_out(core::SkBuff* skb) {
   const uint16_t ck = cksum_finish(cksum_add(iph, kIpHdrLen));
   std::memcpy(iph + ip::kSum, &ck, 2);
   skb->protocol = kEtherTypeIp;
+  if (!nft_.rules.empty())
+    if (const int v = nf_hook_slow(skb); v != 1) return v;
   return ip_output(skb);
 }
 

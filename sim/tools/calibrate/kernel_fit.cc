@@ -7,6 +7,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -48,32 +49,37 @@ Point as_point(const KernelPoint& p) {
   q.source = "kernel";
   q.keys["path"] = p.path;
   q.keys["payload"] = std::to_string(p.payload);
-  if (p.sendmmsg != 1) q.keys["sendmmsg"] = std::to_string(p.sendmmsg);
+  q.keys["sendmmsg"] = std::to_string(p.sendmmsg);
+  q.keys["nft_rules"] = std::to_string(p.nft_rules);
   return q;
 }
 
 }  // namespace
 
 stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
-                                int packets, int sendmmsg) {
+                                int packets, const KernelKnobs& knobs) {
   if (path != "unconnected" && path != "connected")
     throw InputError("path '" + path + "': expected unconnected or connected");
-  // A batch of sendmmsg(): the stack's own key, and whole calls enough that
-  // where the count starts within one weighs little.
+  // Each knob turned is the stack's own key: a stack without one cannot
+  // stand for rows measured with it.
   stacks::StackOptionSet own;
-  if (sendmmsg != 1) {
-    const stacks::StackKey* key = nullptr;
-    for (const auto& k : stacks::keys())
-      if (k.stack == stack && k.path.ends_with(".sendmmsg")) key = &k;
-    if (key == nullptr)
-      throw InputError(
-          fmt::format("sendmmsg {}: the {} stack has no sendmmsg key", sendmmsg, stack));
-    if (sendmmsg < key->lo || sendmmsg > key->hi)
-      throw InputError(
-          fmt::format("{} {}: expected {} to {}", key->path, sendmmsg, key->lo, key->hi));
-    key->set(own, stacks::KeyValue{sendmmsg});
-    packets = std::max(packets, 4 * sendmmsg);
+  auto set = [&](const char* name, int value) {
+    const std::string key = "options." + stack + "." + name;
+    const auto& keys = stacks::keys();
+    const auto k = std::find_if(keys.begin(), keys.end(),
+                                [&](const stacks::StackKey& x) { return x.path == key; });
+    if (k == keys.end())
+      throw InputError(fmt::format("{} {}: the {} stack has no {}", name, value, stack, key));
+    if (value < k->lo || value > k->hi)
+      throw InputError(fmt::format("{} {}: expected {} to {}", key, value, k->lo, k->hi));
+    k->set(own, stacks::KeyValue{value});
+  };
+  if (knobs.sendmmsg != 1) {
+    set("sendmmsg", knobs.sendmmsg);
+    // Whole calls enough that where the count starts within one weighs little.
+    packets = std::max(packets, 4 * knobs.sendmmsg);
   }
+  if (knobs.nft_rules > 0) set("nft_rules", knobs.nft_rules);
   // The loop every run drives (workload::Driver): sendto(), or send() on a
   // socket connected once, the softirq, and the receiver's recvfrom().
   stacks::CallCounts f;
@@ -124,7 +130,7 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
   for (const auto& p : m.points)
     if (split.trains(as_point(p))) {
       train.push_back(&p);
-      feats.push_back(stack_counts(m.stack, p.path, p.payload, 256, p.sendmmsg));
+      feats.push_back(stack_counts(m.stack, p.path, p.payload, 256, p.knobs()));
     }
   if (train.empty()) throw InputError("no point trains the fit: --train selects none of them");
 
@@ -147,6 +153,16 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
     if (called[i] && !sampled.count(fn_name(fns, i)) && parent[i] >= 0)
       fit.inlined_into[fn_name(fns, i)] = fn_name(fns, static_cast<size_t>(parent[i]));
 
+  // An inlined function called as often as its caller cannot be told apart
+  // from it and is priced 0; one whose calls differ (a rule evaluated per
+  // rule in a chain walked once) keeps a price of its own, fitted from its
+  // caller's time.
+  std::vector<bool> apart(n_fns, false);
+  for (size_t i = 0; i < n_fns; ++i)
+    if (fit.inlined_into.count(fn_name(fns, i)))
+      for (const auto& f : feats)
+        if (std::abs(f.calls[i] - f.calls[group_of(fit, fns, i)]) > 1e-9) apart[i] = true;
+
   // The parameters: each called function's fixed cycles, then the per-byte terms.
   std::vector<int> col_of(n_fns, -1);
   for (size_t i = 0; i < n_fns; ++i) {
@@ -154,7 +170,7 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
       fit.undetermined.push_back("fixed:" + fn_name(fns, i));
       continue;
     }
-    if (fit.inlined_into.count(fn_name(fns, i))) continue;
+    if (fit.inlined_into.count(fn_name(fns, i)) && !apart[i]) continue;
     col_of[i] = static_cast<int>(fit.names.size());
     fit.names.push_back("fixed:" + fn_name(fns, i));
   }
@@ -207,7 +223,7 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
 
 KernelPrediction predict_kernel(const KernelFit& fit, const KernelPoint& p) {
   const net::FnTable& fns = fns_of(fit.stack);
-  const stacks::CallCounts f = stack_counts(fit.stack, p.path, p.payload, 256, p.sendmmsg);
+  const stacks::CallCounts f = stack_counts(fit.stack, p.path, p.payload, 256, p.knobs());
   const double ns_per_cycle = 1e9 / fit.clock_hz;
   KernelPrediction out;
   const double cpb = fit.value("copy.cycles_per_byte");
@@ -250,7 +266,10 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
   for (size_t i = 0; i < fns.size(); ++i) {
     const std::string n = fn_name(fns, i);
     std::string note;
-    if (const auto it = fit.inlined_into.find(n); it != fit.inlined_into.end())
+    if (const auto it = fit.inlined_into.find(n);
+        it != fit.inlined_into.end() && fit.value("fixed:" + n) > 0)
+      note = "  # inlined into " + it->second + " on this kernel: priced per call from its time";
+    else if (it != fit.inlined_into.end())
       note = "  # inlined into " + it->second + " on this kernel: its time is there";
     else if (undetermined("fixed:" + n))
       note = "  # not determined: the training paths never call it";
@@ -316,6 +335,7 @@ nlohmann::json kernel_fit_json(const KernelFit& fit, const KernelMeasured& m) {
     q["path"] = p.path;
     q["payload"] = p.payload;
     q["sendmmsg"] = p.sendmmsg;
+    if (p.nft_rules > 0) q["nft_rules"] = p.nft_rules;
     q["set"] = fit.split.trains(as_point(p)) ? "train" : "validation";
     q["repeats"] = p.repeats.size();
     q["measured_wall_ns"] = p.value.wall_ns;

@@ -44,6 +44,8 @@ struct KernelPoint {
   std::string path;  // unconnected | connected
   int payload = 0;
   int sendmmsg = 1;   // datagrams per sendmmsg() call (1: sendto() or send())
+  int nft_rules = 0;  // rules on the output hook (measure kernel --nft-rules)
+  KernelKnobs knobs() const { return {.sendmmsg = sendmmsg, .nft_rules = nft_rules}; }
   std::string where;  // file:line of its first row
   std::vector<KernelRepeat> repeats;
   KernelRepeat value;  // the statistic over the repeats, quantity by quantity
@@ -71,10 +73,12 @@ KernelMeasured read_kernel_split(const std::vector<std::filesystem::path>& csvs,
 // kernel: sendto, or send on a socket connected once (`path` unconnected or
 // connected), to 127.0.0.1, the softirq, one recvfrom per datagram; after a
 // warm-up, `packets` datagrams (at least four sendmmsg() calls of
-// `sendmmsg` when that is over 1). Throws InputError on an unknown path, a
-// payload lo does not carry, or a stack without a sendmmsg key.
+// `knobs.sendmmsg` when that is over 1). With `knobs.nft_rules` > 0, the
+// stack's LOCAL_OUT chain holds that many rules (options.linux.nft_rules).
+// Throws InputError on an unknown path, a payload lo does not carry, or a
+// knob the stack has no key for.
 stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
-                                int packets = 256, int sendmmsg = 1);
+                                int packets = 256, const KernelKnobs& knobs = {});
 
 struct KernelFit {
   std::string stack;  // the stack fitted (KernelMeasured's)

@@ -17,8 +17,9 @@ namespace simloop::measure {
 namespace fs = std::filesystem;
 
 std::string KernelPoint::label() const {
-  if (sendmmsg != 1) return fmt::format("path={} payload={} sendmmsg={}", path, payload, sendmmsg);
-  return fmt::format("path={} payload={}", path, payload);
+  return fmt::format("path={} payload={}{}{}", path, payload,
+                     sendmmsg != 1 ? fmt::format(" sendmmsg={}", sendmmsg) : std::string(),
+                     nft_rules > 0 ? fmt::format(" nft_rules={}", nft_rules) : std::string());
 }
 
 double KernelPoint::share(const std::string& fn) const {
@@ -70,8 +71,8 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
   const net::FnTable* table = stacks::find_fn_table(stack);
   if (table == nullptr) throw InputError("no stack named " + stack);
   const net::FnTable& fns = *table;
-  // (path, payload, sendmmsg) -> the point's index; (file, repeat) within each point.
-  std::map<std::tuple<std::string, int, int>, size_t> index;
+  // (path, payload, knobs) -> the point's index; (file, repeat) within each point.
+  std::map<std::tuple<std::string, int, KernelKnobs>, size_t> index;
   std::map<std::pair<size_t, std::pair<size_t, int>>, size_t> repeat_of;
   for (size_t fi = 0; fi < csvs.size(); ++fi) {
     const fs::path& csv = csvs[fi];
@@ -102,6 +103,8 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
       }
       // Rows of a run without --sendmmsg have no such column: sendto().
       const auto batch_col = r.column("sendmmsg");
+      // Rows of measure kernel --nft-rules say their rule count; others have none.
+      const auto rules_col = r.column("nft_rules");
       auto number = [&](const char* c) {
         double v = 0;
         if (!report::parse_number(r.cell(col[c]), &v))
@@ -116,6 +119,14 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
                                        r.where(), config::printable(path)));
         const int payload = static_cast<int>(number("payload"));
         const int repeat = static_cast<int>(number("repeat"));
+        int rules = 0;
+        if (rules_col && !r.cell(*rules_col).empty()) {
+          double v = 0;
+          if (!report::parse_number(r.cell(*rules_col), &v) || v < 0 || v > 1e4 || v != int(v))
+            throw InputError(fmt::format("{}: nft_rules: expected a count 0 to 10000, found '{}'",
+                                         r.where(), config::printable(r.cell(*rules_col))));
+          rules = static_cast<int>(v);
+        }
         const std::string to = r.cell(col["charged_to"]);
         const std::string kind = r.cell(col["kind"]);
         const bool known = to.empty() || to == "syscall_entry" || to == "user" || fns.find(to);
@@ -132,12 +143,14 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
                                          r.where(), config::printable(r.cell(*batch_col))));
           batch = static_cast<int>(v);
         }
-        auto [it, fresh] = index.try_emplace({path, payload, batch}, m.points.size());
+        const KernelKnobs knobs{.sendmmsg = batch, .nft_rules = rules};
+        auto [it, fresh] = index.try_emplace({path, payload, knobs}, m.points.size());
         if (fresh) {
           KernelPoint p;
           p.path = path;
           p.payload = payload;
           p.sendmmsg = batch;
+          p.nft_rules = rules;
           p.where = r.where();
           m.points.push_back(std::move(p));
         }

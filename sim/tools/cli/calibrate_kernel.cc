@@ -32,10 +32,11 @@ int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
     m = measure::read_kernel_split(files, stat, a.stack);
     const auto split = measure::parse_split(a.train);
     for (const auto& [key, values] : split.allow)
-      if (key != "path" && key != "payload" && key != "sendmmsg")
-        throw measure::InputError(fmt::format(
-            "--train {}: the split rows' points have keys path, payload and sendmmsg only",
-            config::printable(key)));
+      if (key != "path" && key != "payload" && key != "sendmmsg" && key != "nft_rules")
+        throw measure::InputError(
+            fmt::format("--train {}: the split rows' points have keys path, payload, sendmmsg "
+                        "and nft_rules only",
+                        config::printable(key)));
     fit = measure::fit_kernel(m, split, stat);
     fit.measured = a.measured;
     j = measure::kernel_fit_json(fit, m);
@@ -68,10 +69,12 @@ int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
     }
     std::cout << fmt::format(
         "{:<34} {:>10} {:>10.1f} {:>10.1f} {:>+7.2f}% {:>10.1f}  {:+.2f} ({})\n",
-        fmt::format("path={} payload={}{}", q["path"].get<std::string>(), q["payload"].get<int>(),
-                    q["sendmmsg"].get<int>() != 1
+        fmt::format("path={} payload={}{}{}", q["path"].get<std::string>(), q["payload"].get<int>(),
+                    q.value("sendmmsg", 1) != 1
                         ? fmt::format(" sendmmsg={}", q["sendmmsg"].get<int>())
-                        : std::string()),
+                        : std::string(),
+                    q.contains("nft_rules") ? fmt::format(" rules={}", q["nft_rules"].get<int>())
+                                            : std::string()),
         q["set"].get<std::string>(), meas, pred, 100 * (pred - meas) / meas,
         q["measured_wall_ns"].get<double>(), worst, where);
   }

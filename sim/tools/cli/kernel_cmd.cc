@@ -14,6 +14,7 @@
 #include "sim/stack/stack_set.h"
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/measure/kernel.h"
+#include "sim/tools/measure/kernel_nft.h"
 #include "sim/tools/measure/kernel_split.h"
 
 namespace simloop::cli {
@@ -36,10 +37,13 @@ struct KernelArgs {
   std::string format = "table";
 };
 
-void print_kernel_rows(const std::vector<report::Row>& rows, const std::string& format) {
-  print_rows(rows, format,
-             {"repeat", "path", "sendmmsg", "payload", "packets", "kpps", "ns_per_packet",
-              "null_syscall_ns", "delivered", "empty_reads", "send_errors", "loadavg_1m"});
+void print_kernel_rows(const std::vector<report::Row>& rows, const std::string& format, bool nft) {
+  std::vector<std::string> cols = {"repeat", "path", "sendmmsg", "payload"};
+  if (nft) cols.push_back("nft_rules");
+  for (const char* c : {"packets", "kpps", "ns_per_packet", "null_syscall_ns", "delivered",
+                        "empty_reads", "send_errors", "loadavg_1m"})
+    cols.push_back(c);
+  print_rows(rows, format, cols);
 }
 
 // Per path and payload, the repeat with the least wall time per packet (the
@@ -47,18 +51,19 @@ void print_kernel_rows(const std::vector<report::Row>& rows, const std::string& 
 // for (its own symbols and the unmapped helpers it called), then the
 // unmapped symbols themselves.
 void print_split(const measure::KernelSplit& split) {
-  std::map<std::tuple<measure::KernelPath, int, int>, std::pair<int, const measure::SplitGroup*>>
+  std::map<std::tuple<measure::KernelPath, int, measure::KernelKnobs>,
+           std::pair<int, const measure::SplitGroup*>>
       best;
   for (const auto& [key, g] : split.groups) {
-    const auto& [repeat, path, payload, batch] = key;
-    auto& b = best[{path, payload, batch}];
+    const auto& [repeat, path, payload, knobs] = key;
+    auto& b = best[{path, payload, knobs}];
     const auto per = [&](const measure::SplitGroup& x) {
       return x.packets > 0 ? measure::wall_ns_per_packet(split, x) : 1e300;
     };
     if (b.second == nullptr || per(g) < per(*b.second)) b = {repeat, &g};
   }
   for (const auto& [key, b] : best) {
-    const auto& [path, payload, batch] = key;
+    const auto& [path, payload, knobs] = key;
     const measure::SplitGroup& g = *b.second;
     if (g.packets == 0 || g.samples == 0) continue;
     const double pp = static_cast<double>(split.period_ns) / static_cast<double>(g.packets);
@@ -81,8 +86,7 @@ void print_split(const measure::KernelSplit& split) {
         "{} {} B{}, repeat {} (least time per packet: {:.0f} ns wall, {} packets, {} samples of "
         "{} ns; {:.1f} % of them landed in hypervisor symbols and are charged to their "
         "callers):\n",
-        measure::kernel_path_name(path), payload,
-        batch > 1 ? fmt::format(", sendmmsg {}", batch) : std::string(), b.first,
+        measure::kernel_path_name(path), payload, knobs.label(), b.first,
         measure::wall_ns_per_packet(split, g), g.packets, g.samples, split.period_ns,
         100.0 * static_cast<double>(g.hypervisor_samples) / g.samples);
     std::cout << fmt::format("  {:<28} {:>12} {:>14} {:>7}\n", "function", "self ns/pkt",
@@ -115,6 +119,8 @@ int run_kernel_cmd(KernelArgs& a) {
   for (const auto& p : a.paths)
     for (const auto& [name, path] : measure::kernel_path_names())
       if (p == name) a.opt.paths.push_back(path);
+  if (!a.opt.nft_rules.empty())
+    if (const std::string why = measure::nft_unavailable(); !why.empty()) throw UserError(why);
   const auto machine = measure::machine_info();
   spdlog::info(
       "kernel run on {} ({} cores, {}): paths {}, payloads {}, sendmmsg {}, {} packets, {} "
@@ -127,12 +133,17 @@ int run_kernel_cmd(KernelArgs& a) {
     if (const std::string why = measure::perf_unavailable(a.split_opt.perf); !why.empty())
       throw UserError(why);
     std::vector<measure::KernelResult> results;
-    const auto split = measure::run_kernel_split(a.opt, a.split_opt, results);
+    measure::KernelSplit split;
+    try {
+      split = measure::run_kernel_split(a.opt, a.split_opt, results);
+    } catch (const measure::NftError& e) {
+      throw UserError(fmt::format("--nft-rules: {}", e.what()));
+    }
     const auto rows = measure::split_rows(split, machine, measure::loadavg_1m());
     if (a.format == "table")
       print_split(split);
     else
-      print_kernel_rows(rows, a.format);
+      print_kernel_rows(rows, a.format, !a.opt.nft_rules.empty());
     if (!a.out.empty()) {
       report::write_file_atomic(a.out, report::to_csv(rows));
       auto desc = machine.to_json();
@@ -148,10 +159,15 @@ int run_kernel_cmd(KernelArgs& a) {
       if (!r.fault.empty()) return 3;
     return 0;
   }
-  const auto results = measure::run_kernel(a.opt);
+  std::vector<measure::KernelResult> results;
+  try {
+    results = measure::run_kernel(a.opt);
+  } catch (const measure::NftError& e) {
+    throw UserError(fmt::format("--nft-rules: {}", e.what()));
+  }
   std::vector<report::Row> rows;
   for (const auto& r : results) rows.push_back(measure::kernel_row(r, machine));
-  print_kernel_rows(rows, a.format);
+  print_kernel_rows(rows, a.format, !a.opt.nft_rules.empty());
   if (!a.out.empty()) {
     report::write_file_atomic(a.out, report::to_csv(rows));
     // The machine the numbers belong to, beside them.
@@ -205,6 +221,16 @@ void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands) {
       ->delimiter(',')
       ->check(CLI::Range(1, measure::kMaxSendmmsg))
       ->capture_default_str();
+  kernel
+      ->add_option(
+          "--nft-rules", k->opt.nft_rules,
+          "Rule counts, a comma-separated list (0 to 10000): each runs in a network namespace\n"
+          "of its own (gone with the process) with lo up and, unless 0, a chain on the output\n"
+          "hook of N rules 'ip daddr 198.18.X.Y counter' that match no datagram sent, loaded\n"
+          "with nft -f -; interleaved like the payloads. 0 is no table at all. Needs root and\n"
+          "nft (exit 2 saying which is missing); the host's own ruleset is never touched")
+      ->delimiter(',')
+      ->check(CLI::Range(0, measure::kMaxMeasuredNftRules));
   kernel->add_option("-n,--packets", k->opt.packets, "Timed datagrams per payload and repeat")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "sim/support/host.h"
+#include "sim/tools/measure/kernel_nft.h"
 
 extern "C" __attribute__((noinline)) void simloop_kernel_dither(unsigned n) {
   // An empty asm the compiler must assume reads i: the loop is kept, and
@@ -280,8 +281,20 @@ int64_t monotonic_ns() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
+std::string KernelKnobs::label() const {
+  std::string s;
+  if (sendmmsg != 1) s += fmt::format(", sendmmsg {}", sendmmsg);
+  if (segments != 1) s += fmt::format(", {} GSO segments", segments);
+  if (nft_rules >= 0) s += fmt::format(", {} nft rules", nft_rules);
+  return s;
+}
+
 std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<KernelWindow>* windows) {
   std::vector<KernelResult> out;
+  std::unique_ptr<NftNamespaces> nft;
+  if (!opt.nft_rules.empty()) nft = std::make_unique<NftNamespaces>(opt.nft_rules);
+  std::vector<int> rule_counts = opt.nft_rules;
+  if (rule_counts.empty()) rule_counts = {-1};
   const int rounds =
       static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(opt.rounds, opt.packets)));
   // A share of `total` for slice k of `rounds`, the shares summing to total.
@@ -290,10 +303,20 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
     std::vector<std::unique_ptr<Channel>> ch;
     for (KernelPath path : opt.paths)
       for (int payload : opt.payloads)
-        for (int batch : opt.sendmmsg) {
-          ch.push_back(std::make_unique<Channel>(payload, path, batch, rep, opt.dither));
-          ch.back()->warm(opt.warmup);
-        }
+        for (int batch : opt.sendmmsg)
+          for (int rules : rule_counts) {
+            // The sockets belong to the namespace they are made in.
+            if (nft) nft->enter(rules);
+            try {
+              ch.push_back(std::make_unique<Channel>(payload, path, batch, rep, opt.dither));
+            } catch (...) {
+              if (nft) nft->leave();
+              throw;
+            }
+            if (nft) nft->leave();
+            ch.back()->result().nft_rules = rules;
+            ch.back()->warm(opt.warmup);
+          }
     double null_ns = 0, null_cpu_ns = 0;
     int64_t null_calls = 0;
     const size_t n = ch.size();
@@ -308,8 +331,8 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
         const int64_t t0 = windows != nullptr ? monotonic_ns() : 0;
         const int64_t sent = c.run(share(opt.packets, k), opt.packets);
         if (windows != nullptr)
-          windows->push_back({rep, c.result().payload, c.result().path, c.result().sendmmsg, t0,
-                              monotonic_ns(), sent});
+          windows->push_back({rep, c.result().payload, c.result().path, t0, monotonic_ns(), sent,
+                              c.result().knobs()});
       }
     }
     const double load = loadavg_1m();
@@ -331,8 +354,9 @@ report::Row kernel_row(const KernelResult& r, const MachineInfo& m) {
       .set("payload", int64_t{r.payload})
       .set("dest", std::string("loopback"))
       .set("path", std::string(kernel_path_name(r.path)))
-      .set("sendmmsg", int64_t{r.sendmmsg})
-      .set("packets", r.packets)
+      .set("sendmmsg", int64_t{r.sendmmsg});
+  if (r.nft_rules >= 0) row.set("nft_rules", int64_t{r.nft_rules});
+  row.set("packets", r.packets)
       .set("elapsed_s", r.elapsed_s)
       .set("kpps", r.kpps())
       .set("ns_per_packet", r.ns_per_packet())

@@ -36,6 +36,9 @@ struct KernelOptions {
   // Messages per sendmmsg(2) call, each value a channel of its own, timed
   // interleaved with the others; 1 is the sendto()/send() loop.
   std::vector<int> sendmmsg = {1};
+  // Rule counts, each in a network namespace of its own (kernel_nft.h),
+  // interleaved like the payloads; empty: the host's namespace, no rules.
+  std::vector<int> nft_rules;
 };
 inline constexpr int kMaxSendmmsg = 1024;  // UIO_MAXIOV
 
@@ -43,12 +46,26 @@ inline constexpr int kMaxSendmmsg = 1024;  // UIO_MAXIOV
 extern "C" void simloop_kernel_dither(unsigned n);
 inline constexpr const char* kDitherSymbol = "simloop_kernel_dither";
 
+// What a channel turns beside its path and payload, each combination a
+// point of its own; the defaults are the plain sendto() loop in the host's
+// network namespace.
+struct KernelKnobs {
+  int sendmmsg = 1;    // messages per sendmmsg(2) call; 1: sendto()/send()
+  int nft_rules = -1;  // rules on the output hook of a namespace of its own; -1: none made
+  int segments = 1;    // UDP GSO datagrams per send; 1: no UDP_SEGMENT
+  auto operator<=>(const KernelKnobs&) const = default;
+  // ", sendmmsg 8, 10 nft rules" and the like; "" for the defaults.
+  std::string label() const;
+};
+
 struct KernelResult {
   int repeat = 0;
   int payload = 0;
   KernelPath path = KernelPath::unconnected;
   int sendmmsg = 1;     // messages per call (1: sendto()/send())
+  int nft_rules = -1;   // rules on the output hook; -1: run without --nft-rules
   int64_t packets = 0;  // timed datagrams that went
+  KernelKnobs knobs() const { return {.sendmmsg = sendmmsg, .nft_rules = nft_rules}; }
   double elapsed_s = 0;
   // This thread's CPU time in the same slices (CLOCK_THREAD_CPUTIME_ID): the
   // kernel's work done on its behalf, softirq included, and not the time
@@ -102,9 +119,9 @@ struct KernelWindow {
   int repeat = 0;
   int payload = 0;
   KernelPath path = KernelPath::unconnected;
-  int sendmmsg = 1;
   int64_t t0_ns = 0, t1_ns = 0;  // CLOCK_MONOTONIC
   int64_t packets = 0;           // datagrams sent in it
+  KernelKnobs knobs;             // as its channel's
 };
 
 // With `windows`, every timed slice is recorded there as it ends.

@@ -230,7 +230,7 @@ void add_perf_samples(std::istream& in, const std::string& what,
   std::sort(sorted.begin(), sorted.end(),
             [](const KernelWindow& a, const KernelWindow& b) { return a.t0_ns < b.t0_ns; });
   for (const auto& w : sorted) {
-    auto& g = split.groups[{w.repeat, w.path, w.payload, w.sendmmsg}];
+    auto& g = split.groups[{w.repeat, w.path, w.payload, w.knobs}];
     g.packets += w.packets;
     g.window_ns += w.t1_ns - w.t0_ns;
   }
@@ -251,7 +251,7 @@ void add_perf_samples(std::istream& in, const std::string& what,
     } else if (chain.empty()) {
       ++split.unresolved_samples;
     } else {
-      auto& g = split.groups[{w->repeat, w->path, w->payload, w->sendmmsg}];
+      auto& g = split.groups[{w->repeat, w->path, w->payload, w->knobs}];
       const Charge c = charge(map, chain);
       if (c.kind == ChargeKind::user && c.name == kDitherSymbol) {
         ++g.dither_samples;
@@ -315,7 +315,7 @@ std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo&
                                     double loadavg) {
   std::vector<report::Row> rows;
   for (const auto& [key, g] : split.groups) {
-    const auto& [repeat, path, payload, batch] = key;
+    const auto& [repeat, path, payload, knobs] = key;
     std::vector<std::pair<std::tuple<ChargeKind, std::string, std::string>, int64_t>> charged(
         g.charged.begin(), g.charged.end());
     std::stable_sort(charged.begin(), charged.end(),
@@ -329,8 +329,9 @@ std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo&
           .set("payload", int64_t{payload})
           .set("dest", std::string("loopback"))
           .set("path", std::string(kernel_path_name(path)))
-          .set("sendmmsg", int64_t{batch})
-          .set("packets", g.packets)
+          .set("sendmmsg", int64_t{knobs.sendmmsg});
+      if (knobs.nft_rules >= 0) r.set("nft_rules", int64_t{knobs.nft_rules});
+      r.set("packets", g.packets)
           .set("ns_per_packet", wall_ns_per_packet(split, g))
           .set("kind", std::string(charge_kind_name(std::get<0>(what))))
           .set("name", std::get<1>(what))

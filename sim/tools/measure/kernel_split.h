@@ -84,8 +84,8 @@ struct KernelSplit {
   int64_t period_ns = 0;           // cpu-clock time per sample
   int64_t outside_samples = 0;     // samples in no timed slice (warm-up, null calls)
   int64_t unresolved_samples = 0;  // samples without a call chain
-  // (repeat, path, payload, messages per sendmmsg call) -> its samples
-  std::map<std::tuple<int, KernelPath, int, int>, SplitGroup> groups;
+  // (repeat, path, payload, knobs) -> its samples
+  std::map<std::tuple<int, KernelPath, int, KernelKnobs>, SplitGroup> groups;
 };
 
 // Adds the samples of `perf script -F tid,time,ip,sym --ns` output to
@@ -95,7 +95,8 @@ void add_perf_samples(std::istream& perf_script, const std::string& what,
                       const std::vector<KernelWindow>& windows, const SymbolMap& map,
                       KernelSplit& split);
 
-// One tidy row per (repeat, path, payload, charge), with the machine.
+// One tidy row per (repeat, path, payload, charge), with the machine; with
+// an nft_rules column when the run had rule counts.
 std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo& m, double loadavg);
 
 // Why perf cannot profile the kernel here, or "" when it can: not root, no
