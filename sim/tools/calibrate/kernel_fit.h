@@ -28,6 +28,7 @@
 #include "sim/stack/net/fn_table.h"
 #include "sim/stack/stack_set.h"
 #include "sim/tools/calibrate/points.h"
+#include "sim/tools/measure/kernel.h"
 
 namespace simloop::measure {
 
