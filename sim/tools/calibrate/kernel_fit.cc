@@ -48,7 +48,7 @@ Point as_point(const KernelPoint& p) {
   q.source = "kernel";
   q.keys["path"] = p.path;
   q.keys["payload"] = std::to_string(p.payload);
-  if (p.sendmmsg != 1) q.keys["sendmmsg"] = std::to_string(p.sendmmsg);
+  q.keys["sendmmsg"] = std::to_string(p.sendmmsg);
   return q;
 }
 
