@@ -10,6 +10,8 @@ measure SIMLOOP  (root, perf, nft) three runs of simloop measure kernel --nft-ru
                  ruleset) is the same after as before (it must be).
 fit SIMLOOP      simloop calibrate --source linux on data/knob-nft-split.csv with the
                  training split below; prints the new functions' cycles.
+tables SIMLOOP   prints the tables (NFT_SESSION=NAME: that session's data against
+                 the installed profile).
 update SIMLOOP   writes those cycles into configs/stacks/linux-epyc-stack.yaml
                  (the three netfilter keys only) and the tables into nft.md.
 check SIMLOOP    recomputes everything from the kept data (no root, no perf): the
@@ -27,11 +29,12 @@ Fixed before anything was measured:
             and payload, same run) within 10 % of the measured change, or within
             1 % of the rate without rules where the change is under 10 % of it;
             absolute errors of the predicted rate: median <= 5 %
-Changed after the first comparison (nft.md says how): the measured rate with N
+Changed after results were seen (nft.md says how): the measured rate with N
 rules. It was perf's rate without rules plus the thread CPU time the rules add;
-it is perf's rate without rules times the ratio of thread CPU times (with N
-rules over without), because perf's CPU time is the thread's times a factor
-(1.19 here) that the rules do not change (the tables print it per count).
+it is perf's rate without rules over the ratio of thread CPU times (with N
+rules over without: the median over repeats of each repeat's ratio), because
+perf's CPU time is the thread's times a factor (1.19 here) that the rules do
+not change (the tables print it per count).
 The model's prediction is `simloop run` of experiments/linux-loopback.yaml with
 options.linux.nft_rules=N on the installed profile. Beside it, two baselines
 that know nothing of the stack's functions: the constant (no change), and a
@@ -51,9 +54,13 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
-DATA = os.path.join(HERE, "data", "knob-nft.csv")
-SPLIT = os.path.join(HERE, "data", "knob-nft-split.csv")
-ALL = os.path.join(HERE, "data", "knob-nft-all.csv")
+# NFT_SESSION=NAME measures into (and tables read from) data/knob-nft-NAME*.csv
+# instead: another session, against the installed profile.
+SESSION = os.environ.get("NFT_SESSION", "")
+TAG = "knob-nft" + (f"-{SESSION}" if SESSION else "")
+DATA = os.path.join(HERE, "data", TAG + ".csv")
+SPLIT = os.path.join(HERE, "data", TAG + "-split.csv")
+ALL = os.path.join(HERE, "data", TAG + "-all.csv")
 STACK = os.path.join(ROOT, "configs", "stacks", "linux-epyc-stack.yaml")
 EXP = os.path.join(ROOT, "experiments", "linux-loopback.yaml")
 REPORT = os.path.join(HERE, "nft.md")
@@ -106,7 +113,7 @@ def cmd_measure(simloop):
         sys.exit("nft.py: the host's own ruleset changed during the measurement")
     notes.append(f"host ruleset (nft list ruleset) the same before and after: "
                  f"{len(before.splitlines())} lines")
-    with open(os.path.join(HERE, "data", "knob-nft.machine.txt"), "w") as f:
+    with open(os.path.join(HERE, "data", TAG + ".machine.txt"), "w") as f:
         f.write("\n".join(notes) + "\n")
 
 
@@ -148,14 +155,23 @@ def simulate(simloop, path, payload, rules):
             return json.load(f)["result"]["ns_per_packet"]
 
 
-def timed():
-    """(path, payload, rules) -> thread CPU ns per packet without perf, median over repeats."""
-    d = collections.defaultdict(list)
-    with open(DATA) as f:
+def timed(data):
+    """Thread CPU ns per packet without perf, by (path, payload, rules): the
+    median over repeats, and the median over repeats of each repeat's time
+    with the rules over its time without (the two interleaved in the same
+    slices) and of their difference."""
+    d = collections.defaultdict(dict)
+    with open(data) as f:
         for r in csv.DictReader(f):
-            d[(r["path"], int(r["payload"]), int(r["nft_rules"]))].append(
-                float(r["cpu_ns_per_packet"]))
-    return {k: statistics.median(v) for k, v in d.items()}
+            d[(r["path"], int(r["payload"]), int(r["nft_rules"]))][r["repeat"]] = float(
+                r["cpu_ns_per_packet"])
+    med = {k: statistics.median(v.values()) for k, v in d.items()}
+    ratio, added = {}, {}
+    for (p, l, n), v in d.items():
+        z = d[(p, l, 0)]
+        ratio[(p, l, n)] = statistics.median(v[r] / z[r] for r in v)
+        added[(p, l, n)] = statistics.median(v[r] - z[r] for r in v)
+    return med, ratio, added
 
 
 def trains(path, payload, rules):
@@ -167,23 +183,23 @@ def within(err, change, rate):
     return abs(err) <= (0.1 * abs(change) if abs(change) >= 0.1 * rate else 0.01 * rate)
 
 
-def points(simloop, every):
+def points(simloop, every, data=None):
     perf = {(q["path"], q["payload"], q.get("nft_rules", 0)): q["measured_cpu_ns"]
             for q in every["points"]}
-    t = timed()
+    t, ratio, add = timed(data or DATA)
     # The line baseline: ns per rule, least squares through the origin over
     # the training points' added time (thread CPU ns with N rules minus without).
-    tr = [(n, t[(p, l, n)] - t[(p, l, 0)]) for (p, l, n) in t if n and trains(p, l, n)]
+    tr = [(n, add[(p, l, n)]) for (p, l, n) in t if n and trains(p, l, n)]
     slope = sum(n * d for n, d in tr) / sum(n * n for n, d in tr)
     out = []
     for (path, payload, rules), ns in sorted(t.items()):
         if rules == 0:
             continue
         base = perf[(path, payload, 0)]
-        added = ns - t[(path, payload, 0)]
+        added = add[(path, payload, rules)]
         # perf's sampling inflates CPU time in proportion (ratios below): the
         # rules' relative cost, measured without perf, at perf's level.
-        m0, mn = 1e6 / base, 1e6 / (base * ns / t[(path, payload, 0)])
+        m0, mn = 1e6 / base, 1e6 / (base * ratio[(path, payload, rules)])
         p0 = 1e6 / simulate(simloop, path, payload, 0)
         pn = 1e6 / simulate(simloop, path, payload, rules)
         dm, dp = mn - m0, pn - p0
@@ -218,8 +234,9 @@ def tables(simloop, fit, every):
              f"(`{rel(ALL)}`, the measure the profile is fitted to). Measured rate with N "
              "rules: that time times the ratio of the thread CPU time with N rules to that "
              f"without, measured without perf (`{rel(DATA)}`: same path and payload, "
-             "interleaved in one run, median over repeats), which has no sampling error; "
-             "`added ns` is that difference of thread CPU times. perf's CPU time is the "
+             "interleaved in the same slices of one run; the median over repeats of each "
+             "repeat's ratio), which has no sampling error; `added ns` is the median of "
+             "the repeats' differences of thread CPU times. perf's CPU time is the "
              "thread's times a factor that does not depend on the rules (below). "
              "Predicted: `simloop run experiments/linux-loopback.yaml --set "
              "options.linux.nft_rules=N` at the point's payload and path. `perf alone`: the "
@@ -253,8 +270,39 @@ def tables(simloop, fit, every):
               f"| changes within bound | all | {s['held_met']} of {s['held']} | "
               f"{s['line_met']} of {s['held']} | {s['const_met']} of {s['held']} |",
               f"| rates: median abs error | <= {BOUNDS['abs_median']:g} % | "
-              f"{s['abs_median']:.2f} % (worst {s['abs_worst']:.2f} %) | | |", "", END]
+              f"{s['abs_median']:.2f} % (worst {s['abs_worst']:.2f} %) | | |", ""]
+    lines += second_session(simloop) + [END]
     return "\n".join(lines) + "\n", s, keys
+
+
+SECOND = os.path.join(HERE, "data", "knob-nft-2")
+
+
+def second_session(simloop):
+    """Another session's changes against the installed profile (nothing fitted to
+    it), summarised, when its files are kept and these tables are the first's."""
+    if SESSION or not os.path.exists(SECOND + ".csv"):
+        return []
+    every = calibrate(simloop, SECOND + "-all.csv")
+    rs, _, ratios = points(simloop, every, SECOND + ".csv")
+    held = [r for r in rs if r["set"] == "held out"]
+    miss = [f"{r['path']} {r['payload']} B / {r['rules']}" for r in held if not r["ok"]]
+    return [f"A second session (`{rel(SECOND)}*.csv`, `NFT_SESSION=2 nft.py measure`, load "
+            f"average up to {every['loadavg_1m']:.2f}; `NFT_SESSION=2 nft.py tables` prints its "
+            "table) against this profile: held-out changes within bound "
+            f"{sum(r['ok'] for r in held)} of {len(held)} (line "
+            f"{sum(r['line_ok'] for r in held)}, constant {sum(r['const_ok'] for r in held)}); "
+            "rates' median abs error "
+            f"{statistics.median(abs(r['abs']) for r in held):.2f} %; perf over thread CPU "
+            "time " + ", ".join(f"{statistics.fmean(v):.3f}" for n, v in sorted(ratios.items()))
+            + " at " + ", ".join(str(n) for n in sorted(ratios)) + " rules. Missed: "
+            + "; ".join(miss) + ".", ""]
+
+
+def cmd_tables(simloop):
+    """The tables, printed: with NFT_SESSION, another session's data against the
+    installed profile (the keys shown are that session's own fit)."""
+    print(tables(simloop, calibrate(simloop), calibrate(simloop, ALL))[0], end="")
 
 
 def cmd_fit(simloop):
@@ -317,7 +365,8 @@ def cmd_check(simloop):
 
 
 def main():
-    cmds = {"measure": cmd_measure, "fit": cmd_fit, "update": cmd_update, "check": cmd_check}
+    cmds = {"measure": cmd_measure, "fit": cmd_fit, "tables": cmd_tables, "update": cmd_update,
+            "check": cmd_check}
     if len(sys.argv) != 3 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
