@@ -54,7 +54,9 @@ int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
   std::cout << fmt::format("  {:<40} {:10.2f}\n  {:<40} {:10.2f}\n", "system call (entry + exit)",
                            fit.syscall_cycles, "user space per packet", fit.user_cycles);
   for (const auto& [fn, caller] : fit.inlined_into)
-    std::cout << fmt::format("inlined into {} on this kernel (priced 0): {}\n", caller, fn);
+    std::cout << fmt::format(
+        "inlined into {} on this kernel ({}): {}\n", caller,
+        fit.value("fixed:" + fn) > 0 ? "priced per call from its time" : "priced 0", fn);
   if (!fit.undetermined.empty())
     std::cout << fmt::format("not determined (0): {}\n", fmt::join(fit.undetermined, ", "));
   std::cout << fmt::format("{:<34} {:>10} {:>10} {:>10} {:>8} {:>10}  {}\n", "point", "set",
