@@ -126,7 +126,7 @@ TEST(KernelSplit, SamplesGoToTheWindowTheyFellIn) {
   split.period_ns = 100;
   add_perf_samples(in, "script.txt", windows, m, split);
   EXPECT_EQ(split.outside_samples, 1);  // +1500 ns: between the slices
-  const SplitGroup& u = split.groups.at({0, KernelPath::unconnected, 18});
+  const SplitGroup& u = split.groups.at({0, KernelPath::unconnected, 18, 1});
   EXPECT_EQ(u.packets, 10);
   EXPECT_EQ(u.window_ns, 1000);
   EXPECT_EQ(u.samples, 4);
@@ -136,7 +136,7 @@ TEST(KernelSplit, SamplesGoToTheWindowTheyFellIn) {
   EXPECT_EQ((u.charged.at({ChargeKind::function, "udp_sendmsg", "udp_sendmsg"})), 1);
   EXPECT_EQ((u.charged.at({ChargeKind::function, "ip_route_output_flow", "ip_route_output_flow"})),
             1);
-  const SplitGroup& c = split.groups.at({0, KernelPath::connected, 18});
+  const SplitGroup& c = split.groups.at({0, KernelPath::connected, 18, 1});
   EXPECT_EQ(c.samples, 3);
   EXPECT_EQ((c.charged.at({ChargeKind::user, "main", "user"})), 1);
   EXPECT_EQ((c.charged.at({ChargeKind::unmapped, "memcg_some_helper", ""})), 1);

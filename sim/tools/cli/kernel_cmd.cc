@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "sim/report/safe_file.h"
 #include "sim/stack/net/inet.h"
@@ -38,8 +39,8 @@ struct KernelArgs {
 
 void print_kernel_rows(const std::vector<report::Row>& rows, const std::string& format) {
   print_rows(rows, format,
-             {"repeat", "path", "payload", "packets", "kpps", "ns_per_packet", "null_syscall_ns",
-              "delivered", "empty_reads", "send_errors", "loadavg_1m"});
+             {"repeat", "path", "payload", "segments", "packets", "kpps", "ns_per_packet",
+              "null_syscall_ns", "delivered", "empty_reads", "send_errors", "loadavg_1m"});
 }
 
 // Per path and payload, the repeat with the least wall time per packet (the
@@ -47,17 +48,18 @@ void print_kernel_rows(const std::vector<report::Row>& rows, const std::string& 
 // for (its own symbols and the unmapped helpers it called), then the
 // unmapped symbols themselves.
 void print_split(const measure::KernelSplit& split) {
-  std::map<std::pair<measure::KernelPath, int>, std::pair<int, const measure::SplitGroup*>> best;
+  std::map<std::tuple<measure::KernelPath, int, int>, std::pair<int, const measure::SplitGroup*>>
+      best;
   for (const auto& [key, g] : split.groups) {
-    const auto& [repeat, path, payload] = key;
-    auto& b = best[{path, payload}];
+    const auto& [repeat, path, payload, segments] = key;
+    auto& b = best[{path, payload, segments}];
     const auto per = [&](const measure::SplitGroup& x) {
       return x.packets > 0 ? measure::wall_ns_per_packet(split, x) : 1e300;
     };
     if (b.second == nullptr || per(g) < per(*b.second)) b = {repeat, &g};
   }
   for (const auto& [key, b] : best) {
-    const auto& [path, payload] = key;
+    const auto& [path, payload, segments] = key;
     const measure::SplitGroup& g = *b.second;
     if (g.packets == 0 || g.samples == 0) continue;
     const double pp = static_cast<double>(split.period_ns) / static_cast<double>(g.packets);
@@ -77,11 +79,12 @@ void print_split(const measure::KernelSplit& split) {
     std::sort(rows.begin(), rows.end(),
               [](const auto& x, const auto& y) { return x.second.second > y.second.second; });
     std::cout << fmt::format(
-        "{} {} B, repeat {} (least time per packet: {:.0f} ns wall, {} packets, {} samples of "
+        "{} {} B{}, repeat {} (least time per packet: {:.0f} ns wall, {} packets, {} samples of "
         "{} ns; {:.1f} % of them landed in hypervisor symbols and are charged to their "
         "callers):\n",
-        measure::kernel_path_name(path), payload, b.first, measure::wall_ns_per_packet(split, g),
-        g.packets, g.samples, split.period_ns,
+        measure::kernel_path_name(path), payload,
+        segments > 1 ? fmt::format(" x {} segments", segments) : std::string(), b.first,
+        measure::wall_ns_per_packet(split, g), g.packets, g.samples, split.period_ns,
         100.0 * static_cast<double>(g.hypervisor_samples) / g.samples);
     std::cout << fmt::format("  {:<28} {:>12} {:>14} {:>7}\n", "function", "self ns/pkt",
                              "+helpers ns/pkt", "share");
@@ -113,10 +116,18 @@ int run_kernel_cmd(KernelArgs& a) {
   for (const auto& p : a.paths)
     for (const auto& [name, path] : measure::kernel_path_names())
       if (p == name) a.opt.paths.push_back(path);
+  // Every payload must go with every segment count, before anything runs.
+  for (int seg : a.opt.gso_segments)
+    for (int payload : a.opt.payloads)
+      if (const std::string why = measure::gso_problem(payload, seg); !why.empty())
+        throw UserError("--gso-segments: " + why);
   const auto machine = measure::machine_info();
-  spdlog::info("kernel run on {} ({} cores, {}): paths {}, payloads {}, {} packets, {} repeat(s)",
-               machine.cpu_model, machine.cores, machine.kernel, fmt::join(a.paths, ","),
-               fmt::join(a.opt.payloads, ","), a.opt.packets, a.opt.repeats);
+  spdlog::info(
+      "kernel run on {} ({} cores, {}): paths {}, payloads {}, segments per send {}, {} packets, "
+      "{} repeat(s)",
+      machine.cpu_model, machine.cores, machine.kernel, fmt::join(a.paths, ","),
+      fmt::join(a.opt.payloads, ","), fmt::join(a.opt.gso_segments, ","), a.opt.packets,
+      a.opt.repeats);
   if (a.split) {
     a.split_opt.symbols = tree_file(a.symbols);
     measure::load_symbol_map(a.split_opt.symbols);  // bad input before a run, not after it
@@ -192,6 +203,15 @@ void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands) {
                    "socket, the route cached); several are interleaved like the payloads")
       ->delimiter(',')
       ->check(CLI::IsMember(path_names))
+      ->capture_default_str();
+  kernel
+      ->add_option("--gso-segments", k->opt.gso_segments,
+                   "UDP GSO: datagrams per sendto(), a comma-separated list interleaved like the\n"
+                   "payloads. N > 1 sets UDP_SEGMENT to the payload and sends N payloads at once;\n"
+                   "the kernel delivers N datagrams. 1 is the plain send. Packets, kpps and CPU\n"
+                   "time per packet count datagrams; payload x N may not exceed 65507 bytes")
+      ->delimiter(',')
+      ->check(CLI::Range(1, measure::kUdpMaxSegments))
       ->capture_default_str();
   kernel->add_option("-n,--packets", k->opt.packets, "Timed datagrams per payload and repeat")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -20,7 +21,13 @@
 #include <thread>
 #include <utility>
 
+#include "sim/stack/net/inet.h"
 #include "sim/support/host.h"
+
+// glibc before 2.28 lacks the name; the kernel has had it since 4.18.
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
 
 extern "C" __attribute__((noinline)) void simloop_kernel_dither(unsigned n) {
   // An empty asm the compiler must assume reads i: the loop is kept, and
@@ -74,7 +81,7 @@ class PageBuffer {
 
 class Channel {
  public:
-  Channel(int payload, KernelPath path, int repeat, bool dither)
+  Channel(int payload, KernelPath path, int segments, int repeat, bool dither)
       : rx_(socket(AF_INET, SOCK_DGRAM, 0)), tx_(socket(AF_INET, SOCK_DGRAM, 0)), dither_(dither) {
     if (rx_.fd < 0 || tx_.fd < 0) throw sys_error("socket(AF_INET, SOCK_DGRAM)");
     addr_.sin_family = AF_INET;
@@ -89,12 +96,18 @@ class Channel {
         connect(tx_.fd, reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_) != 0)
       throw sys_error("connect 127.0.0.1");
     connected_ = path == KernelPath::connected;
-    buf_ = PageBuffer(static_cast<size_t>(std::max(payload, 1)));
+    // GSO: the kernel cuts each send into payload-sized datagrams. A count
+    // of 1 leaves the option unset: the plain path.
+    if (segments > 1 && setsockopt(tx_.fd, IPPROTO_UDP, UDP_SEGMENT, &payload, sizeof payload) != 0)
+      throw sys_error("setsockopt UDP_SEGMENT");
+    send_len_ = static_cast<size_t>(payload) * static_cast<size_t>(segments);
+    buf_ = PageBuffer(std::max<size_t>(send_len_, 1));
     for (size_t i = 0; i < buf_.size(); ++i) buf_.data()[i] = static_cast<uint8_t>(i * 7 + 1);
     rbuf_ = PageBuffer(65536);
     r_.repeat = repeat;
     r_.payload = payload;
     r_.path = path;
+    r_.segments = segments;
   }
 
   // Untimed packets; the counters start over afterwards.
@@ -130,7 +143,7 @@ class Channel {
     }
     r_.elapsed_s += std::chrono::duration<double>(Clock::now() - t0).count();
     r_.cpu_s += static_cast<double>(thread_cpu_ns() - c0) * 1e-9;
-    r_.packets += done;
+    r_.packets += done * r_.segments;
     return done;
   }
 
@@ -139,16 +152,16 @@ class Channel {
  private:
   static bool fatal(int err) { return err != 0 && err != ENOBUFS && err != EAGAIN; }
 
-  // 0 when the datagram went, else sendto()'s errno.
+  // 0 when the send went, else sendto()'s errno.
   int step() {
-    const ssize_t n = connected_ ? send(tx_.fd, buf_.data(), static_cast<size_t>(r_.payload), 0)
-                                 : sendto(tx_.fd, buf_.data(), static_cast<size_t>(r_.payload), 0,
+    const ssize_t n = connected_ ? send(tx_.fd, buf_.data(), send_len_, 0)
+                                 : sendto(tx_.fd, buf_.data(), send_len_, 0,
                                           reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_);
     const int err = n < 0 ? errno : 0;
     if (err != 0)
       ++r_.send_errors;
     else
-      ++outstanding_;
+      outstanding_ += r_.segments;
     // Loopback delivery normally completes inside sendto(), so this is one
     // successful recv() per packet; a datagram not there yet waits for the
     // next round instead of costing a failing call every time.
@@ -171,6 +184,7 @@ class Channel {
   sockaddr_in addr_{};
   bool connected_ = false;
   PageBuffer buf_, rbuf_;
+  size_t send_len_ = 0;  // payload times segments
   int64_t outstanding_ = 0;
   KernelResult r_;
 };
@@ -226,6 +240,20 @@ const std::vector<std::pair<std::string, KernelPath>>& kernel_path_names() {
   return names;
 }
 
+std::string gso_problem(int payload, int segments) {
+  if (segments < 1 || segments > kUdpMaxSegments)
+    return fmt::format("{} segments per send: this kernel takes 1 to {} (UDP_MAX_SEGMENTS)",
+                       segments, kUdpMaxSegments);
+  if (segments > 1 && payload < 1)
+    return fmt::format("{} segments of {} bytes: GSO needs a segment size of at least 1 byte",
+                       segments, payload);
+  if (int64_t{payload} * segments > net::kMaxUdpPayload)
+    return fmt::format(
+        "{} segments of {} bytes make a {}-byte send, over a UDP datagram's {} bytes (EMSGSIZE)",
+        segments, payload, int64_t{payload} * segments, net::kMaxUdpPayload);
+  return {};
+}
+
 int64_t thread_cpu_ns() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -247,10 +275,11 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
   for (int rep = 0; rep < opt.repeats; ++rep) {
     std::vector<std::unique_ptr<Channel>> ch;
     for (KernelPath path : opt.paths)
-      for (int payload : opt.payloads) {
-        ch.push_back(std::make_unique<Channel>(payload, path, rep, opt.dither));
-        ch.back()->warm(opt.warmup);
-      }
+      for (int segments : opt.gso_segments)
+        for (int payload : opt.payloads) {
+          ch.push_back(std::make_unique<Channel>(payload, path, segments, rep, opt.dither));
+          ch.back()->warm((opt.warmup + segments - 1) / segments);
+        }
     double null_ns = 0, null_cpu_ns = 0;
     int64_t null_calls = 0;
     const size_t n = ch.size();
@@ -263,9 +292,12 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
       for (size_t i = 0; i < n; ++i) {
         Channel& c = *ch[(i + static_cast<size_t>(k)) % n];
         const int64_t t0 = windows != nullptr ? monotonic_ns() : 0;
-        const int64_t sent = c.run(share(opt.packets, k), opt.packets);
+        // `packets` counts datagrams: a GSO channel makes fewer sends.
+        const int seg = c.result().segments;
+        const int64_t sent = c.run((share(opt.packets, k) + seg - 1) / seg, opt.packets);
         if (windows != nullptr)
-          windows->push_back({rep, c.result().payload, c.result().path, t0, monotonic_ns(), sent});
+          windows->push_back(
+              {rep, c.result().payload, c.result().path, t0, monotonic_ns(), sent * seg, seg});
       }
     }
     const double load = loadavg_1m();
@@ -303,7 +335,8 @@ report::Row kernel_row(const KernelResult& r, const MachineInfo& m) {
       .set("fault", r.fault)
       .set("cpu_model", m.cpu_model)
       .set("cores", int64_t{m.cores})
-      .set("kernel", m.kernel);
+      .set("kernel", m.kernel)
+      .set("segments", int64_t{r.segments});
   return row;
 }
 

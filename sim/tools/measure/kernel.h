@@ -33,7 +33,19 @@ struct KernelOptions {
   // at a fixed period, and a loop of nearly fixed period would otherwise be
   // seen at a few phases only, each payload's at different ones.
   bool dither = false;
+  // UDP GSO: datagrams per sendto() (UDP_SEGMENT set to the payload, the
+  // send carrying that many payloads), interleaved like the payloads; 1 is
+  // the plain send, without the socket option. `packets` counts datagrams.
+  std::vector<int> gso_segments = {1};
 };
+
+// The largest segment count this kernel takes per send (UDP_MAX_SEGMENTS,
+// 128 since Linux 6.5: a send of more fails with EINVAL).
+inline constexpr int kUdpMaxSegments = 128;
+// Why `segments` datagrams of `payload` bytes cannot go in one UDP_SEGMENT
+// send on lo, or "" when they can: the segment count, and the whole send
+// within a UDP datagram (EMSGSIZE past 65507 bytes).
+std::string gso_problem(int payload, int segments);
 
 // The pause: `n` turns of an empty loop, out of line under its own symbol.
 extern "C" void simloop_kernel_dither(unsigned n);
@@ -43,7 +55,8 @@ struct KernelResult {
   int repeat = 0;
   int payload = 0;
   KernelPath path = KernelPath::unconnected;
-  int64_t packets = 0;  // timed sendto() calls that succeeded
+  int segments = 1;     // datagrams per sendto() (UDP GSO when above 1)
+  int64_t packets = 0;  // datagrams of the timed sendto() calls that succeeded
   double elapsed_s = 0;
   // This thread's CPU time in the same slices (CLOCK_THREAD_CPUTIME_ID): the
   // kernel's work done on its behalf, softirq included, and not the time
@@ -99,6 +112,7 @@ struct KernelWindow {
   KernelPath path = KernelPath::unconnected;
   int64_t t0_ns = 0, t1_ns = 0;  // CLOCK_MONOTONIC
   int64_t packets = 0;           // datagrams sent in it
+  int segments = 1;              // datagrams per sendto()
 };
 
 // With `windows`, every timed slice is recorded there as it ends.

@@ -230,7 +230,7 @@ void add_perf_samples(std::istream& in, const std::string& what,
   std::sort(sorted.begin(), sorted.end(),
             [](const KernelWindow& a, const KernelWindow& b) { return a.t0_ns < b.t0_ns; });
   for (const auto& w : sorted) {
-    auto& g = split.groups[{w.repeat, w.path, w.payload}];
+    auto& g = split.groups[{w.repeat, w.path, w.payload, w.segments}];
     g.packets += w.packets;
     g.window_ns += w.t1_ns - w.t0_ns;
   }
@@ -251,7 +251,7 @@ void add_perf_samples(std::istream& in, const std::string& what,
     } else if (chain.empty()) {
       ++split.unresolved_samples;
     } else {
-      auto& g = split.groups[{w->repeat, w->path, w->payload}];
+      auto& g = split.groups[{w->repeat, w->path, w->payload, w->segments}];
       const Charge c = charge(map, chain);
       if (c.kind == ChargeKind::user && c.name == kDitherSymbol) {
         ++g.dither_samples;
@@ -315,7 +315,7 @@ std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo&
                                     double loadavg) {
   std::vector<report::Row> rows;
   for (const auto& [key, g] : split.groups) {
-    const auto& [repeat, path, payload] = key;
+    const auto& [repeat, path, payload, segments] = key;
     std::vector<std::pair<std::tuple<ChargeKind, std::string, std::string>, int64_t>> charged(
         g.charged.begin(), g.charged.end());
     std::stable_sort(charged.begin(), charged.end(),
@@ -340,7 +340,8 @@ std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo&
           .set("period_ns", split.period_ns)
           .set("loadavg_1m", loadavg)
           .set("cpu_model", m.cpu_model)
-          .set("kernel", m.kernel);
+          .set("kernel", m.kernel)
+          .set("segments", int64_t{segments});
       rows.push_back(std::move(r));
     }
   }

@@ -65,7 +65,7 @@ Charge charge(const SymbolMap& map, const std::vector<Frame>& chain);
 // ".part.0", ".cold"): the name in the source.
 std::string source_symbol(const std::string& symbol);
 
-// The samples of one repeat of one path and payload.
+// The samples of one repeat of one path, payload and segment count.
 struct SplitGroup {
   int64_t packets = 0;
   int64_t window_ns = 0;  // wall time of its slices
@@ -84,8 +84,8 @@ struct KernelSplit {
   int64_t period_ns = 0;           // cpu-clock time per sample
   int64_t outside_samples = 0;     // samples in no timed slice (warm-up, null calls)
   int64_t unresolved_samples = 0;  // samples without a call chain
-  // (repeat, path, payload) -> its samples
-  std::map<std::tuple<int, KernelPath, int>, SplitGroup> groups;
+  // (repeat, path, payload, segments per send) -> its samples
+  std::map<std::tuple<int, KernelPath, int, int>, SplitGroup> groups;
 };
 
 // Adds the samples of `perf script -F tid,time,ip,sym --ns` output to
@@ -95,7 +95,7 @@ void add_perf_samples(std::istream& perf_script, const std::string& what,
                       const std::vector<KernelWindow>& windows, const SymbolMap& map,
                       KernelSplit& split);
 
-// One tidy row per (repeat, path, payload, charge), with the machine.
+// One tidy row per (repeat, path, payload, segments, charge), with the machine.
 std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo& m, double loadavg);
 
 // Why perf cannot profile the kernel here, or "" when it can: not root, no
