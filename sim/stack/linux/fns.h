@@ -64,6 +64,10 @@ enum class Fn : uint8_t {
   free_pages,            // free_frozen_pages: a page back to them
   // send, continued
   move_addr_to_kernel,  // sendto()'s sockaddr copied in (not on send())
+  // UDP GSO (UDP_SEGMENT): a send's one large skb cut into datagrams where
+  // lo delivers it to a socket without UDP_GRO (udp_rcv_segment)
+  udp_gso_segment,  // __skb_gso_segment down to __udp_gso_segment: once per GSO skb
+  skb_segment,      // one pass of skb_segment's loop: one segment built
   count
 };
 
@@ -114,6 +118,8 @@ inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
     {"alloc_pages", "mbuf", PathRole::buffers},
     {"free_frozen_pages", "mbuf", PathRole::buffers},
     {"move_addr_to_kernel", "socket", PathRole::syscall},  // sendto()'s sockaddr
+    {"__udp_gso_segment", "input", PathRole::udp_input},
+    {"skb_segment", "input", PathRole::udp_input},
 }};
 static_assert(kFns.size() <= kMaxFns);
 static_assert(has_path_roles(kFns));

@@ -35,6 +35,10 @@ struct Options {
   bool recverr = false;      // IP_RECVERR: a device's drop is the sender's ENOBUFS
   bool so_broadcast = true;  // SO_BROADCAST on every socket (ttcp sets it)
   core::SkbPoolConfig pool;  // when the stack has a pool of its own
+  // UDP GSO: datagrams per send. Above 1 the sender sets UDP_SEGMENT to the
+  // payload and each send carries that many payloads (workload/driver.h);
+  // 1 is the plain send, without the socket option.
+  int udp_segment = 1;
 };
 
 }  // namespace simloop::net::lnx
