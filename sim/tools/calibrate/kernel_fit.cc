@@ -48,21 +48,33 @@ Point as_point(const KernelPoint& p) {
   q.source = "kernel";
   q.keys["path"] = p.path;
   q.keys["payload"] = std::to_string(p.payload);
+  if (p.segments != 1) q.keys["segments"] = std::to_string(p.segments);
   return q;
 }
 
 }  // namespace
 
 stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
-                                int packets) {
+                                int packets, int segments) {
   if (path != "unconnected" && path != "connected")
     throw InputError("path '" + path + "': expected unconnected or connected");
   // The loop every run drives (workload::Driver): sendto(), or send() on a
   // socket connected once, the softirq, and the receiver's recvfrom().
   stacks::CallCounts f;
+  stacks::StackOptionSet own;
+  if (segments != 1) {
+    bool found = false;
+    for (const auto& k : stacks::keys())
+      if (k.stack == stack && k.path.ends_with(".udp_segment")) {
+        k.set(own, segments);
+        found = true;
+      }
+    if (!found)
+      throw InputError(fmt::format("segments {}: the {} stack has no UDP GSO", segments, stack));
+  }
   try {
     f = stacks::count_calls(
-        stack, net::HostOptions{}, stacks::StackOptionSet{},
+        stack, net::HostOptions{}, own,
         {.path = {.dest = workload::Dest::loopback, .service = workload::Service::simulated},
          .payload = payload,
          .warmup = 16,
@@ -107,7 +119,7 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
   for (const auto& p : m.points)
     if (split.trains(as_point(p))) {
       train.push_back(&p);
-      feats.push_back(stack_counts(m.stack, p.path, p.payload));
+      feats.push_back(stack_counts(m.stack, p.path, p.payload, 256, p.segments));
     }
   if (train.empty()) throw InputError("no point trains the fit: --train selects none of them");
 
@@ -190,7 +202,7 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
 
 KernelPrediction predict_kernel(const KernelFit& fit, const KernelPoint& p) {
   const net::FnTable& fns = fns_of(fit.stack);
-  const stacks::CallCounts f = stack_counts(fit.stack, p.path, p.payload);
+  const stacks::CallCounts f = stack_counts(fit.stack, p.path, p.payload, 256, p.segments);
   const double ns_per_cycle = 1e9 / fit.clock_hz;
   KernelPrediction out;
   const double cpb = fit.value("copy.cycles_per_byte");
@@ -298,6 +310,7 @@ nlohmann::json kernel_fit_json(const KernelFit& fit, const KernelMeasured& m) {
     nlohmann::json q;
     q["path"] = p.path;
     q["payload"] = p.payload;
+    q["segments"] = p.segments;
     q["set"] = fit.split.trains(as_point(p)) ? "train" : "validation";
     q["repeats"] = p.repeats.size();
     q["measured_wall_ns"] = p.value.wall_ns;

@@ -43,6 +43,7 @@ struct KernelRepeat {
 struct KernelPoint {
   std::string path;  // unconnected | connected
   int payload = 0;
+  int segments = 1;   // datagrams per send (UDP GSO above 1)
   std::string where;  // file:line of its first row
   std::vector<KernelRepeat> repeats;
   KernelRepeat value;  // the statistic over the repeats, quantity by quantity
@@ -71,8 +72,10 @@ KernelMeasured read_kernel_split(const std::vector<std::filesystem::path>& csvs,
 // connected), to 127.0.0.1, the softirq, one recvfrom per datagram; after a
 // warm-up, `packets` datagrams. Throws InputError on an unknown path or a
 // payload lo does not carry.
+// `segments` above 1 sends them per call with UDP GSO (the Linux stack's
+// options.linux.udp_segment); counts are per datagram.
 stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
-                                int packets = 256);
+                                int packets = 256, int segments = 1);
 
 struct KernelFit {
   std::string stack;  // the stack fitted (KernelMeasured's)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <tuple>
@@ -16,6 +17,7 @@ namespace simloop::measure {
 namespace fs = std::filesystem;
 
 std::string KernelPoint::label() const {
+  if (segments != 1) return fmt::format("path={} payload={} segments={}", path, payload, segments);
   return fmt::format("path={} payload={}", path, payload);
 }
 
@@ -69,7 +71,7 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
   if (table == nullptr) throw InputError("no stack named " + stack);
   const net::FnTable& fns = *table;
   // (path, payload) -> the point's index; (file, repeat) within each point.
-  std::map<std::pair<std::string, int>, size_t> index;
+  std::map<std::tuple<std::string, int, int>, size_t> index;
   std::map<std::pair<size_t, std::pair<size_t, int>>, size_t> repeat_of;
   for (size_t fi = 0; fi < csvs.size(); ++fi) {
     const fs::path& csv = csvs[fi];
@@ -98,6 +100,8 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
                           csv.string(), c));
         col[c] = *at;
       }
+      // Datagrams per send: rows from before UDP GSO have no such column.
+      const auto seg_col = r.column("segments");
       auto number = [&](const char* c) {
         double v = 0;
         if (!report::parse_number(r.cell(col[c]), &v))
@@ -112,6 +116,14 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
                                        r.where(), config::printable(path)));
         const int payload = static_cast<int>(number("payload"));
         const int repeat = static_cast<int>(number("repeat"));
+        int segments = 1;
+        if (seg_col) {
+          double v = 0;
+          if (!report::parse_number(r.cell(*seg_col), &v) || v < 1 || v != std::floor(v))
+            throw InputError(fmt::format("{}: segments: expected a whole number from 1, found '{}'",
+                                         r.where(), config::printable(r.cell(*seg_col))));
+          segments = static_cast<int>(v);
+        }
         const std::string to = r.cell(col["charged_to"]);
         const std::string kind = r.cell(col["kind"]);
         const bool known = to.empty() || to == "syscall_entry" || to == "user" || fns.find(to);
@@ -120,11 +132,12 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
               fmt::format("{}: charged_to: '{}' is not a function of the Linux "
                           "stack (stack.kind {}), syscall_entry, user or empty",
                           r.where(), config::printable(to), stack));
-        auto [it, fresh] = index.try_emplace({path, payload}, m.points.size());
+        auto [it, fresh] = index.try_emplace({path, payload, segments}, m.points.size());
         if (fresh) {
           KernelPoint p;
           p.path = path;
           p.payload = payload;
+          p.segments = segments;
           p.where = r.where();
           m.points.push_back(std::move(p));
         }

@@ -32,9 +32,9 @@ int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
     m = measure::read_kernel_split(files, stat, a.stack);
     const auto split = measure::parse_split(a.train);
     for (const auto& [key, values] : split.allow)
-      if (key != "path" && key != "payload")
+      if (key != "path" && key != "payload" && key != "segments")
         throw measure::InputError(
-            fmt::format("--train {}: the split rows' points have keys path and payload only",
+            fmt::format("--train {}: the split rows' points have keys path, payload and segments",
                         config::printable(key)));
     fit = measure::fit_kernel(m, split, stat);
     fit.measured = a.measured;
@@ -68,7 +68,10 @@ int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
     }
     std::cout << fmt::format(
         "{:<34} {:>10} {:>10.1f} {:>10.1f} {:>+7.2f}% {:>10.1f}  {:+.2f} ({})\n",
-        fmt::format("path={} payload={}", q["path"].get<std::string>(), q["payload"].get<int>()),
+        fmt::format("path={} payload={}{}", q["path"].get<std::string>(), q["payload"].get<int>(),
+                    q["segments"].get<int>() != 1
+                        ? fmt::format(" segments={}", q["segments"].get<int>())
+                        : std::string()),
         q["set"].get<std::string>(), meas, pred, 100 * (pred - meas) / meas,
         q["measured_wall_ns"].get<double>(), worst, where);
   }
