@@ -86,7 +86,7 @@ def cmd_measure(simloop):
                "--path", "unconnected,connected",
                "--payload", ",".join(map(str, payloads)),
                "--gso-segments", ",".join(map(str, segs)),
-               "-n", str(PACKETS), "-r", str(REPEATS), "-o", out]
+               "-n", str(PACKETS), "-r", str(REPEATS), "-o", rel(out)]
         print(" ".join([rel(simloop) if simloop.startswith(ROOT) else simloop] + cmd[1:]),
               flush=True)
         r = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL)
