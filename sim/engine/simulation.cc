@@ -390,7 +390,7 @@ void sender_main(W& w) {
         w.r.detail = w.driver.why(step);
         return End::stop;
       }
-      ++sent;
+      sent += w.driver.segments();  // datagrams: a GSO send carries several
       if (step.sent.frame) {
         const double depart = w.wire.depart(t, frame_len);
         w.ring.push_back({depart, models::ether_wire_bytes(frame_len)});

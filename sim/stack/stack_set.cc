@@ -203,18 +203,22 @@ CallCounts count_calls_of(const typename K::Options& options, const workload::Dr
   }
   const uint64_t delivered = drv.stack().counters().delivered;
   probe.on = true;
-  for (int i = 0; i < packets; ++i)
+  // `packets` counts datagrams: a GSO send carries several.
+  const int segments = drv.segments();
+  const int sends = (packets + segments - 1) / segments;
+  const auto datagrams = static_cast<uint64_t>(sends) * static_cast<uint64_t>(segments);
+  for (int i = 0; i < sends; ++i)
     if (const workload::Step step = drv.send(hooks); !step.ok()) {
       probe.f.stop = CallCounts::Stop::send;
       probe.f.why = drv.why(step);
       return probe.f;
     }
-  if (drv.stack().counters().delivered - delivered != static_cast<uint64_t>(packets)) {
+  if (drv.stack().counters().delivered - delivered != datagrams) {
     probe.f.stop = CallCounts::Stop::lost;
     return probe.f;
   }
   CallCounts f = probe.f;
-  const double per = 1.0 / packets;
+  const double per = 1.0 / static_cast<double>(datagrams);
   for (auto* a : {&f.calls, &f.copy_bytes, &f.unaligned_bytes, &f.cksum_bytes})
     for (double& v : *a) v *= per;
   f.syscalls *= per;

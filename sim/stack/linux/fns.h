@@ -72,6 +72,10 @@ enum class Fn : uint8_t {
   nf_hook_slow,   // the hook's entries walked, the verdict acted on
   nft_do_chain,   // nft_do_chain_ipv4: the packet's info, the base chain's walk
   nft_rule_eval,  // one rule's expressions (payload load and compare, inlined in nft_do_chain)
+  // UDP GSO (UDP_SEGMENT): a send's one large skb cut into datagrams where
+  // lo delivers it to a socket without UDP_GRO (udp_rcv_segment)
+  udp_gso_segment,  // __skb_gso_segment down to __udp_gso_segment: once per GSO skb
+  skb_segment,      // one pass of skb_segment's loop: one segment built
   count
 };
 
@@ -128,6 +132,8 @@ inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
     {"nf_hook_slow", "ip", PathRole::ip_output},
     {"nft_do_chain", "ip", PathRole::ip_output},
     {"nft_rule_eval", "ip", PathRole::ip_output},
+    {"__udp_gso_segment", "input", PathRole::udp_input},
+    {"skb_segment", "input", PathRole::udp_input},
 }};
 static_assert(kFns.size() <= kMaxFns);
 static_assert(has_path_roles(kFns));

@@ -40,6 +40,30 @@ inline Options stack_options_for(const workload::Path& p, Options so) {
   return so;
 }
 
+// What UDP_SEGMENT refuses of a path (Linux's own limits on lo, the
+// sends it fails with EMSGSIZE or EINVAL), blaming options.linux.udp_segment.
+inline KeyProblem udp_segment_problem(int segments, workload::Dest d, int payload) {
+  const std::string key = "options.linux.udp_segment";
+  if (segments <= 1) return {};
+  if (segments > 128)
+    return {key, std::to_string(segments) +
+                     " segments per send: Linux takes up to 128 "
+                     "(UDP_MAX_SEGMENTS)"};
+  if (payload < 1)
+    return {key, "a segment needs at least 1 byte of payload (workload.payload is " +
+                     std::to_string(payload) + ")"};
+  if (int64_t{payload} * segments > kMaxUdpPayload)
+    return {key, std::to_string(segments) + " segments of " + std::to_string(payload) +
+                     " bytes make a " + std::to_string(int64_t{payload} * segments) +
+                     "-byte send, over a UDP datagram's " + std::to_string(kMaxUdpPayload) +
+                     " bytes"};
+  if (workload::uses_ring(d))
+    return {key,
+            "GSO is modelled on lo only: the Ethernet device here offloads no checksum "
+            "(Linux fails such a send with EIO); use a destination through lo"};
+  return {};
+}
+
 struct Kind {
   static constexpr std::string_view kName = "linux";
   static constexpr std::string_view kDoc = "the Linux 6.x UDP path on sk_buffs";
@@ -59,7 +83,7 @@ struct Kind {
   static constexpr std::string_view kSectionDoc =
       "Options of the Linux stack (stack.kind linux); options.align (none or strict), "
       "options.nic_ring and options.ether_mtu apply to it as well.";
-  static constexpr std::array<OptionKey<Own>, 7> kKeys = {{
+  static constexpr std::array<OptionKey<Own>, 8> kKeys = {{
       {"netdev_max_backlog",
        "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.",
        &support::at<&Own::netdev_max_backlog>, 1, 1e6},
@@ -87,6 +111,11 @@ struct Kind {
        "`ip daddr 198.18.X.Y counter`, matching no datagram sent, so every one is evaluated "
        "per datagram (nf_hook_slow, nft_do_chain, nft_rule_eval per rule); 0: no table, no hook.",
        &support::at<&Own::nft_rules>, 0, kMaxNftRules},
+      {"udp_segment",
+       "UDP GSO: datagrams per send (UDP_SEGMENT set to the payload, each send carrying this many "
+       "payloads, cut into datagrams where lo delivers them). 1 is the plain send. payload times "
+       "this may not exceed 65507 bytes, and only paths through lo take more than 1.",
+       &support::at<&Own::udp_segment>, 1, 128},
   }};
   static constexpr std::array<std::string_view, 1> kSharedKeys = {"workload.connected"};
 
@@ -100,9 +129,10 @@ struct Kind {
   // Linux routes its own addresses through lo: only wire and broadcast
   // leave by the Ethernet device (and its MTU). What the stack refuses of
   // the path when it is built is refused here, naming the key.
-  static KeyProblem problem(const HostOptions& h, const Own&, workload::Dest d, int payload) {
+  static KeyProblem problem(const HostOptions& h, const Own& o, workload::Dest d, int payload) {
     if (workload::uses_ring(d))
       if (KeyProblem p = workload::ether_problem(payload, h.ether_mtu)) return p;
+    if (KeyProblem p = udp_segment_problem(o.udp_segment, d, payload)) return p;
     return host_problem(h.align, h.loop_copy, h.sockaddr_misalign);
   }
 };

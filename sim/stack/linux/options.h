@@ -40,6 +40,10 @@ struct Options {
   // Rules in an nftables chain on the LOCAL_OUT hook (netfilter.h); 0: no
   // table, so no hook is registered and the path is the same as without.
   int nft_rules = 0;
+  // UDP GSO: datagrams per send. Above 1 the sender sets UDP_SEGMENT to the
+  // payload and each send carries that many payloads (workload/driver.h);
+  // 1 is the plain send, without the socket option.
+  int udp_segment = 1;
 };
 
 }  // namespace simloop::net::lnx

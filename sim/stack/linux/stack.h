@@ -21,7 +21,10 @@
 //  - a full send buffer stops the sender (sk_wmem_alloc, released when the
 //    NIC frees the skb, at once on lo); a full device drops silently: the
 //    sender sees 0 unless IP_RECVERR is set (udp_send_skb).
-// Simplified: no fragmentation (a datagram over the MTU is EMSGSIZE), no GSO,
+// UDP GSO (UDP_SEGMENT) is lo's: the send's one skb crosses lo whole and is
+// cut into datagrams on receive (stack_gso_impl.h).
+// Simplified: no fragmentation (a datagram over the MTU is EMSGSIZE), no GSO
+// off lo (a GSO send by eth0, which offloads no checksum here, is EIO),
 // no corking, no qdisc (eth0 behaves as noqueue: a full ring drops), a FIB
 // of four routes, neighbours resolved in advance, netfilter on LOCAL_OUT
 // only (netfilter.h), no ICMP port unreachable (counted only), one CPU.
@@ -106,6 +109,7 @@ struct UdpSock : core::Sock {
   uint16_t inet_id = 0;          // the IP ID of a connected socket's next datagram
   uint64_t received = 0, received_bytes = 0;
   uint64_t sndbuf_errors = 0;  // UDP_MIB_SNDBUFERRORS: device drops the sender was not told
+  uint16_t gso_size = 0;       // UDP_SEGMENT (up->gso_size): 0 sends whole datagrams
 };
 
 template <class P>
@@ -149,6 +153,8 @@ class Stack {
   // socket blocking, sleep in sock_alloc_send_pskb until sock_wfree makes
   // room (false with dontwait: that send fails with EAGAIN instead).
   bool send_would_block(int s) const;
+  // setsockopt(UDP_SEGMENT): 0, EBADF, or EINVAL (size past 65535).
+  int set_udp_segment(int s, int size);
   // recvfrom(): 0 and the datagram (truncated to maxlen), or EAGAIN (== EWOULDBLOCK).
   int recvfrom(int s, void* buf, int maxlen, int* got, uint32_t* src = nullptr,
                uint16_t* sport = nullptr);
@@ -235,6 +241,11 @@ class Stack {
   int udp4_lib_lookup(uint32_t saddr, uint16_t sport, uint32_t daddr, uint16_t dport);
   void udp_queue_rcv_skb(UdpSock& so, core::SkBuff* skb);
   void udp_enqueue_schedule_skb(UdpSock& so, core::SkBuff* skb);
+  // UDP GSO (stack_gso_impl.h)
+  int udp_gso_mark(const UdpSock& so, core::SkBuff* skb);
+  void udp_rcv_segment(UdpSock& so, core::SkBuff* skb);
+  core::SkBuff* udp_gso_segment(core::SkBuff* skb);
+  core::SkBuff* skb_segment(const core::SkBuff* skb, unsigned offset, unsigned len);
   // receive
   int udp_recvmsg(UdpSock& so, void* buf, int maxlen, int* got, uint32_t* src, uint16_t* sport);
   void skb_copy_datagram_iter(const core::SkBuff* skb, int offset, void* to, int len);

@@ -282,8 +282,10 @@ core::SkBuff* Stack<P>::ip_append_data(UdpSock& so, const Route& rt, const void*
   // goes to page frags on a device with scatter-gather: lo (Linux turns
   // scatter-gather off on a device that cannot offload the checksum, as
   // eth0 here).
+  // With UDP_SEGMENT set, always (cork->gso_size).
   const bool paged =
-      rt.dev->loopback && fraglen + alloc_extra >= static_cast<int>(core::kSkbMaxLinearAlloc);
+      rt.dev->loopback &&
+      (so.gso_size != 0 || fraglen + alloc_extra >= static_cast<int>(core::kSkbMaxLinearAlloc));
   const int alloclen = paged ? fragheaderlen + transhdrlen : fraglen;
   core::SkBuff* skb = alloc_skb(static_cast<unsigned>(alloclen + alloc_extra));
   if (skb == nullptr) {
@@ -415,6 +417,7 @@ int Stack<P>::udp_send_skb(UdpSock& so, core::SkBuff* skb, uint32_t src, uint32_
     drop(Drop::alignment_fault, skb, core::SkbDropReason::kNotSpecified);
     return -EFAULT;
   }
+  if (const int err = udp_gso_mark(so, skb); err != 0) return err;  // UDP_SEGMENT's checks
   const uint64_t pseudo = cksum_pseudo(src, dst, kIpProtoUdp, ulen);
   uint16_t ck;
   if (skb->ip_summed == core::CHECKSUM_PARTIAL) {

@@ -176,7 +176,12 @@ void Stack<P>::udp4_lib_rcv(core::SkBuff* skb) {
     drop(Drop::no_port, skb, core::SkbDropReason::kNoSocket);
     return;
   }
-  udp_queue_rcv_skb(socks_[s], skb);
+  // A GSO skb is cut into datagrams first (udp_queue_rcv_skb's
+  // udp_rcv_segment), each then queued as one.
+  if (core::skb_shinfo(skb)->gso_size != 0)
+    udp_rcv_segment(socks_[s], skb);
+  else
+    udp_queue_rcv_skb(socks_[s], skb);
 }
 
 // __udp4_lib_lookup: the best-scoring socket bound to the port: a bound
@@ -308,3 +313,5 @@ int Stack<P>::nic_clean_tx_irq(int max) {
 }
 
 }  // namespace simloop::net::lnx
+
+#include "sim/stack/linux/stack_gso_impl.h"

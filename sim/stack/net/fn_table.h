@@ -22,7 +22,7 @@ enum class FnId : uint8_t {};
 
 // How many functions one stack may report. Fixed so that per-function
 // tables in the models are plain arrays (the models index them per event).
-inline constexpr size_t kMaxFns = 48;
+inline constexpr size_t kMaxFns = 64;
 
 constexpr size_t index(FnId f) {
   return static_cast<size_t>(f);

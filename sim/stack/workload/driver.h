@@ -59,15 +59,27 @@ class Driver {
   Driver(P& probe, const DriveOptions& opt, const typename S::Options& so)
       : opt_(opt),
         loop_(probe, {opt.path, opt.receive, opt.connected}, so),
-        storage_(storage_bytes(opt)) {
+        segments_(segments_of(so)),
+        storage_(storage_bytes(opt, segments_)) {
+    // UDP GSO: the sender's socket cuts each send into payload-sized
+    // datagrams (setsockopt UDP_SEGMENT).
+    if constexpr (requires(S & st) { st.set_udp_segment(0, 0); })
+      if (segments_ > 1)
+        if (const int err = loop_.stack().set_udp_segment(loop_.sender(), opt.payload); err != 0)
+          throw std::invalid_argument("driver: UDP_SEGMENT " + std::to_string(opt.payload) +
+                                      " refused: errno " + std::to_string(err));
     // The storage starts a page: the payload starts `buffer_misalign`
     // bytes past it, so past an 8-byte boundary.
     for (size_t i = 0; i + skip() < storage_.size(); ++i)
       buf()[i] = static_cast<uint8_t>(i * 7 + 1);
   }
 
-  // The payload's bytes, for a caller that fills them otherwise.
-  std::span<uint8_t> payload() { return {buf(), static_cast<size_t>(opt_.payload)}; }
+  // The bytes of a send (the payload, or `segments` of them), for a caller
+  // that fills them otherwise.
+  std::span<uint8_t> payload() { return {buf(), send_len()}; }
+  // Datagrams each send carries: the Linux stack's UDP_SEGMENT
+  // (options.linux.udp_segment), else 1.
+  int segments() const { return segments_; }
 
   // The start sentinel, then the warm-up (its errors ignored, as ttcp's
   // are; a fault stops it): "" or why the run cannot start.
@@ -77,7 +89,7 @@ class Driver {
       if (const int err = loop_.send(buf(), kSentinelLen, h).err; err != 0)
         return std::string("start sentinel failed: ") + std::strerror(err);
     for (int64_t i = 0; i < opt_.warmup && !loop_.stack().fault(); ++i)
-      loop_.send(buf(), opt_.payload, h);
+      loop_.send(buf(), static_cast<int>(send_len()), h);
     return {};
   }
   std::string start() {
@@ -88,7 +100,7 @@ class Driver {
   // One datagram of the run, and what it means.
   template <class H>
   Step send(H& h) {
-    Step s{loop_.send(buf(), opt_.payload, h)};
+    Step s{loop_.send(buf(), static_cast<int>(send_len()), h)};
     if (loop_.stack().fault())
       s.outcome = Outcome::fault;
     else if (s.sent.err == ENOBUFS)
@@ -137,18 +149,30 @@ class Driver {
     else
       return false;
   }
-  static size_t storage_bytes(const DriveOptions& o) {
+  template <class O>
+  static int segments_of(const O& so) {
+    if constexpr (requires { so.udp_segment; })
+      return std::max(1, so.udp_segment);
+    else
+      return 1;
+  }
+  size_t send_len() const {
+    return static_cast<size_t>(opt_.payload) * static_cast<size_t>(segments_);
+  }
+  static size_t storage_bytes(const DriveOptions& o, int segments) {
     if (o.path.buffer_misalign < 0 || o.path.buffer_misalign > Path::kMaxBufferMisalign)
       throw std::invalid_argument("driver: buffer_misalign must be 0..7");
     if (o.payload < 0) throw std::invalid_argument("driver: negative payload");
     return static_cast<size_t>(o.path.buffer_misalign) +
-           static_cast<size_t>(std::max(o.payload, kSentinelLen));
+           std::max(static_cast<size_t>(o.payload) * static_cast<size_t>(segments),
+                    static_cast<size_t>(kSentinelLen));
   }
   size_t skip() const { return static_cast<size_t>(opt_.path.buffer_misalign); }
   uint8_t* buf() { return storage_.data() + skip(); }
 
   DriveOptions opt_;
   Loop loop_;
+  int segments_ = 1;
   PageBytes storage_;
   bool stopped_ = false;
 };

@@ -112,6 +112,7 @@ class TtcpLoop {
   const S& stack() const { return stack_; }
   const TtcpOptions& options() const { return opt_; }
   int receiver() const { return rx_; }  // the receiver's socket
+  int sender() const { return tx_; }    // the sender's socket
   // Whether the next send would sleep for send space inside the call (a
   // stack whose sockets block so: the Linux stack's sock_alloc_send_pskb).
   bool send_would_block() const {

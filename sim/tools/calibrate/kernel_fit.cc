@@ -51,6 +51,7 @@ Point as_point(const KernelPoint& p) {
   q.keys["payload"] = std::to_string(p.payload);
   q.keys["sendmmsg"] = std::to_string(p.sendmmsg);
   q.keys["nft_rules"] = std::to_string(p.nft_rules);
+  q.keys["segments"] = std::to_string(p.segments);
   return q;
 }
 
@@ -80,9 +81,21 @@ stacks::CallCounts stack_counts(const std::string& stack, const std::string& pat
     packets = std::max(packets, 4 * knobs.sendmmsg);
   }
   if (knobs.nft_rules > 0) set("nft_rules", knobs.nft_rules);
+  if (knobs.segments != 1) set("udp_segment", knobs.segments);
   // The loop every run drives (workload::Driver): sendto(), or send() on a
   // socket connected once, the softirq, and the receiver's recvfrom().
   stacks::CallCounts f;
+  stacks::StackOptionSet own;
+  if (segments != 1) {
+    bool found = false;
+    for (const auto& k : stacks::keys())
+      if (k.stack == stack && k.path.ends_with(".udp_segment")) {
+        k.set(own, segments);
+        found = true;
+      }
+    if (!found)
+      throw InputError(fmt::format("segments {}: the {} stack has no UDP GSO", segments, stack));
+  }
   try {
     f = stacks::count_calls(
         stack, net::HostOptions{}, own,
@@ -336,6 +349,7 @@ nlohmann::json kernel_fit_json(const KernelFit& fit, const KernelMeasured& m) {
     q["payload"] = p.payload;
     q["sendmmsg"] = p.sendmmsg;
     if (p.nft_rules > 0) q["nft_rules"] = p.nft_rules;
+    q["segments"] = p.segments;
     q["set"] = fit.split.trains(as_point(p)) ? "train" : "validation";
     q["repeats"] = p.repeats.size();
     q["measured_wall_ns"] = p.value.wall_ns;

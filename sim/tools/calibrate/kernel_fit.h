@@ -46,7 +46,10 @@ struct KernelPoint {
   int payload = 0;
   int sendmmsg = 1;   // datagrams per sendmmsg() call (1: sendto() or send())
   int nft_rules = 0;  // rules on the output hook (measure kernel --nft-rules)
-  KernelKnobs knobs() const { return {.sendmmsg = sendmmsg, .nft_rules = nft_rules}; }
+  int segments = 1;   // datagrams per send (UDP GSO above 1)
+  KernelKnobs knobs() const {
+    return {.sendmmsg = sendmmsg, .nft_rules = nft_rules, .segments = segments};
+  }
   std::string where;  // file:line of its first row
   std::vector<KernelRepeat> repeats;
   KernelRepeat value;  // the statistic over the repeats, quantity by quantity
@@ -77,7 +80,8 @@ KernelMeasured read_kernel_split(const std::vector<std::filesystem::path>& csvs,
 // `knobs.sendmmsg` when that is over 1). With `knobs.nft_rules` > 0, the
 // stack's LOCAL_OUT chain holds that many rules (options.linux.nft_rules).
 // Throws InputError on an unknown path, a payload lo does not carry, or a
-// knob the stack has no key for.
+// knob the stack has no key for. `knobs.segments` above 1 sends them per
+// call with UDP GSO (options.linux.udp_segment); counts are per datagram.
 stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
                                 int packets = 256, const KernelKnobs& knobs = {});
 

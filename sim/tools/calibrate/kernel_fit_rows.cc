@@ -17,8 +17,9 @@ namespace simloop::measure {
 namespace fs = std::filesystem;
 
 std::string KernelPoint::label() const {
-  return fmt::format("path={} payload={}{}{}", path, payload,
+  return fmt::format("path={} payload={}{}{}{}", path, payload,
                      sendmmsg != 1 ? fmt::format(" sendmmsg={}", sendmmsg) : std::string(),
+                     segments != 1 ? fmt::format(" segments={}", segments) : std::string(),
                      nft_rules > 0 ? fmt::format(" nft_rules={}", nft_rules) : std::string());
 }
 
@@ -105,6 +106,8 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
       const auto batch_col = r.column("sendmmsg");
       // Rows of measure kernel --nft-rules say their rule count; others have none.
       const auto rules_col = r.column("nft_rules");
+      // Datagrams per send: rows from before UDP GSO have no such column.
+      const auto seg_col = r.column("segments");
       auto number = [&](const char* c) {
         double v = 0;
         if (!report::parse_number(r.cell(col[c]), &v))
@@ -127,6 +130,14 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
                                          r.where(), config::printable(r.cell(*rules_col))));
           rules = static_cast<int>(v);
         }
+        int segments = 1;
+        if (seg_col) {
+          double v = 0;
+          if (!report::parse_number(r.cell(*seg_col), &v) || v < 1 || v != std::floor(v))
+            throw InputError(fmt::format("{}: segments: expected a whole number from 1, found '{}'",
+                                         r.where(), config::printable(r.cell(*seg_col))));
+          segments = static_cast<int>(v);
+        }
         const std::string to = r.cell(col["charged_to"]);
         const std::string kind = r.cell(col["kind"]);
         const bool known = to.empty() || to == "syscall_entry" || to == "user" || fns.find(to);
@@ -143,7 +154,7 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
                                          r.where(), config::printable(r.cell(*batch_col))));
           batch = static_cast<int>(v);
         }
-        const KernelKnobs knobs{.sendmmsg = batch, .nft_rules = rules};
+        const KernelKnobs knobs{.sendmmsg = batch, .nft_rules = rules, .segments = segments};
         auto [it, fresh] = index.try_emplace({path, payload, knobs}, m.points.size());
         if (fresh) {
           KernelPoint p;
@@ -151,6 +162,7 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
           p.payload = payload;
           p.sendmmsg = batch;
           p.nft_rules = rules;
+          p.segments = segments;
           p.where = r.where();
           m.points.push_back(std::move(p));
         }

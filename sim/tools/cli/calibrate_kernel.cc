@@ -32,10 +32,11 @@ int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
     m = measure::read_kernel_split(files, stat, a.stack);
     const auto split = measure::parse_split(a.train);
     for (const auto& [key, values] : split.allow)
-      if (key != "path" && key != "payload" && key != "sendmmsg" && key != "nft_rules")
+      if (key != "path" && key != "payload" && key != "sendmmsg" && key != "segments" &&
+          key != "nft_rules")
         throw measure::InputError(
-            fmt::format("--train {}: the split rows' points have keys path, payload, sendmmsg "
-                        "and nft_rules only",
+            fmt::format("--train {}: the split rows' points have keys path, payload, sendmmsg, "
+                        "segments and nft_rules only",
                         config::printable(key)));
     fit = measure::fit_kernel(m, split, stat);
     fit.measured = a.measured;
@@ -71,12 +72,14 @@ int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
     }
     std::cout << fmt::format(
         "{:<34} {:>10} {:>10.1f} {:>10.1f} {:>+7.2f}% {:>10.1f}  {:+.2f} ({})\n",
-        fmt::format("path={} payload={}{}{}", q["path"].get<std::string>(), q["payload"].get<int>(),
-                    q.value("sendmmsg", 1) != 1
-                        ? fmt::format(" sendmmsg={}", q["sendmmsg"].get<int>())
-                        : std::string(),
-                    q.contains("nft_rules") ? fmt::format(" rules={}", q["nft_rules"].get<int>())
-                                            : std::string()),
+        fmt::format(
+            "path={} payload={}{}{}{}", q["path"].get<std::string>(), q["payload"].get<int>(),
+            q.value("sendmmsg", 1) != 1 ? fmt::format(" sendmmsg={}", q["sendmmsg"].get<int>())
+                                        : std::string(),
+            q.value("segments", 1) != 1 ? fmt::format(" segments={}", q["segments"].get<int>())
+                                        : std::string(),
+            q.contains("nft_rules") ? fmt::format(" rules={}", q["nft_rules"].get<int>())
+                                    : std::string()),
         q["set"].get<std::string>(), meas, pred, 100 * (pred - meas) / meas,
         q["measured_wall_ns"].get<double>(), worst, where);
   }

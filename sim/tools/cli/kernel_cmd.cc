@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "sim/report/safe_file.h"
 #include "sim/stack/net/inet.h"
@@ -38,7 +39,7 @@ struct KernelArgs {
 };
 
 void print_kernel_rows(const std::vector<report::Row>& rows, const std::string& format, bool nft) {
-  std::vector<std::string> cols = {"repeat", "path", "sendmmsg", "payload"};
+  std::vector<std::string> cols = {"repeat", "path", "sendmmsg", "payload", "segments"};
   if (nft) cols.push_back("nft_rules");
   for (const char* c : {"packets", "kpps", "ns_per_packet", "null_syscall_ns", "delivered",
                         "empty_reads", "send_errors", "loadavg_1m"})
@@ -121,12 +122,18 @@ int run_kernel_cmd(KernelArgs& a) {
       if (p == name) a.opt.paths.push_back(path);
   if (!a.opt.nft_rules.empty())
     if (const std::string why = measure::nft_unavailable(); !why.empty()) throw UserError(why);
+  // Every payload must go with every segment count, before anything runs.
+  for (int seg : a.opt.gso_segments)
+    for (int payload : a.opt.payloads)
+      if (const std::string why = measure::gso_problem(payload, seg); !why.empty())
+        throw UserError("--gso-segments: " + why);
   const auto machine = measure::machine_info();
   spdlog::info(
-      "kernel run on {} ({} cores, {}): paths {}, payloads {}, sendmmsg {}, {} packets, {} "
-      "repeat(s)",
+      "kernel run on {} ({} cores, {}): paths {}, payloads {}, sendmmsg {}, segments per send {}, "
+      "{} packets, {} repeat(s)",
       machine.cpu_model, machine.cores, machine.kernel, fmt::join(a.paths, ","),
-      fmt::join(a.opt.payloads, ","), fmt::join(a.opt.sendmmsg, ","), a.opt.packets, a.opt.repeats);
+      fmt::join(a.opt.payloads, ","), fmt::join(a.opt.sendmmsg, ","),
+      fmt::join(a.opt.gso_segments, ","), a.opt.packets, a.opt.repeats);
   if (a.split) {
     a.split_opt.symbols = tree_file(a.symbols);
     measure::load_symbol_map(a.split_opt.symbols);  // bad input before a run, not after it
@@ -231,6 +238,15 @@ void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands) {
           "nft (exit 2 saying which is missing); the host's own ruleset is never touched")
       ->delimiter(',')
       ->check(CLI::Range(0, measure::kMaxMeasuredNftRules));
+  kernel
+      ->add_option("--gso-segments", k->opt.gso_segments,
+                   "UDP GSO: datagrams per sendto(), a comma-separated list interleaved like the\n"
+                   "payloads. N > 1 sets UDP_SEGMENT to the payload and sends N payloads at once;\n"
+                   "the kernel delivers N datagrams. 1 is the plain send. Packets, kpps and CPU\n"
+                   "time per packet count datagrams; payload x N may not exceed 65507 bytes")
+      ->delimiter(',')
+      ->check(CLI::Range(1, measure::kUdpMaxSegments))
+      ->capture_default_str();
   kernel->add_option("-n,--packets", k->opt.packets, "Timed datagrams per payload and repeat")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -23,8 +24,14 @@
 #include <utility>
 #include <vector>
 
+#include "sim/stack/net/inet.h"
 #include "sim/support/host.h"
 #include "sim/tools/measure/kernel_nft.h"
+
+// glibc before 2.28 lacks the name; the kernel has had it since 4.18.
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
 
 extern "C" __attribute__((noinline)) void simloop_kernel_dither(unsigned n) {
   // An empty asm the compiler must assume reads i: the loop is kept, and
@@ -78,7 +85,7 @@ class PageBuffer {
 
 class Channel {
  public:
-  Channel(int payload, KernelPath path, int batch, int repeat, bool dither)
+  Channel(int payload, KernelPath path, int batch, int segments, int repeat, bool dither)
       : rx_(socket(AF_INET, SOCK_DGRAM, 0)), tx_(socket(AF_INET, SOCK_DGRAM, 0)), dither_(dither) {
     if (batch < 1 || batch > kMaxSendmmsg)
       throw std::invalid_argument(
@@ -96,7 +103,12 @@ class Channel {
         connect(tx_.fd, reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_) != 0)
       throw sys_error("connect 127.0.0.1");
     connected_ = path == KernelPath::connected;
-    buf_ = PageBuffer(static_cast<size_t>(std::max(payload, 1)));
+    // GSO: the kernel cuts each send into payload-sized datagrams. A count
+    // of 1 leaves the option unset: the plain path.
+    if (segments > 1 && setsockopt(tx_.fd, IPPROTO_UDP, UDP_SEGMENT, &payload, sizeof payload) != 0)
+      throw sys_error("setsockopt UDP_SEGMENT");
+    send_len_ = static_cast<size_t>(payload) * static_cast<size_t>(segments);
+    buf_ = PageBuffer(std::max<size_t>(send_len_, 1));
     for (size_t i = 0; i < buf_.size(); ++i) buf_.data()[i] = static_cast<uint8_t>(i * 7 + 1);
     rbuf_ = PageBuffer(65536);
     r_.repeat = repeat;
@@ -104,14 +116,14 @@ class Channel {
     r_.path = path;
     r_.sendmmsg = batch;
     if (batch > 1) {
-      // A call leaves up to `batch` datagrams queued before the receiver
+      // A call leaves up to `batch` messages (of `segments` datagrams) queued before the receiver
       // drains them: room for them all (above rmem_max with the privilege to),
       // so that none is dropped at the receiver.
-      const int room = batch * (payload + 1024) * 2;
+      const int room = batch * segments * (payload + 1024) * 2;
       if (setsockopt(rx_.fd, SOL_SOCKET, SO_RCVBUFFORCE, &room, sizeof room) != 0)
         setsockopt(rx_.fd, SOL_SOCKET, SO_RCVBUF, &room, sizeof room);
       // Every message the same: the buffer, and the address unless connected.
-      iov_.assign(static_cast<size_t>(batch), iovec{buf_.data(), static_cast<size_t>(payload)});
+      iov_.assign(static_cast<size_t>(batch), iovec{buf_.data(), send_len_});
       msgs_.assign(static_cast<size_t>(batch), mmsghdr{});
       for (size_t i = 0; i < msgs_.size(); ++i) {
         msghdr& h = msgs_[i].msg_hdr;
@@ -123,6 +135,7 @@ class Channel {
         }
       }
     }
+    r_.segments = segments;
   }
 
   // Untimed packets; the counters start over afterwards.
@@ -162,7 +175,7 @@ class Channel {
     }
     r_.elapsed_s += std::chrono::duration<double>(Clock::now() - t0).count();
     r_.cpu_s += static_cast<double>(thread_cpu_ns() - c0) * 1e-9;
-    r_.packets += done;
+    r_.packets += done * r_.segments;
     return done;
   }
 
@@ -171,7 +184,8 @@ class Channel {
  private:
   static bool fatal(int err) { return err != 0 && err != ENOBUFS && err != EAGAIN; }
 
-  // One call: 0 when it sent, else its errno; *went datagrams went.
+  // One call: 0 when it sent, else its errno; *went messages (each `segments`
+  // datagrams) went.
   int step(int* went) {
     int err = 0;
     if (!msgs_.empty()) {
@@ -182,14 +196,14 @@ class Channel {
       *went = std::max(n, 0);
     } else {
       const ssize_t n = connected_
-                            ? send(tx_.fd, buf_.data(), static_cast<size_t>(r_.payload), 0)
-                            : sendto(tx_.fd, buf_.data(), static_cast<size_t>(r_.payload), 0,
+                            ? send(tx_.fd, buf_.data(), send_len_, 0)
+                            : sendto(tx_.fd, buf_.data(), send_len_, 0,
                                      reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_);
       err = n < 0 ? errno : 0;
       *went = n < 0 ? 0 : 1;
     }
     if (err != 0) ++r_.send_errors;
-    outstanding_ += *went;
+    outstanding_ += int64_t{*went} * r_.segments;
     // Loopback delivery normally completes inside sendto(), so this is one
     // successful recv() per packet; a datagram not there yet waits for the
     // next round instead of costing a failing call every time.
@@ -214,6 +228,7 @@ class Channel {
   PageBuffer buf_, rbuf_;
   std::vector<iovec> iov_;  // sendmmsg(): one per message
   std::vector<mmsghdr> msgs_;
+  size_t send_len_ = 0;  // payload times segments
   int64_t outstanding_ = 0;
   KernelResult r_;
 };
@@ -269,6 +284,20 @@ const std::vector<std::pair<std::string, KernelPath>>& kernel_path_names() {
   return names;
 }
 
+std::string gso_problem(int payload, int segments) {
+  if (segments < 1 || segments > kUdpMaxSegments)
+    return fmt::format("{} segments per send: this kernel takes 1 to {} (UDP_MAX_SEGMENTS)",
+                       segments, kUdpMaxSegments);
+  if (segments > 1 && payload < 1)
+    return fmt::format("{} segments of {} bytes: GSO needs a segment size of at least 1 byte",
+                       segments, payload);
+  if (int64_t{payload} * segments > net::kMaxUdpPayload)
+    return fmt::format(
+        "{} segments of {} bytes make a {}-byte send, over a UDP datagram's {} bytes (EMSGSIZE)",
+        segments, payload, int64_t{payload} * segments, net::kMaxUdpPayload);
+  return {};
+}
+
 int64_t thread_cpu_ns() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -304,19 +333,21 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
     for (KernelPath path : opt.paths)
       for (int payload : opt.payloads)
         for (int batch : opt.sendmmsg)
-          for (int rules : rule_counts) {
-            // The sockets belong to the namespace they are made in.
-            if (nft) nft->enter(rules);
-            try {
-              ch.push_back(std::make_unique<Channel>(payload, path, batch, rep, opt.dither));
-            } catch (...) {
+          for (int segments : opt.gso_segments)
+            for (int rules : rule_counts) {
+              // The sockets belong to the namespace they are made in.
+              if (nft) nft->enter(rules);
+              try {
+                ch.push_back(
+                    std::make_unique<Channel>(payload, path, batch, segments, rep, opt.dither));
+              } catch (...) {
+                if (nft) nft->leave();
+                throw;
+              }
               if (nft) nft->leave();
-              throw;
+              ch.back()->result().nft_rules = rules;
+              ch.back()->warm((opt.warmup + segments - 1) / segments);
             }
-            if (nft) nft->leave();
-            ch.back()->result().nft_rules = rules;
-            ch.back()->warm(opt.warmup);
-          }
     double null_ns = 0, null_cpu_ns = 0;
     int64_t null_calls = 0;
     const size_t n = ch.size();
@@ -329,10 +360,12 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
       for (size_t i = 0; i < n; ++i) {
         Channel& c = *ch[(i + static_cast<size_t>(k)) % n];
         const int64_t t0 = windows != nullptr ? monotonic_ns() : 0;
-        const int64_t sent = c.run(share(opt.packets, k), opt.packets);
+        // `packets` counts datagrams: a GSO channel makes fewer sends.
+        const int seg = c.result().segments;
+        const int64_t sent = c.run((share(opt.packets, k) + seg - 1) / seg, opt.packets);
         if (windows != nullptr)
-          windows->push_back({rep, c.result().payload, c.result().path, t0, monotonic_ns(), sent,
-                              c.result().knobs()});
+          windows->push_back({rep, c.result().payload, c.result().path, t0, monotonic_ns(),
+                              sent * seg, c.result().knobs()});
       }
     }
     const double load = loadavg_1m();
@@ -372,7 +405,8 @@ report::Row kernel_row(const KernelResult& r, const MachineInfo& m) {
       .set("fault", r.fault)
       .set("cpu_model", m.cpu_model)
       .set("cores", int64_t{m.cores})
-      .set("kernel", m.kernel);
+      .set("kernel", m.kernel)
+      .set("segments", int64_t{r.segments});
   return row;
 }
 

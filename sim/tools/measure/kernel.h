@@ -39,8 +39,20 @@ struct KernelOptions {
   // Rule counts, each in a network namespace of its own (kernel_nft.h),
   // interleaved like the payloads; empty: the host's namespace, no rules.
   std::vector<int> nft_rules;
+  // UDP GSO: datagrams per sendto() (UDP_SEGMENT set to the payload, the
+  // send carrying that many payloads), interleaved like the payloads; 1 is
+  // the plain send, without the socket option. `packets` counts datagrams.
+  std::vector<int> gso_segments = {1};
 };
 inline constexpr int kMaxSendmmsg = 1024;  // UIO_MAXIOV
+
+// The largest segment count this kernel takes per send (UDP_MAX_SEGMENTS,
+// 128 since Linux 6.5: a send of more fails with EINVAL).
+inline constexpr int kUdpMaxSegments = 128;
+// Why `segments` datagrams of `payload` bytes cannot go in one UDP_SEGMENT
+// send on lo, or "" when they can: the segment count, and the whole send
+// within a UDP datagram (EMSGSIZE past 65507 bytes).
+std::string gso_problem(int payload, int segments);
 
 // The pause: `n` turns of an empty loop, out of line under its own symbol.
 extern "C" void simloop_kernel_dither(unsigned n);
@@ -64,8 +76,11 @@ struct KernelResult {
   KernelPath path = KernelPath::unconnected;
   int sendmmsg = 1;     // messages per call (1: sendto()/send())
   int nft_rules = -1;   // rules on the output hook; -1: run without --nft-rules
+  int segments = 1;     // datagrams per send (UDP GSO when above 1)
   int64_t packets = 0;  // timed datagrams that went
-  KernelKnobs knobs() const { return {.sendmmsg = sendmmsg, .nft_rules = nft_rules}; }
+  KernelKnobs knobs() const {
+    return {.sendmmsg = sendmmsg, .nft_rules = nft_rules, .segments = segments};
+  }
   double elapsed_s = 0;
   // This thread's CPU time in the same slices (CLOCK_THREAD_CPUTIME_ID): the
   // kernel's work done on its behalf, softirq included, and not the time

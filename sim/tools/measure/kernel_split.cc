@@ -342,7 +342,8 @@ std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo&
           .set("period_ns", split.period_ns)
           .set("loadavg_1m", loadavg)
           .set("cpu_model", m.cpu_model)
-          .set("kernel", m.kernel);
+          .set("kernel", m.kernel)
+          .set("segments", int64_t{knobs.segments});
       rows.push_back(std::move(r));
     }
   }
