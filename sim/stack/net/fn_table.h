@@ -21,8 +21,10 @@ namespace simloop::net {
 enum class FnId : uint8_t {};
 
 // How many functions one stack may report. Fixed so that per-function
-// tables in the models are plain arrays (the models index them per event).
-inline constexpr size_t kMaxFns = 64;
+// tables in the models are plain arrays (the models index them per event);
+// with the code around them (sim/layout/code.h) at most 64 owners, one bit each
+// in a fetch plan.
+inline constexpr size_t kMaxFns = 56;
 
 constexpr size_t index(FnId f) {
   return static_cast<size_t>(f);

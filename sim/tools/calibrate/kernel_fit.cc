@@ -85,17 +85,6 @@ stacks::CallCounts stack_counts(const std::string& stack, const std::string& pat
   // The loop every run drives (workload::Driver): sendto(), or send() on a
   // socket connected once, the softirq, and the receiver's recvfrom().
   stacks::CallCounts f;
-  stacks::StackOptionSet own;
-  if (segments != 1) {
-    bool found = false;
-    for (const auto& k : stacks::keys())
-      if (k.stack == stack && k.path.ends_with(".udp_segment")) {
-        k.set(own, segments);
-        found = true;
-      }
-    if (!found)
-      throw InputError(fmt::format("segments {}: the {} stack has no UDP GSO", segments, stack));
-  }
   try {
     f = stacks::count_calls(
         stack, net::HostOptions{}, own,
