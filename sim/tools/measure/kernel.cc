@@ -331,7 +331,6 @@ report::Row kernel_row(const KernelResult& r, const MachineInfo& m) {
       .set("payload", int64_t{r.payload})
       .set("dest", std::string("loopback"))
       .set("path", std::string(kernel_path_name(r.path)))
-      .set("sendmmsg", int64_t{r.sendmmsg})
       .set("packets", r.packets)
       .set("elapsed_s", r.elapsed_s)
       .set("kpps", r.kpps())
@@ -348,7 +347,8 @@ report::Row kernel_row(const KernelResult& r, const MachineInfo& m) {
       .set("fault", r.fault)
       .set("cpu_model", m.cpu_model)
       .set("cores", int64_t{m.cores})
-      .set("kernel", m.kernel);
+      .set("kernel", m.kernel)
+      .set("sendmmsg", int64_t{r.sendmmsg});  // last: the columns before it keep their places
   return row;
 }
 

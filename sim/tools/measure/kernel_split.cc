@@ -329,7 +329,6 @@ std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo&
           .set("payload", int64_t{payload})
           .set("dest", std::string("loopback"))
           .set("path", std::string(kernel_path_name(path)))
-          .set("sendmmsg", int64_t{batch})
           .set("packets", g.packets)
           .set("ns_per_packet", wall_ns_per_packet(split, g))
           .set("kind", std::string(charge_kind_name(std::get<0>(what))))
@@ -341,7 +340,8 @@ std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo&
           .set("period_ns", split.period_ns)
           .set("loadavg_1m", loadavg)
           .set("cpu_model", m.cpu_model)
-          .set("kernel", m.kernel);
+          .set("kernel", m.kernel)
+          .set("sendmmsg", int64_t{batch});
       rows.push_back(std::move(r));
     }
   }
