@@ -57,7 +57,8 @@ SERVICES = ("full", "send-only")
 
 # The Linux stack's functions are found in its sources: each FnScope's Fn
 # in the member function that opens it, each Fn's name in its table.
-LINUX_SOURCES = ("sim/stack/linux/stack_impl.h", "sim/stack/linux/stack_input_impl.h")
+LINUX_SOURCES = ("sim/stack/linux/stack_impl.h", "sim/stack/linux/stack_input_impl.h",
+                 "sim/stack/linux/stack_sendmmsg_impl.h")
 
 
 def linux_functions(src):
@@ -76,7 +77,8 @@ def linux_functions(src):
             m = re.match(r"^[A-Za-z].*::([a-z_0-9]+)\(", line)
             if m:
                 method = m.group(1)
-            m = re.search(r"FnScope<P> scope\(probe_, Fn::([a-z_0-9]+)\)", line)
+            # sendmmsg_msg opens three scopes of its own names, one per function.
+            m = re.search(r"FnScope<P> \w+\(probe_, Fn::([a-z_0-9]+)\)", line)
             if m and method:
                 out[name_of[m.group(1)]] = ("lnx::Stack", method)
     return out

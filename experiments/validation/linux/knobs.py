@@ -34,8 +34,9 @@ errors of the rate with the knob, median at most 5 %.
 
 Pricing: the per-message functions from perf's self time per datagram at
 64 a call; the call's cost by least squares, not below 0, on what the
-training points' measured change leaves. Simplified: the user's loop stays
-per datagram (it still receives each one).
+training points' measured change leaves. Simplified: the user's loop is
+charged once a call (perf: two thirds of it is the sendto() wrapper and
+the loop; the rest, the recv() wrapper, stays per datagram in the kernel).
 """
 import csv
 import json

@@ -387,9 +387,7 @@ report::Row kernel_row(const KernelResult& r, const MachineInfo& m) {
       .set("payload", int64_t{r.payload})
       .set("dest", std::string("loopback"))
       .set("path", std::string(kernel_path_name(r.path)))
-      .set("sendmmsg", int64_t{r.sendmmsg});
-  if (r.nft_rules >= 0) row.set("nft_rules", int64_t{r.nft_rules});
-  row.set("packets", r.packets)
+      .set("packets", r.packets)
       .set("elapsed_s", r.elapsed_s)
       .set("kpps", r.kpps())
       .set("ns_per_packet", r.ns_per_packet())
@@ -406,7 +404,9 @@ report::Row kernel_row(const KernelResult& r, const MachineInfo& m) {
       .set("cpu_model", m.cpu_model)
       .set("cores", int64_t{m.cores})
       .set("kernel", m.kernel)
-      .set("segments", int64_t{r.segments});
+      .set("segments", int64_t{r.segments})
+      .set("sendmmsg", int64_t{r.sendmmsg});  // last: the columns before them keep their places
+  if (r.nft_rules >= 0) row.set("nft_rules", int64_t{r.nft_rules});
   return row;
 }
 

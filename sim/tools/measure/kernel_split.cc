@@ -329,9 +329,7 @@ std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo&
           .set("payload", int64_t{payload})
           .set("dest", std::string("loopback"))
           .set("path", std::string(kernel_path_name(path)))
-          .set("sendmmsg", int64_t{knobs.sendmmsg});
-      if (knobs.nft_rules >= 0) r.set("nft_rules", int64_t{knobs.nft_rules});
-      r.set("packets", g.packets)
+          .set("packets", g.packets)
           .set("ns_per_packet", wall_ns_per_packet(split, g))
           .set("kind", std::string(charge_kind_name(std::get<0>(what))))
           .set("name", std::get<1>(what))
@@ -343,7 +341,10 @@ std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo&
           .set("loadavg_1m", loadavg)
           .set("cpu_model", m.cpu_model)
           .set("kernel", m.kernel)
-          .set("segments", int64_t{knobs.segments});
+          .set("segments", int64_t{knobs.segments})
+          // last: the columns before them keep their places
+          .set("sendmmsg", int64_t{knobs.sendmmsg});
+      if (knobs.nft_rules >= 0) r.set("nft_rules", int64_t{knobs.nft_rules});
       rows.push_back(std::move(r));
     }
   }
