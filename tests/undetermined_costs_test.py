@@ -158,6 +158,10 @@ for kind, shipped in (("stack", "stacks"), ("machine", "machines")):
     want = src / "configs" / shipped / f"linux-epyc-{kind}.yaml"
     # The machine's year is set by hand (report.py fit): calibrate cannot know it.
     kept = "".join(l for l in want.read_text().splitlines(keepends=True) if not l.startswith("year: "))
+    # The UDP GSO functions are priced by their own fit on other data
+    # (experiments/validation/linux/gso.py): split.csv leaves them `~`.
+    kept = re.sub(r"^  (\S+): \S+  # UDP GSO: .*$",
+                  r"  \1: ~  # not determined: the training paths never call it", kept, flags=re.M)
     check(written.exists() and written.read_text() == kept,
           f"calibrate wrote {written.name} unlike {want}")
 text = (WORK / "fit" / "linux-epyc-stack.yaml").read_text()
