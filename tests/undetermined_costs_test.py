@@ -158,7 +158,13 @@ for kind, shipped in (("stack", "stacks"), ("machine", "machines")):
     want = src / "configs" / shipped / f"linux-epyc-{kind}.yaml"
     # The machine's year is set by hand (report.py fit): calibrate cannot know it.
     kept = "".join(l for l in want.read_text().splitlines(keepends=True) if not l.startswith("year: "))
-    check(written.exists() and written.read_text() == kept,
+    # The netfilter costs come from another split (nft.py update): the kept
+    # one never runs a rule, so calibrate writes them `~`.
+    nf = re.compile(r"  (nf_hook_slow|nft_do_chain|nft_rule_eval): ")
+    kept = "".join(l for l in kept.splitlines(keepends=True) if not nf.match(l))
+    got = "".join(l for l in written.read_text().splitlines(keepends=True) if not nf.match(l)) \
+        if written.exists() else None
+    check(got == kept,
           f"calibrate wrote {written.name} unlike {want}")
 text = (WORK / "fit" / "linux-epyc-stack.yaml").read_text()
 check("  ndo_start_xmit: ~  # not determined" in text, "the written profile marks ndo_start_xmit ~")
