@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include "sim/stack/linux/fns.h"
@@ -113,6 +114,45 @@ TEST_F(LinuxCalibrateFiles, AFunctionNotInTheTableNamesItsLine) {
     EXPECT_NE(std::string(e.what()).find("charged_to: 'udp_sendmsgg'"), std::string::npos)
         << e.what();
   }
+}
+
+// Rows of measure kernel --nft-rules: each rule count is a point of its own,
+// counted on a stack with that many rules, and the per-rule function the
+// kernel inlines into nft_do_chain gets its own price from its caller's
+// time (neigh_hh_output, called as often as its caller, stays at 0).
+TEST_F(LinuxCalibrateFiles, RuleCountsArePointsAndTheRuleIsPricedFromItsCaller) {
+  const fs::path csv = dir / "nft.csv";
+  std::ofstream o(csv);
+  o << "source,repeat,payload,dest,path,nft_rules,packets,ns_per_packet,kind,name,charged_to,"
+       "samples,self_ns_per_packet,share,period_ns,loadavg_1m,cpu_model,kernel\n";
+  const std::map<std::string, double> own = {{"nf_hook_slow", 40}, {"nft_do_chain", 70}};
+  for (int rules : {0, 10, 50, 100}) {
+    const stacks::CallCounts f = stack_counts("linux", "unconnected", 18, 256, rules);
+    EXPECT_EQ(f.calls[at("nft_rule_eval")], rules);
+    EXPECT_EQ(f.calls[at("nft_do_chain")], rules > 0 ? 1 : 0);
+    for (size_t i = 0; i < net::lnx::fn_table().size(); ++i) {
+      const std::string name(net::lnx::fn_table().name(net::fn_at(i)));
+      if (f.calls[i] == 0 || name == "neigh_hh_output" || name == "nft_rule_eval") continue;
+      const auto it = own.find(name);
+      double cycles = f.calls[i] * (it == own.end() ? 100 : it->second) + f.copy_bytes[i] * 0.5;
+      if (name == "ip_finish_output2") cycles += f.calls[at("neigh_hh_output")] * 100;
+      if (name == "nft_do_chain") cycles += f.calls[at("nft_rule_eval")] * 12;
+      o << "kernel,0,18,loopback,unconnected," << rules << ",1000,9000,function," << name << ","
+        << name << ",1," << cycles / 2 << ",0.1,100000,0.5,CPU,Linux\n";
+    }
+  }
+  o.close();
+  std::ofstream(csv.string() + ".machine.json") << R"({"cpu_mhz": 2000})";
+  const auto m = read_kernel_split({csv}, Stat::median, "linux");
+  ASSERT_EQ(m.points.size(), 4u);
+  const KernelFit fit = fit_kernel(m, parse_split({"nft_rules=0,10,100"}), Stat::median);
+  EXPECT_NEAR(fit.value("fixed:nf_hook_slow"), 40, 1e-6);
+  EXPECT_NEAR(fit.value("fixed:nft_do_chain"), 70, 1e-6);
+  EXPECT_NEAR(fit.value("fixed:nft_rule_eval"), 12, 1e-6);
+  EXPECT_EQ(fit.inlined_into.at("nft_rule_eval"), "nft_do_chain");
+  EXPECT_EQ(fit.value("fixed:neigh_hh_output"), 0);
+  // The held-out count (50 rules) is predicted exactly.
+  for (const auto& p : m.points) EXPECT_NEAR(predict_kernel(fit, p).cpu_ns, p.value.cpu_ns, 1e-6);
 }
 
 }  // namespace
