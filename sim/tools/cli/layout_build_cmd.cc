@@ -4,6 +4,7 @@
 // measure::link_order_study tries for ld.lld's --symbol-ordering-file, and
 // writes them and the orders.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -50,9 +51,52 @@ void print_orders(const measure::LinkOrderStudy& s, const LayoutBuildArgs& a) {
   }
 }
 
+// The first cell `cells` puts above `limit`, as "PATH at GEOMETRY (A > B)";
+// "" if none.
+std::string first_above(const measure::OrderProblem& pb, const std::vector<double>& cells,
+                        const std::vector<double>& limit) {
+  const size_t g = pb.geometries.size();
+  for (size_t i = 0; i < cells.size() && i < limit.size(); ++i)
+    if (cells[i] > limit[i] + 1e-9)
+      return fmt::format("{} at {} ({:.2f} > {:.2f})", pb.paths[i / g].name,
+                         measure::geometry_spec(pb.geometries[i % g]), cells[i], limit[i]);
+  return "";
+}
+
+// Why the advice orders no function: said plainly, from what the search
+// started from and how it ended.
+std::string why_empty(const measure::LinkOrderStudy& s) {
+  const auto& pb = s.pb;
+  const auto& limit = s.orders.front().cells;
+  const measure::OrderResult& advice = *s.advice;
+  const double base = measure::order_cost(pb, limit);
+  if (base <= 0) return "the default link has no predicted misses on any path and geometry";
+  std::vector<std::string> why;
+  for (const auto& o : s.orders) {
+    if (!o.name.starts_with("call order")) continue;
+    if (const std::string above = first_above(pb, o.cells, limit); !above.empty())
+      why.push_back(fmt::format("{} puts {} above the default link", o.name, above));
+    else
+      why.push_back(fmt::format("{} costs {:.2f}, the default link {:.2f}", o.name,
+                                measure::order_cost(pb, o.cells), base));
+  }
+  why.push_back(advice.stopped_by_time
+                    ? fmt::format("the time budget ran out after {} orders", advice.evaluations)
+                    : fmt::format("no move of one function or filler from the default link "
+                                  "lowered the cost without raising a cell ({} orders evaluated)",
+                                  advice.evaluations));
+  return fmt::format("{}", fmt::join(why, "; "));
+}
+
 void print_advice(const measure::LinkOrderStudy& s, uint64_t seed) {
   const measure::OrderResult& advice = *s.advice;
   const size_t fillers = s.advice_fillers;
+  if (advice.order.empty()) {
+    std::cout << fmt::format(
+        "advice: none, keep the default link ({} orders evaluated, seed {}): {}\n",
+        advice.evaluations, seed, why_empty(s));
+    return;
+  }
   std::cout << fmt::format(
       "advice: {} functions ordered{}, from {}; {} orders evaluated (seed {}, {}); no cell above "
       "the default link's\n",
