@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "sim/report/safe_file.h"
 #include "sim/report/table.h"
@@ -51,6 +52,16 @@ void print_orders(const measure::LinkOrderStudy& s, const LayoutBuildArgs& a) {
   }
 }
 
+// How the search ended, with `done` if it ran until no move helped.
+std::string budget_note(const measure::OrderResult& r, const std::string& done) {
+  if (r.stopped_by_time)
+    return fmt::format("the time cap (--budget) cut the search short after {} orders",
+                       r.evaluations);
+  if (r.stopped_by_budget)
+    return fmt::format("the budget of {} orders (--max-evals) ran out", r.max_evaluations);
+  return fmt::format("{} ({} orders evaluated)", done, r.evaluations);
+}
+
 // The first cell `cells` puts above `limit`, as "PATH at GEOMETRY (A > B)";
 // "" if none.
 std::string first_above(const measure::OrderProblem& pb, const std::vector<double>& cells,
@@ -80,37 +91,45 @@ std::string why_empty(const measure::LinkOrderStudy& s) {
       why.push_back(fmt::format("{} costs {:.2f}, the default link {:.2f}", o.name,
                                 measure::order_cost(pb, o.cells), base));
   }
-  why.push_back(advice.stopped_by_time
-                    ? fmt::format("the time budget ran out after {} orders", advice.evaluations)
-                    : fmt::format("no move of one function or filler from the default link "
-                                  "lowered the cost without raising a cell ({} orders evaluated)",
-                                  advice.evaluations));
+  why.push_back(budget_note(advice,
+                            "no move of one function or filler from the default link "
+                            "lowered the cost without raising a cell"));
   return fmt::format("{}", fmt::join(why, "; "));
 }
 
 void print_advice(const measure::LinkOrderStudy& s, uint64_t seed) {
   const measure::OrderResult& advice = *s.advice;
   const size_t fillers = s.advice_fillers;
+  const std::string budget = fmt::format("{} orders evaluated of a budget of {} (seed {}, {})",
+                                         advice.evaluations, advice.max_evaluations, seed,
+                                         advice.stopped_by_time ? "cut short by the time cap: "
+                                                                  "may differ on another machine"
+                                                                : "deterministic");
   if (advice.order.empty()) {
+    std::cout << fmt::format("advice: none, keep the default link; {}: {}\n", budget, why_empty(s));
+  } else {
     std::cout << fmt::format(
-        "advice: none, keep the default link ({} orders evaluated, seed {}): {}\n",
-        advice.evaluations, seed, why_empty(s));
-    return;
+        "advice: {} functions ordered{}, from {}; {}; no cell above the default link's\n",
+        advice.order.size() - fillers,
+        fillers == 0 ? std::string()
+                     : fmt::format(" with {} filler{} between them ({} B)", fillers,
+                                   fillers == 1 ? "" : "s", s.advice_filler_bytes),
+        advice.start, budget);
+    if (advice.stopped_by_budget)
+      std::cout << "  the budget ran out while moves still helped: more --max-evals may find "
+                   "fewer misses\n";
   }
-  std::cout << fmt::format(
-      "advice: {} functions ordered{}, from {}; {} orders evaluated (seed {}, {}); no cell above "
-      "the default link's\n",
-      advice.order.size() - fillers,
-      fillers == 0 ? std::string()
-                   : fmt::format(" with {} filler{} between them ({} B)", fillers,
-                                 fillers == 1 ? "" : "s", s.advice_filler_bytes),
-      advice.start, advice.evaluations, seed,
-      advice.stopped_by_time ? "stopped by the time budget: may differ on a faster machine"
-                             : "deterministic");
+  const auto& pb = s.pb;
+  std::string costs;
+  for (const auto& o : s.orders)
+    costs += fmt::format("{}{} {:.2f}", costs.empty() ? "" : ", ", o.name,
+                         measure::order_cost(pb, o.cells));
+  std::cout << "cost (misses summed over geometries, weighted over paths): " << costs << "\n";
 }
 
 // predicted.csv, and an order file for each call order and the advice.
-void write_orders(const std::string& out_dir, const measure::LinkOrderStudy& s) {
+void write_orders(const LayoutBuildArgs& a, const measure::LinkOrderStudy& s) {
+  const std::string& out_dir = a.out_dir;
   const fs::path dir = out_dir;
   report::write_rows((dir / "predicted.csv").string(), measure::predicted_rows(s));
   for (const auto& r : s.orders) {
@@ -122,10 +141,26 @@ void write_orders(const std::string& out_dir, const measure::LinkOrderStudy& s) 
     for (const auto& sym : r.order) text += sym + "\n";
     report::write_file_atomic(dir / (file + ".order"), text);
   }
+  if (s.advice) {
+    // How the advice was found, and every order's cost beside it.
+    const measure::OrderResult& r = *s.advice;
+    nlohmann::json costs = nlohmann::json::object();
+    for (const auto& o : s.orders) costs[o.name] = measure::order_cost(s.pb, o.cells);
+    const nlohmann::json j = {{"order", r.order},
+                              {"start", r.start},
+                              {"seed", a.seed},
+                              {"evaluations", r.evaluations},
+                              {"max_evaluations", r.max_evaluations},
+                              {"time_cap_s", a.budget_s},
+                              {"stopped_by_time", r.stopped_by_time},
+                              {"stopped_by_budget", r.stopped_by_budget},
+                              {"costs", costs}};
+    report::write_file_atomic(dir / "advice.json", j.dump(2) + "\n");
+  }
   std::cout << fmt::format(
-      "wrote {}/predicted.csv and an order file per order (for ld.lld "
+      "wrote {}/predicted.csv{} and an order file per order (for ld.lld "
       "--symbol-ordering-file)\n",
-      out_dir);
+      out_dir, s.advice ? ", advice.json" : "");
 }
 
 }  // namespace
@@ -145,12 +180,12 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
   o.paths = a.paths;
   o.orders = a.orders;
   o.search = !a.no_search;
-  o.search_options = {.budget_s = a.budget_s, .max_evaluations = a.max_evals, .seed = a.seed};
+  o.search_options = {.max_evaluations = a.max_evals, .budget_s = a.budget_s, .seed = a.seed};
   o.warn = [](const std::string& w) { spdlog::warn("{}", w); };
   const measure::LinkOrderStudy s = measure::link_order_study(o);
   print_orders(s, a);
   if (s.advice) print_advice(s, a.seed);
-  if (!a.out_dir.empty()) write_orders(a.out_dir, s);
+  if (!a.out_dir.empty()) write_orders(a, s);
   return 0;
 }
 

@@ -62,8 +62,11 @@ inline bool is_order_filler(const std::string& symbol) {
 std::vector<std::string> call_order(const OrderProblem& pb, const std::vector<size_t>& paths);
 
 struct OrderSearchOptions {
-  double budget_s = 60;
-  int max_evaluations = 4000;
+  // The budget, in orders evaluated (predict_order calls): the same inputs
+  // give the same order however busy the machine is.
+  int max_evaluations = 2000;
+  // Seconds: only a cap on the budget; the result says when it cut in.
+  double budget_s = 600;
   uint64_t seed = 1;
 };
 
@@ -72,7 +75,9 @@ struct OrderResult {
   std::vector<double> cells;  // predict_order(order)
   std::string start;          // which starting order it grew from
   int evaluations = 0;
-  bool stopped_by_time = false;
+  int max_evaluations = 0;         // the budget it had
+  bool stopped_by_time = false;    // the time cap cut the budget short
+  bool stopped_by_budget = false;  // the budget ran out before no move helped
 };
 
 // The weighted sum over paths of the misses summed over geometries.
@@ -84,8 +89,9 @@ double order_cost(const OrderProblem& pb, const std::vector<double>& cells);
 // default link itself if none does), moves of one function to another
 // place and drops of one function from the order, and the same for the
 // build's fillers (one unused filler of each size may go anywhere), first
-// improvement, in an order shuffled by the seed. Deterministic unless
-// stopped by the budget.
+// improvement, in an order shuffled by the seed, until no move helps or
+// the budget is spent. Deterministic for a budget unless the time cap cuts
+// in.
 OrderResult search_order(
     const OrderProblem& pb, const std::vector<double>& limit,
     const std::vector<std::pair<std::string, std::vector<std::string>>>& starts,
