@@ -83,13 +83,15 @@ std::string why_empty(const measure::LinkOrderStudy& s) {
   const double base = measure::order_cost(pb, limit);
   if (base <= 0) return "the default link has no predicted misses on any path and geometry";
   std::vector<std::string> why;
-  for (const auto& o : s.orders) {
-    if (!o.name.starts_with("call order")) continue;
-    if (const std::string above = first_above(pb, o.cells, limit); !above.empty())
-      why.push_back(fmt::format("{} puts {} above the default link", o.name, above));
+  for (const auto& st : advice.starts) {
+    const std::string above = first_above(pb, st.cells, limit);
+    if (!above.empty())
+      why.push_back(fmt::format("{} puts {} above the default link{}", st.name, above,
+                                st.repair_steps > 0 ? " even after its repair" : ""));
     else
-      why.push_back(fmt::format("{} costs {:.2f}, the default link {:.2f}", o.name,
-                                measure::order_cost(pb, o.cells), base));
+      why.push_back(fmt::format("{}{} costs {:.2f}, the default link {:.2f}", st.name,
+                                st.repair_steps > 0 ? " (repaired)" : "",
+                                measure::order_cost(pb, st.cells), base));
   }
   why.push_back(budget_note(advice,
                             "no move of one function or filler from the default link "
@@ -119,11 +121,38 @@ void print_advice(const measure::LinkOrderStudy& s, uint64_t seed) {
       std::cout << "  the budget ran out while moves still helped: more --max-evals may find "
                    "fewer misses\n";
   }
+  // The starts, as given and as repaired, and the cost of each order.
   const auto& pb = s.pb;
+  const auto& limit = s.orders.front().cells;
+  for (const auto& st : advice.starts) {
+    const std::string above = first_above(pb, st.given_cells, limit);
+    std::cout << fmt::format(
+        "  start {}: cost {:.2f}{}\n", st.name, measure::order_cost(pb, st.given_cells),
+        above.empty() ? std::string(", within the default link's cells")
+        : st.within
+            ? fmt::format(", {} above the default link; repaired in {} step{} to {:.2f}", above,
+                          st.repair_steps, st.repair_steps == 1 ? "" : "s",
+                          measure::order_cost(pb, st.cells))
+            : fmt::format(", {} above the default link; not repaired within its share of the "
+                          "budget",
+                          above));
+  }
   std::string costs;
   for (const auto& o : s.orders)
     costs += fmt::format("{}{} {:.2f}", costs.empty() ? "" : ", ", o.name,
                          measure::order_cost(pb, o.cells));
+  // Each path's own call order on that path only: the per-path baseline.
+  const size_t g = pb.geometries.size();
+  double own = 0;
+  size_t found = 0;
+  for (size_t p = 0; p < pb.paths.size(); ++p)
+    for (const auto& o : s.orders)
+      if (o.name == "call order " + pb.paths[p].name) {
+        ++found;
+        for (size_t k = 0; k < g; ++k) own += pb.paths[p].weight * o.cells[p * g + k];
+      }
+  if (found == pb.paths.size())
+    costs += fmt::format(", call order of each path on its own path {:.2f}", own);
   std::cout << "cost (misses summed over geometries, weighted over paths): " << costs << "\n";
 }
 
@@ -133,8 +162,9 @@ void write_orders(const LayoutBuildArgs& a, const measure::LinkOrderStudy& s) {
   const fs::path dir = out_dir;
   report::write_rows((dir / "predicted.csv").string(), measure::predicted_rows(s));
   for (const auto& r : s.orders) {
-    if (!r.name.starts_with("advice") && !r.name.starts_with("call order")) continue;
-    std::string file = r.name;
+    if (!r.name.starts_with("advice") && !r.name.starts_with("call order") && r.name != "C3")
+      continue;
+    std::string file = r.name == "C3" ? "c3" : r.name;
     for (char& c : file)
       if (c == ' ') c = '-';
     std::string text;
@@ -146,6 +176,13 @@ void write_orders(const LayoutBuildArgs& a, const measure::LinkOrderStudy& s) {
     const measure::OrderResult& r = *s.advice;
     nlohmann::json costs = nlohmann::json::object();
     for (const auto& o : s.orders) costs[o.name] = measure::order_cost(s.pb, o.cells);
+    nlohmann::json starts = nlohmann::json::array();
+    for (const auto& st : r.starts)
+      starts.push_back({{"name", st.name},
+                        {"cost", measure::order_cost(s.pb, st.given_cells)},
+                        {"within_default", st.within},
+                        {"repair_steps", st.repair_steps},
+                        {"cost_repaired", measure::order_cost(s.pb, st.cells)}});
     const nlohmann::json j = {{"order", r.order},
                               {"start", r.start},
                               {"seed", a.seed},
@@ -154,6 +191,7 @@ void write_orders(const LayoutBuildArgs& a, const measure::LinkOrderStudy& s) {
                               {"time_cap_s", a.budget_s},
                               {"stopped_by_time", r.stopped_by_time},
                               {"stopped_by_budget", r.stopped_by_budget},
+                              {"starts", starts},
                               {"costs", costs}};
     report::write_file_atomic(dir / "advice.json", j.dump(2) + "\n");
   }

@@ -579,8 +579,11 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
                   "ld.lld --symbol-ordering-file (functions in sections of their own:\n"
                   "-ffunction-sections) with fewer misses on every path, placing fillers\n"
                   "(simloop_order_pad_* sections the build carries) between functions where\n"
-                  "they help, beside hot functions in call order; runtime libraries stay where\n"
-                  "the linker puts them");
+                  "they help; baselines beside it: hot functions in call order (per path and\n"
+                  "over all paths) and in C3 clusters (Pettis-Hansen over the profiles' calls).\n"
+                  "The search starts from each baseline, repairing one that puts a cell above\n"
+                  "the default link, and keeps the best; runtime libraries stay where the\n"
+                  "linker puts them");
   cmd->add_option("--path", a->build.paths,
                   "With --nm: a path the build runs, "
                   "name=NAME,profile=FILE,payload=BYTES[,path=SPEC][,weight=W]\n"

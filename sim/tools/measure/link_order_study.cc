@@ -265,6 +265,7 @@ LinkOrderStudy link_order_study(const LinkOrderStudyOptions& o) {
     starts.emplace_back("call order " + pb.paths[i].name, call_order(pb, {i}));
   }
   if (pb.paths.size() > 1) starts.emplace_back("call order all", call_order(pb, all));
+  starts.emplace_back("C3", c3_order(pb));
   for (const auto& [name, order] : starts) s.orders.push_back({name, order, predict(order)});
   for (const auto& spec : o.orders) {
     auto [name, order] = read_order(spec, o, pb);
