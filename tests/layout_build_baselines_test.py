@@ -2,9 +2,11 @@
 """The order search cannot lose to a baseline it knows.
 
 Usage: layout_build_baselines_test.py SIMLOOP SOURCE_DIR WORK_DIR LAYOUT [I1 ...]
+                                     [--every-start-repaired]
 
 On the kept link-order data of LAYOUT (its nm and link maps, the three
-paths' profiles), at the geometries given: the output and predicted.csv
+paths' profiles; or a directory LAYOUT of its own with its paths.txt and
+profiles), at the geometries given: the output and predicted.csv
 carry the baselines (default link, C3, call order over all paths and per
 path) beside the advice; the advice keeps every cell at or below the
 default link's, and costs no more than any baseline that does too, nor
@@ -19,11 +21,16 @@ from collections import defaultdict
 from pathlib import Path
 
 SIMLOOP, SRC, WORK, LAYOUT = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
-GEOMS = sys.argv[5:] or ["16384,1,64", "16384,2,64"]
+REPAIRED = "--every-start-repaired" in sys.argv
+GEOMS = [a for a in sys.argv[5:] if not a.startswith("--")] or ["16384,1,64", "16384,2,64"]
 DATA = SRC / "experiments/validation/data/link-order"
 shutil.rmtree(WORK, ignore_errors=True)
 WORK.mkdir(parents=True)
 PATHS = [("loopback-18", 18, "loopback"), ("wire-18", 18, "wire"), ("self-1024", 1024, "self")]
+if (DATA / LAYOUT).is_dir():
+    # A build kept with its own profiles: paths.txt lists "NAME PAYLOAD PATH".
+    DATA = DATA / LAYOUT
+    PATHS = [tuple(l.split()) for l in (DATA / "paths.txt").read_text().splitlines() if l.strip()]
 cmd = [SIMLOOP, "-q", "layout", "--nm", DATA / f"{LAYOUT}.nm.gz", "--map",
        DATA / f"{LAYOUT}.map.gz", "--max-evals", "600", "--out-dir", WORK]
 for name, payload, dest in PATHS:
@@ -57,6 +64,13 @@ assert "C3" in names and "call order all" in names, names
 for s in j["starts"]:
     if s["within_default"]:
         assert cost["advice"] <= s["cost_repaired"] + eps, (s, cost["advice"])
+if REPAIRED:
+    # The case the repair is for: every call order breaks a cell, and the
+    # advice still orders functions.
+    for s in j["starts"]:
+        if s["name"].startswith("call order"):
+            assert s["repair_steps"] > 0, f"{s['name']} needed no repair: not the case meant"
+    assert any(not f.startswith("simloop_order_pad_") for f in j["order"]), "empty advice"
 c3 = (WORK / "c3.order").read_text().split()
 assert c3 and len(set(c3)) == len(c3), "c3.order: empty, or a name twice"
 print("costs: " + ", ".join(f"{o} {cost[o]:.2f}" for o in baselines + ["advice"]))
