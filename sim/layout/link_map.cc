@@ -147,6 +147,51 @@ std::vector<uint64_t> place_sections(const LinkMap& map, const std::vector<NmSym
   return place(seq);
 }
 
+std::string map_mismatch(const LinkMap& map, const std::vector<NmSymbol>& symbols) {
+  std::multimap<std::string_view, uint64_t> at;
+  for (const auto& s : symbols)
+    if (s.text) at.emplace(s.name, s.addr);
+  if (at.empty())
+    return "the nm map has no code symbols (an empty file, or the nm of a stripped build): "
+           "nothing to place or predict";
+  // A function in a section of its own ("FILE:(.text.NAME)") must be where
+  // the map puts its section.
+  size_t named = 0, both = 0, elsewhere = 0;
+  std::string first, absent;
+  for (const auto& sec : map.text) {
+    const size_t b = sec.input.rfind(":(.text.");
+    if (sec.runtime || b == std::string::npos || !sec.input.ends_with(")")) continue;
+    const std::string_view name =
+        std::string_view(sec.input).substr(b + 8, sec.input.size() - b - 9);
+    ++named;
+    const auto [lo, hi] = at.equal_range(name);
+    if (lo == hi) {
+      if (absent.empty()) absent = config::printable(name, 60);
+      continue;
+    }
+    ++both;
+    bool found = false;
+    for (auto it = lo; it != hi && !found; ++it) found = it->second == sec.addr;
+    if (found) continue;
+    if (++elsewhere <= 2)
+      first += fmt::format("{}{} at {:#x} in the map, {:#x} in nm", first.empty() ? "" : "; ",
+                           config::printable(name, 60), sec.addr, lo->second);
+  }
+  // nm lists every function (local ones too); a few map names are not
+  // symbols (.text.unlikely.NAME and the like), most are.
+  if (named > 0 && 2 * (named - both) > named)
+    return fmt::format(
+        "{} of the {} functions the map places in sections of their own are not in nm (first: "
+        "{}): the nm map is cut short, or of another program",
+        named - both, named, absent);
+  if (elsewhere > 0)
+    return fmt::format(
+        "{} of the {} functions both name are at other addresses in nm than in the map "
+        "(first: {}): the nm map and the link map are not of one build",
+        elsewhere, both, first);
+  return "";
+}
+
 std::string check_order(const std::vector<std::string>& order,
                         const std::vector<NmSymbol>& symbols) {
   if (order.empty())

@@ -47,6 +47,12 @@ int section_of(const LinkMap& map, uint64_t addr);
 std::vector<uint64_t> place_sections(const LinkMap& map, const std::vector<NmSymbol>& symbols,
                                      const std::vector<std::string>& order);
 
+// Why `symbols` (a build's nm map) and `map` are not of one build: no code
+// symbol at all, most functions in sections of their own (.text.NAME)
+// missing from nm, or some that nm puts elsewhere than the map puts their
+// sections. "" if they agree.
+std::string map_mismatch(const LinkMap& map, const std::vector<NmSymbol>& symbols);
+
 // What is wrong with a link order (an --order file, layout.build.order) for
 // a build of `symbols`. Throws LayoutError if it names no symbol, or none of
 // the build's code (an order of another program: it would move nothing);

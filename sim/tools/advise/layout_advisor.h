@@ -145,7 +145,10 @@ Evaluation evaluate(const LinkedLayout& linked, const ICacheConfig& cache, const
                     const EvalOptions& opt = {});
 
 struct SearchOptions {
-  double budget_s = 10;  // wall-clock bound
+  // Seconds: a cap on the budget below only (the result says when it cut in).
+  double budget_s = 600;
+  // The budget, in layouts evaluated: the same inputs give the same layout
+  // however busy the machine is.
   int max_evaluations = 20000;
   uint64_t seed = 1;
   uint64_t max_pad = 2048;  // padding of one object, in 16-byte steps, at most this
@@ -163,13 +166,15 @@ struct SearchResult {
   Padding padding;  // bytes == 0: none added
   Evaluation before, after;
   int evaluations = 0;
-  bool stopped_by_time = false;  // if so the result may depend on the machine's speed
+  // The time cap cut the budget short: the result may depend on the
+  // machine's speed and load.
+  bool stopped_by_time = false;
 };
 
 // Local search from `kernel` (never returns anything worse than it): moves
 // and swaps of one object at a time, and padding at the end of one object.
 // `user` is linked beside every candidate unchanged (may be empty).
-// Deterministic for a seed unless stopped by the time budget.
+// Deterministic for a seed and budget unless stopped by the time cap.
 SearchResult search_layout(const Layout& kernel, const LinkedLayout& user,
                            const ICacheConfig& cache, const PathTrace& trace,
                            const SearchOptions& opt = {});

@@ -19,8 +19,8 @@ struct LayoutBuildArgs {
   std::vector<measure::ProfiledPath> whole_paths;
   std::vector<std::string> orders;  // NAME=FILE: orders to predict as given
   std::vector<std::string> i1 = {"16384,1,64", "16384,2,64", "32768,2,64"};
-  double budget_s = 60;
-  int max_evals = 4000;
+  double budget_s = 600;  // a cap on max_evals, the budget
+  int max_evals = 2000;
   uint64_t seed = 1;
   bool no_search = false;
 };

@@ -30,6 +30,11 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kDefaultExperiment = "experiments/seed/icache-baseline.yaml";
+// The search budgets, in evaluations, unless --max-evals says: a kernel
+// layout's replay is cheap, a build's function order is predicted on every
+// path and geometry.
+constexpr int kObjectEvals = 20000;
+constexpr int kOrderEvals = 2000;
 
 struct LayoutArgs {
   std::string file;
@@ -38,8 +43,8 @@ struct LayoutArgs {
   double hot_fraction = 1.0;
   bool hot_fraction_given = false;
   bool i1_given = false;
-  double budget_s = 10;
-  int max_evals = 20000;
+  double budget_s = 600;  // a cap on the budget in evaluations
+  int max_evals = -1;     // not given: kObjectEvals, or kOrderEvals for a build's order
   uint64_t seed = 1;
   uint64_t max_pad = 2048;
   bool no_search = false;
@@ -209,10 +214,15 @@ void print_advice(const models::Advice& adv, const config::Experiment& x, const 
     const models::SearchResult& r = *adv.result;
     const double k0 = kpps(hz, cpp + r.before.stall_cycles_per_packet);
     const double k1 = kpps(hz, cpp + r.after.stall_cycles_per_packet);
+    const int evals = a.max_evals < 0 ? kObjectEvals : a.max_evals;
     std::cout << fmt::format(
-        "\nsearch: {} layouts evaluated (seed {}, {}){}\n", r.evaluations, a.seed,
-        r.stopped_by_time ? "stopped by the time budget: may differ on a faster machine"
-                          : "deterministic",
+        "\nsearch: {} layouts evaluated of a budget of {} (seed {}, {}){}\n", r.evaluations, evals,
+        a.seed,
+        r.stopped_by_time
+            ? fmt::format("the time cap of {} s cut the budget short: the result may differ on "
+                          "a faster or less busy machine",
+                          a.budget_s)
+            : std::string("deterministic"),
         r.after.l1_misses_per_packet == 0 ? ", no misses left" : "");
     const auto& moved = adv.moved;
     if (!adv.changed) {
@@ -245,9 +255,14 @@ void print_advice(const models::Advice& adv, const config::Experiment& x, const 
       for (const auto& k : keys) std::cout << fmt::format(" --set '{}'", k);
       std::cout << "\n";
     }
-    nlohmann::json rec = {{"order", r.order},       {"moved", moved},
-                          {"changed", adv.changed}, {"evaluations", r.evaluations},
-                          {"seed", a.seed},         {"stopped_by_time", r.stopped_by_time},
+    nlohmann::json rec = {{"order", r.order},
+                          {"moved", moved},
+                          {"changed", adv.changed},
+                          {"evaluations", r.evaluations},
+                          {"seed", a.seed},
+                          {"stopped_by_time", r.stopped_by_time},
+                          {"max_evaluations", a.max_evals < 0 ? kObjectEvals : a.max_evals},
+                          {"time_cap_s", a.budget_s},
                           {"experiment_keys", keys}};
     rec["padding"] = r.padding.bytes > 0
                          ? nlohmann::json{{"object", r.padding.object}, {"bytes", r.padding.bytes}}
@@ -383,7 +398,7 @@ int experiment_build_order(const LayoutArgs& a, const config::Experiment& x) {
         "experiment's path), or give --path");
   }
   b.budget_s = a.budget_s;
-  b.max_evals = a.max_evals;
+  b.max_evals = a.max_evals < 0 ? kOrderEvals : a.max_evals;
   b.seed = a.seed;
   b.no_search = a.no_search;
   std::cout << "\n";
@@ -401,7 +416,7 @@ int layout_cmd(const LayoutArgs& a) {
     b.nm = a.nm_file;
     b.owners = a.owners_file;
     b.budget_s = a.budget_s;
-    b.max_evals = a.max_evals;
+    b.max_evals = a.max_evals < 0 ? kOrderEvals : a.max_evals;
     b.seed = a.seed;
     b.no_search = a.no_search;
     return layout_build_cmd(b);
@@ -455,7 +470,7 @@ int layout_cmd(const LayoutArgs& a) {
   req.user = l.user;
   req.search = !a.no_search;
   req.search_options.budget_s = a.budget_s;
-  req.search_options.max_evaluations = a.max_evals;
+  req.search_options.max_evaluations = a.max_evals < 0 ? kObjectEvals : a.max_evals;
   req.search_options.seed = a.seed;
   req.search_options.max_pad = a.max_pad;
   models::Advice advice;
@@ -514,11 +529,13 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
       "the first\n"
       "candidate with fewer stall cycles (then fewer misses) and repeats until nothing improves, "
       "no misses\n"
-      "are left, --max-evals layouts were tried or --budget seconds passed. It never recommends a "
+      "are left or --max-evals layouts were tried (--budget seconds cap that). It never recommends "
+      "a "
       "layout\n"
       "worse than the input. Candidates are tried in an order shuffled by --seed, so the result "
       "is\n"
-      "deterministic for a seed unless the time budget stops it (the report says so).\n\n"
+      "deterministic for a seed and --max-evals unless the time cap cuts in (the report says "
+      "so).\n\n"
       "The predicted rate is kpps = clock / (cycles per packet without stalls + predicted stall "
       "cycles);\n"
       "the cycles without stalls come from pricing a few hundred packets of the real path with "
@@ -562,8 +579,11 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
                   "ld.lld --symbol-ordering-file (functions in sections of their own:\n"
                   "-ffunction-sections) with fewer misses on every path, placing fillers\n"
                   "(simloop_order_pad_* sections the build carries) between functions where\n"
-                  "they help, beside hot functions in call order; runtime libraries stay where\n"
-                  "the linker puts them");
+                  "they help; baselines beside it: hot functions in call order (per path and\n"
+                  "over all paths) and in C3 clusters (Pettis-Hansen over the profiles' calls).\n"
+                  "The search starts from each baseline, repairing one that puts a cell above\n"
+                  "the default link, and keeps the best; runtime libraries stay where the\n"
+                  "linker puts them");
   cmd->add_option("--path", a->build.paths,
                   "With --nm: a path the build runs, "
                   "name=NAME,profile=FILE,payload=BYTES[,path=SPEC][,weight=W]\n"
@@ -582,12 +602,17 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
   cmd->add_option("--out-dir", a->build.out_dir,
                   "With --path: write predicted.csv and an order file per order (advice.order,\n"
                   "call-order-*.order) into this directory");
-  cmd->add_option("--budget", a->budget_s, "Seconds the search may take at most")
+  cmd->add_option("--budget", a->budget_s,
+                  "A cap in seconds on the search's budget (--max-evals); the report says when it "
+                  "cut in,\nas the result may then depend on the machine's speed and load")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
-  cmd->add_option("--max-evals", a->max_evals, "Candidate layouts the search evaluates at most")
-      ->check(CLI::Range(0, 100000000))
-      ->capture_default_str();
+  cmd->add_option("--max-evals", a->max_evals,
+                  fmt::format("The search's budget: candidates evaluated at most (default {} for "
+                              "a kernel layout,\n{} for a build's function order); the same "
+                              "inputs give the same result",
+                              kObjectEvals, kOrderEvals))
+      ->check(CLI::Range(0, 100000000));
   cmd->add_option("--seed", a->seed, "Seed of the order in which candidates are tried")
       ->capture_default_str();
   cmd->add_option("--max-pad", a->max_pad,

@@ -1,8 +1,6 @@
 #include "sim/tools/measure/link_order.h"
 
 #include <algorithm>
-#include <chrono>
-#include <random>
 #include <set>
 
 #include "sim/tools/measure/icache_check.h"
@@ -104,96 +102,6 @@ double order_cost(const OrderProblem& pb, const std::vector<double>& cells) {
   for (size_t p = 0; p < pb.paths.size(); ++p)
     for (size_t k = 0; k < g; ++k) c += pb.paths[p].weight * cells[p * g + k];
   return c;
-}
-
-namespace {
-
-bool within(const std::vector<double>& cells, const std::vector<double>& limit) {
-  for (size_t i = 0; i < cells.size(); ++i)
-    if (cells[i] > limit[i] + 1e-9) return false;
-  return true;
-}
-
-}  // namespace
-
-OrderResult search_order(
-    const OrderProblem& pb, const std::vector<double>& limit,
-    const std::vector<std::pair<std::string, std::vector<std::string>>>& starts,
-    const OrderSearchOptions& opt) {
-  using Clock = std::chrono::steady_clock;
-  const auto t0 = Clock::now();
-  OrderResult r;
-  r.start = "default link";
-  r.cells = limit;
-  double cost = order_cost(pb, limit);
-  for (const auto& [name, order] : starts) {
-    const auto cells = predict_order(pb, order);
-    ++r.evaluations;
-    const double c = order_cost(pb, cells);
-    if (within(cells, limit) && c < cost - 1e-9) {
-      r = {order, cells, name, r.evaluations, false};
-      cost = c;
-    }
-  }
-  const auto hot = hot_functions(pb);
-  const auto fillers = order_fillers(pb);
-  std::mt19937_64 rng(opt.seed);
-  auto out_of_budget = [&] {
-    return r.evaluations >= opt.max_evaluations ||
-           std::chrono::duration<double>(Clock::now() - t0).count() >= opt.budget_s;
-  };
-  bool improved = true;
-  while (improved && cost > 0 && !out_of_budget()) {
-    improved = false;
-    // Every move of one function (ordered or not) to another place in the
-    // order, and every drop of one from it.
-    std::vector<std::vector<std::string>> cands;
-    const auto& cur = r.order;
-    // The hot functions, the fillers placed, and one unused filler of each
-    // size (any other of that size would do the same).
-    std::vector<std::string> movable = hot;
-    for (const auto& [size, names] : fillers) {
-      bool spare = false;
-      for (const auto& n : names) {
-        if (std::find(cur.begin(), cur.end(), n) != cur.end())
-          movable.push_back(n);
-        else if (!spare) {
-          spare = true;
-          movable.push_back(n);
-        }
-      }
-    }
-    for (const auto& f : movable) {
-      std::vector<std::string> rest = cur;
-      const auto at = std::find(rest.begin(), rest.end(), f);
-      const bool listed = at != rest.end();
-      if (listed) {
-        rest.erase(at);
-        cands.push_back(rest);  // dropped: back to its place in the link
-      }
-      for (size_t j = 0; j <= rest.size(); ++j) {
-        auto c = rest;
-        c.insert(c.begin() + static_cast<std::ptrdiff_t>(j), f);
-        if (c != cur) cands.push_back(std::move(c));
-      }
-    }
-    std::shuffle(cands.begin(), cands.end(), rng);
-    for (auto& c : cands) {
-      if (out_of_budget()) break;
-      ++r.evaluations;
-      const auto cells = predict_order(pb, c);
-      const double cc = order_cost(pb, cells);
-      if (within(cells, limit) && cc < cost - 1e-9) {
-        r.order = std::move(c);
-        r.cells = cells;
-        cost = cc;
-        improved = true;
-        break;
-      }
-    }
-  }
-  r.stopped_by_time = std::chrono::duration<double>(Clock::now() - t0).count() >= opt.budget_s;
-  return r;
 }
 
 }  // namespace simloop::measure

@@ -61,10 +61,33 @@ inline bool is_order_filler(const std::string& symbol) {
 // follow in address order.
 std::vector<std::string> call_order(const OrderProblem& pb, const std::vector<size_t>& paths);
 
+// Pettis-Hansen function clustering as hfsort's C3 does it, over the call
+// graph the profiles' walks give (an edge's weight: the caller's calls per
+// packet times its calls to the callee, times the path's weight): hot
+// functions by how often they run, most first, each appended to the
+// cluster of its heaviest caller while the merged cluster stays within
+// `cluster_bytes` (a page); the clusters then by density (instructions run
+// per packet over bytes), densest first. Hot functions only, as call_order.
+std::vector<std::string> c3_order(const OrderProblem& pb, uint64_t cluster_bytes = 4096);
+
 struct OrderSearchOptions {
-  double budget_s = 60;
-  int max_evaluations = 4000;
+  // The budget, in orders evaluated (predict_order calls): the same inputs
+  // give the same order however busy the machine is.
+  int max_evaluations = 2000;
+  // Seconds: only a cap on the budget; the result says when it cut in.
+  double budget_s = 600;
   uint64_t seed = 1;
+};
+
+// A starting order of the search, as given and as repaired.
+struct OrderStart {
+  std::string name;
+  std::vector<std::string> given;
+  std::vector<double> given_cells;
+  std::vector<std::string> order;  // repaired (the given order if it kept within the limit)
+  std::vector<double> cells;
+  bool within = false;   // `order` keeps every cell within the limit
+  int repair_steps = 0;  // moves, drops and fillers the repair made
 };
 
 struct OrderResult {
@@ -72,7 +95,10 @@ struct OrderResult {
   std::vector<double> cells;  // predict_order(order)
   std::string start;          // which starting order it grew from
   int evaluations = 0;
-  bool stopped_by_time = false;
+  int max_evaluations = 0;         // the budget it had
+  bool stopped_by_time = false;    // the time cap cut the budget short
+  bool stopped_by_budget = false;  // the budget ran out before no move helped
+  std::vector<OrderStart> starts;
 };
 
 // The weighted sum over paths of the misses summed over geometries.
@@ -80,12 +106,16 @@ double order_cost(const OrderProblem& pb, const std::vector<double>& cells);
 
 // Local search for an order of the hot functions with the least cost such
 // that no cell gets more misses than with `limit` (the default link's
-// cells): from the best of `starts` that keeps within the limit (the
-// default link itself if none does), moves of one function to another
+// cells). Every one of `starts` (and the default link) is evaluated; one
+// that puts a cell above the limit is repaired first (functions of the
+// order dropped back to their place in the link or moved to its end, and
+// fillers placed, whichever lowers the excess most, until none is left).
+// From the best start within the limit: moves of one function to another
 // place and drops of one function from the order, and the same for the
 // build's fillers (one unused filler of each size may go anywhere), first
-// improvement, in an order shuffled by the seed. Deterministic unless
-// stopped by the budget.
+// improvement, in an order shuffled by the seed, until no move helps or
+// the budget is spent. The result is never worse than a start within the
+// limit. Deterministic for a budget unless the time cap cuts in.
 OrderResult search_order(
     const OrderProblem& pb, const std::vector<double>& limit,
     const std::vector<std::pair<std::string, std::vector<std::string>>>& starts,

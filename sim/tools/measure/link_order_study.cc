@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -24,11 +25,45 @@ namespace {
 
 using config::ConfigError;
 
+// The path a profile was taken on, as `simloop measure profile` heads it
+// ("payload N, dest D, align A, copy C;"): "" if the text has no such head
+// (a profile made by hand says nothing).
+std::string profiled_path(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line) && line.starts_with("#")) {
+    const size_t at = line.find("payload ");
+    const size_t end = line.find(';', at);
+    if (at != std::string::npos && end != std::string::npos && line.find(", dest ", at) < end)
+      return line.substr(at, end - at);
+  }
+  return "";
+}
+
+// A profile of another path replays code this path does not run: refused,
+// naming both.
+void check_profiled_path(const OrderPath& p, const std::string& text, const std::string& profile,
+                         const std::string& what) {
+  const std::string head = profiled_path(text);
+  if (head.empty()) return;
+  const std::string want =
+      fmt::format("payload {}, dest {}, align {}, copy {}", p.opt.payload, p.opt.path.get("dest"),
+                  p.opt.path.get("align"), p.opt.path.get("copy"));
+  if (head != want)
+    throw ConfigError(fmt::format(
+        "{}: a profile of {} (its head), but {} is {}: profile the build on this path "
+        "(simloop measure profile BUILD -l {} --dest {} ...), or give the path the profile's "
+        "payload and dest",
+        profile, head, what, want, p.opt.payload, p.opt.path.get("dest")));
+}
+
 // The path's profile read, and its trace recorded; `what` names the path in errors.
 OrderPath with_profile(OrderPath p, const std::string& profile, const std::string& what) {
   if (auto why = p.opt.path.payload_problem(p.opt.payload, p.opt.stack); !why.empty())
     throw ConfigError(fmt::format("{}: payload {}: {}", what, p.opt.payload, why));
-  std::istringstream in(read_build_file(profile));
+  const std::string text = read_build_file(profile);
+  check_profiled_path(p, text, profile, what);
+  std::istringstream in(text);
   try {
     p.profile = load_profile(in, profile);
     p.profile_file = profile;
@@ -115,6 +150,11 @@ void read_build(const LinkOrderStudyOptions& o, OrderProblem* pb) {
   } catch (const models::LayoutError& e) {
     throw ConfigError(e.what());  // names the file and line
   }
+  if (std::none_of(pb->symbols.begin(), pb->symbols.end(),
+                   [](const models::NmSymbol& s) { return s.text; }))
+    throw ConfigError(fmt::format(
+        "{}: no code symbols (an empty file, or the nm of a stripped build): nothing to predict",
+        o.nm));
   if (o.map.empty()) return;
   try {
     std::istringstream map(read_build_file(o.map));
@@ -127,6 +167,8 @@ void read_build(const LinkOrderStudyOptions& o, OrderProblem* pb) {
   } catch (const models::LayoutError& e) {
     throw ConfigError(fmt::format("{}: {}", o.map, e.what()));
   }
+  if (const std::string why = models::map_mismatch(pb->map, pb->symbols); !why.empty())
+    throw ConfigError(fmt::format("--nm {} and --map {}: {}", o.nm, o.map, why));
 }
 
 // The paths, each checked against the build; then the warnings about the
@@ -223,6 +265,7 @@ LinkOrderStudy link_order_study(const LinkOrderStudyOptions& o) {
     starts.emplace_back("call order " + pb.paths[i].name, call_order(pb, {i}));
   }
   if (pb.paths.size() > 1) starts.emplace_back("call order all", call_order(pb, all));
+  starts.emplace_back("C3", c3_order(pb));
   for (const auto& [name, order] : starts) s.orders.push_back({name, order, predict(order)});
   for (const auto& spec : o.orders) {
     auto [name, order] = read_order(spec, o, pb);

@@ -2,8 +2,8 @@
 // link map and callgrind profiles of one or more paths, the I1 misses the
 // build has as linked (with `simloop icache`'s model), and those of other
 // function orders for ld.lld's --symbol-ordering-file: the hot functions in
-// call order (from each path and from all), orders given as files, and an
-// order searched for fewer misses on every path.
+// call order (from each path and from all) and in C3's clusters, orders
+// given as files, and an order searched for fewer misses on every path.
 #pragma once
 
 #include <cstdint>
@@ -53,8 +53,8 @@ struct NamedOrder {
 
 struct LinkOrderStudy {
   OrderProblem pb;
-  // The default link first, then (with a map) the call orders, the orders
-  // given and the advice.
+  // The default link first, then (with a map) the call orders, C3, the
+  // orders given and the advice.
   std::vector<NamedOrder> orders;
   std::optional<OrderResult> advice;
   // The fillers the advice places between functions, and their bytes.
