@@ -15,6 +15,7 @@
 #include "sim/tools/cli/commands.h"
 #include "sim/tools/measure/kernel.h"
 #include "sim/tools/measure/kernel_split.h"
+#include "sim/tools/measure/kernel_veth.h"
 
 namespace simloop::cli {
 
@@ -113,6 +114,19 @@ int run_kernel_cmd(KernelArgs& a) {
   for (const auto& p : a.paths)
     for (const auto& [name, path] : measure::kernel_path_names())
       if (p == name) a.opt.paths.push_back(path);
+  // The veth paths' refusals come before any run, and nothing is written.
+  for (const auto path : a.opt.paths) {
+    if (!measure::kernel_path_veth(path)) continue;
+    for (const int payload : a.opt.payloads)
+      if (payload > measure::kernel_max_payload(path, a.opt))
+        throw UserError(fmt::format(
+            "--payload {}: path {} carries at most {} bytes (--veth-mtu {} less the IP and UDP "
+            "headers; no fragmentation is measured)",
+            payload, measure::kernel_path_name(path), measure::kernel_max_payload(path, a.opt),
+            a.opt.veth_mtu));
+    if (const std::string why = measure::VethPair::unavailable(); !why.empty())
+      throw UserError(why);
+  }
   const auto machine = measure::machine_info();
   spdlog::info("kernel run on {} ({} cores, {}): paths {}, payloads {}, {} packets, {} repeat(s)",
                machine.cpu_model, machine.cores, machine.kernel, fmt::join(a.paths, ","),
@@ -189,9 +203,18 @@ void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands) {
       ->add_option("--path", k->paths,
                    "How datagrams are addressed, a comma-separated list: unconnected (sendto()\n"
                    "with the address, a route lookup each) or connected (send() on a connected\n"
-                   "socket, the route cached); several are interleaved like the payloads")
+                   "socket, the route cached); several are interleaved like the payloads.\n"
+                   "veth, veth-connected and veth-broadcast (root only) send from a network\n"
+                   "namespace of the process's own over a veth pair to a receiver in another\n"
+                   "(10.231.0.1/30 to .2, or to the subnet's broadcast .3 with SO_BROADCAST);\n"
+                   "both namespaces and the pair end with the process, however it ends")
       ->delimiter(',')
       ->check(CLI::IsMember(path_names))
+      ->capture_default_str();
+  kernel
+      ->add_option("--veth-mtu", k->opt.veth_mtu,
+                   "MTU of the veth pair (veth paths): payloads up to it less 28 bytes")
+      ->check(CLI::Range(68, 65535))
       ->capture_default_str();
   kernel->add_option("-n,--packets", k->opt.packets, "Timed datagrams per payload and repeat")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
