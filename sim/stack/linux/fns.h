@@ -64,6 +64,9 @@ enum class Fn : uint8_t {
   free_pages,            // free_frozen_pages: a page back to them
   // send, continued
   move_addr_to_kernel,  // sendto()'s sockaddr copied in (not on send())
+  // a veth pair: the peer device's receive, and the input route it needs
+  veth_xmit,       // the skb scrubbed, its Ethernet header read, queued for the peer
+  ip_route_input,  // ip_route_input_noref: an input packet without a route (not from lo)
   count
 };
 
@@ -114,6 +117,8 @@ inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
     {"alloc_pages", "mbuf", PathRole::buffers},
     {"free_frozen_pages", "mbuf", PathRole::buffers},
     {"move_addr_to_kernel", "socket", PathRole::syscall},  // sendto()'s sockaddr
+    {"veth_xmit", "driver", PathRole::device},
+    {"ip_route_input_noref", "input", PathRole::ip_input},
 }};
 static_assert(kFns.size() <= kMaxFns);
 static_assert(has_path_roles(kFns));
