@@ -55,18 +55,22 @@ Point as_point(const KernelPoint& p) {
 
 stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
                                 int packets) {
-  if (path != "unconnected" && path != "connected")
-    throw InputError("path '" + path + "': expected unconnected or connected");
+  // measure kernel's paths: lo's two, and the veth pair's unicast two.
+  const bool veth = path == "veth" || path == "veth-connected";
+  if (path != "unconnected" && path != "connected" && !veth)
+    throw InputError("path '" + path +
+                     "': expected unconnected, connected, veth or veth-connected");
   // The loop every run drives (workload::Driver): sendto(), or send() on a
   // socket connected once, the softirq, and the receiver's recvfrom().
   stacks::CallCounts f;
   try {
     f = stacks::count_calls(
         stack, net::HostOptions{}, stacks::StackOptionSet{},
-        {.path = {.dest = workload::Dest::loopback, .service = workload::Service::simulated},
+        {.path = {.dest = veth ? workload::Dest::veth : workload::Dest::loopback,
+                  .service = workload::Service::simulated},
          .payload = payload,
          .warmup = 16,
-         .connected = path == "connected"},
+         .connected = path == "connected" || path == "veth-connected"},
         packets);
   } catch (const std::out_of_range& e) {
     throw InputError(e.what());
