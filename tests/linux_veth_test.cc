@@ -83,14 +83,15 @@ TEST(LinuxVeth, EachDatagramEntersTheVethFunctionsOnceAndLoNever) {
   }
 }
 
-// Above SKB_MAX_ALLOC the data go to page frags, as on lo: veth has
-// scatter-gather, and the receive copies them out frag by frag.
-TEST(LinuxVeth, ALargeMtuCarriesPagedDatagrams) {
+// A jumbo MTU carries a datagram whose head is above kmalloc's largest
+// cache: whole pages, allocated and freed once per datagram.
+TEST(LinuxVeth, AJumboMtuCarriesDatagramsInWholePageHeads) {
   net::lnx::Options so;
   so.veth_mtu = 9216;
   VethRun r;
   drive(r, 8000, 200, false, so);
-  EXPECT_EQ(entries(r.probe, Fn::skb_copy_datagram_iter), r.sent);
+  EXPECT_EQ(entries(r.probe, Fn::kmalloc_large), r.sent);
+  EXPECT_EQ(entries(r.probe, Fn::free_large_kmalloc), r.sent);
   EXPECT_EQ(r.probe.copied_bytes[static_cast<size_t>(net::CopyKind::uiomove)], 2u * 200u * 8000u);
 }
 

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "sim/report/safe_file.h"
+#include "sim/stack/linux/options.h"
 #include "sim/stack/workload/driver.h"
 #include "sim/support/text.h"
 #include "sim/tools/calibrate/nnls.h"
@@ -63,9 +64,13 @@ stacks::CallCounts stack_counts(const std::string& stack, const std::string& pat
   // The loop every run drives (workload::Driver): sendto(), or send() on a
   // socket connected once, the softirq, and the receiver's recvfrom().
   stacks::CallCounts f;
+  stacks::StackOptionSet own;
+  // The rows do not say the pair's MTU (measure kernel --veth-mtu): the
+  // counts are those of a pair whose MTU takes the payload.
+  if (veth && stack == "linux") own.get<net::lnx::Options>("linux").veth_mtu = 65535;
   try {
     f = stacks::count_calls(
-        stack, net::HostOptions{}, stacks::StackOptionSet{},
+        stack, net::HostOptions{}, own,
         {.path = {.dest = veth ? workload::Dest::veth : workload::Dest::loopback,
                   .service = workload::Service::simulated},
          .payload = payload,
