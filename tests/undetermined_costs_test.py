@@ -158,8 +158,16 @@ for kind, shipped in (("stack", "stacks"), ("machine", "machines")):
     want = src / "configs" / shipped / f"linux-epyc-{kind}.yaml"
     # The machine's year is set by hand (report.py fit): calibrate cannot know it.
     kept = "".join(l for l in want.read_text().splitlines(keepends=True) if not l.startswith("year: "))
-    check(written.exists() and written.read_text() == kept,
-          f"calibrate wrote {written.name} unlike {want}")
+    # The veth path's functions are priced by their own fit
+    # (experiments/validation/linux/veth.py): the loopback split leaves them ~.
+    veth = re.compile(r"  (veth_xmit|ip_route_input_noref): ")
+    got = written.read_text() if written.exists() else ""
+    for line in got.splitlines():
+        if veth.match(line):
+            check(": ~  # not determined" in line, f"loopback's fit leaves {line.split(':')[0]} ~")
+    got = "".join(l for l in got.splitlines(keepends=True) if not veth.match(l))
+    kept = "".join(l for l in kept.splitlines(keepends=True) if not veth.match(l))
+    check(written.exists() and got == kept, f"calibrate wrote {written.name} unlike {want}")
 text = (WORK / "fit" / "linux-epyc-stack.yaml").read_text()
 check("  ndo_start_xmit: ~  # not determined" in text, "the written profile marks ndo_start_xmit ~")
 
