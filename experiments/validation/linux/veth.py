@@ -67,7 +67,7 @@ def cmd_measure(simloop):
     packets = os.environ.get("PACKETS", "60000")
     repeats = os.environ.get("REPEATS", "5")
     # Loopback (unconnected) in the same run: what differs between the paths
-    # in one session, function by function; nothing is fitted to it here.
+    # in one run, function by function; nothing is fitted to it here.
     cmd = [simloop, "measure", "kernel", "--split", "--path", "veth,veth-connected,unconnected",
            "--veth-mtu", str(MTU), "-l", PAYLOADS, "-n", packets, "-r", repeats,
            "--format", "csv", "-o", DATA]
@@ -243,7 +243,7 @@ def tables(simloop):
             sent = sum(int(r["packets"]) for r in rs_)
             lines.append(f"| {path} | {pay} | {cpu:.0f} | {dl} / {sent} |")
         lines.append("")
-    # The same session's loopback beside veth, measured only.
+    # The same run's loopback beside veth, measured only.
     pts = {(q["path"], q["payload"]): q for q in fit["points"]}
     for pay in (18, 1472):
         v, lo = pts.get(("veth", pay)), pts.get(("unconnected", pay))
