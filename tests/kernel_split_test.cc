@@ -41,7 +41,10 @@ TEST(KernelSplit, ShippedTableNamesOnlyLinuxFunctions) {
   const SymbolMap m = shipped_map();
   EXPECT_EQ(m.stack, "linux");
   EXPECT_EQ(m.function_of.at("udp_sendmsg"), "udp_sendmsg");
-  EXPECT_EQ(m.function_of.at("fib_table_lookup"), "ip_route_output_flow");
+  EXPECT_EQ(m.function_of.at("ip_route_output_key_hash_rcu"), "ip_route_output_flow");
+  EXPECT_EQ(m.function_of.at("veth_xmit"), "veth_xmit");
+  // The FIB lookup serves the output and the input route: unmapped.
+  EXPECT_FALSE(m.function_of.count("fib_table_lookup"));
   EXPECT_TRUE(m.syscall_entry.count("do_syscall_64"));
   EXPECT_TRUE(m.hypervisor.count("pvm_irq_enable"));
   // Shared helpers are left unmapped on purpose: charged to their caller.
@@ -91,9 +94,14 @@ TEST(KernelSplit, ChargesFunctionsHelpersEntryUserAndHypervisor) {
   EXPECT_EQ(c.kind, ChargeKind::function);
   EXPECT_EQ(c.charged_to, "udp_sendmsg");
   // A compiler's suffix does not hide the symbol.
-  c = charge(m, chain({"fib_table_lookup.constprop.0", "udp_sendmsg"}));
+  c = charge(m, chain({"ip_route_output_key_hash.constprop.0", "udp_sendmsg"}));
   EXPECT_EQ(c.kind, ChargeKind::function);
   EXPECT_EQ(c.name, "ip_route_output_flow");
+  // A helper two functions share goes to whichever called it.
+  c = charge(m, chain({"fib_table_lookup", "ip_route_output_key_hash_rcu", "udp_sendmsg"}));
+  EXPECT_EQ(c.charged_to, "ip_route_output_flow");
+  c = charge(m, chain({"fib_table_lookup", "ip_route_input_slow", "ip_rcv_finish_core"}));
+  EXPECT_EQ(c.charged_to, "ip_route_input_noref");
   // An unmapped helper is listed under its own name, charged to its caller.
   c = charge(m, chain({"fdget", "__sys_recvfrom", "do_syscall_64"}));
   EXPECT_EQ(c.kind, ChargeKind::unmapped);
@@ -134,8 +142,7 @@ TEST(KernelSplit, SamplesGoToTheWindowTheyFellIn) {
   EXPECT_EQ((u.charged.at({ChargeKind::syscall_entry, "do_syscall_64", "syscall_entry"})), 1);
   EXPECT_EQ((u.charged.at({ChargeKind::unmapped, "fdget", "__sys_sendto"})), 1);
   EXPECT_EQ((u.charged.at({ChargeKind::function, "udp_sendmsg", "udp_sendmsg"})), 1);
-  EXPECT_EQ((u.charged.at({ChargeKind::function, "ip_route_output_flow", "ip_route_output_flow"})),
-            1);
+  EXPECT_EQ((u.charged.at({ChargeKind::unmapped, "fib_table_lookup", "ip_route_output_flow"})), 1);
   const SplitGroup& c = split.groups.at({0, KernelPath::connected, 18, KernelKnobs{}});
   EXPECT_EQ(c.samples, 3);
   EXPECT_EQ((c.charged.at({ChargeKind::user, "main", "user"})), 1);

@@ -59,7 +59,7 @@ SERVICES = ("full", "send-only")
 # in the member function that opens it, each Fn's name in its table.
 LINUX_SOURCES = ("sim/stack/linux/stack_impl.h", "sim/stack/linux/stack_input_impl.h",
                  "sim/stack/linux/stack_sendmmsg_impl.h", "sim/stack/linux/stack_gso_impl.h",
-                 "sim/stack/linux/stack_nf_impl.h")
+                 "sim/stack/linux/stack_nf_impl.h", "sim/stack/linux/stack_veth_impl.h")
 
 
 def linux_functions(src):

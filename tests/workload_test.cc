@@ -48,7 +48,7 @@ TEST(Path, NamesEveryValueOfEveryField) {
 TEST(Path, RefusesAnUnknownNameWithTheValidOnesAndTheNearest) {
   const std::string why = Path::problem("dest", "lopback");
   EXPECT_NE(why.find("unknown destination 'lopback'"), std::string::npos) << why;
-  EXPECT_NE(why.find("loopback, broadcast, wire, self"), std::string::npos) << why;
+  EXPECT_NE(why.find("loopback, broadcast, wire, self, veth"), std::string::npos) << why;
   EXPECT_NE(why.find("did you mean 'loopback'?"), std::string::npos) << why;
   EXPECT_EQ(Path::problem("align", "zzzzzzzz").find("did you mean"), std::string::npos);
   EXPECT_EQ(Path::problem("copy", "m_dup"), "");

@@ -192,7 +192,7 @@ file_case type-number "type-number\.yaml:8:12: workload\.payload: expected an in
 edited type-section 's/^workload:/workload: 5\nworkload_was:/'
 file_case type-section "type-section\.yaml:7:11: workload: expected a map of keys, got '5'"
 edited type-list 's/^  dest: wire/  dest: [wire]/'
-file_case type-list "type-list\.yaml:10:9: workload\.dest: expected one of loopback, broadcast, wire, self, got a list"
+file_case type-list "type-list\.yaml:10:9: workload\.dest: expected one of loopback, broadcast, wire, self, veth, got a list"
 edited type-bool 's/^  enabled: true/  enabled: maybe/'
 file_case type-bool "type-bool\.yaml:12:12: interrupts\.enabled: expected true or false, got 'maybe'"
 edited type-machine 's/^machine: athlon-xp-2700/machine: [athlon-xp-2700]/'

@@ -76,6 +76,9 @@ enum class Fn : uint8_t {
   // lo delivers it to a socket without UDP_GRO (udp_rcv_segment)
   udp_gso_segment,  // __skb_gso_segment down to __udp_gso_segment: once per GSO skb
   skb_segment,      // one pass of skb_segment's loop: one segment built
+  // a veth pair: the peer device's receive, and the input route it needs
+  veth_xmit,       // the skb scrubbed, its Ethernet header read, queued for the peer
+  ip_route_input,  // ip_route_input_noref: an input packet without a route (not from lo)
   count
 };
 
@@ -134,6 +137,8 @@ inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
     {"nft_rule_eval", "ip", PathRole::ip_output},
     {"__udp_gso_segment", "input", PathRole::udp_input},
     {"skb_segment", "input", PathRole::udp_input},
+    {"veth_xmit", "driver", PathRole::device},
+    {"ip_route_input_noref", "input", PathRole::ip_input},
 }};
 static_assert(kFns.size() <= kMaxFns);
 static_assert(has_path_roles(kFns));

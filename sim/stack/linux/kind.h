@@ -3,6 +3,8 @@
 // takes the alignment policy (none or strict), the ring and the MTU.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <array>
 #include <string>
 #include <string_view>
@@ -83,7 +85,7 @@ struct Kind {
   static constexpr std::string_view kSectionDoc =
       "Options of the Linux stack (stack.kind linux); options.align (none or strict), "
       "options.nic_ring and options.ether_mtu apply to it as well.";
-  static constexpr std::array<OptionKey<Own>, 8> kKeys = {{
+  static constexpr std::array<OptionKey<Own>, 9> kKeys = {{
       {"netdev_max_backlog",
        "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.",
        &support::at<&Own::netdev_max_backlog>, 1, 1e6},
@@ -116,6 +118,10 @@ struct Kind {
        "payloads, cut into datagrams where lo delivers them). 1 is the plain send. payload times "
        "this may not exceed 65507 bytes, and only paths through lo take more than 1.",
        &support::at<&Own::udp_segment>, 1, 128},
+      {"veth_mtu",
+       "MTU of the veth pair that workload.dest veth sends over (veth's default 1500); a "
+       "payload must fit it less the IP and UDP headers.",
+       &support::at<&Own::veth_mtu>, 68, 65535},
   }};
   static constexpr std::array<std::string_view, 1> kSharedKeys = {"workload.connected"};
 
@@ -130,6 +136,11 @@ struct Kind {
   // leave by the Ethernet device (and its MTU). What the stack refuses of
   // the path when it is built is refused here, naming the key.
   static KeyProblem problem(const HostOptions& h, const Own& o, workload::Dest d, int payload) {
+    if (d == workload::Dest::veth && payload + kUdpIpHdrLen > o.veth_mtu)
+      return {"workload.payload",
+              fmt::format("{} bytes + 28 bytes of headers exceed options.linux.veth_mtu ({}); "
+                          "there is no IP fragmentation",
+                          payload, o.veth_mtu)};
     if (workload::uses_ring(d))
       if (KeyProblem p = workload::ether_problem(payload, h.ether_mtu)) return p;
     if (KeyProblem p = udp_segment_problem(o.udp_segment, d, payload)) return p;

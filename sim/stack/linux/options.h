@@ -28,6 +28,7 @@ struct Options {
   int rcvbuf = core::kSysctlRmemDefault;  // sk_rcvbuf (net.core.rmem_default)
   int lo_mtu = 65536;
   int eth_mtu = 1500;
+  int veth_mtu = 1500;  // the veth pair's (dest veth)
   // Every send is MSG_DONTWAIT: a full send buffer is EAGAIN. Otherwise the
   // socket blocks, and as the caller owns the wait it gets ENOBUFS, the
   // stack interface's "no send space" (net/stack_concept.h).

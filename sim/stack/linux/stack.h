@@ -85,6 +85,10 @@ struct NetDevice {
   MacAddr addr{};
   uint32_t ip = 0;
   uint64_t tx_packets = 0, tx_bytes = 0, tx_dropped = 0, rx_packets = 0, rx_dropped = 0;
+  // NETIF_F_HW_CSUM and scatter-gather: the checksum left to the device
+  // (CHECKSUM_PARTIAL), large datagrams in page frags. lo and veth have them.
+  bool offload = false;
+  NetDevice* peer = nullptr;  // a veth end's other end
 };
 
 enum class RouteType : uint8_t { local, unicast, broadcast };
@@ -180,6 +184,8 @@ class Stack {
   const Options& options() const { return opt_; }
   const NetDevice& lo() const { return lo_; }
   const NetDevice& eth0() const { return eth0_; }
+  const NetDevice& veth0() const { return veth0_; }  // this host's end of the veth pair
+  const NetDevice& veth1() const { return veth1_; }  // the peer's end
   core::SkbPool& pool() { return pool_; }
   const core::SkbPool& pool() const { return pool_; }
   // The LOCAL_OUT chain (options.linux.nft_rules rules at the start); its
@@ -201,6 +207,7 @@ class Stack {
   }
   bool valid(int s) const { return s >= 0 && s < kMaxSockets && socks_[s].open; }
   void init();
+  void init_veth();
 
   // send
   int udp_sendmsg(UdpSock& so, const void* buf, int len, uint32_t dst, uint16_t dport);
@@ -229,6 +236,8 @@ class Stack {
   int loopback_xmit(core::SkBuff* skb, NetDevice& dev);
   int netif_rx(core::SkBuff* skb);
   int ndo_start_xmit(core::SkBuff* skb, NetDevice& dev);
+  int veth_xmit(core::SkBuff* skb, NetDevice& dev);
+  bool ip_route_input(const core::SkBuff* skb, uint32_t daddr);
   // softirq
   int net_rx_action(int max);
   int process_backlog(int quota);
@@ -271,7 +280,7 @@ class Stack {
 
   bool is_local(uint32_t addr) const {
     return (addr & kLoMask) == kLoNet || addr == kHostAddr || addr == kBroadcastAddr ||
-           addr == 0xffffffffU;
+           addr == 0xffffffffU || addr == kVethPeerAddr;
   }
 
   std::unique_ptr<core::SkbPool> own_pool_;
@@ -282,6 +291,11 @@ class Stack {
   HhCache lo_hh_, peer_hh_, bcast_hh_;
   // The FIB's cached output routes (a nexthop's rtable), which skbs point to.
   Route rt_lo_, rt_self_, rt_bcast_, rt_peer_;
+  // The veth pair: its ends (the peer's in the receiver's namespace, which
+  // shares this stack's sockets), the peer's cached header, the route to it.
+  NetDevice veth0_, veth1_;
+  HhCache veth_hh_;
+  Route rt_veth_;
   core::SkBuffHead backlog_;  // softnet_data.input_pkt_queue (one CPU)
   core::SkBuffHead ring_;     // eth0's transmit ring
   std::array<UdpSock, kMaxSockets> socks_{};
@@ -298,6 +312,7 @@ class Stack {
 #include "sim/stack/linux/stack_impl.h"
 #include "sim/stack/linux/stack_sendmmsg_impl.h"
 #include "sim/stack/linux/stack_nf_impl.h"
+#include "sim/stack/linux/stack_veth_impl.h"
 
 namespace simloop::net::lnx {
 static_assert(UdpStack<Stack<NullProbe>>);

@@ -65,6 +65,8 @@ void Stack<P>::init() {
   rt_self_ = Route{RouteType::local, &lo_, eth0_.ip, &lo_hh_};
   rt_bcast_ = Route{RouteType::broadcast, &eth0_, eth0_.ip, &bcast_hh_};
   rt_peer_ = Route{RouteType::unicast, &eth0_, eth0_.ip, &peer_hh_};
+  lo_.offload = true;
+  init_veth();
 }
 
 template <class P>
@@ -201,6 +203,8 @@ int Stack<P>::ip_route_output(uint32_t dst, const Route** rt) {
     *rt = &rt_bcast_;
   } else if (dst == kPeerAddr) {
     *rt = &rt_peer_;
+  } else if (dst == kVethPeerAddr) {
+    *rt = &rt_veth_;
   } else {
     // Off-link, or an on-link address no neighbour answers for: Linux would
     // queue for ARP and fail later; refused at once here.
@@ -284,7 +288,7 @@ core::SkBuff* Stack<P>::ip_append_data(UdpSock& so, const Route& rt, const void*
   // eth0 here).
   // With UDP_SEGMENT set, always (cork->gso_size).
   const bool paged =
-      rt.dev->loopback &&
+      rt.dev->offload &&
       (so.gso_size != 0 || fraglen + alloc_extra >= static_cast<int>(core::kSkbMaxLinearAlloc));
   const int alloclen = paged ? fragheaderlen + transhdrlen : fraglen;
   core::SkBuff* skb = alloc_skb(static_cast<unsigned>(alloclen + alloc_extra));
@@ -296,7 +300,7 @@ core::SkBuff* Stack<P>::ip_append_data(UdpSock& so, const Route& rt, const void*
   }
   core::skb_set_owner_w(skb, &so);
   // lo offloads the checksum (NETIF_F_HW_CSUM); eth0 here does not.
-  skb->ip_summed = rt.dev->loopback ? core::CHECKSUM_PARTIAL : core::CHECKSUM_NONE;
+  skb->ip_summed = rt.dev->offload ? core::CHECKSUM_PARTIAL : core::CHECKSUM_NONE;
   core::skb_reserve(skb, opt_.headroom);
   core::skb_put(skb, static_cast<unsigned>(alloclen));
   core::skb_set_network_header(skb, 0);
@@ -533,6 +537,7 @@ int Stack<P>::dev_queue_xmit(core::SkBuff* skb) {
 template <class P>
 int Stack<P>::dev_hard_start_xmit(core::SkBuff* skb, NetDevice& dev) {
   FnScope<P> scope(probe_, Fn::dev_hard_start_xmit);
+  if (dev.peer != nullptr) return veth_xmit(skb, dev);
   return dev.loopback ? loopback_xmit(skb, dev) : ndo_start_xmit(skb, dev);
 }
 

@@ -103,7 +103,7 @@ void Stack<P>::ip_rcv_finish(core::SkBuff* skb) {
   FnScope<P> scope(probe_, Fn::ip_rcv_finish);
   if (skb->dst == nullptr) {
     const uint32_t daddr = ld32(Fn::ip_rcv_finish, skb, skb->data + ip::kDst, "daddr");
-    if (!is_local(daddr)) {
+    if (!ip_route_input(skb, daddr)) {
       drop(Drop::not_ours, skb, core::SkbDropReason::kIpOutNoRoutes);
       return;
     }

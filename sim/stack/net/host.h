@@ -23,6 +23,10 @@ inline constexpr uint32_t kHostAddr = ip_addr(10, 0, 0, 1);
 inline constexpr uint32_t kPeerAddr = ip_addr(10, 0, 0, 2);
 inline constexpr uint32_t kBroadcastAddr = ip_addr(10, 0, 0, 255);
 inline constexpr uint32_t kNetmask = ip_addr(255, 255, 255, 0);
+// A veth pair's ends (measure kernel --path veth uses the same /30): this
+// host's end and its peer's, the receiver's in another network namespace.
+inline constexpr uint32_t kVethAddr = ip_addr(10, 231, 0, 1);
+inline constexpr uint32_t kVethPeerAddr = ip_addr(10, 231, 0, 2);
 
 // What if_simloop does about an IP header that is not 4-byte aligned, and
 // what the CPU does with a misaligned header access.

@@ -19,10 +19,11 @@ enum class Dest : uint8_t {
   broadcast,  // em0's broadcast: a copy loops back (simplex), the frame goes on the ring
   wire,       // the peer 10.0.0.2: the frame goes on the NIC ring only
   self,       // em0's own address routed through em0: the frame itself loops back
+  veth,       // a veth pair's peer (10.231.0.2): its receive queue, NAPI, the peer's socket
 };
 
-inline constexpr std::array<Dest, 4> kDests = {Dest::loopback, Dest::broadcast, Dest::wire,
-                                               Dest::self};
+inline constexpr std::array<Dest, 5> kDests = {Dest::loopback, Dest::broadcast, Dest::wire,
+                                               Dest::self, Dest::veth};
 
 // ttcp's default port: the receiver binds it, the sender sends to it.
 inline constexpr uint16_t kTtcpPort = 5001;
@@ -37,6 +38,8 @@ constexpr std::string_view dest_name(Dest d) {
       return "wire";
     case Dest::self:
       return "self";
+    case Dest::veth:
+      return "veth";
   }
   return "?";
 }
@@ -65,6 +68,8 @@ constexpr uint32_t dest_addr(Dest d) {
       return net::kPeerAddr;
     case Dest::self:
       return net::kHostAddr;
+    case Dest::veth:
+      return net::kVethPeerAddr;
   }
   return net::kLoopAddr;
 }

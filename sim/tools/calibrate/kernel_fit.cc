@@ -59,8 +59,11 @@ Point as_point(const KernelPoint& p) {
 
 stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
                                 int packets, const KernelKnobs& knobs) {
-  if (path != "unconnected" && path != "connected")
-    throw InputError("path '" + path + "': expected unconnected or connected");
+  // measure kernel's paths: lo's two, and the veth pair's unicast two.
+  const bool veth = path == "veth" || path == "veth-connected";
+  if (path != "unconnected" && path != "connected" && !veth)
+    throw InputError("path '" + path +
+                     "': expected unconnected, connected, veth or veth-connected");
   // Each knob turned is the stack's own key: a stack without one cannot
   // stand for rows measured with it.
   stacks::StackOptionSet own;
@@ -82,16 +85,20 @@ stacks::CallCounts stack_counts(const std::string& stack, const std::string& pat
   }
   if (knobs.nft_rules > 0) set("nft_rules", knobs.nft_rules);
   if (knobs.segments != 1) set("udp_segment", knobs.segments);
+  // The rows do not say the pair's MTU (measure kernel --veth-mtu): the
+  // counts are those of a pair whose MTU takes the payload.
+  if (veth) set("veth_mtu", 65535);
   // The loop every run drives (workload::Driver): sendto(), or send() on a
   // socket connected once, the softirq, and the receiver's recvfrom().
   stacks::CallCounts f;
   try {
     f = stacks::count_calls(
         stack, net::HostOptions{}, own,
-        {.path = {.dest = workload::Dest::loopback, .service = workload::Service::simulated},
+        {.path = {.dest = veth ? workload::Dest::veth : workload::Dest::loopback,
+                  .service = workload::Service::simulated},
          .payload = payload,
          .warmup = 16,
-         .connected = path == "connected"},
+         .connected = path == "connected" || path == "veth-connected"},
         packets);
   } catch (const std::out_of_range& e) {
     throw InputError(e.what());

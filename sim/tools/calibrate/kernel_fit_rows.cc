@@ -117,9 +117,11 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
       };
       while (r.next()) {
         const std::string path = r.cell(col["path"]);
-        if (path != "unconnected" && path != "connected")
-          throw InputError(fmt::format("{}: path: expected unconnected or connected, found '{}'",
-                                       r.where(), config::printable(path)));
+        if (path != "unconnected" && path != "connected" && path != "veth" &&
+            path != "veth-connected")
+          throw InputError(fmt::format(
+              "{}: path: expected unconnected, connected, veth or veth-connected, found '{}'",
+              r.where(), config::printable(path)));
         const int payload = static_cast<int>(number("payload"));
         const int repeat = static_cast<int>(number("repeat"));
         int rules = 0;

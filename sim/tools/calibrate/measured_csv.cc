@@ -67,7 +67,9 @@ struct Enumerated {
   const char* expected;
 };
 const std::array<Enumerated, 4> kEnumerated = {{
-    {"path", {"unconnected", "connected"}, "unconnected or connected"},
+    {"path",
+     {"unconnected", "connected", "veth", "veth-connected"},
+     "unconnected, connected, veth or veth-connected"},
     {"misalign", {"0", "1", "2", "3"}, "0..3"},
     {"service", {"full", "send-only"}, "full or send-only"},
     {"buffer_misalign", {"0", "1", "2", "3", "4", "5", "6", "7"}, "0..7"},

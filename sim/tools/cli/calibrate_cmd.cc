@@ -322,7 +322,9 @@ int compare_experiment(const CompareArgs& a) {
     if (p.keys.count("ether_mtu")) sets.push_back("options.ether_mtu=" + p.key("ether_mtu"));
     if (p.keys.count("max_linkhdr")) sets.push_back("options.max_linkhdr=" + p.key("max_linkhdr"));
     if (connects)
-      sets.push_back(fmt::format("workload.connected={}", p.key("path", "") == "connected"));
+      sets.push_back(
+          fmt::format("workload.connected={}",
+                      p.key("path", "") == "connected" || p.key("path", "") == "veth-connected"));
     // What an experiment has no key for is simulated at the experiment's own
     // value: said beside the point, never silently.
     for (const char* k : {"service", "buffer_misalign"})

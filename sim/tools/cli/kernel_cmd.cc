@@ -17,6 +17,7 @@
 #include "sim/tools/measure/kernel.h"
 #include "sim/tools/measure/kernel_nft.h"
 #include "sim/tools/measure/kernel_split.h"
+#include "sim/tools/measure/kernel_veth.h"
 
 namespace simloop::cli {
 
@@ -120,13 +121,33 @@ int run_kernel_cmd(KernelArgs& a) {
   for (const auto& p : a.paths)
     for (const auto& [name, path] : measure::kernel_path_names())
       if (p == name) a.opt.paths.push_back(path);
-  if (!a.opt.nft_rules.empty())
+  if (!a.opt.nft_rules.empty()) {
+    for (const auto path : a.opt.paths)
+      if (measure::kernel_path_veth(path))
+        throw UserError(
+            fmt::format("--nft-rules: rules are measured on lo's paths "
+                        "(unconnected, connected), not {}",
+                        measure::kernel_path_name(path)));
     if (const std::string why = measure::nft_unavailable(); !why.empty()) throw UserError(why);
+  }
   // Every payload must go with every segment count, before anything runs.
   for (int seg : a.opt.gso_segments)
     for (int payload : a.opt.payloads)
       if (const std::string why = measure::gso_problem(payload, seg); !why.empty())
         throw UserError("--gso-segments: " + why);
+  // The veth paths' refusals come before any run, and nothing is written.
+  for (const auto path : a.opt.paths) {
+    if (!measure::kernel_path_veth(path)) continue;
+    for (const int payload : a.opt.payloads)
+      if (payload > measure::kernel_max_payload(path, a.opt))
+        throw UserError(fmt::format(
+            "--payload {}: path {} carries at most {} bytes (--veth-mtu {} less the IP and UDP "
+            "headers; no fragmentation is measured)",
+            payload, measure::kernel_path_name(path), measure::kernel_max_payload(path, a.opt),
+            a.opt.veth_mtu));
+    if (const std::string why = measure::VethPair::unavailable(); !why.empty())
+      throw UserError(why);
+  }
   const auto machine = measure::machine_info();
   spdlog::info(
       "kernel run on {} ({} cores, {}): paths {}, payloads {}, sendmmsg {}, segments per send {}, "
@@ -216,7 +237,11 @@ void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands) {
       ->add_option("--path", k->paths,
                    "How datagrams are addressed, a comma-separated list: unconnected (sendto()\n"
                    "with the address, a route lookup each) or connected (send() on a connected\n"
-                   "socket, the route cached); several are interleaved like the payloads")
+                   "socket, the route cached); several are interleaved like the payloads.\n"
+                   "veth, veth-connected and veth-broadcast (root only) send from a network\n"
+                   "namespace of the process's own over a veth pair to a receiver in another\n"
+                   "(10.231.0.1/30 to .2, or to the subnet's broadcast .3 with SO_BROADCAST);\n"
+                   "both namespaces and the pair end with the process, however it ends")
       ->delimiter(',')
       ->check(CLI::IsMember(path_names))
       ->capture_default_str();
@@ -246,6 +271,11 @@ void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands) {
                    "time per packet count datagrams; payload x N may not exceed 65507 bytes")
       ->delimiter(',')
       ->check(CLI::Range(1, measure::kUdpMaxSegments))
+      ->capture_default_str();
+  kernel
+      ->add_option("--veth-mtu", k->opt.veth_mtu,
+                   "MTU of the veth pair (veth paths): payloads up to it less 28 bytes")
+      ->check(CLI::Range(68, 65535))
       ->capture_default_str();
   kernel->add_option("-n,--packets", k->opt.packets, "Timed datagrams per payload and repeat")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))

@@ -27,6 +27,7 @@
 #include "sim/stack/net/inet.h"
 #include "sim/support/host.h"
 #include "sim/tools/measure/kernel_nft.h"
+#include "sim/tools/measure/kernel_veth.h"
 
 // glibc before 2.28 lacks the name; the kernel has had it since 4.18.
 #ifndef UDP_SEGMENT
@@ -85,24 +86,37 @@ class PageBuffer {
 
 class Channel {
  public:
-  Channel(int payload, KernelPath path, int batch, int segments, int repeat, bool dither)
-      : rx_(socket(AF_INET, SOCK_DGRAM, 0)), tx_(socket(AF_INET, SOCK_DGRAM, 0)), dither_(dither) {
+  // `veth` holds the namespaces of the veth paths (null for lo's).
+  Channel(int payload, KernelPath path, int batch, int segments, int repeat, bool dither,
+          const VethPair* veth)
+      : rx_(veth != nullptr ? veth->receiver_socket() : socket(AF_INET, SOCK_DGRAM, 0)),
+        tx_(veth != nullptr ? veth->sender_socket() : socket(AF_INET, SOCK_DGRAM, 0)),
+        dither_(dither) {
     if (batch < 1 || batch > kMaxSendmmsg)
       throw std::invalid_argument(
           fmt::format("sendmmsg: {} messages per call, not 1..{}", batch, kMaxSendmmsg));
     if (rx_.fd < 0 || tx_.fd < 0) throw sys_error("socket(AF_INET, SOCK_DGRAM)");
     addr_.sin_family = AF_INET;
-    addr_.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    // A broadcast reaches a socket bound to the wildcard, not to the
+    // peer's own address.
+    addr_.sin_addr.s_addr = veth == nullptr                      ? htonl(INADDR_LOOPBACK)
+                            : path == KernelPath::veth_broadcast ? htonl(INADDR_ANY)
+                                                                 : VethPair::receiver_addr();
     addr_.sin_port = 0;  // an ephemeral port
     if (bind(rx_.fd, reinterpret_cast<sockaddr*>(&addr_), sizeof addr_) != 0)
-      throw sys_error("bind 127.0.0.1");
+      throw sys_error("bind the receiver");
     socklen_t len = sizeof addr_;
     if (getsockname(rx_.fd, reinterpret_cast<sockaddr*>(&addr_), &len) != 0)
       throw sys_error("getsockname");
-    if (path == KernelPath::connected &&
-        connect(tx_.fd, reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_) != 0)
-      throw sys_error("connect 127.0.0.1");
-    connected_ = path == KernelPath::connected;
+    if (path == KernelPath::veth_broadcast) {
+      addr_.sin_addr.s_addr = VethPair::broadcast_addr();
+      const int on = 1;
+      if (setsockopt(tx_.fd, SOL_SOCKET, SO_BROADCAST, &on, sizeof on) != 0)
+        throw sys_error("setsockopt SO_BROADCAST");
+    }
+    connected_ = path == KernelPath::connected || path == KernelPath::veth_connected;
+    if (connected_ && connect(tx_.fd, reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_) != 0)
+      throw sys_error("connect the sender");
     // GSO: the kernel cuts each send into payload-sized datagrams. A count
     // of 1 leaves the option unset: the plain path.
     if (segments > 1 && setsockopt(tx_.fd, IPPROTO_UDP, UDP_SEGMENT, &payload, sizeof payload) != 0)
@@ -275,12 +289,33 @@ double loadavg_1m() {
 }
 
 const char* kernel_path_name(KernelPath p) {
-  return p == KernelPath::connected ? "connected" : "unconnected";
+  switch (p) {
+    case KernelPath::unconnected:
+      return "unconnected";
+    case KernelPath::connected:
+      return "connected";
+    case KernelPath::veth:
+      return "veth";
+    case KernelPath::veth_connected:
+      return "veth-connected";
+    case KernelPath::veth_broadcast:
+      return "veth-broadcast";
+  }
+  return "?";
+}
+
+const char* kernel_path_dest(KernelPath p) {
+  if (p == KernelPath::veth_broadcast) return "veth-broadcast";
+  return kernel_path_veth(p) ? "veth" : "loopback";
 }
 
 const std::vector<std::pair<std::string, KernelPath>>& kernel_path_names() {
   static const std::vector<std::pair<std::string, KernelPath>> names = {
-      {"unconnected", KernelPath::unconnected}, {"connected", KernelPath::connected}};
+      {"unconnected", KernelPath::unconnected},
+      {"connected", KernelPath::connected},
+      {"veth", KernelPath::veth},
+      {"veth-connected", KernelPath::veth_connected},
+      {"veth-broadcast", KernelPath::veth_broadcast}};
   return names;
 }
 
@@ -296,6 +331,10 @@ std::string gso_problem(int payload, int segments) {
         "{} segments of {} bytes make a {}-byte send, over a UDP datagram's {} bytes (EMSGSIZE)",
         segments, payload, int64_t{payload} * segments, net::kMaxUdpPayload);
   return {};
+}
+
+int kernel_max_payload(KernelPath p, const KernelOptions& opt) {
+  return kernel_path_veth(p) ? opt.veth_mtu - net::kUdpIpHdrLen : net::kMaxUdpPayload;
 }
 
 int64_t thread_cpu_ns() {
@@ -321,6 +360,12 @@ std::string KernelKnobs::label() const {
 std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<KernelWindow>* windows) {
   std::vector<KernelResult> out;
   std::unique_ptr<NftNamespaces> nft;
+  // Rules go in namespaces of lo's own; a veth pair has namespaces of its own.
+  if (!opt.nft_rules.empty())
+    for (KernelPath path : opt.paths)
+      if (kernel_path_veth(path))
+        throw std::invalid_argument(
+            fmt::format("nft rules are measured on lo's paths, not {}", kernel_path_name(path)));
   if (!opt.nft_rules.empty()) nft = std::make_unique<NftNamespaces>(opt.nft_rules);
   std::vector<int> rule_counts = opt.nft_rules;
   if (rule_counts.empty()) rule_counts = {-1};
@@ -328,6 +373,11 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
       static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(opt.rounds, opt.packets)));
   // A share of `total` for slice k of `rounds`, the shares summing to total.
   auto share = [&](int64_t total, int k) { return total * (k + 1) / rounds - total * k / rounds; };
+  // One pair for the whole run: its namespaces live as long as it does (and
+  // the sockets made in them), and no longer than this process.
+  std::unique_ptr<VethPair> veth;
+  for (KernelPath path : opt.paths)
+    if (kernel_path_veth(path) && !veth) veth = std::make_unique<VethPair>(opt.veth_mtu);
   for (int rep = 0; rep < opt.repeats; ++rep) {
     std::vector<std::unique_ptr<Channel>> ch;
     for (KernelPath path : opt.paths)
@@ -339,7 +389,8 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
               if (nft) nft->enter(rules);
               try {
                 ch.push_back(
-                    std::make_unique<Channel>(payload, path, batch, segments, rep, opt.dither));
+                    std::make_unique<Channel>(payload, path, batch, segments, rep, opt.dither,
+                                              kernel_path_veth(path) ? veth.get() : nullptr));
               } catch (...) {
                 if (nft) nft->leave();
                 throw;
@@ -385,7 +436,7 @@ report::Row kernel_row(const KernelResult& r, const MachineInfo& m) {
   row.set("source", std::string("kernel"))
       .set("repeat", int64_t{r.repeat})
       .set("payload", int64_t{r.payload})
-      .set("dest", std::string("loopback"))
+      .set("dest", std::string(kernel_path_dest(r.path)))
       .set("path", std::string(kernel_path_name(r.path)))
       .set("packets", r.packets)
       .set("elapsed_s", r.elapsed_s)

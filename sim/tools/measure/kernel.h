@@ -14,9 +14,19 @@ namespace simloop::measure {
 
 // How the sender addresses its datagrams: sendto() with the address each time
 // (a route lookup per datagram in Linux), or send() on a connected socket
-// (the route cached in the socket).
-enum class KernelPath : uint8_t { unconnected, connected };
+// (the route cached in the socket). The veth paths leave loopback: the
+// sender in a network namespace of its own, the receiver in another, a veth
+// pair between them (kernel_veth.h); unicast to the peer, unconnected or
+// connected, or broadcast to the pair's subnet (SO_BROADCAST).
+enum class KernelPath : uint8_t { unconnected, connected, veth, veth_connected, veth_broadcast };
 const char* kernel_path_name(KernelPath p);
+// Over the veth pair (needs root), not over lo.
+constexpr bool kernel_path_veth(KernelPath p) {
+  return p == KernelPath::veth || p == KernelPath::veth_connected ||
+         p == KernelPath::veth_broadcast;
+}
+// The rows' dest: loopback, veth (unicast to the peer) or veth-broadcast.
+const char* kernel_path_dest(KernelPath p);
 // Every path, by name, for the command line.
 const std::vector<std::pair<std::string, KernelPath>>& kernel_path_names();
 
@@ -43,6 +53,7 @@ struct KernelOptions {
   // send carrying that many payloads), interleaved like the payloads; 1 is
   // the plain send, without the socket option. `packets` counts datagrams.
   std::vector<int> gso_segments = {1};
+  int veth_mtu = 1500;  // the veth pair's MTU (veth paths)
 };
 inline constexpr int kMaxSendmmsg = 1024;  // UIO_MAXIOV
 
@@ -53,6 +64,10 @@ inline constexpr int kUdpMaxSegments = 128;
 // send on lo, or "" when they can: the segment count, and the whole send
 // within a UDP datagram (EMSGSIZE past 65507 bytes).
 std::string gso_problem(int payload, int segments);
+
+// The largest payload a path carries with `opt`: lo's 65507, or the veth
+// pair's MTU less the IP and UDP headers (no fragmentation is measured).
+int kernel_max_payload(KernelPath p, const KernelOptions& opt);
 
 // The pause: `n` turns of an empty loop, out of line under its own symbol.
 extern "C" void simloop_kernel_dither(unsigned n);

@@ -327,7 +327,7 @@ std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo&
       r.set("source", std::string("kernel"))
           .set("repeat", int64_t{repeat})
           .set("payload", int64_t{payload})
-          .set("dest", std::string("loopback"))
+          .set("dest", std::string(kernel_path_dest(path)))
           .set("path", std::string(kernel_path_name(path)))
           .set("packets", g.packets)
           .set("ns_per_packet", wall_ns_per_packet(split, g))
