@@ -57,7 +57,8 @@ SERVICES = ("full", "send-only")
 
 # The Linux stack's functions are found in its sources: each FnScope's Fn
 # in the member function that opens it, each Fn's name in its table.
-LINUX_SOURCES = ("sim/stack/linux/stack_impl.h", "sim/stack/linux/stack_input_impl.h")
+LINUX_SOURCES = ("sim/stack/linux/stack_impl.h", "sim/stack/linux/stack_input_impl.h",
+                 "sim/stack/linux/stack_nf_impl.h")
 
 
 def linux_functions(src):
