@@ -228,6 +228,7 @@ class Stack {
   int ip_local_out(core::SkBuff* skb);
   int nf_hook_slow(core::SkBuff* skb);
   NftVerdict nft_do_chain(core::SkBuff* skb);
+  NftVerdict nft_rule_eval(NftRule& r, const core::SkBuff* skb, const uint8_t* nh, unsigned avail);
   int ip_output(core::SkBuff* skb);
   int ip_finish_output2(core::SkBuff* skb);
   int neigh_hh_output(const HhCache& hh, core::SkBuff* skb);
