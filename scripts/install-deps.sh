@@ -18,6 +18,7 @@ packages=(
   man-db                       # man -l and man -w, with which its tests read it
   bash-completion              # completion of simloop's words (scripts/simloop-completion.bash)
   nftables                     # measure kernel --nft-rules: nft -f - in its own namespaces
+  iproute2                     # measure kernel --path veth: ip -batch makes the veth pair
 )
 
 missing=()

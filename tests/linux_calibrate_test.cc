@@ -127,7 +127,8 @@ TEST_F(LinuxCalibrateFiles, RuleCountsArePointsAndTheRuleIsPricedFromItsCaller) 
        "samples,self_ns_per_packet,share,period_ns,loadavg_1m,cpu_model,kernel\n";
   const std::map<std::string, double> own = {{"nf_hook_slow", 40}, {"nft_do_chain", 70}};
   for (int rules : {0, 10, 50, 100}) {
-    const stacks::CallCounts f = stack_counts("linux", "unconnected", 18, 256, rules);
+    const stacks::CallCounts f =
+        stack_counts("linux", "unconnected", 18, 256, KernelKnobs{.nft_rules = rules});
     EXPECT_EQ(f.calls[at("nft_rule_eval")], rules);
     EXPECT_EQ(f.calls[at("nft_do_chain")], rules > 0 ? 1 : 0);
     for (size_t i = 0; i < net::lnx::fn_table().size(); ++i) {

@@ -66,7 +66,9 @@ inline constexpr auto kWorkloadKeys = std::to_array<support::KeySpec<Workload>>(
     {"dest",
      "loopback: 127.0.0.1 through lo0 and the netisr; broadcast: em0's broadcast, a copy loops "
      "back through if_simloop and the frame goes on the wire; wire: a peer host over the link; "
-     "self: em0's own address, routed through em0 (no lo0 route), the frame itself loops back.",
+     "self: em0's own address, routed through em0 (no lo0 route), the frame itself loops back; "
+     "veth (linux stack): a peer in another network namespace over a veth pair (veth_xmit, "
+     "the peer's backlog poll), sized by options.linux.veth_mtu.",
      support::Choice<Workload>{&workload::dest_names,
                                [](Workload& w, std::string_view v) {
                                  w.dest = workload::parse_dest(v).value_or(Dest::wire);

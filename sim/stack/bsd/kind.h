@@ -54,8 +54,7 @@ struct Kind {
   // Every destination but loopback leaves by em0 (self loops back through it).
   static KeyProblem problem(const HostOptions& h, const Own& o, workload::Dest d, int payload) {
     if (d == workload::Dest::veth)
-      return {"workload.dest",
-              "veth: the bsd stack has no veth device (a linux stack destination)"};
+      return {"workload.dest", "veth: the bsd stack has no veth device"};
     if (payload > kMaxJumboPayload)
       return {"workload.payload",
               fmt::format("{} bytes: the bsd stack sends at most {} (a jumbo frame's payload)",

@@ -78,7 +78,7 @@ int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
                                         : std::string(),
             q.value("segments", 1) != 1 ? fmt::format(" segments={}", q["segments"].get<int>())
                                         : std::string(),
-            q.contains("nft_rules") ? fmt::format(" rules={}", q["nft_rules"].get<int>())
+            q.contains("nft_rules") ? fmt::format(" nft_rules={}", q["nft_rules"].get<int>())
                                     : std::string()),
         q["set"].get<std::string>(), meas, pred, 100 * (pred - meas) / meas,
         q["measured_wall_ns"].get<double>(), worst, where);

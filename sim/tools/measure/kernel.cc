@@ -129,13 +129,15 @@ class Channel {
     r_.payload = payload;
     r_.path = path;
     r_.sendmmsg = batch;
-    if (batch > 1) {
-      // A call leaves up to `batch` messages (of `segments` datagrams) queued before the receiver
-      // drains them: room for them all (above rmem_max with the privilege to),
-      // so that none is dropped at the receiver.
+    if (batch * segments > 1) {
+      // A call leaves up to `batch` messages of `segments` datagrams queued
+      // before the receiver drains them: room for them all (above rmem_max
+      // with the privilege to), so that none is dropped at the receiver.
       const int room = batch * segments * (payload + 1024) * 2;
       if (setsockopt(rx_.fd, SOL_SOCKET, SO_RCVBUFFORCE, &room, sizeof room) != 0)
         setsockopt(rx_.fd, SOL_SOCKET, SO_RCVBUF, &room, sizeof room);
+    }
+    if (batch > 1) {
       // Every message the same: the buffer, and the address unless connected.
       iov_.assign(static_cast<size_t>(batch), iovec{buf_.data(), send_len_});
       msgs_.assign(static_cast<size_t>(batch), mmsghdr{});
@@ -183,7 +185,7 @@ class Channel {
       done += went;
       if (err == 0) {
       } else if (fatal(err) || r_.send_errors > budget) {
-        r_.fault = fmt::format("sendto failed: {}", std::strerror(err));
+        r_.fault = fmt::format("send failed: {}", std::strerror(err));
         break;
       }
     }
@@ -321,8 +323,9 @@ const std::vector<std::pair<std::string, KernelPath>>& kernel_path_names() {
 
 std::string gso_problem(int payload, int segments) {
   if (segments < 1 || segments > kUdpMaxSegments)
-    return fmt::format("{} segments per send: this kernel takes 1 to {} (UDP_MAX_SEGMENTS)",
-                       segments, kUdpMaxSegments);
+    return fmt::format(
+        "{} segments per send: Linux takes 1 to {} (UDP_MAX_SEGMENTS since 6.5, 64 before)",
+        segments, kUdpMaxSegments);
   if (segments > 1 && payload < 1)
     return fmt::format("{} segments of {} bytes: GSO needs a segment size of at least 1 byte",
                        segments, payload);

@@ -15,30 +15,14 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "sim/tools/measure/programs.h"
+
 namespace simloop::measure {
 
 namespace {
 
 NftError sys_error(const std::string& what) {
   return NftError(fmt::format("{}: {}", what, std::strerror(errno)));
-}
-
-// The first `prog` on PATH that can be run, or "".
-std::string find_program(const std::string& prog) {
-  if (prog.find('/') != std::string::npos) return access(prog.c_str(), X_OK) == 0 ? prog : "";
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/sbin:/usr/bin:/sbin:/bin";
-  size_t b = 0;
-  while (b <= dirs.size()) {
-    const size_t e = std::min(dirs.find(':', b), dirs.size());
-    const std::string f = (e > b ? dirs.substr(b, e - b) : ".") + "/" + prog;
-    if (access(f.c_str(), X_OK) == 0) return f;
-    b = e + 1;
-  }
-  // Debian puts nft in /usr/sbin, which a user's PATH may lack.
-  for (const char* d : {"/usr/sbin/", "/sbin/"})
-    if (access((d + prog).c_str(), X_OK) == 0) return d + prog;
-  return "";
 }
 
 // A file of `text` in memory, at offset 0, for a child's stdin.

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/tools/measure/programs.h"
+
 extern char** environ;
 
 namespace simloop::measure {
@@ -58,9 +60,11 @@ void run_ip(const std::string& commands, int peer_ns) {
   posix_spawn_file_actions_adddup2(&fa, err[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
   if (peer_ns >= 0) posix_spawn_file_actions_adddup2(&fa, peer_ns, 3);
+  const std::string ip = find_program("ip");
+  if (ip.empty()) throw std::runtime_error("ip (iproute2) not found: install iproute2");
   const char* argv[] = {"ip", "-batch", "-", nullptr};
   pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, "ip", &fa, nullptr, const_cast<char**>(argv), environ);
+  const int rc = posix_spawn(&pid, ip.c_str(), &fa, nullptr, const_cast<char**>(argv), environ);
   posix_spawn_file_actions_destroy(&fa);
   close(in[0]);
   close(err[1]);
@@ -94,6 +98,17 @@ std::string VethPair::unavailable() {
   if (geteuid() != 0)
     return "measure kernel --path veth needs root: it creates network namespaces and a veth "
            "pair (run it as root, or measure the loopback paths)";
+  if (find_program("ip").empty())
+    return "measure kernel --path veth needs iproute2's ip program ('ip' not found): install "
+           "iproute2 (scripts/install-deps.sh)";
+  // A container may deny new network namespaces even to root: try one in a
+  // child, which only calls unshare and exits.
+  const pid_t pid = fork();
+  if (pid == 0) _exit(unshare(CLONE_NEWNET) == 0 ? 0 : 1);
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return "measure kernel --path veth cannot create a network namespace here (unshare "
+           "CLONE_NEWNET refused): measure the loopback paths";
   return "";
 }
 

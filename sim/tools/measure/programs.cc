@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -68,6 +69,24 @@ void run_program(const std::vector<std::string>& argv, const fs::path& err, cons
     what += fmt::format(" (is {} installed? scripts/install-deps.sh installs it)", argv[0]);
   throw std::runtime_error(
       fmt::format("{} failed ({}):{}", fmt::join(argv, " "), what, last_lines(err, 8)));
+}
+
+// The first `prog` on PATH that can be run, or "" (Debian's /usr/sbin and
+// /sbin are tried too: a user's PATH may lack them, and nft and ip live there).
+std::string find_program(const std::string& prog) {
+  if (prog.find('/') != std::string::npos) return access(prog.c_str(), X_OK) == 0 ? prog : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/sbin:/usr/bin:/sbin:/bin";
+  size_t b = 0;
+  while (b <= dirs.size()) {
+    const size_t e = std::min(dirs.find(':', b), dirs.size());
+    const std::string f = (e > b ? dirs.substr(b, e - b) : ".") + "/" + prog;
+    if (access(f.c_str(), X_OK) == 0) return f;
+    b = e + 1;
+  }
+  for (const char* d : {"/usr/sbin/", "/sbin/"})
+    if (access((d + prog).c_str(), X_OK) == 0) return d + prog;
+  return "";
 }
 
 }  // namespace simloop::measure

@@ -25,4 +25,8 @@ void run_program(const std::vector<std::string>& argv, const std::filesystem::pa
 // The last `n` lines of a file, each on a line of its own, indented.
 std::string last_lines(const std::filesystem::path& file, int n);
 
+// The first `prog` on PATH that can be run (then /usr/sbin and /sbin), or
+// "": its path.
+std::string find_program(const std::string& prog);
+
 }  // namespace simloop::measure
