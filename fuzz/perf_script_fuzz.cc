@@ -36,9 +36,9 @@ const ms::SymbolMap& symbols() {
 // Slices of 100 s + 0..1000 ns, +2000..3000 ns, and 200..300 s.
 const std::vector<ms::KernelWindow>& windows() {
   static const std::vector<ms::KernelWindow> w = {
-      {0, 18, ms::KernelPath::unconnected, 100'000'000'000, 100'000'001'000, 10},
-      {0, 18, ms::KernelPath::connected, 100'000'002'000, 100'000'003'000, 5},
-      {1, 1024, ms::KernelPath::unconnected, 200'000'000'000, 300'000'000'000, 7},
+      {0, 18, ms::KernelPath::unconnected, 100'000'000'000, 100'000'001'000, 10, {}},
+      {0, 18, ms::KernelPath::connected, 100'000'002'000, 100'000'003'000, 5, {}},
+      {1, 1024, ms::KernelPath::unconnected, 200'000'000'000, 300'000'000'000, 7, {}},
   };
   return w;
 }
