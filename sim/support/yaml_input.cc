@@ -282,9 +282,9 @@ YamlLoc yaml_loc(const std::string& file, const YAML::Node& n) {
 
 std::string located(const YamlLoc& loc, const std::string& key, const std::string& msg) {
   if (loc.file.empty())
-    return fmt::format("--set {}: {}", printable(key, 120), printable(msg, 1000));
+    return fmt::format("--set {}: {}", printable(key, 120), printable(msg, 3000));
   return fmt::format("{}:{}:{}: {}: {}", loc.file, loc.line, loc.col, printable(key, 120),
-                     printable(msg, 1000));
+                     printable(msg, 3000));
 }
 
 std::string yaml_shape(const YAML::Node& n) {
