@@ -42,7 +42,7 @@ struct KernelRepeat {
 };
 
 struct KernelPoint {
-  std::string path;  // unconnected | connected
+  std::string path;  // unconnected | connected | veth | veth-connected
   int payload = 0;
   int sendmmsg = 1;   // datagrams per sendmmsg() call (1: sendto() or send())
   int nft_rules = 0;  // rules on the output hook (measure kernel --nft-rules)

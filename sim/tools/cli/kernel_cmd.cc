@@ -247,7 +247,7 @@ void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands) {
       ->capture_default_str();
   kernel
       ->add_option("--sendmmsg", k->opt.sendmmsg,
-                   "Datagrams per sendmmsg(2) call, a comma-separated list: 1 is the sendto()\n"
+                   "Messages per sendmmsg(2) call, a comma-separated list: 1 is the sendto()\n"
                    "(or send()) loop, more sends that many per call, then drains them; several\n"
                    "are interleaved like the payloads")
       ->delimiter(',')
@@ -277,7 +277,9 @@ void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands) {
                    "MTU of the veth pair (veth paths): payloads up to it less 28 bytes")
       ->check(CLI::Range(68, 65535))
       ->capture_default_str();
-  kernel->add_option("-n,--packets", k->opt.packets, "Timed datagrams per payload and repeat")
+  kernel
+      ->add_option("-n,--packets", k->opt.packets,
+                   "Timed datagrams per channel (path, payload and knobs) and repeat")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
   kernel->add_option("--warmup", k->opt.warmup, "Untimed datagrams before timing starts")

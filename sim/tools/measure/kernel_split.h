@@ -65,7 +65,7 @@ Charge charge(const SymbolMap& map, const std::vector<Frame>& chain);
 // ".part.0", ".cold"): the name in the source.
 std::string source_symbol(const std::string& symbol);
 
-// The samples of one repeat of one path, payload and segment count.
+// The samples of one repeat of one path, payload and set of knobs.
 struct SplitGroup {
   int64_t packets = 0;
   int64_t window_ns = 0;  // wall time of its slices

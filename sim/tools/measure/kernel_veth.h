@@ -33,8 +33,8 @@ class VethPair {
   static in_addr_t receiver_addr();   // 10.231.0.2
   static in_addr_t broadcast_addr();  // 10.231.0.3, the /30's broadcast
 
-  // Why this process cannot build the pair, or "" when it can (root, and the
-  // ip program of iproute2).
+  // Why this process cannot build the pair, or "" when it can: root, the ip
+  // program of iproute2, and a new network namespace allowed here.
   static std::string unavailable();
 
  private:
