@@ -46,6 +46,8 @@ import subprocess
 import sys
 import tempfile
 
+import md_tables
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 DATA = os.path.join(HERE, "data")
@@ -302,14 +304,9 @@ def cmd_update(simloop):
             if line.startswith(f"  {fn}:"):
                 lines[i] = (f"  {fn}: {c:.1f}  # UDP GSO: experiments/validation/linux/gso.py "
                             f"fit (training points only)\n")
-    with open(PROFILE, "w") as f:
-        f.writelines(lines)
+    md_tables.write_atomic(PROFILE, "".join(lines))
     text, s = tables(simloop)
-    with open(REPORT) as f:
-        md = f.read()
-    md = md[:md.index(BEGIN)] + text + md[md.index(END) + len(END) + 1:]
-    with open(REPORT, "w") as f:
-        f.write(md)
+    md_tables.put_tables(REPORT, text, BEGIN, END, "gso.py")
     print(text)
     return 0
 
@@ -328,11 +325,10 @@ def cmd_check(simloop):
         if installed.get(fn) != f"{c:.1f}":
             failed.append(f"{rel(PROFILE)}: {fn} is {installed.get(fn)}, the fit gives {c:.1f}")
     text, s = tables(simloop)
-    with open(REPORT) as f:
-        md = f.read()
-    if BEGIN not in md or END not in md:
+    kept = md_tables.kept_tables(REPORT, BEGIN, END)
+    if kept is None:
         failed.append("gso.md: no tables between the markers")
-    elif md[md.index(BEGIN):md.index(END) + len(END)] + "\n" != text:
+    elif kept != text:
         failed.append("gso.md's tables differ from what the kept data give "
                       "(regenerate: gso.py update SIMLOOP)")
     # Reported, met or not (see the docstring); gso.md's tables say which.
@@ -348,10 +344,7 @@ def cmd_check(simloop):
 def main():
     cmds = {"measure": cmd_measure, "fit": cmd_fit, "tables": cmd_tables, "update": cmd_update,
             "check": cmd_check}
-    if len(sys.argv) != 3 or sys.argv[1] not in cmds:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    sys.exit(cmds[sys.argv[1]](os.path.abspath(sys.argv[2])) or 0)
+    md_tables.dispatch(cmds, __doc__)
 
 
 if __name__ == "__main__":

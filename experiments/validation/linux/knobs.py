@@ -47,6 +47,8 @@ import subprocess
 import sys
 import tempfile
 
+import md_tables
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 DATA = os.path.join(HERE, "data", "knob-sendmmsg.csv")
@@ -344,8 +346,7 @@ def splice(text, table):
 
 def cmd_update(simloop):
     table, _ = tables(simloop)
-    text = splice(open(REPORT).read(), table)
-    open(REPORT, "w").write(text)
+    md_tables.write_atomic(REPORT, splice(open(REPORT).read(), table))
     print(f"wrote {rel(REPORT)}")
 
 

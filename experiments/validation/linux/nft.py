@@ -52,6 +52,8 @@ import subprocess
 import sys
 import tempfile
 
+import md_tables
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 # NFT_SESSION=NAME measures into (and tables read from) data/knob-nft-NAME*.csv
@@ -320,23 +322,14 @@ def write_keys(keys):
         text, n = pat.subn(line, text)
         if n == 0:
             sys.exit(f"nft.py: {rel(STACK)} has no key {k}")
-    with open(STACK + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(STACK + ".tmp", STACK)
+    md_tables.write_atomic(STACK, text)
 
 
 def cmd_update(simloop):
     fit = calibrate(simloop)
     write_keys(fitted_keys(fit))
     text, _, _ = tables(simloop, fit, calibrate(simloop, ALL))
-    with open(REPORT) as f:
-        md = f.read()
-    if BEGIN not in md or END not in md:
-        sys.exit(f"nft.py: {REPORT}: no markers '{BEGIN}' and '{END}'")
-    md = md[:md.index(BEGIN)] + text + md[md.index(END) + len(END) + 1:]
-    with open(REPORT + ".tmp", "w") as f:
-        f.write(md)
-    os.replace(REPORT + ".tmp", REPORT)
+    md_tables.put_tables(REPORT, text, BEGIN, END, "nft.py")
 
 
 def cmd_check(simloop):
@@ -367,10 +360,7 @@ def cmd_check(simloop):
 def main():
     cmds = {"measure": cmd_measure, "fit": cmd_fit, "tables": cmd_tables, "update": cmd_update,
             "check": cmd_check}
-    if len(sys.argv) != 3 or sys.argv[1] not in cmds:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    sys.exit(cmds[sys.argv[1]](os.path.abspath(sys.argv[2])) or 0)
+    md_tables.dispatch(cmds, __doc__)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ import subprocess
 import sys
 import tempfile
 
+import md_tables
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 DATA = os.path.join(HERE, "data", "split.csv")
@@ -319,15 +321,7 @@ def cmd_update(simloop):
         fit, _ = calibrate(simloop, tmp)
     eng = engine(simloop, fit)
     text = tables(fit, second_session(simloop, fit, eng[0]), eng, explain(simloop))[0]
-    path = os.path.join(HERE, "linux.md")
-    with open(path) as f:
-        md = f.read()
-    if BEGIN not in md or END not in md:
-        sys.exit(f"report.py: {path}: no markers '{BEGIN}' and '{END}'")
-    md = md[:md.index(BEGIN)] + text + md[md.index(END) + len(END) + 1:]
-    with open(path + ".tmp", "w") as f:
-        f.write(md)
-    os.replace(path + ".tmp", path)
+    md_tables.put_tables(os.path.join(HERE, "linux.md"), text, BEGIN, END, "report.py")
 
 
 def cmd_check(simloop):
@@ -336,15 +330,12 @@ def cmd_check(simloop):
     eng = engine(simloop, fit)
     text, s = tables(fit, second_session(simloop, fit, eng[0]), eng, explain(simloop))
     failed = []
-    with open(os.path.join(HERE, "linux.md")) as f:
-        md = f.read()
-    if BEGIN not in md or END not in md:
+    kept = md_tables.kept_tables(os.path.join(HERE, "linux.md"), BEGIN, END)
+    if kept is None:
         failed.append("linux.md: no tables between the markers")
-    else:
-        kept = md[md.index(BEGIN):md.index(END) + len(END)] + "\n"
-        if kept != text:
-            failed.append("linux.md's tables differ from what the kept data give "
-                          "(regenerate: report.py update SIMLOOP)")
+    elif kept != text:
+        failed.append("linux.md's tables differ from what the kept data give "
+                      "(regenerate: report.py update SIMLOOP)")
     for k, bound in BOUNDS.items():
         if k not in s:
             failed.append(f"{k}: no data")
@@ -360,11 +351,7 @@ def cmd_check(simloop):
 
 def main():
     cmds = {"fit": cmd_fit, "tables": cmd_tables, "update": cmd_update, "check": cmd_check}
-    if len(sys.argv) != 3 or sys.argv[1] not in cmds:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    simloop = os.path.abspath(sys.argv[2])
-    sys.exit(cmds[sys.argv[1]](simloop) or 0)
+    md_tables.dispatch(cmds, __doc__)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 
+import md_tables
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 DATA = os.path.join(HERE, "data", "veth.csv")
@@ -281,18 +283,8 @@ def cmd_update(simloop):
     costs = fitted(calibrate(simloop))
     with open(PROFILE) as f:
         text = f.read()
-    with open(PROFILE + ".tmp", "w") as f:
-        f.write(profile_with(text, costs))
-    os.replace(PROFILE + ".tmp", PROFILE)
-    text = tables(simloop)[0]
-    with open(REPORT) as f:
-        md = f.read()
-    if BEGIN not in md or END not in md:
-        sys.exit(f"veth.py: {REPORT}: no markers '{BEGIN}' and '{END}'")
-    md = md[:md.index(BEGIN)] + text + md[md.index(END) + len(END) + 1:]
-    with open(REPORT + ".tmp", "w") as f:
-        f.write(md)
-    os.replace(REPORT + ".tmp", REPORT)
+    md_tables.write_atomic(PROFILE, profile_with(text, costs))
+    md_tables.put_tables(REPORT, tables(simloop)[0], BEGIN, END, "veth.py")
 
 
 def cmd_tables(simloop):
@@ -306,11 +298,10 @@ def cmd_check(simloop):
         prof = f.read()
     if profile_with(prof, fitted(fit)) != prof:
         failed.append(f"{rel(PROFILE)}: the veth keys differ from the fit (veth.py update)")
-    with open(REPORT) as f:
-        md = f.read()
-    if BEGIN not in md or END not in md:
+    kept = md_tables.kept_tables(REPORT, BEGIN, END)
+    if kept is None:
         failed.append("veth.md: no tables between the markers")
-    elif md[md.index(BEGIN):md.index(END) + len(END)] + "\n" != text:
+    elif kept != text:
         failed.append("veth.md's tables differ from what the kept data give (veth.py update)")
     for k, bound in BOUNDS.items():
         if s[k] > bound and k in REQUIRED:
@@ -326,10 +317,7 @@ def cmd_check(simloop):
 def main():
     cmds = {"measure": cmd_measure, "fit": cmd_fit, "update": cmd_update,
             "tables": cmd_tables, "check": cmd_check}
-    if len(sys.argv) != 3 or sys.argv[1] not in cmds:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    sys.exit(cmds[sys.argv[1]](os.path.abspath(sys.argv[2])) or 0)
+    md_tables.dispatch(cmds, __doc__)
 
 
 if __name__ == "__main__":
