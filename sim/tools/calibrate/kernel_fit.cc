@@ -133,6 +133,8 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
   fit.clock_hz = m.clock_hz;
   fit.cpu_model = m.cpu_model;
   fit.kernel = m.kernel;
+  fit.time_base = m.time_base;
+  fit.perf_over_plain = m.perf_over_plain;
   const double cyc = m.clock_hz / 1e9;  // cycles per ns
   std::vector<const KernelPoint*> train;
   std::vector<stacks::CallCounts> feats;
@@ -254,9 +256,15 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
   const std::string head = fmt::format(
       "# Fitted by simloop calibrate --source {} to measure kernel --split on\n"
       "# {} ({}), clock {:.6g} MHz; files: {}.\n"
-      "# Training points: {} (statistic: {} over repeats). Cycles at that clock.\n",
+      "# Training points: {} (statistic: {} over repeats). Cycles at that clock.\n"
+      "# {}\n",
       fit.stack, fit.cpu_model, fit.kernel, fit.clock_hz / 1e6, fmt::join(fit.measured, ", "),
-      fmt::join(fit.split.specs(), "; "), fit.stat == Stat::min ? "min" : "median");
+      fmt::join(fit.split.specs(), "; "), fit.stat == Stat::min ? "min" : "median",
+      fit.time_base == "plain"
+          ? fmt::format("Time: perf's shares of the loop's thread CPU time run without perf "
+                        "(perf's own time was {:+.1f} % over it).",
+                        100 * (fit.perf_over_plain - 1))
+          : std::string("Time: perf's samples (perf's own overhead included; no plain run)."));
   std::string stack = head + fmt::format(
                                  "# Each function's fixed cycles are its perf self time (its "
                                  "helpers' included) over the\n"
@@ -330,6 +338,8 @@ nlohmann::json kernel_fit_json(const KernelFit& fit, const KernelMeasured& m) {
   j["kernel"] = fit.kernel;
   j["clock_hz"] = fit.clock_hz;
   j["loadavg_1m"] = m.loadavg;
+  j["time_base"] = m.time_base;
+  if (m.perf_over_plain > 0) j["perf_over_plain"] = m.perf_over_plain;
   j["train"] = fit.split.specs();
   j["stat"] = fit.stat == Stat::min ? "min" : "median";
   j["measured"] = fit.measured;
@@ -350,6 +360,8 @@ nlohmann::json kernel_fit_json(const KernelFit& fit, const KernelMeasured& m) {
     q["repeats"] = p.repeats.size();
     q["measured_wall_ns"] = p.value.wall_ns;
     q["measured_cpu_ns"] = p.value.cpu_ns;
+    q["measured_perf_cpu_ns"] = p.value.perf_cpu_ns;
+    if (p.value.plain_cpu_ns > 0) q["measured_plain_user_ns"] = p.value.plain_user_ns;
     q["measured_other_ns"] = p.value.other_ns;
     q["predicted_ns"] = pr.cpu_ns;
     std::set<std::string> keys = {"syscall_entry", "user"};

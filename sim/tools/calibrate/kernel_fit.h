@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,15 @@
 namespace simloop::measure {
 
 // One repeat of one point: ns per packet by where the samples were charged.
+// With the plain run's time (rows of a --split that ran each slice without
+// perf too), every quantity is scaled so that they sum to it: the shares are
+// perf's, the total the thread CPU time of the loop nobody profiled.
 struct KernelRepeat {
   double wall_ns = 0;                   // the timed slices' wall time per packet
-  double cpu_ns = 0;                    // every sample of the point (CPU time)
+  double cpu_ns = 0;                    // the point's CPU time: plain if known, else perf's
+  double perf_cpu_ns = 0;               // every sample of the point (perf's CPU time)
+  double plain_cpu_ns = 0;              // the plain run's thread CPU time; 0: not measured
+  double plain_user_ns = 0;             // of it, in user space (the kernel's ticks)
   double syscall_ns = 0, user_ns = 0;   // entry and exit; user space
   double other_ns = 0;                  // kernel samples charged to no function
   std::map<std::string, double> fn_ns;  // the stack's function name -> self ns
@@ -64,14 +71,24 @@ struct KernelMeasured {
   double clock_hz = 0;              // from FILE.machine.json (cpu_mhz)
   std::string cpu_model, kernel;
   double loadavg = 0;  // the rows' 1-minute load average, largest
+  // "plain": totals from the run without perf (every row had them); "perf":
+  // from perf's samples (rows from before the plain run, or asked for).
+  std::string time_base = "perf";
+  double perf_over_plain = 0;  // median over repeats of perf's CPU time / plain's; 0: none
 };
+
+// Which totals a fit takes: the plain run's where every row has them.
+enum class KernelTotals { plain, perf };
 
 // Reads `measure kernel --split` CSVs, charged to the functions of stack
 // `stack`, and their FILE.machine.json. Throws InputError naming the file,
 // line and column: a missing column, a bad number, a function not in the
 // stack's table, files of different machines.
+// With `totals` plain, rows without the plain run's time are an error that
+// says how to measure them or to ask for perf's totals.
 KernelMeasured read_kernel_split(const std::vector<std::filesystem::path>& csvs, Stat stat,
-                                 const std::string& stack);
+                                 const std::string& stack,
+                                 std::optional<KernelTotals> totals = std::nullopt);
 
 // Drives stack `stack` (its default options) as `measure kernel` drives the
 // kernel: sendto, or send on a socket connected once (`path` unconnected or
@@ -97,6 +114,8 @@ struct KernelFit {
   double syscall_cycles = 0;                        // entry plus exit, per system call
   double user_cycles = 0;                           // per packet
   std::string cpu_model, kernel;
+  std::string time_base = "perf";  // KernelMeasured's
+  double perf_over_plain = 0;
   std::vector<std::string> measured;
   double value(const std::string& name) const;
 };

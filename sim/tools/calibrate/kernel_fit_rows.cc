@@ -66,7 +66,7 @@ double clock_of(const fs::path& csv) {
 }  // namespace
 
 KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
-                                 const std::string& stack) {
+                                 const std::string& stack, std::optional<KernelTotals> totals) {
   KernelMeasured m;
   m.stack = stack;
   const net::FnTable* table = stacks::find_fn_table(stack);
@@ -108,6 +108,9 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
       const auto rules_col = r.column("nft_rules");
       // Datagrams per send: rows from before UDP GSO have no such column.
       const auto seg_col = r.column("segments");
+      // The plain run's totals: rows from before it have no such columns.
+      const auto plain_col = r.column("plain_cpu_ns_per_packet");
+      const auto plain_user_col = r.column("plain_user_ns_per_packet");
       auto number = [&](const char* c) {
         double v = 0;
         if (!report::parse_number(r.cell(col[c]), &v))
@@ -172,11 +175,23 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
         auto [rt, new_repeat] = repeat_of.try_emplace({it->second, {fi, repeat}}, p.repeats.size());
         if (new_repeat) {
           p.repeats.emplace_back();
-          p.repeats.back().wall_ns = number("ns_per_packet");
+          KernelRepeat& fresh_rep = p.repeats.back();
+          fresh_rep.wall_ns = number("ns_per_packet");
+          auto optional_ns = [&](const std::optional<size_t>& c, const char* name) {
+            double v = 0;
+            if (!c || r.cell(*c).empty()) return 0.0;
+            if (!report::parse_number(r.cell(*c), &v) || !(v >= 0) || !std::isfinite(v))
+              throw InputError(fmt::format("{}: {}: expected ns per packet, got '{}'", r.where(),
+                                           name, config::printable(r.cell(*c))));
+            return v;
+          };
+          fresh_rep.plain_cpu_ns = optional_ns(plain_col, "plain_cpu_ns_per_packet");
+          fresh_rep.plain_user_ns = optional_ns(plain_user_col, "plain_user_ns_per_packet");
         }
         KernelRepeat& rep = p.repeats[rt->second];
         const double ns = number("self_ns_per_packet");
         rep.cpu_ns += ns;
+        rep.perf_cpu_ns += ns;
         if (to == "syscall_entry")
           rep.syscall_ns += ns;
         else if (to == "user")
@@ -201,6 +216,36 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
   }
   if (m.points.empty())
     throw InputError(fmt::format("{}: no rows", csvs.empty() ? "" : csvs.front().string()));
+  // The totals: the plain run's where every repeat has one, perf's shares
+  // kept. A fit does not mix the two time bases.
+  const KernelPoint* lacking = nullptr;
+  for (const auto& p : m.points)
+    for (const auto& r : p.repeats)
+      if (r.plain_cpu_ns <= 0 && lacking == nullptr) lacking = &p;
+  const KernelTotals base =
+      totals.value_or(lacking == nullptr ? KernelTotals::plain : KernelTotals::perf);
+  if (base == KernelTotals::plain && lacking != nullptr)
+    throw InputError(fmt::format(
+        "{}: point {} has no plain_cpu_ns_per_packet (rows measured before measure kernel "
+        "--split ran each slice without perf too): measure it again, or fit to perf's own "
+        "totals with --totals perf",
+        lacking->where, lacking->label()));
+  if (base == KernelTotals::plain) {
+    m.time_base = "plain";
+    std::vector<double> ratios;
+    for (auto& p : m.points)
+      for (auto& r : p.repeats) {
+        if (r.perf_cpu_ns <= 0) continue;
+        ratios.push_back(r.perf_cpu_ns / r.plain_cpu_ns);
+        const double k = r.plain_cpu_ns / r.perf_cpu_ns;
+        r.cpu_ns = r.plain_cpu_ns;
+        r.syscall_ns *= k;
+        r.user_ns *= k;
+        r.other_ns *= k;
+        for (auto& [fn, ns] : r.fn_ns) ns *= k;
+      }
+    m.perf_over_plain = apply_stat(Stat::median, ratios);
+  }
   // The statistic of each quantity over the repeats; a function a repeat
   // never sampled counts 0 there.
   for (auto& p : m.points) {
@@ -211,6 +256,9 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
     };
     p.value.wall_ns = over([](const KernelRepeat& r) { return r.wall_ns; });
     p.value.cpu_ns = over([](const KernelRepeat& r) { return r.cpu_ns; });
+    p.value.perf_cpu_ns = over([](const KernelRepeat& r) { return r.perf_cpu_ns; });
+    p.value.plain_cpu_ns = over([](const KernelRepeat& r) { return r.plain_cpu_ns; });
+    p.value.plain_user_ns = over([](const KernelRepeat& r) { return r.plain_user_ns; });
     p.value.syscall_ns = over([](const KernelRepeat& r) { return r.syscall_ns; });
     p.value.user_ns = over([](const KernelRepeat& r) { return r.user_ns; });
     p.value.other_ns = over([](const KernelRepeat& r) { return r.other_ns; });

@@ -101,6 +101,7 @@ struct CalibrateArgs {
   double split_weight = 0.5;
   bool no_split = false;
   bool choose_split = false;
+  std::string totals;  // --source linux: plain | perf; empty: plain where the rows have it
 };
 
 // The sources --source takes: the two models' rows, and each stack measured
@@ -124,8 +125,12 @@ int calibrate_cmd(const CalibrateArgs& a) {
           "--source {} reads measure kernel --split rows as they are: --columns, "
           "--ignore-column, --time, --no-split, --choose-split and --strict do not apply",
           a.source));
-    return calibrate_kernel_cmd({a.source, a.measured, a.train, a.stat, a.dir, a.name});
+    return calibrate_kernel_cmd({a.source, a.measured, a.train, a.stat, a.dir, a.name, a.totals});
   }
+  if (!a.totals.empty())
+    throw UserError(
+        "--totals: only --source linux reads perf's split (the rows of measure "
+        "kernel --split)");
   if (a.choose_split && a.source != "native")
     throw UserError("--choose-split: only native points have per-function times (--source native)");
   // The profile's four files are <dir>/<name>...: a name, never a path.
@@ -498,6 +503,12 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
                   "or min (interference on a shared machine only adds time); compare uses the same")
       ->check(CLI::IsMember({"median", "min"}))
       ->capture_default_str();
+  cal->add_option("--totals", a->totals,
+                  "linux: each point's total time from the plain run (the thread CPU time of\n"
+                  "the same loop with perf off, which measure kernel --split times beside each\n"
+                  "profiled slice) or from perf's samples, perf's own overhead included.\n"
+                  "Shares come from perf either way. Default: plain where every row has it")
+      ->check(CLI::IsMember({"plain", "perf"}));
   cal->add_flag("--strict", a->strict,
                 "Refuse (exit 2, nothing written) when a held-out point relies on a parameter the\n"
                 "training data do not determine");

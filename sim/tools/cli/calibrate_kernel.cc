@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "sim/config/experiment.h"
 #include "sim/report/safe_file.h"
@@ -17,6 +18,31 @@
 namespace simloop::cli {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The plain run splits its thread's time between user and system by the
+// kernel's ticks. perf's user share is that of a thread perf slows, and an
+// artefact of its sampling once put ten times the user time in a profile:
+// a share the plain run contradicts is refused, not fitted.
+constexpr double kUserShareSlack = 0.05;  // of the point's time: ticks are coarse
+
+void check_user_share(const measure::KernelMeasured& m) {
+  for (const auto& p : m.points) {
+    const auto& v = p.value;
+    if (v.cpu_ns <= 0 || v.plain_cpu_ns <= 0) continue;
+    const double perf_share = v.user_ns / v.cpu_ns;
+    const double plain_share = v.plain_user_ns / v.plain_cpu_ns;
+    if (std::abs(perf_share - plain_share) > kUserShareSlack)
+      throw measure::InputError(fmt::format(
+          "{}: point {}: perf puts {:.1f} % of the time in user space, the run without perf "
+          "{:.1f} % (getrusage); more than {:.0f} points apart, the split cannot be trusted: "
+          "measure again on a quieter machine, or fit to perf's totals with --totals perf",
+          p.where, p.label(), 100 * perf_share, 100 * plain_share, 100 * kUserShareSlack));
+  }
+}
+
+}  // namespace
 
 int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
   const std::string name = a.name.empty() ? a.stack + "-calibrated" : a.name;
@@ -29,7 +55,11 @@ int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
   measure::KernelFit fit;
   nlohmann::json j;
   try {
-    m = measure::read_kernel_split(files, stat, a.stack);
+    std::optional<measure::KernelTotals> totals;
+    if (a.totals == "plain") totals = measure::KernelTotals::plain;
+    if (a.totals == "perf") totals = measure::KernelTotals::perf;
+    m = measure::read_kernel_split(files, stat, a.stack, totals);
+    if (m.time_base == "plain") check_user_share(m);
     const auto split = measure::parse_split(a.train);
     for (const auto& [key, values] : split.allow)
       if (key != "path" && key != "payload" && key != "sendmmsg" && key != "segments" &&
@@ -49,6 +79,13 @@ int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
       "{}\n",
       a.stack, fit.cpu_model, fit.kernel, fit.clock_hz / 1e6, m.loadavg,
       fmt::join(fit.split.specs(), "; "), a.stat);
+  if (m.time_base == "plain")
+    std::cout << fmt::format(
+        "time: perf's shares of the thread CPU time without perf (perf's own: {:+.1f} %)\n",
+        100 * (m.perf_over_plain - 1));
+  else
+    std::cout << "time: perf's samples, perf's own overhead included (no plain run in the rows, "
+                 "or --totals perf)\n";
   std::cout << "fitted cycles:\n";
   for (size_t i = 0; i < fit.names.size(); ++i)
     std::cout << fmt::format("  {:<40} {:10.2f}\n", fit.names[i], fit.values[i]);

@@ -14,6 +14,7 @@ struct KernelCalibrateArgs {
   std::string stat = "median";
   std::string dir = "out";
   std::string name;
+  std::string totals;  // plain | perf | "" (plain where every row has it)
 };
 
 int calibrate_kernel_cmd(const KernelCalibrateArgs& a);

@@ -91,6 +91,15 @@ void print_split(const measure::KernelSplit& split) {
         measure::kernel_path_name(path), payload, knobs.label(), b.first,
         measure::wall_ns_per_packet(split, g), g.packets, g.samples, split.period_ns,
         100.0 * static_cast<double>(g.hypervisor_samples) / g.samples);
+    if (g.plain_packets > 0) {
+      const double plain = g.plain_cpu_ns / static_cast<double>(g.plain_packets);
+      std::cout << fmt::format(
+          "  CPU time per packet: {:.0f} ns without perf, {:.0f} ns sampled under it ({:+.1f} "
+          "%); {:.0f} ns of it in user space (getrusage)\n",
+          plain, static_cast<double>(g.samples) * pp,
+          100 * (static_cast<double>(g.samples) * pp / plain - 1),
+          g.plain_user_ns / static_cast<double>(g.plain_packets));
+    }
     std::cout << fmt::format("  {:<28} {:>12} {:>14} {:>7}\n", "function", "self ns/pkt",
                              "+helpers ns/pkt", "share");
     for (const auto& [name, v] : rows)

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -166,9 +167,11 @@ class Channel {
 
   // `n` more timed packets (fewer if sendto() fails for good); returns how
   // many went.
-  int64_t run(int64_t n, int64_t budget) {
+  // `plain`: the unprofiled half of a slice (no dither), counted apart.
+  int64_t run(int64_t n, int64_t budget, bool plain = false) {
     if (!r_.fault.empty()) return 0;
     const int64_t c0 = thread_cpu_ns();
+    const int64_t u0 = plain ? thread_user_ns() : 0;
     const auto t0 = Clock::now();
     int64_t done = 0;
     while (done < n) {
@@ -176,7 +179,7 @@ class Channel {
       const int err = step(&went);
       // Uniform in [0, 4096) turns: up to a few microseconds, about a
       // datagram's own time, so that the phase perf sees is spread evenly.
-      if (dither_) {
+      if (dither_ && !plain) {
         rng_ ^= rng_ << 13;
         rng_ ^= rng_ >> 17;
         rng_ ^= rng_ << 5;
@@ -188,6 +191,12 @@ class Channel {
         r_.fault = fmt::format("send failed: {}", std::strerror(err));
         break;
       }
+    }
+    if (plain) {
+      r_.plain_cpu_s += static_cast<double>(thread_cpu_ns() - c0) * 1e-9;
+      r_.plain_user_s += static_cast<double>(thread_user_ns() - u0) * 1e-9;
+      r_.plain_packets += done * r_.segments;
+      return done;
     }
     r_.elapsed_s += std::chrono::duration<double>(Clock::now() - t0).count();
     r_.cpu_s += static_cast<double>(thread_cpu_ns() - c0) * 1e-9;
@@ -346,6 +355,12 @@ int64_t thread_cpu_ns() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
+int64_t thread_user_ns() {
+  rusage u{};
+  if (getrusage(RUSAGE_THREAD, &u) != 0) return 0;
+  return int64_t{u.ru_utime.tv_sec} * 1'000'000'000 + int64_t{u.ru_utime.tv_usec} * 1000;
+}
+
 int64_t monotonic_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -413,9 +428,14 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
       null_calls += calls;
       for (size_t i = 0; i < n; ++i) {
         Channel& c = *ch[(i + static_cast<size_t>(k)) % n];
-        const int64_t t0 = windows != nullptr ? monotonic_ns() : 0;
         // `packets` counts datagrams: a GSO channel makes fewer sends.
         const int seg = c.result().segments;
+        if (opt.profile) {
+          opt.profile(false);
+          c.run((share(opt.packets, k) + seg - 1) / seg, opt.packets, true);
+          opt.profile(true);
+        }
+        const int64_t t0 = windows != nullptr ? monotonic_ns() : 0;
         const int64_t sent = c.run((share(opt.packets, k) + seg - 1) / seg, opt.packets);
         if (windows != nullptr)
           windows->push_back({rep, c.result().payload, c.result().path, t0, monotonic_ns(),

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -56,6 +57,12 @@ struct KernelOptions {
   // the plain send, without the socket option. `packets` counts datagrams.
   std::vector<int> gso_segments = {1};
   int veth_mtu = 1500;  // the veth pair's MTU (veth paths)
+  // With a profiler (measure kernel --split): every slice of a channel is
+  // run twice, first plain (the profiler off, no dither) and then profiled,
+  // so that the totals come from a run nobody profiles and the shares from
+  // perf, both over the same stretch of time. Called with false before the
+  // plain half and true before the profiled one.
+  std::function<void(bool)> profile;
 };
 inline constexpr int kMaxSendmmsg = 1024;  // UIO_MAXIOV
 
@@ -103,6 +110,11 @@ struct KernelResult {
   // kernel's work done on its behalf, softirq included, and not the time
   // other programs held the CPU, so it holds up under load.
   double cpu_s = 0;
+  // The plain half of each slice when a profiler runs (KernelOptions::
+  // profile): its datagrams, thread CPU time and, of that, user time
+  // (getrusage RUSAGE_THREAD, which the kernel splits by its ticks).
+  int64_t plain_packets = 0;
+  double plain_cpu_s = 0, plain_user_s = 0;
   int64_t delivered = 0, delivered_bytes = 0;  // read back by the receiver during the timed loop
   int64_t send_errors = 0;                     // sendto() failures (ENOBUFS and the like)
   int64_t empty_reads = 0;                     // recv() found nothing yet
@@ -117,10 +129,19 @@ struct KernelResult {
   double cpu_ns_per_packet() const {
     return packets > 0 ? cpu_s * 1e9 / static_cast<double>(packets) : 0;
   }
+  double plain_cpu_ns_per_packet() const {
+    return plain_packets > 0 ? plain_cpu_s * 1e9 / static_cast<double>(plain_packets) : 0;
+  }
+  double plain_user_ns_per_packet() const {
+    return plain_packets > 0 ? plain_user_s * 1e9 / static_cast<double>(plain_packets) : 0;
+  }
 };
 
 // This thread's CPU time so far, in ns (CLOCK_THREAD_CPUTIME_ID).
 int64_t thread_cpu_ns();
+// Of that, the time in user space (getrusage RUSAGE_THREAD), in ns: the
+// kernel divides the thread's time between user and system by its ticks.
+int64_t thread_user_ns();
 
 // What this machine is: CPU model, core count, kernel version.
 struct MachineInfo {

@@ -345,6 +345,11 @@ std::vector<report::Row> split_rows(const KernelSplit& split, const MachineInfo&
           // last: the columns before them keep their places
           .set("sendmmsg", int64_t{knobs.sendmmsg});
       if (knobs.nft_rules >= 0) r.set("nft_rules", int64_t{knobs.nft_rules});
+      if (g.plain_packets > 0) {
+        const auto n = static_cast<double>(g.plain_packets);
+        r.set("plain_cpu_ns_per_packet", g.plain_cpu_ns / n)
+            .set("plain_user_ns_per_packet", g.plain_user_ns / n);
+      }
       rows.push_back(std::move(r));
     }
   }
@@ -506,6 +511,17 @@ KernelSplit run_kernel_split(const KernelOptions& opt, const SplitOptions& o,
     rec.enable();
     KernelOptions dithered = opt;
     dithered.dither = true;
+    // perf slows the thread it samples (about a sixth here): each slice
+    // also runs plain, perf off, for the totals.
+    bool on = true;
+    dithered.profile = [&](bool want) {
+      if (want == on) return;
+      if (want)
+        rec.enable();
+      else
+        rec.disable();
+      on = want;
+    };
     results = run_kernel(dithered, &windows);
     rec.disable();
     rec.finish();
@@ -518,6 +534,13 @@ KernelSplit run_kernel_split(const KernelOptions& opt, const SplitOptions& o,
   split.period_ns = o.period_ns;
   std::ifstream in(script);
   add_perf_samples(in, "perf script", windows, map, split);
+  for (const KernelResult& r : results) {
+    const auto g = split.groups.find({r.repeat, r.path, r.payload, r.knobs()});
+    if (g == split.groups.end()) continue;
+    g->second.plain_packets = r.plain_packets;
+    g->second.plain_cpu_ns = r.plain_cpu_s * 1e9;
+    g->second.plain_user_ns = r.plain_user_s * 1e9;
+  }
   return split;
 }
 

@@ -72,6 +72,10 @@ struct SplitGroup {
   int64_t samples = 0;
   int64_t hypervisor_samples = 0;
   int64_t dither_samples = 0;  // in simloop_kernel_dither: left out of every figure
+  // The same channel's plain half of each slice (no perf, no dither): its
+  // datagrams, and this thread's CPU and user time over them, in ns.
+  int64_t plain_packets = 0;
+  double plain_cpu_ns = 0, plain_user_ns = 0;
   // (kind, name, charged_to) -> samples
   std::map<std::tuple<ChargeKind, std::string, std::string>, int64_t> charged;
 };
