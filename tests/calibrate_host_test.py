@@ -8,6 +8,7 @@ then:
 - the step lines with their elapsed time, and the wall time;
 - `machine: host` / `stack: host-bsd` in an experiment, and --set
   machine=host, resolve through XDG_DATA_HOME to this host's profile;
+- the Linux fit's machine with the BSD fit's stack is warned of, once;
 - without a profile, the error names the command that makes one;
 - `simloop list` shows the profile with its date and fingerprint.
 
@@ -107,6 +108,17 @@ check("measured on host" not in r.stderr, f"no other-host warning: {r.stderr[-40
 r = run("run", "--set", "machine=host-bsd", "--set", "stack=host-bsd", "--set", "workload.packets=200",
         "-o", WORK / "set")
 check(r.returncode == 0, f"--set machine=host-bsd: {r.stderr[-600:]}")
+check("mixes two fits" not in r.stderr, f"one fit's pair: no warning: {r.stderr[-400:]}")
+# machine: host with the BSD stack: the Linux fit's machine where the Linux
+# half ran (two fits mixed, said once), else the BSD fit's own (nothing said).
+r = run("run", "--set", "machine=host", "--set", "stack=host-bsd", "--set", "workload.packets=200",
+        "-o", WORK / "mixed")
+check(r.returncode == 0, f"--set machine=host stack=host-bsd: {r.stderr[-600:]}")
+if kernel:
+    check(r.stderr.count("mixes two fits") == 1 and "machine: host-bsd for stack: host-bsd" in r.stderr,
+          f"the mixed pair is warned of, once: {r.stderr[-600:]}")
+else:
+    check("mixes two fits" not in r.stderr, f"machine: host is the BSD fit's here: {r.stderr[-400:]}")
 if kernel:
     r = run("run", "--set", "machine=host", "--set", "stack=host-linux", "--set",
             "workload.packets=200", "-o", WORK / "linux")

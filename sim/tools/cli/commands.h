@@ -43,6 +43,9 @@ std::filesystem::path experiment_path(const std::string& given);
 // Warns, once a process, when `x` prices a machine measured on another
 // host than this one, naming the facts that differ.
 void warn_if_priced_elsewhere(const config::Experiment& x);
+// Warns once when a machine of one fit of calibrate host goes with the
+// stack of the other (machine: host with stack: host-bsd).
+void warn_if_fits_mixed(const config::Experiment& x);
 
 // The experiment simloop runs when none is named.
 inline constexpr const char* kDefaultRunExperiment = "experiments/seed-athlon.yaml";

@@ -14,6 +14,7 @@
 
 #include "sim/config/data_files.h"
 #include "sim/config/experiment.h"
+#include "sim/config/host_profiles.h"
 #include "sim/engine/columns.h"
 #include "sim/engine/detail.h"
 #include "sim/engine/simulation.h"
@@ -442,6 +443,32 @@ void warn_if_priced_elsewhere(const config::Experiment& x) {
       fmt::join(diff, "; "));
 }
 
+// calibrate host writes two fits, each a machine with its stack: the
+// Linux one (machine: host is its machine) and the BSD one. A machine of
+// one with the stack of the other prices a stack with costs fitted beside
+// another (the system call's and the copy's differ between the two).
+void warn_if_fits_mixed(const config::Experiment& x) {
+  const std::string& m = x.machine_ref;
+  const std::string& s = x.stack_ref;
+  if (config::host_profile_files("machines", m).empty() ||
+      config::host_profile_files("stacks", s).empty())
+    return;
+  // By the files they resolved to: machine: host is the BSD fit's where
+  // the Linux half was skipped.
+  const bool linux_machine = x.machine_name == "host-linux-machine";
+  const bool bsd_machine = x.machine_name == "host-bsd-machine";
+  if (!((linux_machine && x.stack_name == "host-bsd-stack") ||
+        (bsd_machine && x.stack_name == "host-linux-stack")))
+    return;
+  static std::set<std::string> said;
+  if (!said.insert(m + "|" + s).second) return;
+  spdlog::warn(
+      "machine '{}' is the {} fit of this host's profile and stack '{}' the {} one: each stack "
+      "was fitted with its own machine's system call and copy costs, so this pair mixes two "
+      "fits; name machine: {} for stack: {}",
+      m, linux_machine ? "Linux" : "BSD", s, linux_machine ? "BSD" : "Linux", s, s);
+}
+
 config::Experiment load_user_experiment(const std::string& file,
                                         const std::vector<std::string>& sets,
                                         const std::vector<std::string>& unset) {
@@ -451,6 +478,7 @@ config::Experiment load_user_experiment(const std::string& file,
     config::Experiment x = config::load_experiment(p, sets, unset);
     for (const auto& note : x.notes) spdlog::info("{}", note);
     warn_if_priced_elsewhere(x);
+    warn_if_fits_mixed(x);
     return x;
   } catch (const config::ConfigError& e) {
     throw UserError(e.what(), 2);

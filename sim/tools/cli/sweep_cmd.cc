@@ -194,7 +194,11 @@ int sweep_cmd(const SweepArgs& a) {
   }
   for (const auto& note : plan.notes) spdlog::info("{}", note);
   warn_if_priced_elsewhere(plan.base);
-  for (const auto& [choice, x] : plan.chosen) warn_if_priced_elsewhere(x);
+  warn_if_fits_mixed(plan.base);
+  for (const auto& [choice, x] : plan.chosen) {
+    warn_if_priced_elsewhere(x);
+    warn_if_fits_mixed(x);
+  }
   // A shard past the last point would run nothing and say it had finished.
   if (static_cast<size_t>(o.shard.k) > plan.size())
     throw UserError(
