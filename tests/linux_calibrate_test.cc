@@ -10,6 +10,8 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/stack/linux/fns.h"
 #include "sim/tools/calibrate/kernel_fit.h"
@@ -56,27 +58,39 @@ class LinuxCalibrateFiles : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir); }
   // A split file priced by known costs: every function `fixed` cycles a
   // call, 0.5 cycles per copied byte, at 2 GHz.
-  fs::path synthetic(double fixed, const std::string& extra_row = "") {
+  // With `perf_over` above 0, perf's times are that much over the truth
+  // and the rows carry the plain run's columns (the true total; user time
+  // `plain_user` ns), as measure kernel --split writes them.
+  fs::path synthetic(double fixed, const std::string& extra_row = "", double perf_over = 0,
+                     double plain_user = 0) {
     const fs::path csv = dir / "split.csv";
     std::ofstream o(csv);
     o << "source,repeat,payload,dest,path,packets,ns_per_packet,kind,name,charged_to,samples,"
-         "self_ns_per_packet,share,period_ns,loadavg_1m,cpu_model,kernel\n";
+         "self_ns_per_packet,share,period_ns,loadavg_1m,cpu_model,kernel"
+      << (perf_over > 0 ? ",plain_cpu_ns_per_packet,plain_user_ns_per_packet" : "") << "\n";
     for (const char* path : {"unconnected", "connected"})
       for (int payload : {18, 1000}) {
         const stacks::CallCounts f = stack_counts("linux", path, payload);
+        std::vector<std::pair<std::string, double>> ns;  // (function, true ns)
         for (size_t i = 0; i < net::lnx::fn_table().size(); ++i) {
           // neigh_hh_output is left out: inlined, as on the measured kernel.
           if (f.calls[i] == 0 || i == at("neigh_hh_output")) continue;
           double cycles = f.calls[i] * fixed + f.copy_bytes[i] * 0.5;
           if (i == at("ip_finish_output2"))  // its inlined callee's time
             cycles += f.calls[at("neigh_hh_output")] * fixed;
-          const auto name = net::lnx::fn_table().name(net::fn_at(i));
-          o << "kernel,0," << payload << ",loopback," << path << ",1000,9000,function," << name
-            << "," << name << ",1," << cycles / 2 << ",0.1,100000,0.5,CPU,Linux\n";
+          ns.emplace_back(net::lnx::fn_table().name(net::fn_at(i)), cycles / 2);
         }
+        double total = 400;
+        for (const auto& [name, v] : ns) total += v;
+        const double k = perf_over > 0 ? perf_over : 1;
+        const std::string plain =
+            perf_over > 0 ? "," + std::to_string(total) + "," + std::to_string(plain_user) : "";
+        for (const auto& [name, v] : ns)
+          o << "kernel,0," << payload << ",loopback," << path << ",1000,9000,function," << name
+            << "," << name << ",1," << v * k << ",0.1,100000,0.5,CPU,Linux" << plain << "\n";
         o << "kernel,0," << payload << ",loopback," << path
-          << ",1000,9000,syscall_entry,do_syscall_64,syscall_entry,1,400,0.1,100000,0.5,CPU,"
-             "Linux\n";
+          << ",1000,9000,syscall_entry,do_syscall_64,syscall_entry,1," << 400 * k
+          << ",0.1,100000,0.5,CPU,Linux" << plain << "\n";
       }
     o << extra_row;
     std::ofstream(csv.string() + ".machine.json") << R"({"cpu_mhz": 2000})";
@@ -94,6 +108,36 @@ TEST_F(LinuxCalibrateFiles, TheFitGivesBackTheCostsTheRowsWereMadeFrom) {
   EXPECT_EQ(fit.inlined_into.at("neigh_hh_output"), "ip_finish_output2");
   // The held-out connected path is predicted exactly: only the counts differ.
   for (const auto& p : m.points) EXPECT_NEAR(predict_kernel(fit, p).cpu_ns, p.value.cpu_ns, 1e-6);
+}
+
+// perf's own time is left out where the rows have the plain run's: the fit
+// gives back the true costs from rows whose perf times are 20 % high, and
+// perf's totals only when asked for (or when no row has the plain run's).
+TEST_F(LinuxCalibrateFiles, TotalsComeFromThePlainRunAndSharesFromPerf) {
+  const auto split = parse_split({"path=unconnected"});
+  const auto m = read_kernel_split({synthetic(100, "", 1.2)}, Stat::median, "linux");
+  EXPECT_EQ(m.time_base, "plain");
+  EXPECT_NEAR(m.perf_over_plain, 1.2, 1e-6);
+  const KernelFit fit = fit_kernel(m, split, Stat::median);
+  EXPECT_NEAR(fit.value("fixed:udp_sendmsg"), 100, 1e-3);
+  EXPECT_NEAR(fit.value("copy.cycles_per_byte"), 0.5, 1e-6);
+  EXPECT_NEAR(fit.syscall_cycles, 400.0, 1e-3);
+  for (const auto& p : m.points) EXPECT_NEAR(p.value.perf_cpu_ns / p.value.cpu_ns, 1.2, 1e-6);
+
+  const auto perf = read_kernel_split({synthetic(100, "", 1.2)}, Stat::median, "linux",
+                                      KernelTotals::perf);
+  EXPECT_EQ(perf.time_base, "perf");
+  EXPECT_NEAR(fit_kernel(perf, split, Stat::median).value("fixed:udp_sendmsg"), 120, 1e-3);
+
+  const auto old = read_kernel_split({synthetic(100)}, Stat::median, "linux");
+  EXPECT_EQ(old.time_base, "perf");
+  try {
+    read_kernel_split({synthetic(100)}, Stat::median, "linux", KernelTotals::plain);
+    FAIL() << "plain totals asked of rows without them";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("plain_cpu_ns_per_packet"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--totals perf"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(LinuxCalibrateFiles, AFunctionNotInTheTableNamesItsLine) {

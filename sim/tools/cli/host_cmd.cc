@@ -299,6 +299,11 @@ void print_kernel_errors(const fs::path& fit_json) {
       errors[fmt::format("{} {}", q.at("set").get<std::string>(), q.at("path").get<std::string>())]
           .push_back(100 * (pred - meas) / meas);
     }
+    if (j.value("time_base", "") == "plain")
+      std::cout << fmt::format(
+          "    time: the loop's CPU time with perf off (perf's own sampled time {:+.1f} % over "
+          "it)\n",
+          100 * (j.value("perf_over_plain", 1.0) - 1));
     for (auto& [group, e] : errors) {
       std::sort(e.begin(), e.end(), [](double x, double y) { return std::abs(x) < std::abs(y); });
       std::cout << fmt::format("    {:<24} {} point(s): median |error| {:.1f} %, worst {:+.1f} %\n",
