@@ -47,6 +47,7 @@ import sys
 import tempfile
 
 import md_tables
+import plain_time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
@@ -110,11 +111,13 @@ def measured():
             sys.exit(f"{rel(path)}: measured at {mhz} MHz, the files before at {clock / 1e6}")
         clock = mhz * 1e6
         with open(path) as f:
-            for row in csv.DictReader(f):
+            rows = list(csv.DictReader(f))
+            scale = plain_time.scaler(rows)
+            for row in rows:
                 key = (row["path"], int(row["payload"]), int(row["segments"]))
                 rep = groups.setdefault(key, {}).setdefault((path, row["repeat"]),
                                                            {"cpu": 0.0, "fn": {}})
-                ns = float(row["self_ns_per_packet"])
+                ns = float(row["self_ns_per_packet"]) * scale(row)
                 rep["cpu"] += ns
                 to = row["charged_to"]
                 rep["fn"][to] = rep["fn"].get(to, 0.0) + ns

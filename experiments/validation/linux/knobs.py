@@ -48,6 +48,7 @@ import sys
 import tempfile
 
 import md_tables
+import plain_time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
@@ -167,14 +168,16 @@ def split_per_message():
     the training payloads). At 64 datagrams a call, the call's own share of
     __sys_sendmmsg is a 64th: its self time there is its loop, per message
     (the put_user of each msg_len)."""
-    rows = [r for r in csv.DictReader(open(SPLIT)) if int(r["sendmmsg"]) == SPLIT_BATCH]
+    every = list(csv.DictReader(open(SPLIT)))
+    scale = plain_time.scaler(every)
+    rows = [r for r in every if int(r["sendmmsg"]) == SPLIT_BATCH]
     out = {}
     for fn in [PER_CALL] + PER_MESSAGE:
         per_payload = []
         for payload in TRAIN_PAYLOADS:
             reps = sorted({r["repeat"] for r in rows if int(r["payload"]) == payload})
             per_payload.append(statistics.median(
-                sum(float(r["self_ns_per_packet"]) for r in rows if r["charged_to"] == fn
+                sum(float(r["self_ns_per_packet"]) * scale(r) for r in rows if r["charged_to"] == fn
                     and int(r["payload"]) == payload and r["repeat"] == rep) for rep in reps))
         out[fn] = statistics.fmean(per_payload)
     return out
@@ -306,18 +309,19 @@ def split_table():
     """perf's self ns per datagram, function by function, with sendto() and
     with 64 datagrams a call (the training payloads; median over repeats)."""
     rows = list(csv.DictReader(open(SPLIT)))
+    scale = plain_time.scaler(rows)
     reps = sorted({r["repeat"] for r in rows})
     per = {}
     for r in rows:
         k = (int(r["payload"]), int(r["sendmmsg"]), r["charged_to"] or "(no caller named)")
         per.setdefault(k, {}).setdefault(r["repeat"], 0.0)
-        per[k][r["repeat"]] += float(r["self_ns_per_packet"])
+        per[k][r["repeat"]] += float(r["self_ns_per_packet"]) * scale(r)
     def ns(p, b, fn):
         v = per.get((p, b, fn), {})
         return statistics.median(v.get(x, 0.0) for x in reps)
     fns = sorted({k[2] for k in per})
     out = [f"Where the time goes: perf's self ns per datagram (`simloop measure kernel "
-           f"{' '.join(MEASURE_SPLIT)}`, data/knob-sendmmsg-split.csv, perf's CPU time), with "
+           f"{' '.join(MEASURE_SPLIT)}`, data/knob-sendmmsg-split.csv; perf's shares of the thread CPU time with perf off), with "
            f"sendto() and with {SPLIT_BATCH} datagrams a call, the functions whose time moves "
            f"most:", "",
            CHECKED,
