@@ -10,7 +10,9 @@ then:
   machine=host, resolve through XDG_DATA_HOME to this host's profile;
 - the Linux fit's machine with the BSD fit's stack is warned of, once;
 - without a profile, the error names the command that makes one;
-- `simloop list` shows the profile with its date and fingerprint.
+- `simloop list` shows the profile with its date and fingerprint;
+- `--from` carries the profile by the microbenchmarks: each cost scaled by
+  the factor it prints, `--scale none` leaving them, never onto itself.
 
     calibrate_host_test.py SIMLOOP WORK_DIR
 """
@@ -127,6 +129,53 @@ else:
     r = run("run", "--set", "machine=host", "--set", "stack=host-linux", "-o", WORK / "linux")
     check(r.returncode == 2 and "simloop calibrate host" in r.stderr,
           f"no Linux stack in a profile without it: {r.returncode} {r.stderr[-400:]}")
+
+# Carried to a host by its microbenchmarks alone (--from): the costs scaled
+# by the factors it prints, --scale none leaving them as they were, never
+# onto the profile it reads, and --bench only with -o.
+def functions(path):
+    out, on = {}, False
+    for line in path.read_text().splitlines():
+        if line.startswith("functions:"):
+            on = True
+        elif on and line.startswith("  ") and ":" in line:
+            k, v = line.strip().split(":", 1)
+            try:
+                out[k] = float(v.split("#")[0])
+            except ValueError:
+                pass
+        elif on and not line.startswith(" "):
+            on = False
+    return out
+
+
+carried = {}
+for scale in ("micro", "none"):
+    r = run("calibrate", "host", "--from", out, "--scale", scale, "-o", WORK / f"carried-{scale}")
+    check(r.returncode == 0, f"--from --scale {scale}: exit {r.returncode}: {r.stderr[-600:]}")
+    m = re.search(r"core work x([0-9.]+), system call x([0-9.]+), copy per byte x([0-9.]+)", r.stdout)
+    check(m is not None, f"--from prints its factors: {r.stdout[:600]}")
+    carried[scale] = (float(m.group(1)) if m else 1.0, WORK / f"carried-{scale}")
+for fit in ["host-bsd"] + (["host-linux"] if kernel else []):
+    a = functions(out / f"{fit}-stack.yaml")
+    check(len(a) > 5, f"{fit}: the stack's functions read: {a}")
+    core, d = carried["micro"]
+    for scale, want in (("none", 1.0), ("micro", core)):
+        b = functions(carried[scale][1] / f"{fit}-stack.yaml")
+        bad = [k for k in a if abs(b.get(k, -1) - a[k] * want) > 1e-3 * max(1.0, a[k] * want) + 1e-4]
+        check(not bad, f"{fit} --scale {scale}: each function x{want:.4f}: {bad[:3]} {a.get(bad[0]) if bad else ''} -> {b.get(bad[0]) if bad else ''}")
+    text = (d / f"{fit}-machine.yaml").read_text()
+    check("Carried by simloop calibrate host --from" in text and 'cpu: "Test CPU"' in text,
+          f"{fit}: the carried machine says where it came from and whose it is: {text[:500]}")
+info = json.loads((carried["micro"][1] / "host.json").read_text())
+check(info.get("carried_from", {}).get("fingerprint") == fp, f"host.json names the source: {info.get('carried_from')}")
+r = run("calibrate", "host", "--from", out, "-o", out)
+check(r.returncode == 2 and "is the profile being carried" in r.stderr, f"not onto itself: {r.returncode} {r.stderr[-300:]}")
+r = run("calibrate", "host", "--from", WORK / "empty-xdg", "-o", WORK / "carried-bad")
+check(r.returncode == 2 and "microbench.json" in r.stderr and not (WORK / "carried-bad").exists(),
+      f"--from a directory without microbench.json: {r.returncode} {r.stderr[-300:]}")
+r = run("calibrate", "host", "--from", out, "--bench", out / "microbench.json")
+check(r.returncode == 2 and "-o DIR" in r.stderr, f"--bench without -o: {r.returncode} {r.stderr[-300:]}")
 
 # Without a profile: the error says how to make one.
 r = run("run", exp, "-o", WORK / "none2", xdg=EMPTY)

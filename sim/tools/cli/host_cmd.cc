@@ -30,6 +30,7 @@
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"
+#include "sim/tools/cli/host_rescale.h"
 #include "sim/tools/measure/kernel.h"
 #include "sim/tools/measure/kernel_split.h"
 #include "sim/tools/measure/programs.h"
@@ -65,6 +66,9 @@ struct HostArgs {
   int bootstrap = 100;
   bool skip_kernel = false;
   std::string perf = "perf";
+  std::string from;  // --from: carry that host profile here instead of measuring
+  std::string scale = "micro";
+  std::string bench;  // --bench: a recorded microbench.json in place of this host's
 };
 
 double seconds_since(Clock::time_point t0) {
@@ -172,14 +176,16 @@ nlohmann::json cache_geometry() {
   return out;
 }
 
-nlohmann::json facts_json(const support::HostFacts& h) {
+}  // namespace
+
+nlohmann::json host_facts_json(const support::HostFacts& h) {
   return {{"cpu", h.cpu},       {"clock_mhz", h.clock_mhz},       {"kernel", h.kernel},
           {"caches", h.caches}, {"fingerprint", h.fingerprint()}, {"summary", h.summary()}};
 }
 
-nlohmann::json microbenchmarks(const support::HostFacts& h) {
+nlohmann::json host_microbenchmarks(const support::HostFacts& h) {
   nlohmann::json j;
-  j["host"] = facts_json(h);
+  j["host"] = host_facts_json(h);
   j["loadavg_before"] = loadavg();
   j["clock"] = {{"cpuinfo_mhz", h.clock_mhz},
                 {"measured_mhz", measured_mhz()},
@@ -234,6 +240,8 @@ std::string with_host_facts(const std::string& text, const support::HostFacts& h
       support::yaml_quoted(h.caches));
   return out;
 }
+
+namespace {
 
 class Progress {
  public:
@@ -317,6 +325,10 @@ void print_kernel_errors(const fs::path& fit_json) {
 int host_cmd(const HostArgs& a) {
   const auto facts = support::this_host();
   const std::string fp = facts.fingerprint();
+  if (!a.bench.empty() && a.dir.empty())
+    throw UserError(
+        "calibrate host --bench: name where the carried profile goes with -o DIR (it is priced "
+        "for the host that file describes, not for this one)");
   fs::path dir = a.dir;
   if (dir.empty()) {
     const fs::path root = config::hosts_dir();
@@ -326,6 +338,8 @@ int host_cmd(const HostArgs& a) {
           "with -o DIR");
     dir = root / fp;
   }
+  if (!a.from.empty()) return host_rescale_cmd(a.from, a.scale, dir, a.dir, a.bench);
+  if (!a.bench.empty()) throw UserError("calibrate host: --bench goes with --from");
   // A directory of its own, made again in place; never through a link:
   // looked at now, and again before anything is written into it or removed
   // from it, minutes of measuring later.
@@ -363,7 +377,7 @@ int host_cmd(const HostArgs& a) {
   std::vector<std::pair<std::string, std::string>> files;
 
   progress.start("microbenchmarks: clock, null system call, memcpy 64 B-64 KiB, caches");
-  auto bench = microbenchmarks(facts);
+  auto bench = host_microbenchmarks(facts);
   progress.done(fmt::format(
       "clock {:.0f} MHz (multiplies {:.0f}, cpuinfo {:.0f}), null system call {:.1f} ns, "
       "memcpy 1 KiB {:.1f} ns",
@@ -447,7 +461,7 @@ int host_cmd(const HostArgs& a) {
   }
   files.emplace_back("microbench.json", bench.dump(1) + "\n");
   const double wall = progress.elapsed();
-  nlohmann::json info = facts_json(facts);
+  nlohmann::json info = host_facts_json(facts);
   info["date"] = date;
   info["simloop"] = SIMLOOP_VERSION;
   info["wall_s"] = wall;
@@ -531,6 +545,20 @@ void add_calibrate_host(CLI::App& calibrate, std::vector<Command>& commands) {
       ->capture_default_str();
   host->add_flag("--skip-kernel", a->skip_kernel, "Leave out the Linux stack (measure kernel)");
   host->add_option("--perf", a->perf, "The perf program")->capture_default_str();
+  host->add_option("--from", a->from,
+                   "Measure nothing of the stacks: carry the host profile in this directory\n"
+                   "(another host's calibrate host output) to this host by this host's\n"
+                   "microbenchmarks alone (a second or so), and write it as this host's");
+  host->add_option("--scale", a->scale,
+                   "With --from: micro (each cost by the microbenchmark that stands for it: the\n"
+                   "core's speed, the null system call, memcpy per byte), clock (by the cpuinfo\n"
+                   "clocks alone) or none (the costs as measured there)")
+      ->check(CLI::IsMember({"micro", "clock", "none"}))
+      ->capture_default_str();
+  host->add_option("--bench", a->bench,
+                   "With --from: take this microbench.json (another host's, as its calibrate\n"
+                   "host recorded it) as this host's, to check a carry against the points\n"
+                   "measured there (give -o too)");
   commands.push_back({host, [a] { return host_cmd(*a); }});
 }
 

@@ -1,0 +1,284 @@
+// simloop calibrate host --from DIR: a host profile measured on host A,
+// carried to this host by this host's microbenchmarks alone. Nothing of the
+// network stacks is measured here. Each cost is put in ns at A, scaled by
+// what it is, and put back in cycles at this host's clock:
+//   - the system call's entry and exit by the null system call's CPU time;
+//   - the copies' cost per byte by memcpy's ns per byte at 64 KiB;
+//   - every other cost (each function, the user loop, the checksum, the
+//     buffers) by the core's own speed, a chain of dependent adds.
+// --scale clock scales every cost by the cpuinfo clocks alone, and
+// --scale none copies A's costs: the two baselines a rescale must beat.
+#include "sim/tools/cli/host_rescale.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "sim/config/host_profiles.h"
+#include "sim/report/safe_file.h"
+#include "sim/support/host.h"
+#include "sim/support/input_file.h"
+#include "sim/support/text.h"
+#include "sim/support/yaml_input.h"
+#include "sim/tools/cli/commands.h"
+#include "version.h"
+
+namespace simloop::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_whole(const fs::path& p) {
+  if (const std::string why = support::input_problem(p); !why.empty())
+    throw UserError(fmt::format("calibrate host --from: {} {}", p.string(), why));
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+double number_at(const nlohmann::json& j, const std::vector<std::string>& path,
+                 const fs::path& file) {
+  const nlohmann::json* at = &j;
+  std::string where;
+  for (const auto& k : path) {
+    where += (where.empty() ? "" : ".") + k;
+    if (!at->is_object() || !at->contains(k))
+      throw UserError(
+          fmt::format("calibrate host --from: {}: no {} (a microbench.json that "
+                      "simloop calibrate host wrote has it)",
+                      file.string(), where));
+    at = &(*at)[k];
+  }
+  if (!at->is_number() || at->get<double>() <= 0)
+    throw UserError(fmt::format("calibrate host --from: {}: {}: expected a positive number",
+                                file.string(), where));
+  return at->get<double>();
+}
+
+// memcpy's ns per byte at its largest size.
+double memcpy_ns_per_byte(const nlohmann::json& bench, const fs::path& file) {
+  const auto it = bench.find("memcpy");
+  if (it == bench.end() || !it->is_array() || it->empty())
+    throw UserError(fmt::format("calibrate host --from: {}: no memcpy figures", file.string()));
+  const auto& last = it->back();
+  const double bytes = number_at(last, {"bytes"}, file), ns = number_at(last, {"ns"}, file);
+  return ns / bytes;
+}
+
+// Each cost key's kind: the figure its ns scale with.
+enum class Scales { core, syscall, copy };
+
+struct Rule {
+  std::string key;  // dotted, as in the file
+  Scales by;
+};
+
+// The machine file's costs (the stack file's are every number under
+// functions, alloc and free, and cksum_cycles_per_byte, all core work).
+const std::vector<Rule>& machine_rules() {
+  static const std::vector<Rule> r = {
+      {"syscall.entry_cycles", Scales::syscall}, {"syscall.exit_cycles", Scales::syscall},
+      {"user_loop_cycles", Scales::core},        {"copy.setup_cycles", Scales::core},
+      {"copy.cycles_per_byte", Scales::copy},    {"copy.unaligned_cycles_per_byte", Scales::copy},
+      {"unaligned_access_cycles", Scales::core}, {"unaligned_line_cross_cycles", Scales::core}};
+  return r;
+}
+
+bool is_number(const YAML::Node& n) {
+  if (!n.IsScalar()) return false;
+  double v = 0;
+  return YAML::convert<double>::decode(n, v);
+}
+
+// Six significant digits, as the fits write them.
+void scale_node(YAML::Node n, double k) {
+  if (is_number(n)) n = fmt::format("{:.6g}", n.as<double>() * k);
+}
+
+struct Factors {
+  double core = 1, syscall = 1, copy = 1;  // ns at this host over ns at A
+  double of(Scales s) const {
+    return s == Scales::core ? core : s == Scales::syscall ? syscall : copy;
+  }
+};
+
+// A's file, its costs carried to this host; the header says how.
+// `k_clock` is this host's cycles per ns over A's in the fit's units
+// (1 where its machine's clock_hz is 1e9: costs in ns); a machine file sets
+// it from its own clock.
+std::string rescaled(const std::string& text, const fs::path& file, bool machine, const Factors& f,
+                     double this_clock_hz, double& k_clock, const std::string& header,
+                     const std::string& note) {
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw UserError(fmt::format("calibrate host --from: {}: {}", file.string(), e.what()));
+  }
+  if (!doc.IsMap())
+    throw UserError(fmt::format("calibrate host --from: {}: expected a map", file.string()));
+  if (machine) {
+    // Costs in ns (clock_hz 1e9) stay in ns; cycles follow the clock.
+    const double a_clock = doc["clock_hz"] ? doc["clock_hz"].as<double>(0) : 0;
+    if (a_clock <= 0)
+      throw UserError(
+          fmt::format("calibrate host --from: {}: clock_hz: expected a number", file.string()));
+    k_clock = a_clock == 1e9 ? 1.0 : this_clock_hz / a_clock;
+    if (a_clock != 1e9) doc["clock_hz"] = fmt::format("{:.0f}", this_clock_hz);
+    for (const auto& r : machine_rules()) {
+      const auto dot = r.key.find('.');
+      YAML::Node n =
+          dot == std::string::npos ? doc[r.key] : doc[r.key.substr(0, dot)][r.key.substr(dot + 1)];
+      scale_node(n, k_clock * f.of(r.by));
+    }
+    doc.remove("host");
+  } else {
+    for (const char* section : {"functions", "alloc", "free"})
+      if (YAML::Node s = doc[section]; s && s.IsMap())
+        for (auto it = s.begin(); it != s.end(); ++it) scale_node(it->second, k_clock * f.core);
+    scale_node(doc["cksum_cycles_per_byte"], k_clock * f.core);
+  }
+  if (doc["description"] && doc["description"].IsScalar())
+    doc["description"] = doc["description"].as<std::string>() + note;
+  YAML::Emitter out;
+  out << doc;
+  return header + out.c_str() + "\n";
+}
+
+}  // namespace
+
+int host_rescale_cmd(const std::string& from, const std::string& scale, const fs::path& dir_in,
+                     const std::string& out_given, const std::string& bench_file) {
+  const fs::path a_dir = from;
+  const fs::path a_bench_file = a_dir / "microbench.json";
+  nlohmann::json a_bench, a_info;
+  try {
+    a_bench = nlohmann::json::parse(read_whole(a_bench_file));
+    a_info = nlohmann::json::parse(read_whole(a_dir / "host.json"));
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(fmt::format("calibrate host --from: {}: {}", a_dir.string(), e.what()));
+  }
+  // This host's microbenchmarks, the only thing measured here; or another
+  // host's as its calibrate host recorded them (--bench), to check a carry
+  // against that host's measured points.
+  nlohmann::json bench;
+  support::HostFacts facts;
+  if (bench_file.empty()) {
+    facts = support::this_host();
+    bench = host_microbenchmarks(facts);
+  } else {
+    try {
+      bench = nlohmann::json::parse(read_whole(bench_file));
+      const auto& h = bench.at("host");
+      facts.cpu = h.value("cpu", std::string());
+      facts.clock_mhz = h.value("clock_mhz", 0.0);
+      facts.kernel = h.value("kernel", std::string());
+      facts.caches = h.value("caches", std::string());
+    } catch (const nlohmann::json::exception& e) {
+      throw UserError(fmt::format("calibrate host --bench {}: {}", bench_file, e.what()));
+    }
+    number_at(bench, {"clock", "measured_mhz"}, bench_file);
+    number_at(bench, {"null_syscall", "cpu_ns"}, bench_file);
+    memcpy_ns_per_byte(bench, bench_file);
+  }
+  const fs::path& dir = dir_in;
+  std::error_code ec;
+  if (fs::exists(dir, ec) && fs::exists(a_dir, ec) && fs::equivalent(dir, a_dir, ec))
+    throw UserError(fmt::format(
+        "calibrate host --from: {} is the profile being carried; name another place with -o",
+        a_dir.string()));
+  if (fs::is_symlink(fs::symlink_status(dir, ec)))
+    throw UserError(
+        fmt::format("calibrate host: {} is a symbolic link; simloop writes no "
+                    "profile through one",
+                    config::printable(dir.string(), 200)));
+
+  Factors f;
+  const double a_speed = number_at(a_bench, {"clock", "measured_mhz"}, a_bench_file);
+  const double b_speed = bench["clock"]["measured_mhz"].get<double>();
+  const double a_mhz = number_at(a_bench, {"clock", "cpuinfo_mhz"}, a_bench_file);
+  const double b_mhz = facts.clock_mhz > 0 ? facts.clock_mhz : b_speed;
+  if (scale == "micro") {
+    f.core = a_speed / b_speed;
+    f.syscall = bench["null_syscall"]["cpu_ns"].get<double>() /
+                number_at(a_bench, {"null_syscall", "cpu_ns"}, a_bench_file);
+    f.copy = memcpy_ns_per_byte(bench, bench_file.empty() ? "this host" : bench_file) /
+             memcpy_ns_per_byte(a_bench, a_bench_file);
+  } else if (scale == "clock") {
+    f.core = f.syscall = f.copy = a_mhz / b_mhz;
+  }
+  const std::string a_fp = a_info.value("fingerprint", std::string("?"));
+  const std::string a_summary = a_info.value("summary", std::string("?"));
+  std::cout << fmt::format(
+      "carrying host {} ({}) to this host {} ({}) by {}: ns here over ns there, core work x{:.3f}, "
+      "system call x{:.3f}, copy per byte x{:.3f}\n",
+      a_fp, a_summary, facts.fingerprint(), facts.summary(),
+      scale == "micro"   ? "microbenchmarks"
+      : scale == "clock" ? "the cpuinfo clocks"
+                         : "nothing (A's costs as they are)",
+      f.core, f.syscall, f.copy);
+
+  const std::string date =
+      fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                  std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
+  const std::string header = fmt::format(
+      "# Carried by simloop calibrate host --from {} --scale {} ({}).\n"
+      "# Measured on host {}: {}\n"
+      "# Priced for host {}: {}\n"
+      "# by its microbenchmarks only (ns here over ns there): core work x{:.4f}, system\n"
+      "# call x{:.4f}, copy per byte x{:.4f}. Nothing of the stacks was measured here.\n",
+      config::printable(a_dir.string(), 200), scale, date, a_fp, config::printable(a_summary, 200),
+      facts.fingerprint(), facts.summary(), f.core, f.syscall, f.copy);
+  const std::string carried_note =
+      fmt::format(" (carried from host {} by --scale {})", a_fp, scale);
+  std::vector<std::pair<std::string, std::string>> files;
+  int profiles = 0;
+  for (const std::string fit : {"host-linux", "host-bsd"}) {
+    const fs::path m = a_dir / (fit + "-machine.yaml"), s = a_dir / (fit + "-stack.yaml"),
+                   x = a_dir / (fit + ".yaml");
+    if (!support::input_problem(m).empty() || !support::input_problem(s).empty()) continue;
+    double k_clock = 1;  // the machine's, then its stack's
+    files.emplace_back(m.filename().string(),
+                       with_host_facts(rescaled(read_whole(m), m, true, f, b_mhz * 1e6, k_clock,
+                                                header, carried_note),
+                                       facts, date.substr(0, 4)));
+    files.emplace_back(s.filename().string(), rescaled(read_whole(s), s, false, f, b_mhz * 1e6,
+                                                       k_clock, header, carried_note));
+    if (support::input_problem(x).empty()) files.emplace_back(x.filename().string(), read_whole(x));
+    ++profiles;
+  }
+  if (profiles == 0)
+    throw UserError(fmt::format(
+        "calibrate host --from: {} has no host-linux or host-bsd machine and stack to carry",
+        a_dir.string()));
+  files.emplace_back("microbench.json", bench.dump(1) + "\n");
+  nlohmann::json info = host_facts_json(facts);
+  info["date"] = date;
+  info["simloop"] = SIMLOOP_VERSION;
+  info["carried_from"] = {{"dir", a_dir.string()}, {"fingerprint", a_fp}, {"summary", a_summary},
+                          {"scale", scale},        {"core", f.core},      {"syscall", f.syscall},
+                          {"copy", f.copy}};
+  info["summary"] = facts.summary();
+  info["fingerprint"] = facts.fingerprint();
+  files.emplace_back("host.json", info.dump(1) + "\n");
+  if (fs::is_symlink(fs::symlink_status(dir, ec)))
+    throw UserError(
+        fmt::format("calibrate host: {} is a symbolic link; simloop writes no "
+                    "profile through one",
+                    config::printable(dir.string(), 200)));
+  report::write_files_atomic(dir, files);
+  std::cout << fmt::format("wrote {} files into {}{}\n", files.size(), dir.string(),
+                           out_given.empty() ? " (machine: host now names them)" : "");
+  return 0;
+}
+
+}  // namespace simloop::cli

@@ -1,0 +1,34 @@
+// calibrate host's parts that carrying a profile to another host shares
+// with measuring one (host_cmd.cc), and the carrying itself
+// (host_rescale.cc).
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/support/host.h"
+
+namespace simloop::cli {
+
+// The host's facts, as host.json and microbench.json hold them.
+nlohmann::json host_facts_json(const support::HostFacts& h);
+// The clock (cpuinfo's, and chains of dependent adds and multiplies), a
+// null system call, memcpy from 64 B to 64 KiB, the caches from sysfs, the
+// load before and after: microbench.json.
+nlohmann::json host_microbenchmarks(const support::HostFacts& h);
+// A fitted machine file made this host's: `costs: measured`, the year, and
+// the host's facts in place of the host map it had.
+std::string with_host_facts(const std::string& text, const support::HostFacts& h,
+                            const std::string& year);
+
+// calibrate host --from FROM --scale SCALE (micro | clock | none): FROM's
+// host-linux and host-bsd profiles carried to this host into `dir`;
+// `out_given` is -o as the user gave it (empty: the hosts directory). With
+// `bench_file`, that microbench.json stands for this host's (another
+// host's, to check a carry against what was measured there).
+int host_rescale_cmd(const std::string& from, const std::string& scale,
+                     const std::filesystem::path& dir, const std::string& out_given,
+                     const std::string& bench_file);
+
+}  // namespace simloop::cli
