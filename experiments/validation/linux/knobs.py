@@ -33,7 +33,7 @@ or within 1 % of the rate where the change is under 10 % of it; absolute
 errors of the rate with the knob, median at most 5 %.
 
 Pricing: the per-message functions from perf's self time per datagram at
-64 a call; the call's cost by least squares, not below 0, on what the
+64 a call (perf's shares of the plain run's time, plain_time.py); the call's cost by least squares, not below 0, on what the
 training points' measured change leaves. Simplified: the user's loop is
 charged once a call (perf: two thirds of it is the sendto() wrapper and
 the loop; the rest, the recv() wrapper, stays per datagram in the kernel).
@@ -185,6 +185,7 @@ def split_per_message():
 
 def fit(simloop):
     """The per-message functions priced from perf's self time per datagram
+    (scaled to the plain run's total)
     (__sys_sendmmsg's loop with ___sys_sendmsg); the call's cost
     (__sys_sendmmsg) then by least squares, not below 0, on what the
     training points' measured change leaves: measured change less the

@@ -33,8 +33,9 @@ Changed after results were seen (nft.md says how): the measured rate with N
 rules. It was perf's rate without rules plus the thread CPU time the rules add;
 it is perf's rate without rules over the ratio of thread CPU times (with N
 rules over without: the median over repeats of each repeat's ratio), because
-perf's CPU time is the thread's times a factor (1.19 here) that the rules do
-not change (the tables print it per count).
+the split's CPU time was the thread's times a factor (1.19 here, when it was
+perf's own; about 0.98 since the split's time is its plain half, perf off)
+that the rules do not change (the tables print it per count).
 The model's prediction is `simloop run` of experiments/linux-loopback.yaml with
 options.linux.nft_rules=N on the installed profile. Beside it, two baselines
 that know nothing of the stack's functions: the constant (no change), and a
@@ -263,7 +264,8 @@ def tables(simloop, fit, every):
     lines += ["", "Changes in kpps. Line: the training points' added time fitted as "
               f"{slope:.2f} ns per rule (least squares through the origin), added to the "
               "point's own time without rules; constant: no change.", "",
-              "perf's CPU ns over the thread's CPU ns without perf, over every path and payload "
+              "The split run's CPU ns (its plain half, perf off) over the timed run's thread CPU ns, "
+              "over every path and payload "
               "(mean, lowest, highest): "
               + "; ".join(f"{n} rules {statistics.fmean(v):.3f} ({min(v):.3f} to {max(v):.3f})"
                           for n, v in sorted(ratios.items())) + ".", "",

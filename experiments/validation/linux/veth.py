@@ -184,7 +184,7 @@ def tables(simloop):
              f"--set workload.dest=veth --set options.linux.veth_mtu={MTU} --set "
              "workload.payload=N` (and `--set workload.connected=true`). Constant baseline: "
              f"the training points' mean CPU ns ({const:.0f} ns).", "",
-             "| path | payload (B) | set | wall ns | CPU ns (perf) | predicted ns | error | "
+             "| path | payload (B) | set | wall ns | CPU ns | predicted ns | error | "
              "constant's error | largest share gap (points) |",
              "|---|---:|---|---:|---:|---:|---:|---:|---|"]
     for r in rs:
