@@ -15,6 +15,7 @@
 
 #include "sim/stack/linux/fns.h"
 #include "sim/tools/calibrate/kernel_fit.h"
+#include "sim/tools/measure/native.h"
 
 namespace simloop::measure {
 namespace {
@@ -49,6 +50,28 @@ TEST(LinuxCalibrate, CountsComeFromTheSimulatedStackOnEachPath) {
   EXPECT_DOUBLE_EQ(paged.calls[at("alloc_pages")], 1.0);
   EXPECT_DOUBLE_EQ(paged.calls[at("__folio_put")], 1.0);
   EXPECT_THROW(stack_counts("linux", "sideways", 18), InputError);
+}
+
+// A native run counts datagrams, as the simulation does: a UDP GSO send
+// of 16 segments is 16 packets, every one delivered (simloop speed
+// compares the two per packet).
+TEST(LinuxCalibrate, NativeRunCountsTheDatagramsOfAGsoSend) {
+  stacks::StackOptionSet own;
+  const auto& keys = stacks::keys();
+  const auto k = std::find_if(keys.begin(), keys.end(), [](const stacks::StackKey& x) {
+    return x.path == "options.linux.udp_segment";
+  });
+  ASSERT_NE(k, keys.end());
+  k->set(own, stacks::KeyValue{16});
+  NativeOptions opt;
+  opt.payload = 200;
+  opt.packets = 10;
+  opt.warmup = 4;
+  const auto r = run_native(opt, "linux", net::HostOptions{}, own).front();
+  EXPECT_TRUE(r.fault.empty()) << r.fault;
+  EXPECT_EQ(r.packets, 160);
+  EXPECT_EQ(r.delivered, 160);
+  EXPECT_EQ(r.delivered_bytes, 160 * 200);
 }
 
 class LinuxCalibrateFiles : public ::testing::Test {
@@ -124,8 +147,8 @@ TEST_F(LinuxCalibrateFiles, TotalsComeFromThePlainRunAndSharesFromPerf) {
   EXPECT_NEAR(fit.syscall_cycles, 400.0, 1e-3);
   for (const auto& p : m.points) EXPECT_NEAR(p.value.perf_cpu_ns / p.value.cpu_ns, 1.2, 1e-6);
 
-  const auto perf = read_kernel_split({synthetic(100, "", 1.2)}, Stat::median, "linux",
-                                      KernelTotals::perf);
+  const auto perf =
+      read_kernel_split({synthetic(100, "", 1.2)}, Stat::median, "linux", KernelTotals::perf);
   EXPECT_EQ(perf.time_base, "perf");
   EXPECT_NEAR(fit_kernel(perf, split, Stat::median).value("fixed:udp_sendmsg"), 120, 1e-3);
 

@@ -43,7 +43,7 @@ inline workload::DriveOptions drive_options(const NativeOptions& opt) {
 
 struct NativeResult {
   int repeat = 0;
-  int64_t packets = 0;     // timed sendto() calls that succeeded
+  int64_t packets = 0;     // timed datagrams sent (a UDP GSO send carries several)
   int64_t total_sent = 0;  // all datagrams sent, with warm-up and sentinels
   double elapsed_s = 0;
   double cpu_s = 0;  // this thread's CPU time in the same loop (CLOCK_THREAD_CPUTIME_ID)

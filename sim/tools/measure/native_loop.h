@@ -67,7 +67,7 @@ NativeResult run_native_loop(const NativeOptions& opt, P& probe, int repeat,
   }
   const auto t1 = Clock::now();
   r.cpu_s = static_cast<double>(loop_thread_cpu_ns() - c0) * 1e-9;
-  r.packets = n;
+  r.packets = n * drv.segments();  // datagrams: a UDP GSO send carries several
   r.elapsed_s = std::chrono::duration<double>(t1 - t0).count();
   const auto& after = st.counters();
   if (opt.path.dest == Dest::wire) {
