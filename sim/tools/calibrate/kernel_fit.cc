@@ -260,7 +260,7 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
       "# {}\n",
       fit.stack, fit.cpu_model, fit.kernel, fit.clock_hz / 1e6, fmt::join(fit.measured, ", "),
       fmt::join(fit.split.specs(), "; "), fit.stat == Stat::min ? "min" : "median",
-      fit.time_base == "plain"
+      fit.time_base == "plain" && fit.perf_over_plain > 0
           ? fmt::format("Time: perf's shares of the loop's thread CPU time run without perf "
                         "(perf's own time was {:+.1f} % over it).",
                         100 * (fit.perf_over_plain - 1))

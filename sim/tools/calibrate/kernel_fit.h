@@ -19,6 +19,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -43,6 +44,7 @@ struct KernelRepeat {
   double perf_cpu_ns = 0;               // every sample of the point (perf's CPU time)
   double plain_cpu_ns = 0;              // the plain run's thread CPU time; 0: not measured
   double plain_user_ns = 0;             // of it, in user space (the kernel's ticks)
+  int64_t packets = 0;                  // the repeat's timed datagrams (profiled half)
   double syscall_ns = 0, user_ns = 0;   // entry and exit; user space
   double other_ns = 0;                  // kernel samples charged to no function
   std::map<std::string, double> fn_ns;  // the stack's function name -> self ns

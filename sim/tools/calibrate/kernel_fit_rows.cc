@@ -177,6 +177,7 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
           p.repeats.emplace_back();
           KernelRepeat& fresh_rep = p.repeats.back();
           fresh_rep.wall_ns = number("ns_per_packet");
+          fresh_rep.packets = static_cast<int64_t>(number("packets"));
           auto optional_ns = [&](const std::optional<size_t>& c, const char* name) {
             double v = 0;
             if (!c || r.cell(*c).empty()) return 0.0;
@@ -235,7 +236,10 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
     std::vector<double> ratios;
     for (auto& p : m.points)
       for (auto& r : p.repeats) {
-        if (r.perf_cpu_ns <= 0) continue;
+        if (r.perf_cpu_ns <= 0) {
+          r.cpu_ns = r.plain_cpu_ns;  // no sample to share it out: none of it is priced
+          continue;
+        }
         ratios.push_back(r.perf_cpu_ns / r.plain_cpu_ns);
         const double k = r.plain_cpu_ns / r.perf_cpu_ns;
         r.cpu_ns = r.plain_cpu_ns;
@@ -244,7 +248,7 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
         r.other_ns *= k;
         for (auto& [fn, ns] : r.fn_ns) ns *= k;
       }
-    m.perf_over_plain = apply_stat(Stat::median, ratios);
+    if (!ratios.empty()) m.perf_over_plain = apply_stat(Stat::median, ratios);
   }
   // The statistic of each quantity over the repeats; a function a repeat
   // never sampled counts 0 there.

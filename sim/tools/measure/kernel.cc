@@ -172,6 +172,7 @@ class Channel {
     if (!r_.fault.empty()) return 0;
     const int64_t c0 = thread_cpu_ns();
     const int64_t u0 = plain ? thread_user_ns() : 0;
+    const KernelResult kept = r_;
     const auto t0 = Clock::now();
     int64_t done = 0;
     while (done < n) {
@@ -193,6 +194,11 @@ class Channel {
       }
     }
     if (plain) {
+      // The profiled half's counts are the row's: the plain half's go back.
+      r_.delivered = kept.delivered;
+      r_.delivered_bytes = kept.delivered_bytes;
+      r_.empty_reads = kept.empty_reads;
+      r_.send_errors = kept.send_errors;
       r_.plain_cpu_s += static_cast<double>(thread_cpu_ns() - c0) * 1e-9;
       r_.plain_user_s += static_cast<double>(thread_user_ns() - u0) * 1e-9;
       r_.plain_packets += done * r_.segments;
