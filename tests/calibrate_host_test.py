@@ -156,11 +156,23 @@ for scale in ("micro", "none"):
     m = re.search(r"core work x([0-9.]+), system call x([0-9.]+), copy per byte x([0-9.]+)", r.stdout)
     check(m is not None, f"--from prints its factors: {r.stdout[:600]}")
     carried[scale] = (float(m.group(1)) if m else 1.0, WORK / f"carried-{scale}")
+def clock_hz(path):
+    m = re.search(r"^clock_hz: *([0-9.e+]+)", path.read_text(), re.M)
+    return float(m.group(1)) if m else 0.0
+
+
 for fit in ["host-bsd"] + (["host-linux"] if kernel else []):
     a = functions(out / f"{fit}-stack.yaml")
     check(len(a) > 5, f"{fit}: the stack's functions read: {a}")
     core, d = carried["micro"]
+    # Cycles follow the clock the carried machine is priced at (the
+    # stand-in host's); costs in ns (clock_hz 1e9) do not.
+    a_clock = clock_hz(out / f"{fit}-machine.yaml")
     for scale, want in (("none", 1.0), ("micro", core)):
+        b_clock = clock_hz(carried[scale][1] / f"{fit}-machine.yaml")
+        if a_clock != 1e9:
+            check(b_clock == 1000e6, f"{fit} --scale {scale}: priced at the stand-in's clock: {b_clock}")
+            want *= b_clock / a_clock
         b = functions(carried[scale][1] / f"{fit}-stack.yaml")
         bad = [k for k in a if abs(b.get(k, -1) - a[k] * want) > 1e-3 * max(1.0, a[k] * want) + 1e-4]
         check(not bad, f"{fit} --scale {scale}: each function x{want:.4f}: {bad[:3]} {a.get(bad[0]) if bad else ''} -> {b.get(bad[0]) if bad else ''}")
@@ -174,6 +186,8 @@ check(r.returncode == 2 and "is the profile being carried" in r.stderr, f"not on
 r = run("calibrate", "host", "--from", WORK / "empty-xdg", "-o", WORK / "carried-bad")
 check(r.returncode == 2 and "microbench.json" in r.stderr and not (WORK / "carried-bad").exists(),
       f"--from a directory without microbench.json: {r.returncode} {r.stderr[-300:]}")
+r = run("calibrate", "host", "--from", out, "-o", WORK / "file")
+check(r.returncode == 2 and "not a directory" in r.stderr, f"--from -o a file: {r.returncode} {r.stderr[-300:]}")
 r = run("calibrate", "host", "--from", out, "--bench", out / "microbench.json")
 check(r.returncode == 2 and "-o DIR" in r.stderr, f"--bench without -o: {r.returncode} {r.stderr[-300:]}")
 
@@ -205,4 +219,14 @@ if kernel:
     r = run("run", "--set", "machine=host", "--set", "stack=host-linux", "-o", WORK / "linux2")
     check(r.returncode == 2 and "simloop calibrate host" in r.stderr,
           f"no Linux stack in a profile without it: {r.returncode} {r.stderr[-400:]}")
+# Carried into the hosts directory (no -o): it replaces the profile there
+# whole, the measured fits and CSVs of the one before not left beside it.
+shutil.copytree(out, WORK / "source")
+r = run("calibrate", "host", "--from", WORK / "source")
+check(r.returncode == 0, f"--from into the hosts directory: {r.returncode} {r.stderr[-400:]}")
+left = sorted(p.name for p in out.glob("*"))
+check("host-bsd-stack.yaml" in left and not any(n.endswith("-fit.json") or n.endswith("split.csv") for n in left),
+      f"only the carried files: {left}")
+info = json.loads((out / "host.json").read_text())
+check("carried_from" in info and "machine: host-bsd" in info.get("names", []), f"host.json: {info}")
 finish()

@@ -2,7 +2,8 @@
 # This machine's own kernel, function by function, for calibrating the
 # simulated Linux stack: measure kernel --split on 127.0.0.1, both paths,
 # eighteen payloads, under perf (needs root). Writes data/split.csv (one row per
-# repeat, path, payload and charge) with data/split.csv.machine.json, and
+# repeat, path, payload and charge) with data/split.csv.machine.json,
+# data/split.microbench.json (the host's microbenchmarks) and
 # data/machine.txt (CPU, kernel, load before and after).
 # Usage: experiments/validation/linux/measure.sh [SIMLOOP]
 #   OUT      the files' name in data/ (default split: split.csv, split.machine.txt)
@@ -37,6 +38,9 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 # The load average lags by minutes; the number of runnable threads now does not.
 running_before=$(sed -n 's/^procs_running //p' /proc/stat)
 t0=$(date +%s)
+# The host's microbenchmarks, beside the data: what a profile fitted to
+# them is carried to another host by (calibrate host --from).
+"$simloop" measure microbench -o "$data/$out.microbench.json"
 "$simloop" measure kernel --split --path unconnected,connected \
   -l $payloads -n "$packets" -r "$repeats" \
   --format csv -o "$data/$out.csv" >/dev/null

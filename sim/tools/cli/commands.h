@@ -93,6 +93,8 @@ int complete_cmd(const CLI::App& app, const std::vector<std::string>& words);
 // Under `simloop measure`: cachegrind and profile.
 void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands);
 void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands);
+// `simloop measure microbench`: calibrate host's microbenchmarks alone.
+void add_measure_microbench(CLI::App& measure, std::vector<Command>& commands);
 
 // Measured rows on standard output: a table of `columns`, CSV or JSON.
 void print_rows(const std::vector<report::Row>& rows, const std::string& format,

@@ -417,9 +417,10 @@ int host_cmd(const HostArgs& a) {
   if (!kernel_done) {
     skipped.push_back("the Linux stack (measure kernel --split): " + kernel_skip);
     std::cout << fmt::format("skipped the Linux stack: {}\n", kernel_skip);
-    for (const char* f : {"kernel-split.csv", "kernel-split.log", "host-linux-calibrate.log",
-                          "host-linux-calibrate.txt", "host-linux-fit.json", "host-linux.yaml",
-                          "host-linux-machine.yaml", "host-linux-stack.yaml"})
+    for (const char* f :
+         {"kernel-split.csv", "kernel-split.csv.machine.json", "kernel-split.log",
+          "host-linux-calibrate.log", "host-linux-calibrate.txt", "host-linux-fit.json",
+          "host-linux.yaml", "host-linux-machine.yaml", "host-linux-stack.yaml"})
       fs::remove(s / f, ec);
   }
 
@@ -514,6 +515,29 @@ int host_cmd(const HostArgs& a) {
 }
 
 }  // namespace
+
+void add_measure_microbench(CLI::App& measure, std::vector<Command>& commands) {
+  auto out = std::make_shared<std::string>();
+  auto* mb = measure.add_subcommand(
+      "microbench",
+      "This host's microbenchmarks, as calibrate host records them (about a second): the\n"
+      "clock (cpuinfo's, and chains of dependent adds and multiplies), a null system call,\n"
+      "memcpy from 64 B to 64 KiB, the caches from sysfs, the load before and after. Prints\n"
+      "microbench.json, or writes it to -o FILE: what calibrate host --from FILE's host\n"
+      "scales by, recorded beside a measurement so that its host can be a source later.");
+  mb->add_option("-o,--output", *out, "Write the JSON here instead of standard output");
+  commands.push_back({mb, [out] {
+                        const std::string text =
+                            host_microbenchmarks(support::this_host()).dump(1) + "\n";
+                        if (out->empty()) {
+                          std::cout << text;
+                          return 0;
+                        }
+                        report::write_file_atomic(*out, text);
+                        spdlog::info("wrote {}", *out);
+                        return 0;
+                      }});
+}
 
 void add_calibrate_host(CLI::App& calibrate, std::vector<Command>& commands) {
   auto a = std::make_shared<HostArgs>();

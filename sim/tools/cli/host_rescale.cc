@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -196,11 +197,19 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
     throw UserError(fmt::format(
         "calibrate host --from: {} is the profile being carried; name another place with -o",
         a_dir.string()));
-  if (fs::is_symlink(fs::symlink_status(dir, ec)))
-    throw UserError(
-        fmt::format("calibrate host: {} is a symbolic link; simloop writes no "
-                    "profile through one",
-                    config::printable(dir.string(), 200)));
+  auto check_dir = [&dir] {
+    std::error_code e;
+    const auto st = fs::symlink_status(dir, e);
+    if (fs::is_symlink(st))
+      throw UserError(
+          fmt::format("calibrate host: {} is a symbolic link; simloop writes no "
+                      "profile through one",
+                      config::printable(dir.string(), 200)));
+    if (fs::exists(st) && !fs::is_directory(st))
+      throw UserError(fmt::format("calibrate host: {} is not a directory",
+                                  config::printable(dir.string(), 200)));
+  };
+  check_dir();
 
   Factors f;
   const double a_speed = number_at(a_bench, {"clock", "measured_mhz"}, a_bench_file);
@@ -234,10 +243,16 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
       "# Carried by simloop calibrate host --from {} --scale {} ({}).\n"
       "# Measured on host {}: {}\n"
       "# Priced for host {}: {}\n"
-      "# by its microbenchmarks only (ns here over ns there): core work x{:.4f}, system\n"
-      "# call x{:.4f}, copy per byte x{:.4f}. Nothing of the stacks was measured here.\n",
+      "# by {} (ns here over ns there): core work x{:.4f}, system call x{:.4f},\n"
+      "# copy per byte x{:.4f}. Nothing of the stacks was measured here. The notes\n"
+      "# of the measured files (what was not determined, what is inlined) are in\n"
+      "# their copies under the directory carried from.\n",
       config::printable(a_dir.string(), 200), scale, date, a_fp, config::printable(a_summary, 200),
-      facts.fingerprint(), facts.summary(), f.core, f.syscall, f.copy);
+      facts.fingerprint(), facts.summary(),
+      scale == "micro"   ? "its microbenchmarks only"
+      : scale == "clock" ? "the two cpuinfo clocks only"
+                         : "nothing: the measured host's ns as they were",
+      f.core, f.syscall, f.copy);
   const std::string carried_note =
       fmt::format(" (carried from host {} by --scale {})", a_fp, scale);
   std::vector<std::pair<std::string, std::string>> files;
@@ -269,13 +284,33 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
                           {"copy", f.copy}};
   info["summary"] = facts.summary();
   info["fingerprint"] = facts.fingerprint();
+  const bool has_linux = std::any_of(
+      files.begin(), files.end(), [](const auto& x) { return x.first == "host-linux-stack.yaml"; });
+  info["names"] = has_linux ? std::vector<std::string>{"machine: host (host-linux-machine.yaml)",
+                                                       "machine: host-linux", "stack: host-linux",
+                                                       "machine: host-bsd", "stack: host-bsd"}
+                            : std::vector<std::string>{"machine: host (host-bsd-machine.yaml)",
+                                                       "machine: host-bsd", "stack: host-bsd"};
   files.emplace_back("host.json", info.dump(1) + "\n");
-  if (fs::is_symlink(fs::symlink_status(dir, ec)))
-    throw UserError(
-        fmt::format("calibrate host: {} is a symbolic link; simloop writes no "
-                    "profile through one",
-                    config::printable(dir.string(), 200)));
+  check_dir();
   report::write_files_atomic(dir, files);
+  // In the hosts directory (simloop's own) the carried profile replaces
+  // the one before whole: a measured fit or CSV left beside it would say
+  // what this profile no longer is. -o DIR is the user's: only the files
+  // written are replaced.
+  if (out_given.empty()) {
+    check_dir();
+    std::vector<fs::path> stale;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      const bool ours = name.starts_with("host-") || name.starts_with("kernel-split") ||
+                        name.starts_with("native-split");
+      if (ours && fs::is_regular_file(fs::symlink_status(it->path(), ec)) &&
+          std::none_of(files.begin(), files.end(), [&](const auto& x) { return x.first == name; }))
+        stale.push_back(it->path());
+    }
+    for (const auto& p : stale) fs::remove(p, ec);
+  }
   std::cout << fmt::format("wrote {} files into {}{}\n", files.size(), dir.string(),
                            out_given.empty() ? " (machine: host now names them)" : "");
   return 0;

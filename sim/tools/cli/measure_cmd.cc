@@ -294,6 +294,7 @@ void add_measure(CLI::App& app, std::vector<Command>& commands) {
 
   add_measure_kernel(*measure, commands);
   add_measure_valgrind(*measure, commands);
+  add_measure_microbench(*measure, commands);
 }
 
 void print_rows(const std::vector<report::Row>& rows, const std::string& format,
