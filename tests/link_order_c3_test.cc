@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/tools/measure/link_order.h"
@@ -19,11 +20,11 @@ struct Fn {
 };
 
 // A build of `fns` one section each, in this order, and one path whose
-// profile runs each function's first `hot` bytes and calls along `calls`
-// (caller, callee, calls per packet). The function named loop is the
+// profile runs each function's first `hot` bytes once a packet and calls
+// along `calls` (caller, callee). The function named loop is the
 // sender's loop (a walk of 0 calls per packet).
 OrderProblem problem(const std::vector<Fn>& fns,
-                     const std::vector<std::tuple<std::string, std::string, double>>& calls) {
+                     const std::vector<std::pair<std::string, std::string>>& calls) {
   OrderProblem pb;
   uint64_t addr = 0x1000;
   pb.map.text_addr = addr;
@@ -41,7 +42,7 @@ OrderProblem problem(const std::vector<Fn>& fns,
     models::Walk w;
     w.calls_per_packet = f.name == "loop" ? 0 : 1;
     w.items.push_back({.offset = 0, .bytes = f.hot, .target = "", .target_offset = 0});
-    for (const auto& [from, to, n] : calls)
+    for (const auto& [from, to] : calls)
       if (from == f.name)
         w.items.push_back({.offset = 0, .bytes = 0, .target = to, .target_offset = 0});
     path.profile.walks[{f.name, 0}] = w;
@@ -51,8 +52,8 @@ OrderProblem problem(const std::vector<Fn>& fns,
 }
 
 // loop -> a -> b, loop -> c -> d; every function runs once a packet.
-const std::vector<std::tuple<std::string, std::string, double>> kCalls = {
-    {"loop", "a", 1}, {"a", "b", 1}, {"loop", "c", 1}, {"c", "d", 1}};
+const std::vector<std::pair<std::string, std::string>> kCalls = {
+    {"loop", "a"}, {"a", "b"}, {"loop", "c"}, {"c", "d"}};
 
 TEST(LinkOrderC3, CalleesFollowTheirHeaviestCallerInOneCluster) {
   // Laid out apart (a and b at the two ends), each run whole.
@@ -76,7 +77,7 @@ TEST(LinkOrderC3, AClusterStopsAtItsSizeAndTheDensestGoesFirst) {
 }
 
 TEST(LinkOrderC3, FunctionsThatNeverRunAreLeftOut) {
-  auto pb = problem({{"loop", 64, 64}, {"a", 256, 256}, {"cold", 4096, 1}}, {{"loop", "a", 1}});
+  auto pb = problem({{"loop", 64, 64}, {"a", 256, 256}, {"cold", 4096, 1}}, {{"loop", "a"}});
   pb.paths[0].profile.hot.erase("cold");
   pb.paths[0].profile.walks.erase({"cold", 0});
   EXPECT_EQ(c3_order(pb), (std::vector<std::string>{"loop", "a"}));
