@@ -4,6 +4,7 @@
 // here), every buffer goes back, and each limit drops or refuses as Linux does.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <map>
@@ -397,6 +398,21 @@ TEST(LinuxStack, FullReceiveBufferDropsAndTheSenderDoesNotSeeIt) {
   EXPECT_EQ(c.sent, static_cast<uint64_t>(kSends));
   r.Drain();
   r.ExpectNoLeak();
+}
+
+// options.linux.so_sndbuf / so_rcvbuf: every socket opened gets the
+// setsockopt() a program makes, clamped and doubled as the kernel does;
+// 0 leaves sndbuf / rcvbuf (net.core.{w,r}mem_default) as they are.
+TEST(LinuxStack, SetsockoptBuffersAreClampedAndDoubled) {
+  for (const auto& [so_snd, so_rcv, want_snd, want_rcv] : std::vector<std::array<int, 4>>{
+           {0, 0, 212992, 212992}, {1000, 50000, 4608, 100000}, {300000, 1, 425984, 2304}}) {
+    Options o;
+    o.so_sndbuf = so_snd;
+    o.so_rcvbuf = so_rcv;
+    Rig r(o);
+    EXPECT_EQ(r.st.sock(r.tx).sk_sndbuf, want_snd) << so_snd;
+    EXPECT_EQ(r.st.sock(r.rx).sk_rcvbuf, want_rcv) << so_rcv;
+  }
 }
 
 // The ring is not reaped: the send buffer fills with frames in flight and

@@ -4,10 +4,13 @@
 #include "sim/stack/linux/skbuff.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -647,6 +650,41 @@ TEST(SockMem, BufferSizesAreDoubledAndClamped) {
   EXPECT_EQ(sk.sk_rcvbuf, 2 * kSysctlRmemMax);
   sock_set_rcvbuf(sk, INT_MAX, INT_MAX);
   EXPECT_EQ(sk.sk_rcvbuf, INT_MAX - 1) << "INT_MAX / 2, doubled";
+}
+
+// The same values through this machine's own kernel: setsockopt(SO_SNDBUF
+// / SO_RCVBUF) on a UDP socket and getsockopt back, with the kernel's own
+// net.core.{w,r}mem_max as the clamp. Any user may make the calls.
+int sysctl_int(const char* path) {
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return -1;
+  int v = -1;
+  if (std::fscanf(f, "%d", &v) != 1) v = -1;
+  std::fclose(f);
+  return v;
+}
+
+TEST(SockMem, BufferSizesAreWhatThisKernelSets) {
+  const int wmem_max = sysctl_int("/proc/sys/net/core/wmem_max");
+  const int rmem_max = sysctl_int("/proc/sys/net/core/rmem_max");
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  if (wmem_max < 0 || rmem_max < 0 || fd < 0) GTEST_SKIP() << "no sysctl or no socket here";
+  for (int v :
+       {1, 100, 2303, 2304, 2305, 4608, 50000, 106496, 212991, 212992, 300000, 1 << 30, INT_MAX}) {
+    SCOPED_TRACE(v);
+    Sock sk;
+    sock_set_sndbuf(sk, v, wmem_max);
+    sock_set_rcvbuf(sk, v, rmem_max);
+    int got = 0;
+    socklen_t len = sizeof got;
+    ASSERT_EQ(::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v), 0);
+    ASSERT_EQ(::getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &len), 0);
+    EXPECT_EQ(sk.sk_sndbuf, got);
+    ASSERT_EQ(::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v), 0);
+    ASSERT_EQ(::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &len), 0);
+    EXPECT_EQ(sk.sk_rcvbuf, got);
+  }
+  ::close(fd);
 }
 
 TEST(SockMem, SendSkbsAreChargedUntilFreed) {

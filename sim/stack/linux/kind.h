@@ -87,7 +87,7 @@ struct Kind {
   static constexpr std::string_view kSectionDoc =
       "Options of the Linux stack (stack.kind linux); options.align (none or strict), "
       "options.nic_ring and options.ether_mtu apply to it as well.";
-  static constexpr std::array<OptionKey<Own>, 9> kKeys = {{
+  static constexpr std::array<OptionKey<Own>, 11> kKeys = {{
       {"netdev_max_backlog",
        "net.core.netdev_max_backlog: the per-CPU backlog queue limit, packets.",
        &support::at<&Own::netdev_max_backlog>, 1, 1e6},
@@ -103,6 +103,16 @@ struct Kind {
        "SO_RCVBUF: the socket's receive buffer, bytes of truesize (net.core.rmem_default "
        "212992).",
        &support::at<&Own::rcvbuf>, 1, 1e9},
+      {"so_sndbuf",
+       "setsockopt(SO_SNDBUF, N) on every socket, as a program calls it: the kernel clamps N to "
+       "net.core.wmem_max (212992), doubles it and keeps at least 4608 bytes; that sets the send "
+       "buffer in place of sndbuf (which stands for net.core.wmem_default). 0: not called.",
+       &support::at<&Own::so_sndbuf>, 0, 1e9},
+      {"so_rcvbuf",
+       "setsockopt(SO_RCVBUF, N) on every socket, as a program calls it: clamped to "
+       "net.core.rmem_max (212992), doubled, at least 2304 bytes; in place of rcvbuf. 0: not "
+       "called.",
+       &support::at<&Own::so_rcvbuf>, 0, 1e9},
       {"recverr", "IP_RECVERR: a device's drop is the sender's ENOBUFS (otherwise silent).",
        &support::at<&Own::recverr>},
       {"sendmmsg",

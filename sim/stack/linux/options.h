@@ -26,6 +26,11 @@ struct Options {
   int nic_ring = 256;                     // eth0's transmit descriptors
   int sndbuf = core::kSysctlWmemDefault;  // sk_sndbuf (net.core.wmem_default)
   int rcvbuf = core::kSysctlRmemDefault;  // sk_rcvbuf (net.core.rmem_default)
+  // setsockopt(SO_SNDBUF / SO_RCVBUF, N) on every socket, as a program calls
+  // it: clamped to net.core.{w,r}mem_max, doubled, at least the minimum
+  // (sock_set_sndbuf); 0: not called, the socket keeps sndbuf / rcvbuf.
+  int so_sndbuf = 0;
+  int so_rcvbuf = 0;
   int lo_mtu = 65536;
   int eth_mtu = 1500;
   int veth_mtu = 1500;  // the veth pair's (dest veth)

@@ -199,6 +199,12 @@ class Stack {
   static constexpr int kMaxHeadroom = 256;
 
  private:
+  // options.linux.so_sndbuf / so_rcvbuf: the setsockopt() a program makes
+  // on each socket it opens, with the kernel's clamping and doubling.
+  void setsockopt_buffers(UdpSock& so) const {
+    if (opt_.so_sndbuf > 0) core::sock_set_sndbuf(so, opt_.so_sndbuf);
+    if (opt_.so_rcvbuf > 0) core::sock_set_rcvbuf(so, opt_.so_rcvbuf);
+  }
   static constexpr int kMaxSockets = 16;
   static const core::SkBuff* nth(const core::SkBuffHead& q, int i) {
     const core::SkBuff* skb = q.next;
@@ -311,8 +317,8 @@ class Stack {
 }  // namespace simloop::net::lnx
 
 #include "sim/stack/linux/stack_impl.h"
-#include "sim/stack/linux/stack_sendmmsg_impl.h"
 #include "sim/stack/linux/stack_nf_impl.h"
+#include "sim/stack/linux/stack_sendmmsg_impl.h"
 #include "sim/stack/linux/stack_veth_impl.h"
 
 namespace simloop::net::lnx {

@@ -95,6 +95,7 @@ int Stack<P>::socket() {
       so.open = true;
       so.sk_sndbuf = opt_.sndbuf;
       so.sk_rcvbuf = opt_.rcvbuf;
+      setsockopt_buffers(so);
       return s;
     }
   }
