@@ -241,6 +241,39 @@ std::string with_host_facts(const std::string& text, const support::HostFacts& h
   return out;
 }
 
+void check_profile_dir(const fs::path& dir) {
+  std::error_code e;
+  const auto st = fs::symlink_status(dir, e);
+  if (fs::is_symlink(st))
+    throw UserError(
+        fmt::format("calibrate host: {} is a symbolic link; simloop writes no "
+                    "profile through one",
+                    config::printable(dir.string(), 200)));
+  if (fs::exists(st) && !fs::is_directory(st))
+    throw UserError(
+        fmt::format("calibrate host: {} is not a directory", config::printable(dir.string(), 200)));
+}
+
+void write_host_profile(const fs::path& dir,
+                        const std::vector<std::pair<std::string, std::string>>& files,
+                        bool replace_whole) {
+  check_profile_dir(dir);
+  report::write_files_atomic(dir, files);
+  if (!replace_whole) return;
+  check_profile_dir(dir);
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const bool ours = name.starts_with("host-") || name.starts_with("kernel-split") ||
+                      name.starts_with("native-split");
+    if (ours && fs::is_regular_file(fs::symlink_status(it->path(), ec)) &&
+        std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.first == name; }))
+      stale.push_back(it->path());
+  }
+  for (const auto& p : stale) fs::remove(p, ec);
+}
+
 namespace {
 
 class Progress {
@@ -344,19 +377,7 @@ int host_cmd(const HostArgs& a) {
   // looked at now, and again before anything is written into it or removed
   // from it, minutes of measuring later.
   std::error_code ec;
-  auto check_dir = [&dir] {
-    std::error_code e;
-    const auto st = fs::symlink_status(dir, e);
-    if (fs::is_symlink(st))
-      throw UserError(
-          fmt::format("calibrate host: {} is a symbolic link; simloop writes no "
-                      "profile through one",
-                      config::printable(dir.string(), 200)));
-    if (fs::exists(st) && !fs::is_directory(st))
-      throw UserError(fmt::format("calibrate host: {} is not a directory",
-                                  config::printable(dir.string(), 200)));
-  };
-  check_dir();
+  check_profile_dir(dir);
   const auto started = std::chrono::system_clock::now();
   const std::string date =
       fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", std::chrono::floor<std::chrono::seconds>(started));
@@ -475,25 +496,7 @@ int host_cmd(const HostArgs& a) {
                               : std::vector<std::string>{"machine: host (host-bsd-machine.yaml)",
                                                          "machine: host-bsd", "stack: host-bsd"};
   files.emplace_back("host.json", info.dump(1) + "\n");
-  check_dir();
-  report::write_files_atomic(dir, files);
-  // A profile made again replaces the one before whole: what it no longer
-  // has (the Linux files of a run without root) must not outlive it. Only
-  // in the hosts directory, which is simloop's; -o DIR is the user's, where
-  // only the files written are replaced.
-  if (a.dir.empty()) {
-    check_dir();
-    std::vector<fs::path> stale;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      const bool ours = name.starts_with("host-") || name.starts_with("kernel-split") ||
-                        name.starts_with("native-split");
-      if (ours && fs::is_regular_file(fs::symlink_status(it->path(), ec)) &&
-          std::none_of(files.begin(), files.end(), [&](const auto& f) { return f.first == name; }))
-        stale.push_back(it->path());
-    }
-    for (const auto& p : stale) fs::remove(p, ec);
-  }
+  write_host_profile(dir, files, a.dir.empty());
   std::cout << fmt::format("load average after: {}\n", fmt::join(loadavg(), " "));
   if (kernel_done) {
     std::cout << "Linux fit (" << (dir / "host-linux-calibrate.txt").string() << "):\n";

@@ -210,19 +210,7 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
     throw UserError(fmt::format(
         "calibrate host --from: {} is the profile being carried; name another place with -o",
         a_dir.string()));
-  auto check_dir = [&dir] {
-    std::error_code e;
-    const auto st = fs::symlink_status(dir, e);
-    if (fs::is_symlink(st))
-      throw UserError(
-          fmt::format("calibrate host: {} is a symbolic link; simloop writes no "
-                      "profile through one",
-                      config::printable(dir.string(), 200)));
-    if (fs::exists(st) && !fs::is_directory(st))
-      throw UserError(fmt::format("calibrate host: {} is not a directory",
-                                  config::printable(dir.string(), 200)));
-  };
-  check_dir();
+  check_profile_dir(dir);
 
   Factors f;
   const double a_speed = number_at(a_bench, {"clock", "measured_mhz"}, a_bench_file);
@@ -305,25 +293,9 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
                             : std::vector<std::string>{"machine: host (host-bsd-machine.yaml)",
                                                        "machine: host-bsd", "stack: host-bsd"};
   files.emplace_back("host.json", info.dump(1) + "\n");
-  check_dir();
-  report::write_files_atomic(dir, files);
   // In the hosts directory (simloop's own) the carried profile replaces
-  // the one before whole: a measured fit or CSV left beside it would say
-  // what this profile no longer is. -o DIR is the user's: only the files
-  // written are replaced.
-  if (out_given.empty()) {
-    check_dir();
-    std::vector<fs::path> stale;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      const bool ours = name.starts_with("host-") || name.starts_with("kernel-split") ||
-                        name.starts_with("native-split");
-      if (ours && fs::is_regular_file(fs::symlink_status(it->path(), ec)) &&
-          std::none_of(files.begin(), files.end(), [&](const auto& x) { return x.first == name; }))
-        stale.push_back(it->path());
-    }
-    for (const auto& p : stale) fs::remove(p, ec);
-  }
+  // the one before whole; -o DIR is the user's.
+  write_host_profile(dir, files, out_given.empty());
   std::cout << fmt::format("wrote {} files into {}{}\n", files.size(), dir.string(),
                            out_given.empty() ? " (machine: host now names them)" : "");
   return 0;

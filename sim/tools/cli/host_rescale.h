@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/support/host.h"
 
@@ -21,6 +23,16 @@ nlohmann::json host_microbenchmarks(const support::HostFacts& h);
 // the host's facts in place of the host map it had.
 std::string with_host_facts(const std::string& text, const support::HostFacts& h,
                             const std::string& year);
+
+// Refuses (UserError) a profile directory that is a link or not a directory.
+void check_profile_dir(const std::filesystem::path& dir);
+// Writes `files` (name, text) into `dir` all or none, never through a link;
+// with `replace_whole` (the hosts directory, simloop's own) the profile
+// files it did not write (host-*, kernel-split*, native-split*) go too, so
+// that the one before does not outlive it in part.
+void write_host_profile(const std::filesystem::path& dir,
+                        const std::vector<std::pair<std::string, std::string>>& files,
+                        bool replace_whole);
 
 // calibrate host --from FROM --scale SCALE (micro | clock | none): FROM's
 // host-linux and host-bsd profiles carried to this host into `dir`;
