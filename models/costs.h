@@ -65,6 +65,10 @@ struct StackCosts {
   double mbuf_alloc_cycles = 0, cluster_alloc_cycles = 0;
   double mbuf_free_cycles = 0, cluster_free_cycles = 0;
   double cksum_cycles_per_byte = 0;
+  // The share of its cycles a function is charged for the second and later
+  // messages of one system call (sendmmsg), when the kernel was not left
+  // since the previous message; 1 charges every message alike.
+  double in_call_factor = 1;
 };
 
 // stack.*: the prices of the zones (the BSD stack's mbufs and clusters,
@@ -83,6 +87,12 @@ inline constexpr auto kStackCostKeys = std::to_array<support::KeySpec<StackCosts
      &support::at<&StackCosts::cluster_free_cycles>, 0, 1e6, false, true},
     {"cksum_cycles_per_byte", "Cycles per byte summed by the Internet checksum.",
      &support::at<&StackCosts::cksum_cycles_per_byte>, 0, 1e3, false, true},
+    {"in_call_factor",
+     "Share of a function's cycles charged while it works for the second or a later message "
+     "of one system call (sendmmsg), the kernel not left since the message before: its caches "
+     "and branch predictors are warm. The receiver's reads of those messages count too (they "
+     "run back to back); interrupt handlers do not. 1 charges every message as the first.",
+     &support::at<&StackCosts::in_call_factor>, 0.1, 1},
 });
 
 // The prices of the tables above besides each function's own

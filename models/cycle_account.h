@@ -102,8 +102,9 @@ class CycleAccount : public net::NullProbe {
   void enter(net::FnId fn) {
     open<kListen>(fn);
     ++uses_.calls[net::index(fn)];
-    add<kListen>(stage_in_context(fn), stack_.fn_cycles[net::index(fn)]);
-    ledger(net::index(fn), CostKind::event, stack_.fn_cycles[net::index(fn)]);
+    const double c = stack_.fn_cycles[net::index(fn)] * fn_scale_;
+    add<kListen>(stage_in_context(fn), c);
+    ledger(net::index(fn), CostKind::event, c);
   }
   // A call that finds nothing to do: none of the function's fixed cost (the
   // loop that polled pays for looking, in machine.user_loop_cycles).
@@ -226,7 +227,16 @@ class CycleAccount : public net::NullProbe {
     if (depth_ == 0) return static_cast<size_t>(helper);
     return net::index(stack_fns_[std::min(depth_, kMaxDepth) - 1]);
   }
-  void set_context(Context c) { context_ = c; }
+  void set_context(Context c) {
+    context_ = c;
+    rescale();
+  }
+  // Whether the thread's work from now on is for a later message of one
+  // system call (StackCosts::in_call_factor); off when the call returns.
+  void in_call(bool later) {
+    in_call_ = later;
+    rescale();
+  }
   Context context() const { return context_; }
   // Cycles charged since the last take(), by stage; then starts over.
   // Components that defer charges settle first (Tee::settle).
@@ -240,6 +250,10 @@ class CycleAccount : public net::NullProbe {
 
  private:
   static constexpr size_t kMaxDepth = 16;
+  // An interrupt handler is not the call's work: it runs at full price.
+  void rescale() {
+    fn_scale_ = in_call_ && context_ == Context::thread ? stack_.in_call_factor : 1.0;
+  }
   template <bool kListen>
   void open(net::FnId fn) {
     if (depth_ < kMaxDepth) stack_fns_[depth_] = fn;
@@ -275,6 +289,8 @@ class CycleAccount : public net::NullProbe {
   size_t depth_ = 0;
   size_t completion_at_ = 0;  // the depth transmit completion runs at (0: not running)
   Context context_ = Context::thread;
+  bool in_call_ = false;
+  double fn_scale_ = 1.0;  // what enter() charges of a function's cycles
   StageCycles cycles_{};
   PriceUses uses_;
   FnLedger* ledger_ = nullptr;
@@ -302,6 +318,7 @@ class QuietAccount : public net::NullProbe {
   }
   void run(Code c) { a_.run(c); }
   void add(Stage s, double cycles) { a_.add<false>(s, cycles); }
+  void in_call(bool later) { a_.in_call(later); }
 
  private:
   CycleAccount& a_;

@@ -34,7 +34,13 @@ struct SenderCosts : workload::NoHooks {
     acct.run(Code::syscall_entry);
   }
   void syscall_exit() {
+    if constexpr (requires { acct.in_call(false); }) acct.in_call(false);
     if (syscalls) acct.run(Code::syscall_exit);
+  }
+  // A later message of the same system call: the stack's functions are
+  // charged StackCosts::in_call_factor of their cycles until it returns.
+  void next_message() {
+    if constexpr (requires { acct.in_call(true); }) acct.in_call(true);
   }
   void receive_enter() {
     if (syscalls) acct.run(Code::syscall_entry);

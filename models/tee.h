@@ -19,7 +19,8 @@
 //   once the account has opened it and charged its entry);
 // - what the program around the stack reports: run(Code) (code outside the
 //   stack ran: the sender's loop, system call entry and exit) and
-//   add(Stage, cycles) (cycles the caller prices itself);
+//   add(Stage, cycles) (cycles the caller prices itself), in_call(bool) (the
+//   thread works for a later message of one system call);
 // - settle(): parts that defer charges (the I-cache's replay) make them
 //   now; call it before the account's cycles are read.
 #pragma once
@@ -98,6 +99,7 @@ class Tee {
   SIMLOOP_TEE_INLINE void add(Stage stage, double cycles) {
     SIMLOOP_TEE_EACH(add(stage, cycles));
   }
+  SIMLOOP_TEE_INLINE void in_call(bool later) { SIMLOOP_TEE_EACH(in_call(later)); }
   SIMLOOP_TEE_INLINE void settle() { SIMLOOP_TEE_EACH(settle()); }
 
  private:

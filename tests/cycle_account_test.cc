@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/sender_costs.h"
 #include "sim/stack/linux/fns.h"
 
 namespace {
@@ -55,6 +56,35 @@ TEST_F(LinuxAccount, CompletionAndWhatItCallsAreTheHandlersOrTheDrivers) {
   c = acct.take();
   EXPECT_EQ(at(c, Stage::mbuf), 100);
   EXPECT_EQ(at(c, Stage::driver), 0);
+}
+
+// sendmmsg's later messages (StackCosts::in_call_factor): the thread's
+// functions at the factor until the call returns, an interrupt handler's at
+// full price; calls are counted alike.
+TEST_F(LinuxAccount, LaterMessagesOfACallPayTheInCallFactor) {
+  stack.in_call_factor = 0.25;
+  models::CycleAccount acct(machine, stack);
+  models::SenderCosts<models::CycleAccount> hooks(acct, machine);
+  auto free_once = [&acct] {
+    acct.enter(id(Fn::free_skb));
+    acct.leave(id(Fn::free_skb));
+  };
+  hooks.syscall_enter();
+  free_once();  // the call's first message
+  EXPECT_EQ(at(acct.take(), Stage::mbuf), 100);
+  hooks.next_message();
+  free_once();
+  EXPECT_EQ(at(acct.take(), Stage::mbuf), 25);
+  acct.set_context(models::Context::interrupt);
+  complete(acct);
+  EXPECT_EQ(at(acct.take(), Stage::interrupt), 1110);
+  acct.set_context(models::Context::thread);
+  free_once();
+  EXPECT_EQ(at(acct.take(), Stage::mbuf), 25);
+  hooks.syscall_exit();
+  free_once();  // the next call's first message
+  EXPECT_EQ(at(acct.take(), Stage::mbuf), 100);
+  EXPECT_EQ(acct.uses().calls[net::index(id(Fn::free_skb))], 5);
 }
 
 TEST_F(LinuxAccount, UsesOfEachPriceAreCounted) {

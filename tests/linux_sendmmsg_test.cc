@@ -19,11 +19,20 @@ using LDriver = Driver<net::CountingProbe, LStack>;
 using net::lnx::Fn;
 
 struct Counted : NoHooks {
-  int user = 0, enter = 0, exit = 0, receives = 0;
+  int user = 0, enter = 0, exit = 0, receives = 0, later = 0;
+  bool open = false;
   void user_loop() { ++user; }
-  void syscall_enter() { ++enter; }
+  void next_message() {
+    EXPECT_TRUE(open);  // a later message is always inside a call
+    ++later;
+  }
+  void syscall_enter() {
+    ++enter;
+    open = true;
+  }
   void syscall_exit() {
     ++exit;
+    open = false;
     EXPECT_EQ(exit, enter);  // every exit closes the call entered last
   }
   void receive_enter() { ++receives; }
@@ -68,7 +77,9 @@ TEST(LinuxSendmmsg, TheCallIsChargedOncePerBatchEachMessageOncePerDatagram) {
       EXPECT_EQ(r.hooks.enter, kPackets / batch);
       EXPECT_EQ(r.hooks.exit, kPackets / batch);
       EXPECT_EQ(r.hooks.user, kPackets / batch);  // the user's loop, once a call
-      Tally plain;                                // the sendto() loop on the same path
+      // Every message but each call's first is a later one (in_call_factor).
+      EXPECT_EQ(r.hooks.later, kPackets - kPackets / batch);
+      Tally plain;  // the sendto() loop on the same path
       drive(plain, 1, connected, 100, kPackets);
       EXPECT_EQ(r.hooks.receives, plain.hooks.receives);  // the receiver is unchanged
       EXPECT_EQ(plain.hooks.enter, kPackets);
@@ -90,6 +101,7 @@ TEST(LinuxSendmmsg, OneIsTheSendtoLoop) {
   Tally r;
   drive(r, 1, false, 18, 100);
   EXPECT_EQ(r.hooks.enter, 100);
+  EXPECT_EQ(r.hooks.later, 0);
   EXPECT_EQ(calls(r.probe, Fn::sys_sendto), 100u);
   EXPECT_EQ(calls(r.probe, Fn::sys_sendmmsg), 0u);
   EXPECT_EQ(calls(r.probe, Fn::sys_sendmsg), 0u);
@@ -101,6 +113,7 @@ TEST(LinuxSendmmsg, ABatchTheRunDoesNotFillIsClosedAtTheEnd) {
   drive(r, 64, false, 18, 100);  // one full call and one of 36
   EXPECT_EQ(r.hooks.enter, 2);
   EXPECT_EQ(r.hooks.exit, 2);
+  EXPECT_EQ(r.hooks.later, 63 + 35);
   EXPECT_EQ(calls(r.probe, Fn::sys_sendmmsg), 2u);
   EXPECT_EQ(r.received_bytes, 100u * 18u);
 }

@@ -44,6 +44,7 @@ struct NoHooks {
   void user_loop() {}      // the sender's loop, before each sendto()
   void syscall_enter() {}  // sendto()'s system call entry
   void syscall_exit() {}   // ... and exit
+  void next_message() {}   // sendmmsg()'s next message, in the same system call
   void receive_enter() {}  // the receiver's recvfrom() system call entry
   void receive_exit() {}   // ... and exit
   void retry() {}          // sendto() said ENOBUFS and is tried again (Service::drained)
@@ -159,6 +160,8 @@ class TtcpLoop {
     if (first) {
       h.user_loop();
       h.syscall_enter();
+    } else {
+      h.next_message();
     }
     const int err = opt_.connected ? stack_.sendmmsg_msg(tx_, data, len, 0, 0, first)
                                    : stack_.sendmmsg_msg(tx_, data, len, dest_addr(opt_.path.dest),
