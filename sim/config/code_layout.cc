@@ -2,9 +2,11 @@
 // transforms applied, the link perturbation drawn from the seed, linked.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 #include "sim/config/data_root.h"
 #include "sim/config/loader_detail.h"
@@ -13,6 +15,27 @@
 namespace simloop::config {
 
 namespace fs = std::filesystem;
+
+std::vector<std::pair<std::string, uint64_t>> parse_more_pads(const std::string& text) {
+  std::vector<std::pair<std::string, uint64_t>> pads;
+  std::string item;
+  for (std::istringstream in(text); std::getline(in, item, ',');) {
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    if (item.empty()) continue;
+    const size_t colon = item.rfind(':');
+    const std::string bytes = colon == std::string::npos ? "" : item.substr(colon + 1);
+    uint64_t n = 0;
+    const bool digits = !bytes.empty() && bytes.size() <= 9 &&
+                        bytes.find_first_not_of("0123456789") == std::string::npos;
+    if (digits) n = std::stoull(bytes);
+    if (colon == 0 || !digits || n == 0 || n > (1U << 24))
+      throw std::invalid_argument(fmt::format(
+          "'{}': expected OBJECT:BYTES, BYTES a whole number from 1 to {}", item, 1U << 24));
+    pads.emplace_back(item.substr(0, colon), n);
+  }
+  return pads;
+}
 
 models::Layout transform_layout(models::Layout k, const LayoutOptions& lo) {
   if (!lo.order.empty()) {
@@ -30,6 +53,8 @@ models::Layout transform_layout(models::Layout k, const LayoutOptions& lo) {
     if (lo.pad_offset >= 0) at = static_cast<uint64_t>(lo.pad_offset);
     k = models::pad_object(k, lo.pad_object, static_cast<uint64_t>(lo.pad_bytes), at);
   }
+  for (const auto& [object, bytes] : parse_more_pads(lo.more_pads))
+    k = models::pad_object(k, object, bytes);
   if (!lo.move_to_end.empty()) k = models::move_to_end(k, lo.move_to_end);
   if (lo.function_align > 0)
     k = models::align_functions(k, static_cast<uint64_t>(lo.function_align));
@@ -77,6 +102,7 @@ void build_code_layout_from_build(Experiment& x, const std::map<std::string, Loc
       {"layout.kernel", !x.layout.kernel.empty()},
       {"layout.user", !x.layout.user.empty()},
       {"layout.pad_object", !x.layout.pad_object.empty()},
+      {"layout.more_pads", !x.layout.more_pads.empty()},
       {"layout.move_to_end", !x.layout.move_to_end.empty()},
       {"layout.function_align", x.layout.function_align != none.function_align},
       {"layout.order", !x.layout.order.empty()},
@@ -141,8 +167,22 @@ void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
       throw ConfigError(e.what());
     }
   };
+  // layout.more_pads's own faults at its key; an object the layout lacks
+  // is named there too.
+  std::vector<std::pair<std::string, uint64_t>> pads;
   try {
-    models::Layout k = transform_layout(load("layout.kernel", x.layout.kernel), x.layout);
+    pads = parse_more_pads(x.layout.more_pads);
+  } catch (const std::invalid_argument& e) {
+    fail(loc("layout.more_pads"), "layout.more_pads", e.what());
+  }
+  models::Layout kernel = load("layout.kernel", x.layout.kernel);
+  for (const auto& [object, bytes] : pads)
+    if (std::none_of(kernel.objects.begin(), kernel.objects.end(),
+                     [&o = object](const models::ObjectFile& f) { return f.name == o; }))
+      fail(loc("layout.more_pads"), "layout.more_pads",
+           fmt::format("no object '{}' in layout {}", object, kernel.name));
+  try {
+    models::Layout k = transform_layout(std::move(kernel), x.layout);
     if (x.variance.link_perturbation_bytes > 0 && !k.objects.empty()) {
       // Fixed by the seed: the same run twice is the same binary.
       std::mt19937_64 rng(x.seed ^ 0x9e3779b97f4a7c15ULL);

@@ -119,6 +119,7 @@ struct LayoutOptions {
   std::string pad_object;  // insert pad_bytes of never-executed code in this object
   int64_t pad_bytes = 0;
   int64_t pad_offset = -1;  // where in the object (-1: at its end)
+  std::string more_pads;    // "OBJECT:BYTES,...": padding at other objects' ends
   std::string move_to_end;  // move this object to the end of the link
   int64_t function_align = 0;
   std::string order;  // comma-separated objects to link first, in this order
@@ -137,6 +138,11 @@ inline constexpr auto kLayoutKeys = std::to_array<support::KeySpec<LayoutOptions
      1 << 24},
     {"pad_offset", "Where in pad_object the padding goes (-1: at its end).",
      &support::at<&LayoutOptions::pad_offset>, -1, 1 << 24},
+    {"more_pads",
+     "More padding, each at the end of its kernel object, after pad_object's: comma-separated "
+     "OBJECT:BYTES pairs (what `simloop layout` prints when it pads an object the experiment "
+     "does not).",
+     &support::at<&LayoutOptions::more_pads>},
     {"move_to_end", "Move this kernel object to the end of the link.",
      &support::at<&LayoutOptions::move_to_end>},
     {"function_align", "Align every kernel function to this many bytes (0: as laid out).",
@@ -313,6 +319,9 @@ Experiment load_over(const Experiment& base, const std::vector<std::string>& bas
 // A layout with the experiment's layout.* transforms applied (order, padding,
 // move to end, function alignment; not the random link perturbation).
 models::Layout transform_layout(models::Layout kernel, const LayoutOptions& options);
+// layout.more_pads's pairs, in order. Throws std::invalid_argument naming
+// the item that is not OBJECT:BYTES with BYTES a whole number in [1, 2^24].
+std::vector<std::pair<std::string, uint64_t>> parse_more_pads(const std::string& text);
 // The file a profile choice (`machine` or `stack`: a name or a path) finds
 // for the experiment `experiment_file`, as its loading finds it. Throws
 // ConfigError at file:line:col, naming `key`, if there is none.

@@ -120,16 +120,22 @@ std::vector<std::string> experiment_keys(const models::SearchResult& r,
                                          const LayoutArgs& a) {
   std::vector<std::string> keys;
   const auto& lo = x.layout;
-  const bool same_pad = r.padding.object == lo.pad_object && lo.pad_offset < 0;
-  if (!a.layout_file.empty() ||
-      !(r.padding.bytes == 0 || lo.pad_object.empty() || lo.pad_bytes == 0 || same_pad))
-    return keys;
+  if (!a.layout_file.empty()) return keys;
   keys.push_back(fmt::format("layout.order={}", fmt::join(r.order, ",")));
   if (!lo.move_to_end.empty()) keys.push_back("layout.move_to_end=\"\"");
   if (r.padding.bytes > 0) {
-    keys.push_back("layout.pad_object=" + r.padding.object);
-    keys.push_back(
-        fmt::format("layout.pad_bytes={}", r.padding.bytes + (same_pad ? lo.pad_bytes : 0)));
+    if (lo.pad_object.empty() || lo.pad_bytes == 0) {
+      keys.push_back("layout.pad_object=" + r.padding.object);
+      keys.push_back(fmt::format("layout.pad_bytes={}", r.padding.bytes));
+      if (lo.pad_offset >= 0) keys.push_back("layout.pad_offset=-1");
+    } else if (r.padding.object == lo.pad_object && lo.pad_offset < 0) {
+      keys.push_back(fmt::format("layout.pad_bytes={}", r.padding.bytes + lo.pad_bytes));
+    } else {
+      // The experiment's own pad stays; the advice's goes at its object's end.
+      keys.push_back(fmt::format("layout.more_pads={}{}{}:{}", lo.more_pads,
+                                 lo.more_pads.empty() ? "" : ",", r.padding.object,
+                                 r.padding.bytes));
+    }
   }
   std::vector<std::string> all = a.sets;
   all.insert(all.end(), keys.begin(), keys.end());
@@ -254,6 +260,13 @@ void print_advice(const models::Advice& adv, const config::Experiment& x, const 
       std::cout << fmt::format("to simulate it: simloop run {}", file.string());
       for (const auto& k : keys) std::cout << fmt::format(" --set '{}'", k);
       std::cout << "\n";
+    } else if (adv.changed) {
+      std::cout << (a.layout_file.empty()
+                        ? "no experiment keys link this layout as advised (the experiment's "
+                          "layout.* keys and its link perturbation cannot say it); apply the "
+                          "order and padding above to the layout file\n"
+                        : "no experiment keys: --layout replaces the experiment's layout; apply "
+                          "the order and padding above to that file\n");
     }
     nlohmann::json rec = {{"order", r.order},
                           {"moved", moved},
