@@ -198,7 +198,7 @@ def split_per_message():
     return out
 
 
-def fit(simloop):
+def fit(simloop, meas=None):
     """The per-message functions priced from perf's self time per datagram
     at the training batch (scaled to the plain run's total;
     __sys_sendmmsg's loop with ___sys_sendmsg), as the first message of a
@@ -208,10 +208,13 @@ def fit(simloop):
     measured change, the factor in [0.1, 1] and the cost not below 0. The
     simulated change is linear in both: the runs at factor 1 and 0.1 give
     what the later messages' functions cost. The prices depend on the
-    factor, so the fit is repeated until the factor holds still."""
+    factor, so the fit is repeated until the factor holds still. `meas`:
+    another run's measured changes, keyed as measured()'s (default: the
+    kept data)."""
     cyc = mhz() / 1e3
     perf = split_per_message()
-    meas, _ = measured()
+    if meas is None:
+        meas, _ = measured()
     train = [(TRAIN_PATH, p, b) for p in TRAIN_PAYLOADS for b in TRAIN_BATCHES]
     bases = [(TRAIN_PATH, p, 1) for p in TRAIN_PAYLOADS]
     w, lo = 1.0, 0.1
