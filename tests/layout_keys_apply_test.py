@@ -3,8 +3,10 @@
 gives experiment keys whenever it advises a change, and `simloop run` with
 those keys gives the rate and the L1 misses it predicted. On the seed's
 padded experiment (its own pad in nfs_diskless.o, the advice's pad
-elsewhere: layout.more_pads), the baseline (no pad), and one step beside
-(the padded experiment to loopback, interrupts off).
+elsewhere: layout.more_pads), the baseline (no pad), the moved experiment
+(layout.move_to_end), and one step beside: the padded experiment to
+loopback with interrupts off, to broadcast, with its pad at offset 0, and
+with a 32 KB L1.
 
     layout_keys_apply_test.py SIMLOOP
 """
@@ -21,6 +23,11 @@ CASES = {
     "baseline": ("experiments/seed/icache-baseline.yaml", []),
     "padded, loopback, interrupts off": ("experiments/seed/icache-padded.yaml",
                                          ["workload.dest=loopback", "interrupts.enabled=false"]),
+    "padded at offset 0": ("experiments/seed/icache-padded.yaml", ["layout.pad_offset=0"]),
+    "moved": ("experiments/seed/icache-moved.yaml", []),
+    "padded, broadcast": ("experiments/seed/icache-padded.yaml", ["workload.dest=broadcast"]),
+    "padded, 32 KB L1": ("experiments/seed/icache-padded.yaml",
+                         ["machine.cache.l1.size_bytes=32768"]),
 }
 RATE = 0.01     # relative: the run's warm-up and cold misses
 MISSES = 0.5    # per packet, or 2 % of the run's
