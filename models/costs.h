@@ -90,8 +90,9 @@ inline constexpr auto kStackCostKeys = std::to_array<support::KeySpec<StackCosts
     {"in_call_factor",
      "Share of a function's cycles charged while it works for the second or a later message "
      "of one system call (sendmmsg), the kernel not left since the message before: its caches "
-     "and branch predictors are warm. The receiver's reads of those messages count too (they "
-     "run back to back); interrupt handlers do not. 1 charges every message as the first.",
+     "and branch predictors are warm. Each message's softirq and the receiver's reads count "
+     "too (they run inside the call); interrupt handlers, and what runs after a sleep in the "
+     "call up to the next message, do not. 1 charges every message as the first.",
      &support::at<&StackCosts::in_call_factor>, 0.1, 1},
 });
 

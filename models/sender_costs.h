@@ -42,6 +42,10 @@ struct SenderCosts : workload::NoHooks {
   void next_message() {
     if constexpr (requires { acct.in_call(true); }) acct.in_call(true);
   }
+  // A sleep inside the call: what runs until its next message is not warm.
+  void call_slept() {
+    if constexpr (requires { acct.in_call(false); }) acct.in_call(false);
+  }
   void receive_enter() {
     if (syscalls) acct.run(Code::syscall_entry);
   }

@@ -16,38 +16,45 @@ namespace simloop::config {
 
 namespace fs = std::filesystem;
 
-std::vector<std::pair<std::string, uint64_t>> parse_more_pads(const std::string& text) {
-  std::vector<std::pair<std::string, uint64_t>> pads;
+namespace {
+
+// A comma-separated list's items, each without the spaces around it; empty
+// items dropped.
+std::vector<std::string> list_items(const std::string& text) {
+  std::vector<std::string> items;
   std::string item;
   for (std::istringstream in(text); std::getline(in, item, ',');) {
     item.erase(0, item.find_first_not_of(' '));
     item.erase(item.find_last_not_of(' ') + 1);
-    if (item.empty()) continue;
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, uint64_t>> parse_more_pads(const std::string& text) {
+  std::vector<std::pair<std::string, uint64_t>> pads;
+  for (const std::string& item : list_items(text)) {
     const size_t colon = item.rfind(':');
-    const std::string bytes = colon == std::string::npos ? "" : item.substr(colon + 1);
+    std::string object = colon == std::string::npos ? "" : item.substr(0, colon);
+    std::string bytes = colon == std::string::npos ? "" : item.substr(colon + 1);
+    object.erase(object.find_last_not_of(' ') + 1);
+    bytes.erase(0, bytes.find_first_not_of(' '));
     uint64_t n = 0;
     const bool digits = !bytes.empty() && bytes.size() <= 9 &&
                         bytes.find_first_not_of("0123456789") == std::string::npos;
     if (digits) n = std::stoull(bytes);
-    if (colon == 0 || !digits || n == 0 || n > (1U << 24))
+    if (object.empty() || !digits || n == 0 || n > (1U << 24))
       throw std::invalid_argument(fmt::format(
           "'{}': expected OBJECT:BYTES, BYTES a whole number from 1 to {}", item, 1U << 24));
-    pads.emplace_back(item.substr(0, colon), n);
+    pads.emplace_back(std::move(object), n);
   }
   return pads;
 }
 
 models::Layout transform_layout(models::Layout k, const LayoutOptions& lo) {
-  if (!lo.order.empty()) {
-    std::vector<std::string> order;
-    std::string item;
-    for (std::istringstream in(lo.order); std::getline(in, item, ',');) {
-      item.erase(0, item.find_first_not_of(' '));
-      item.erase(item.find_last_not_of(' ') + 1);
-      if (!item.empty()) order.push_back(item);
-    }
-    k = models::reorder(k, order);
-  }
+  if (!lo.order.empty()) k = models::reorder(k, list_items(lo.order));
   if (!lo.pad_object.empty() && lo.pad_bytes > 0) {
     std::optional<uint64_t> at;
     if (lo.pad_offset >= 0) at = static_cast<uint64_t>(lo.pad_offset);
@@ -154,6 +161,9 @@ void build_code_layout(Experiment& x, const std::map<std::string, Loc>& where) {
     return;
   }
   if (x.layout.kernel.empty()) {
+    if (!x.layout.more_pads.empty())
+      fail(loc("layout.more_pads"), "layout.more_pads",
+           "needs layout.kernel: it pads objects of a kernel layout");
     if (x.cache_enabled)
       fail(loc("machine.cache.enabled"), "machine.cache.enabled",
            "the cache model needs layout.kernel or layout.build.nm");

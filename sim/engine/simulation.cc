@@ -451,6 +451,9 @@ void sender_main(W& w) {
         // smallest step of simulated time.
         wait = std::max(until - t0, 1e-9);
       }
+      // A blocked send sleeps inside an open sendmmsg() call: its next
+      // message is not warm from the one before (stack.in_call_factor).
+      if (end == End::blocked) w.driver.loop().slept(hooks);
       const double asleep = sleep_with_handlers(w, wait);
       // No interrupt was due to reap what left: the driver's own reclaim
       // (as without interrupts), so that the wait always ends with room.

@@ -99,26 +99,31 @@ def cmd_measure(simloop):
         subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
 
 
-def measured():
-    """(path, payload, batch) -> {"cpu": median CPU ns per datagram,
-    "change": median over repeats of (CPU ns with batch) - (CPU ns with 1)}."""
-    rows = list(csv.DictReader(open(DATA)))
-    by = {}
-    for r in rows:
-        if r["fault"] or int(r["delivered"]) != int(r["packets"]):
-            raise SystemExit(f"{rel(DATA)}: a row with a fault or datagrams lost: {r}")
-        key = (r["path"], int(r["payload"]), int(r["sendmmsg"]))
-        by.setdefault(key, {})[int(r["repeat"])] = float(r["cpu_ns_per_packet"])
+def changes(paths, point):
+    """Each point's CPU ns per datagram and its change against the same
+    point at one datagram a call, from `paths`' rows: point(row) is a tuple
+    whose last item is the batch size. -> ({point: {"cpu": median over
+    repeats, "base": the sendto() point's median, "delta": median over
+    repeats of (CPU ns with the batch) - (CPU ns with 1)}}, highest load)."""
+    by, load = {}, 0.0
+    for path in paths:
+        for r in csv.DictReader(open(path)):
+            if r["fault"] or int(r["delivered"]) != int(r["packets"]):
+                raise SystemExit(f"{rel(path)}: a row with a fault or datagrams lost: {r}")
+            by.setdefault(point(r), {})[int(r["repeat"])] = float(r["cpu_ns_per_packet"])
+            load = max(load, float(r["loadavg_1m"]))
     out = {}
-    for (path, payload, batch), reps in by.items():
-        base = by[(path, payload, 1)]
-        out[(path, payload, batch)] = {
-            "cpu": statistics.median(reps.values()),
-            "base": statistics.median(base.values()),
-            "delta": statistics.median(reps[k] - base[k] for k in reps),
-        }
-    load = max(float(r["loadavg_1m"]) for r in rows)
+    for key, reps in by.items():
+        base = by[key[:-1] + (1,)]
+        out[key] = {"cpu": statistics.median(reps.values()),
+                    "base": statistics.median(base.values()),
+                    "delta": statistics.median(reps[k] - base[k] for k in reps)}
     return out, load
+
+
+def measured():
+    """changes() of the kept data: (path, payload, batch) -> ..."""
+    return changes([DATA], lambda r: (r["path"], int(r["payload"]), int(r["sendmmsg"])))
 
 
 def mhz():
@@ -155,25 +160,34 @@ def with_costs(text, costs):
     return "\n".join(lines)
 
 
-def simulate(simloop, points, stack_text):
-    """(path, payload, batch) -> simulated ns per datagram with the profile
-    `stack_text`, the validation's experiment otherwise."""
+def point_sets(point):
+    """The --set keys of a (path, payload, batch) point of the kept data."""
+    path, payload, batch = point
+    sets = [f"workload.payload={payload}", f"options.linux.sendmmsg={batch}"]
+    return sets + (["workload.connected=true"] if path == "connected" else [])
+
+
+def simulate(simloop, points, stack_text=None, sets=point_sets):
+    """point -> simulated ns per datagram on the validation's experiment,
+    with sets(point)'s keys and the profile `stack_text` (None: the
+    shipped one)."""
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
-        stack = os.path.join(tmp, "linux-epyc-stack.yaml")
-        open(stack, "w").write(stack_text)
-        for (path, payload, batch) in points:
+        stack = []
+        if stack_text is not None:
+            stack = ["--set", f"stack={os.path.join(tmp, 'linux-epyc-stack.yaml')}"]
+            open(os.path.join(tmp, "linux-epyc-stack.yaml"), "w").write(stack_text)
+        for point in points:
             d = os.path.join(tmp, "run")
-            cmd = [simloop, "-q", "run", rel(EXPERIMENT), "-o", d, "--set", f"stack={stack}",
-                   "--set", f"workload.payload={payload}", "--set", "workload.packets=4096",
-                   "--set", f"options.linux.sendmmsg={batch}"]
-            if path == "connected":
-                cmd += ["--set", "workload.connected=true"]
+            cmd = [simloop, "-q", "run", rel(EXPERIMENT), "-o", d, "--set",
+                   "workload.packets=4096"] + stack
+            for s in sets(point):
+                cmd += ["--set", s]
             r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
             if r.returncode != 0:
                 raise SystemExit(f"{' '.join(cmd)}: {r.stderr.strip()}")
             j = json.load(open(os.path.join(d, "linux-epyc.json")))
-            out[(path, payload, batch)] = j["result"]["ns_per_packet"]
+            out[point] = j["result"]["ns_per_packet"]
     return out
 
 
@@ -239,9 +253,12 @@ def fit(simloop, meas=None):
             new_w = sum(v * y for v, _, y in rows) / sum(v * v for v, _, _ in rows)
         new_w = min(1.0, max(lo, new_w))
         if abs(new_w - w) < 5e-4:
-            w = new_w
             break
         w = new_w
+    else:
+        raise SystemExit(f"knobs.py fit: the in-call factor did not hold still in {rounds} "
+                         f"rounds (last {w:.4f}, then {new_w:.4f})")
+    # The prices above are the ones for w: the factor written is w too.
     costs[PER_CALL] = call * cyc
     costs[FACTOR] = w
     resid = {f"{p} B x{b}": (y - w * v - call * x) * cyc
@@ -279,7 +296,7 @@ def cmd_fit(simloop, write=False):
 
 def rows(simloop):
     meas, load = measured()
-    sim = simulate(simloop, sorted(meas), read_stack())
+    sim = simulate(simloop, sorted(meas))
     out = []
     for (path, payload, batch) in sorted(meas):
         if batch == 1:
@@ -409,7 +426,7 @@ def cmd_check(simloop):
         m = re.search(rf"^\s*{re.escape(fn)}:\s*([-0-9.]+)", text, re.M)
         if m is None or abs(float(m.group(1)) - v) > (0.00051 if fn == FACTOR else 0.051):
             problems.append(f"{rel(STACK)}: {fn} is {m.group(1) if m else 'missing'}, the fit "
-                            f"says {v:.1f} (knobs.py fit --write)")
+                            f"says {f'{v:.3f}' if fn == FACTOR else f'{v:.1f}'} (knobs.py fit --write)")
     table, s = tables(simloop)
     report = open(REPORT).read()
     if splice(report, table) != report:

@@ -45,6 +45,7 @@ struct NoHooks {
   void syscall_enter() {}  // sendto()'s system call entry
   void syscall_exit() {}   // ... and exit
   void next_message() {}   // sendmmsg()'s next message, in the same system call
+  void call_slept() {}     // the sender slept inside an open sendmmsg() call
   void receive_enter() {}  // the receiver's recvfrom() system call entry
   void receive_exit() {}   // ... and exit
   void retry() {}          // sendto() said ENOBUFS and is tried again (Service::drained)
@@ -151,6 +152,8 @@ class TtcpLoop {
   // One message of a sendmmsg() call of `batch`: the call's entry with its
   // first message, its exit after its last, or after a message that failed
   // (sendmmsg returns what it sent so far; the next message is a new call).
+  // The exit waits for the message's softirq and reads on loopback
+  // (close_ended_call), which run inside the call on the kernel.
   // The user's loop runs once a call: perf puts two thirds of its time in
   // the sendto() wrapper and the loop around it (experiments/validation/
   // linux/knobs.md), and the machine profile has one price for it.
@@ -160,23 +163,39 @@ class TtcpLoop {
     if (first) {
       h.user_loop();
       h.syscall_enter();
+    } else if (slept_) {
+      slept_ = false;  // the thread slept in the call: this message runs cold
     } else {
       h.next_message();
     }
     const int err = opt_.connected ? stack_.sendmmsg_msg(tx_, data, len, 0, 0, first)
                                    : stack_.sendmmsg_msg(tx_, data, len, dest_addr(opt_.path.dest),
                                                          kTtcpPort, first);
-    if (++in_call_ == batch || err != 0) end_call(h);
+    if (++in_call_ == batch || err != 0) ending_ = true;
     return err;
+  }
+  template <class H>
+  void close_ended_call(H& h) {
+    if (ending_) end_call(h);
   }
 
  public:
   // Ends a sendmmsg() call whose batch the run did not fill.
   template <class H>
   void end_call(H& h) {
+    ending_ = slept_ = false;
     if (in_call_ == 0) return;
     in_call_ = 0;
     h.syscall_exit();
+  }
+  // The sender slept inside an open sendmmsg() call (a blocked send waits
+  // for send space): what runs until its next message, and that message,
+  // are not warm from the message before.
+  template <class H>
+  void slept(H& h) {
+    if (in_call_ == 0) return;
+    slept_ = true;
+    h.call_slept();
   }
 
  private:
@@ -198,6 +217,7 @@ class TtcpLoop {
       stack_.netisr_run(INT_MAX);
       while (opt_.receive && stack_.rcv_queued(rx_) > 0) receive_one(h);
     }
+    close_ended_call(h);
     s.frame = stack_.nic_pending() > ring_before;
     return s;
   }
@@ -215,12 +235,15 @@ class TtcpLoop {
   Sent send_drained(const void* data, int len, H& h) {
     int ring_before = stack_.nic_pending();
     Sent s;
+    // The harness serves each datagram after its call has returned.
     s.err = syscall(data, len, h);
+    close_ended_call(h);
     for (int tries = 0; s.err == ENOBUFS && tries < 1000; ++tries) {
       h.retry();
       service(h);
       ring_before = stack_.nic_pending();
       s.err = syscall(data, len, h);
+      close_ended_call(h);
     }
     s.frame = stack_.nic_pending() > ring_before;
     service(h);
@@ -230,7 +253,9 @@ class TtcpLoop {
   TtcpOptions opt_;
   S stack_;
   int rx_ = -1, tx_ = -1;
-  int in_call_ = 0;  // messages of the open sendmmsg() call so far
+  int in_call_ = 0;      // messages of the open sendmmsg() call so far
+  bool ending_ = false;  // the open call returns once its last message is served
+  bool slept_ = false;   // the sender slept in the open call since its last message
   PageBytes rbuf_ = PageBytes(65536);
 };
 

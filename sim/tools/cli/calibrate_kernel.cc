@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -93,6 +94,16 @@ int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
   } catch (const measure::InputError& e) {
     throw UserError(e.what());
   }
+  // The fit counts every call at full price; stack.in_call_factor is
+  // experiments/validation/linux/knobs.py's to fit.
+  if (std::any_of(j["points"].begin(), j["points"].end(), [](const nlohmann::json& q) {
+        return q["set"] == "train" && q.value("sendmmsg", 1) > 1;
+      }))
+    spdlog::warn(
+        "training points with sendmmsg > 1: their later messages run warm on the kernel, and "
+        "this fit prices every call alike, so that saving goes into the functions' prices; "
+        "the written stack charges later messages in full (no in_call_factor: see "
+        "experiments/validation/linux/knobs.py)");
   std::cout << fmt::format(
       "{} fit on {} ({}), {:.6g} MHz, load average up to {:.2f}; training: {}; statistic: "
       "{}\n",
