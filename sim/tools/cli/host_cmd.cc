@@ -254,6 +254,13 @@ void check_profile_dir(const fs::path& dir) {
         fmt::format("calibrate host: {} is not a directory", config::printable(dir.string(), 200)));
 }
 
+std::vector<std::string> host_profile_names(bool has_linux) {
+  if (has_linux)
+    return {"machine: host (host-linux-machine.yaml)", "machine: host-linux", "stack: host-linux",
+            "machine: host-bsd", "stack: host-bsd"};
+  return {"machine: host (host-bsd-machine.yaml)", "machine: host-bsd", "stack: host-bsd"};
+}
+
 void write_host_profile(const fs::path& dir,
                         const std::vector<std::pair<std::string, std::string>>& files,
                         bool replace_whole) {
@@ -490,11 +497,7 @@ int host_cmd(const HostArgs& a) {
   info["skipped"] = skipped;
   info["loadavg_before"] = bench["loadavg_before"];
   info["loadavg_after"] = bench["loadavg_after"];
-  info["names"] = kernel_done ? std::vector<std::string>{"machine: host (host-linux-machine.yaml)",
-                                                         "machine: host-linux", "stack: host-linux",
-                                                         "machine: host-bsd", "stack: host-bsd"}
-                              : std::vector<std::string>{"machine: host (host-bsd-machine.yaml)",
-                                                         "machine: host-bsd", "stack: host-bsd"};
+  info["names"] = host_profile_names(kernel_done);
   files.emplace_back("host.json", info.dump(1) + "\n");
   write_host_profile(dir, files, a.dir.empty());
   std::cout << fmt::format("load average after: {}\n", fmt::join(loadavg(), " "));

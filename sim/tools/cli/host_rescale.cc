@@ -287,11 +287,7 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
   info["fingerprint"] = facts.fingerprint();
   const bool has_linux = std::any_of(
       files.begin(), files.end(), [](const auto& x) { return x.first == "host-linux-stack.yaml"; });
-  info["names"] = has_linux ? std::vector<std::string>{"machine: host (host-linux-machine.yaml)",
-                                                       "machine: host-linux", "stack: host-linux",
-                                                       "machine: host-bsd", "stack: host-bsd"}
-                            : std::vector<std::string>{"machine: host (host-bsd-machine.yaml)",
-                                                       "machine: host-bsd", "stack: host-bsd"};
+  info["names"] = host_profile_names(has_linux);
   files.emplace_back("host.json", info.dump(1) + "\n");
   // In the hosts directory (simloop's own) the carried profile replaces
   // the one before whole; -o DIR is the user's.

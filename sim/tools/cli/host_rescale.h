@@ -34,6 +34,10 @@ void write_host_profile(const std::filesystem::path& dir,
                         const std::vector<std::pair<std::string, std::string>>& files,
                         bool replace_whole);
 
+// How an experiment names a host profile's files (host.json's "names"):
+// with its Linux half, `machine: host` is the Linux fit's machine.
+std::vector<std::string> host_profile_names(bool has_linux);
+
 // calibrate host --from FROM --scale SCALE (micro | clock | none): FROM's
 // host-linux and host-bsd profiles carried to this host into `dir`;
 // `out_given` is -o as the user gave it (empty: the hosts directory). With
