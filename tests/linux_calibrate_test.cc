@@ -35,10 +35,12 @@ TEST(LinuxCalibrate, CountsComeFromTheSimulatedStackOnEachPath) {
     EXPECT_DOUBLE_EQ(f->calls[at("__sys_sendto")], 1.0);
     EXPECT_DOUBLE_EQ(f->calls[at("__sys_recvfrom")], 1.0);
     EXPECT_DOUBLE_EQ(f->syscalls, 2.0);
-    // The payload copied in by __ip_append_data and out by udp_recvmsg
-    // (copy_linear_skb).
+    // The payload copied in by __ip_append_data and out by copy_linear_skb,
+    // inlined into udp_recvmsg (whose time perf shows for it).
     EXPECT_DOUBLE_EQ(f->copy_bytes[at("__ip_append_data")], 1000.0);
-    EXPECT_DOUBLE_EQ(f->copy_bytes[at("udp_recvmsg")], 1000.0);
+    EXPECT_DOUBLE_EQ(f->copy_bytes[at("copy_linear_skb")], 1000.0);
+    EXPECT_EQ(f->parent[at("copy_linear_skb")], static_cast<int>(at("udp_recvmsg")));
+    EXPECT_DOUBLE_EQ(f->calls[at("udp_rmem_release")], 1.0);  // one datagram a read
     EXPECT_DOUBLE_EQ(f->calls[at("skb_copy_datagram_iter")], 0.0);
   }
   // In page frags, out by walking them; a new page per datagram above 32 KiB.
@@ -46,6 +48,7 @@ TEST(LinuxCalibrate, CountsComeFromTheSimulatedStackOnEachPath) {
   EXPECT_DOUBLE_EQ(paged.copy_bytes[at("__ip_append_data")], 40000.0);
   EXPECT_DOUBLE_EQ(paged.copy_bytes[at("skb_copy_datagram_iter")], 40000.0);
   EXPECT_EQ(paged.parent[at("skb_copy_datagram_iter")], static_cast<int>(at("udp_recvmsg")));
+  EXPECT_DOUBLE_EQ(paged.calls[at("copy_linear_skb")], 0.0);
   EXPECT_DOUBLE_EQ(paged.calls[at("skb_page_frag_refill")], 2.0);
   EXPECT_DOUBLE_EQ(paged.calls[at("alloc_pages")], 1.0);
   EXPECT_DOUBLE_EQ(paged.calls[at("__folio_put")], 1.0);

@@ -66,7 +66,11 @@ void SendAndCheck(Rig& r, int size, int segments, int last_short, bool connected
   for (int i = 0; i < segments; ++i) {
     const int want = i + 1 < segments ? size : size - last_short;
     // The queued segment's headers, before it is read.
-    const core::SkBuff* seg = r.st.sock(r.rx).sk_receive_queue.next;
+    // The first read moves them all to the reader's own queue.
+    const core::Sock& so = r.st.sock(r.rx);
+    const core::SkBuff* seg =
+        so.reader_queue.next != nullptr ? so.reader_queue.next : so.sk_receive_queue.next;
+    ASSERT_NE(seg, nullptr);
     const uint8_t* iph = core::skb_network_header(seg);
     EXPECT_EQ(Verify(iph, 20), 0) << "IP header checksum of segment " << i;
     EXPECT_EQ(Be16(iph + 2), 28 + want);
@@ -110,9 +114,11 @@ TEST(LinuxGso, FunctionEntriesPerSend) {
     ASSERT_EQ(r.st.set_udp_segment(r.tx, 200), 0);
     const auto data = Pattern(200 * n, 1);
     std::vector<uint8_t> buf(65536);
+    int queued = 0;  // the segments' truesize, charged while they wait
     auto one = [&] {
       ASSERT_EQ(r.st.sendto(r.tx, data.data(), 200 * n, kLoopAddr, kPort), 0);
       r.st.netisr_run();
+      queued = core::sk_rmem_alloc_get(r.st.sock(r.rx));
       int got = 0;
       while (r.st.recvfrom(r.rx, buf.data(), static_cast<int>(buf.size()), &got) == 0) {
       }
@@ -137,6 +143,17 @@ TEST(LinuxGso, FunctionEntriesPerSend) {
     // recvfrom: one more call per send finds the queue empty.
     EXPECT_EQ(entered(Fn::sys_recvfrom), un + 1);
     EXPECT_EQ(entered(Fn::udp_recvmsg), un + 1);
+    // The segments are paged: no linear copy. Read back to back, their
+    // memory goes back when the reader's queue runs dry, and before that
+    // only each time a quarter of the receive buffer is owed.
+    EXPECT_EQ(entered(Fn::copy_linear_skb), 0u);
+    const core::Sock& rx = r.st.sock(r.rx);
+    const auto owed = static_cast<uint64_t>(queued / (rx.sk_rcvbuf >> 2));
+    ASSERT_GT(queued, 0);
+    EXPECT_GE(entered(Fn::udp_rmem_release), 1u);
+    EXPECT_LE(entered(Fn::udp_rmem_release), 1 + owed);
+    EXPECT_EQ(rx.forward_deficit, 0);
+    EXPECT_EQ(core::sk_rmem_alloc_get(rx), 0);
   }
 }
 

@@ -79,6 +79,9 @@ enum class Fn : uint8_t {
   // a veth pair: the peer device's receive, and the input route it needs
   veth_xmit,       // the skb scrubbed, its Ethernet header read, queued for the peer
   ip_route_input,  // ip_route_input_noref: an input packet without a route (not from lo)
+  // receive, split where a burst read back to back costs less per datagram
+  udp_rmem_release,  // the read datagrams' memory given back, the receive queue spliced
+  copy_linear_skb,   // a linear datagram's copy to the user (copy_to_iter's checks)
   count
 };
 
@@ -139,6 +142,8 @@ inline constexpr std::array<FnInfo, static_cast<size_t>(Fn::count)> kFns = {{
     {"skb_segment", "input", PathRole::udp_input},
     {"veth_xmit", "driver", PathRole::device},
     {"ip_route_input_noref", "input", PathRole::ip_input},
+    {"udp_rmem_release", "receive", PathRole::receive},
+    {"copy_linear_skb", "receive", PathRole::receive},
 }};
 static_assert(kFns.size() <= kMaxFns);
 static_assert(has_path_roles(kFns));

@@ -523,6 +523,21 @@ inline SkBuff* skb_dequeue(SkBuffHead* list) {
   if (skb != nullptr) skb_unlink(skb, list);
   return skb;
 }
+// Moves every skb of `list` to the end of `head`, leaving `list` empty. Linux
+// relinks the two ends only; here each skb also learns its new queue.
+inline void skb_queue_splice_tail_init(SkBuffHead* list, SkBuffHead* head) {
+  if (skb_queue_empty(list)) return;
+  for (SkBuff* skb = list->next; skb != nullptr; skb = skb->next) skb->list = head;
+  list->next->prev = head->prev;
+  if (head->prev != nullptr) {
+    head->prev->next = list->next;
+  } else {
+    head->next = list->next;
+  }
+  head->prev = list->prev;
+  head->qlen += list->qlen;
+  skb_queue_head_init(list);
+}
 
 // ---- The allocator and the operations that allocate or free ----
 

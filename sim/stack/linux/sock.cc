@@ -92,8 +92,31 @@ int sk_rmem_enqueue(Sock& sk, SkBuff* skb) {
   return 0;
 }
 
+SkBuff* udp_dequeue(Sock& sk, bool* release) {
+  *release = false;
+  if (skb_queue_empty(&sk.reader_queue)) {
+    if (skb_queue_empty(&sk.sk_receive_queue)) return nullptr;
+    skb_queue_splice_tail_init(&sk.sk_receive_queue, &sk.reader_queue);
+  }
+  SkBuff* skb = skb_dequeue(&sk.reader_queue);
+  // udp_rmem_release(sk, truesize, partial = 1, ...)'s test
+  sk.forward_deficit += static_cast<int>(skb->truesize);
+  *release = sk.forward_deficit >= (sk.sk_rcvbuf >> 2) || skb_queue_empty(&sk.reader_queue);
+  return skb;
+}
+
+void udp_rmem_release(Sock& sk) {
+  sk.sk_rmem_alloc -= sk.forward_deficit;
+  sk.forward_deficit = 0;
+  // "this can save us from acquiring the rx queue lock on next receive"
+  skb_queue_splice_tail_init(&sk.sk_receive_queue, &sk.reader_queue);
+}
+
 SkBuff* sk_rmem_dequeue(Sock& sk) {
-  SkBuff* skb = skb_dequeue(&sk.sk_receive_queue);
+  sk.sk_rmem_alloc -= sk.forward_deficit;
+  sk.forward_deficit = 0;
+  SkBuff* skb = skb_dequeue(&sk.reader_queue);
+  if (skb == nullptr) skb = skb_dequeue(&sk.sk_receive_queue);
   if (skb != nullptr) sk.sk_rmem_alloc -= static_cast<int>(skb->truesize);
   return skb;
 }

@@ -7,12 +7,14 @@
 // destructor), wherever that happens. The limit is checked before charging,
 // so a socket may overshoot sk_sndbuf by one skb, as in Linux.
 //
-// Receive side: a datagram's truesize is charged to sk_rmem_alloc while it
-// waits in sk_receive_queue, and uncharged when it is taken off; the limit
-// sk_rcvbuf is checked the way UDP does it. Not modelled: the protocol's
-// global memory limits (udp_mem, sk_forward_alloc), busy polling, the
-// reader queue UDP splits the queue into, blocking and timeouts (the caller
-// owns time: it gets -EAGAIN and decides when to try again).
+// Receive side: a datagram's truesize is charged to sk_rmem_alloc from when
+// it is queued until udp_rmem_release gives it back; the limit
+// sk_rcvbuf is checked the way UDP does it. The reader takes datagrams off
+// a queue of its own (udp_sock's reader_queue), refilled from
+// sk_receive_queue a whole queue at a time, and gives their memory back in
+// bulk (udp_dequeue). Not modelled: the protocol's global memory limits
+// (udp_mem, sk_forward_alloc), busy polling, blocking and timeouts (the
+// caller owns time: it gets -EAGAIN and decides when to try again).
 #pragma once
 
 #include <climits>
@@ -50,6 +52,10 @@ struct Sock {
   int sk_rmem_alloc = 0;  // atomic_t
   uint32_t sk_drops = 0;
   SkBuffHead sk_receive_queue;
+  // udp_sock's: the reader's queue, and the truesize taken off it whose
+  // release to sk_rmem_alloc is deferred (forward_deficit).
+  SkBuffHead reader_queue;
+  int forward_deficit = 0;
   PageFrag sk_frag;  // the page a large send's frags are carved from (one reference)
   void (*sk_write_space)(Sock* sk) = nullptr;  // after each uncharge of a sent skb
   void (*sk_data_ready)(Sock* sk) = nullptr;   // after each datagram queued
@@ -102,8 +108,19 @@ SkBuff* sock_alloc_append_skb(SkbPool& pool, Sock& sk, unsigned size, int* err);
 // buffer still gets through) and sk_rcvbuf is below INT_MAX / 2. The skb
 // must have no owner (the receive path orphans it first).
 int sk_rmem_enqueue(Sock& sk, SkBuff* skb);
-// Takes the first datagram off the queue, uncharging it (udp_rmem_release
-// at dequeue); nullptr if the queue is empty.
+// __skb_recv_udp's dequeue (net/ipv4/udp.c): the first datagram of
+// reader_queue, which is refilled by splicing all of sk_receive_queue into
+// it when empty; nullptr if both are empty. The datagram's truesize joins
+// forward_deficit. *release says that udp_rmem_release must run now: the
+// deficit has reached a quarter of sk_rcvbuf (forward_threshold) or
+// reader_queue is empty. One datagram read at a time releases at every
+// read, a burst read back to back once or a few times.
+SkBuff* udp_dequeue(Sock& sk, bool* release);
+// udp_rmem_release: the deficit given back to sk_rmem_alloc, and the
+// receive queue spliced onto the reader's.
+void udp_rmem_release(Sock& sk);
+// Takes the first datagram off the queues (reader_queue first), uncharging
+// it and any deferred release at once; nullptr if both are empty.
 SkBuff* sk_rmem_dequeue(Sock& sk);
 // Frees every queued datagram, uncharging them (udp_destruct_common).
 void sk_rmem_purge(SkbPool& pool, Sock& sk);

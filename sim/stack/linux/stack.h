@@ -178,7 +178,9 @@ class Stack {
   const std::optional<AlignmentFault>& fault() const { return fault_; }
   const StackCounters& counters() const { return counters_; }
   const UdpSock& sock(int s) const { return socks_.at(static_cast<size_t>(s)); }
-  int rcv_queued(int s) const { return static_cast<int>(sock(s).sk_receive_queue.qlen); }
+  int rcv_queued(int s) const {
+    return static_cast<int>(sock(s).sk_receive_queue.qlen + sock(s).reader_queue.qlen);
+  }
   // The bytes socket s holds against its send buffer (sk_wmem_alloc_get).
   int snd_queued(int s) const { return core::sk_wmem_alloc_get(sock(s)); }
   const Options& options() const { return opt_; }
@@ -264,6 +266,8 @@ class Stack {
   core::SkBuff* skb_segment(const core::SkBuff* skb, unsigned offset, unsigned len);
   // receive
   int udp_recvmsg(UdpSock& so, void* buf, int maxlen, int* got, uint32_t* src, uint16_t* sport);
+  void udp_rmem_release(UdpSock& so);
+  void copy_linear_skb(const core::SkBuff* skb, void* to, int len);
   void skb_copy_datagram_iter(const core::SkBuff* skb, int offset, void* to, int len);
   void skb_consume_udp(core::SkBuff* skb);
   int nic_clean_tx_irq(int max);

@@ -242,22 +242,21 @@ int Stack<P>::recvfrom(int s, void* buf, int maxlen, int* got, uint32_t* src, ui
   return -udp_recvmsg(socks_[s], buf, maxlen, got, src, sport);
 }
 
-// udp_recvmsg: the first datagram (its memory uncharged as it leaves the
-// queue), its data after the UDP header copied out, the source filled in.
+// udp_recvmsg: the first datagram of the reader's queue (its memory given
+// back in bulk: udp_dequeue), its data after the UDP header copied out,
+// the source filled in.
 template <class P>
 int Stack<P>::udp_recvmsg(UdpSock& so, void* buf, int maxlen, int* got, uint32_t* src,
                           uint16_t* sport) {
   FnScope<P> scope(probe_, Fn::udp_recvmsg);
-  core::SkBuff* skb = core::sk_rmem_dequeue(so);
+  bool release = false;
+  core::SkBuff* skb = core::udp_dequeue(so, &release);
   if (skb == nullptr) return -EAGAIN;
+  if (release) udp_rmem_release(so);
   const int ulen = static_cast<int>(skb->len) - kUdpHdrLen;
   const int copied = std::max(0, std::min(ulen, maxlen));  // MSG_TRUNC past maxlen
-  // copy_linear_skb for a linear datagram, inline here; the frags' walk
-  // otherwise.
-  if (copied > 0 && !core::skb_is_nonlinear(skb)) {
-    SIMLOOP_PROBE(
-        copy(CopyKind::uiomove, skb->data + kUdpHdrLen, buf, static_cast<size_t>(copied)));
-    core::skb_copy_bits(skb, kUdpHdrLen, buf, static_cast<unsigned>(copied));
+  if (!core::skb_is_nonlinear(skb)) {
+    copy_linear_skb(skb, buf, copied);
   } else if (copied > 0) {
     skb_copy_datagram_iter(skb, kUdpHdrLen, buf, copied);
   }
@@ -267,6 +266,26 @@ int Stack<P>::udp_recvmsg(UdpSock& so, void* buf, int maxlen, int* got, uint32_t
   *got = copied;
   skb_consume_udp(skb);
   return 0;
+}
+
+// Priced apart from udp_recvmsg: a burst read back to back releases once
+// or a few times, not per datagram.
+template <class P>
+void Stack<P>::udp_rmem_release(UdpSock& so) {
+  FnScope<P> scope(probe_, Fn::udp_rmem_release);
+  core::udp_rmem_release(so);
+}
+
+// Inline in Linux (include/net/udp.h), and called for every linear
+// datagram, empty or not (so a 0-byte read costs what it did before it was
+// priced apart): copy_to_iter's checks of the user buffer and the kernel
+// object are its cost, the bytes the copy's.
+template <class P>
+void Stack<P>::copy_linear_skb(const core::SkBuff* skb, void* to, int len) {
+  FnScope<P> scope(probe_, Fn::copy_linear_skb);
+  if (len <= 0) return;
+  SIMLOOP_PROBE(copy(CopyKind::uiomove, skb->data + kUdpHdrLen, to, static_cast<size_t>(len)));
+  core::skb_copy_bits(skb, kUdpHdrLen, to, static_cast<unsigned>(len));
 }
 
 template <class P>
