@@ -170,8 +170,18 @@ for kind, shipped in (("stack", "stacks"), ("machine", "machines")):
     for line in got.splitlines():
         if own_fit.match(line):
             check(": ~  # not determined" in line, f"loopback's fit leaves {line.split(':')[0]} ~")
-    got = "".join(l for l in got.splitlines(keepends=True) if not own_fit.match(l))
-    kept = "".join(l for l in kept.splitlines(keepends=True) if not own_fit.match(l))
+    # gso.py splits udp_rmem_release (which calibrate prices 0) out of
+    # udp_recvmsg: their sum is calibrate's.
+    split = re.compile(r"  (udp_recvmsg|udp_rmem_release): ([0-9.]+)")
+    def split_sum(text):
+        return sum(float(m.group(2)) for m in map(split.match, text.splitlines()) if m)
+    if kind == "stack":
+        check(abs(split_sum(got) - split_sum(kept)) < 0.11,
+              f"udp_recvmsg + udp_rmem_release: calibrate {split_sum(got)}, shipped {split_sum(kept)}")
+    got = "".join(l for l in got.splitlines(keepends=True)
+                  if not own_fit.match(l) and not split.match(l))
+    kept = "".join(l for l in kept.splitlines(keepends=True)
+                   if not own_fit.match(l) and not split.match(l))
     check(written.exists() and got == kept, f"calibrate wrote {written.name} unlike {want}")
 text = (WORK / "fit" / "linux-epyc-stack.yaml").read_text()
 check("  ndo_start_xmit: ~  # not determined" in text, "the written profile marks ndo_start_xmit ~")
