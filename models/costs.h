@@ -20,6 +20,8 @@ struct MachineCosts {
   double copy_setup_cycles = 0;
   double copy_cycles_per_byte = 0;
   double copy_unaligned_cycles_per_byte = 0;
+  // Extra per byte of a copy out to a user's buffer (net::CopyKind::to_user).
+  double copy_to_user_extra_cycles_per_byte = 0;
   // Extra cycles for each misaligned header access (CPUs that allow them),
   // and further cycles when the access also crosses a cache line.
   double unaligned_access_cycles = 0;
@@ -46,6 +48,10 @@ inline constexpr auto kMachineKeys = std::to_array<support::KeySpec<MachineCosts
     {"copy.unaligned_cycles_per_byte",
      "Extra cycles per byte when source or destination is not 4-byte aligned.",
      &support::at<&MachineCosts::copy_unaligned_cycles_per_byte>, 0, 1e3, false, true},
+    {"copy.to_user_extra_cycles_per_byte",
+     "Extra cycles per byte copied out to a user's buffer (a receive), beyond cycles_per_byte: "
+     "a machine may read what it copies out slower than it writes what it copies in.",
+     &support::at<&MachineCosts::copy_to_user_extra_cycles_per_byte>, 0, 1e3, false, true},
     {"unaligned_access_cycles",
      "Extra cycles per misaligned header access, on CPUs that allow them (align: none).",
      &support::at<&MachineCosts::unaligned_access_cycles>, 0, 1e6, false, true},
@@ -106,6 +112,7 @@ enum class Price : uint8_t {
   copy_setup,
   copy_per_byte,
   copy_unaligned_per_byte,
+  copy_to_user_per_byte,
   unaligned_access,
   unaligned_line_cross,
   mbuf_alloc,
@@ -129,6 +136,7 @@ inline constexpr std::array<PriceKey, kPriceCount> kPriceKeys = {{
     {"machine.copy.setup_cycles", "copies"},
     {"machine.copy.cycles_per_byte", "bytes copied"},
     {"machine.copy.unaligned_cycles_per_byte", "bytes copied off 4-byte alignment"},
+    {"machine.copy.to_user_extra_cycles_per_byte", "bytes copied to a user's buffer"},
     {"machine.unaligned_access_cycles", "misaligned header accesses"},
     {"machine.unaligned_line_cross_cycles", "misaligned accesses across a cache line"},
     {"stack.alloc.mbuf_cycles", "mbufs allocated"},

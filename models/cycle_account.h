@@ -125,13 +125,17 @@ class CycleAccount : public net::NullProbe {
     if (depth_ > 0) --depth_;
   }
   template <bool kListen = true>
-  void copy(net::CopyKind /*kind*/, const void* src, const void* dst, size_t len) {
+  void copy(net::CopyKind kind, const void* src, const void* dst, size_t len) {
     const auto s = reinterpret_cast<uintptr_t>(src);
     const auto d = reinterpret_cast<uintptr_t>(dst);
     double c =
         machine_.copy_setup_cycles + static_cast<double>(len) * machine_.copy_cycles_per_byte;
     uses_.add(Price::copy_setup, 1);
     uses_.add(Price::copy_per_byte, static_cast<double>(len));
+    if (kind == net::CopyKind::to_user) {
+      uses_.add(Price::copy_to_user_per_byte, static_cast<double>(len));
+      c += static_cast<double>(len) * machine_.copy_to_user_extra_cycles_per_byte;
+    }
     ledger(caller(Code::copy), CostKind::copy, c);
     if (((s | d) & 3) != 0) {
       uses_.add(Price::copy_unaligned_per_byte, static_cast<double>(len));

@@ -87,6 +87,26 @@ TEST_F(LinuxAccount, LaterMessagesOfACallPayTheInCallFactor) {
   EXPECT_EQ(acct.uses().calls[net::index(id(Fn::free_skb))], 5);
 }
 
+// A copy out to a user's buffer pays the machine's extra per byte on top
+// of the copy rate; a copy in does not.
+TEST_F(LinuxAccount, ACopyToTheUserPaysItsExtraPerByte) {
+  machine.copy_cycles_per_byte = 0.5;
+  machine.copy_to_user_extra_cycles_per_byte = 0.25;
+  models::CycleAccount acct(machine, stack);
+  alignas(8) static uint8_t buf[256];
+  acct.enter(id(Fn::copy_linear_skb));
+  acct.copy(net::CopyKind::to_user, buf, buf + 128, 100);
+  acct.leave(id(Fn::copy_linear_skb));
+  EXPECT_EQ(at(acct.take(), Stage::copy), 75);
+  acct.enter(id(Fn::ip_append_data));
+  acct.copy(net::CopyKind::uiomove, buf, buf + 128, 100);
+  acct.leave(id(Fn::ip_append_data));
+  EXPECT_EQ(at(acct.take(), Stage::copy), 50);
+  const auto& of = acct.uses().of;
+  EXPECT_EQ(of[static_cast<size_t>(models::Price::copy_per_byte)], 200);
+  EXPECT_EQ(of[static_cast<size_t>(models::Price::copy_to_user_per_byte)], 100);
+}
+
 TEST_F(LinuxAccount, UsesOfEachPriceAreCounted) {
   models::CycleAccount acct(machine, stack);
   complete(acct);

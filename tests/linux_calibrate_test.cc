@@ -39,6 +39,8 @@ TEST(LinuxCalibrate, CountsComeFromTheSimulatedStackOnEachPath) {
     // inlined into udp_recvmsg (whose time perf shows for it).
     EXPECT_DOUBLE_EQ(f->copy_bytes[at("__ip_append_data")], 1000.0);
     EXPECT_DOUBLE_EQ(f->copy_bytes[at("copy_linear_skb")], 1000.0);
+    EXPECT_DOUBLE_EQ(f->to_user_bytes[at("copy_linear_skb")], 1000.0);  // out to the reader
+    EXPECT_DOUBLE_EQ(f->to_user_bytes[at("__ip_append_data")], 0.0);
     EXPECT_EQ(f->parent[at("copy_linear_skb")], static_cast<int>(at("udp_recvmsg")));
     EXPECT_DOUBLE_EQ(f->calls[at("udp_rmem_release")], 1.0);  // one datagram a read
     EXPECT_DOUBLE_EQ(f->calls[at("skb_copy_datagram_iter")], 0.0);
@@ -47,6 +49,7 @@ TEST(LinuxCalibrate, CountsComeFromTheSimulatedStackOnEachPath) {
   const stacks::CallCounts paged = stack_counts("linux", "unconnected", 40000);
   EXPECT_DOUBLE_EQ(paged.copy_bytes[at("__ip_append_data")], 40000.0);
   EXPECT_DOUBLE_EQ(paged.copy_bytes[at("skb_copy_datagram_iter")], 40000.0);
+  EXPECT_DOUBLE_EQ(paged.to_user_bytes[at("skb_copy_datagram_iter")], 40000.0);
   EXPECT_EQ(paged.parent[at("skb_copy_datagram_iter")], static_cast<int>(at("udp_recvmsg")));
   EXPECT_DOUBLE_EQ(paged.calls[at("copy_linear_skb")], 0.0);
   EXPECT_DOUBLE_EQ(paged.calls[at("skb_page_frag_refill")], 2.0);
@@ -83,12 +86,13 @@ class LinuxCalibrateFiles : public ::testing::Test {
   void SetUp() override { fs::create_directories(dir); }
   void TearDown() override { fs::remove_all(dir); }
   // A split file priced by known costs: every function `fixed` cycles a
-  // call, 0.5 cycles per copied byte, at 2 GHz.
+  // call, 0.5 cycles per copied byte (and `to_user` more per byte copied
+  // out to the reader), at 2 GHz.
   // With `perf_over` above 0, perf's times are that much over the truth
   // and the rows carry the plain run's columns (the true total; user time
   // `plain_user` ns), as measure kernel --split writes them.
   fs::path synthetic(double fixed, const std::string& extra_row = "", double perf_over = 0,
-                     double plain_user = 0) {
+                     double plain_user = 0, double to_user = 0) {
     const fs::path csv = dir / "split.csv";
     std::ofstream o(csv);
     o << "source,repeat,payload,dest,path,packets,ns_per_packet,kind,name,charged_to,samples,"
@@ -101,7 +105,7 @@ class LinuxCalibrateFiles : public ::testing::Test {
         for (size_t i = 0; i < net::lnx::fn_table().size(); ++i) {
           // neigh_hh_output is left out: inlined, as on the measured kernel.
           if (f.calls[i] == 0 || i == at("neigh_hh_output")) continue;
-          double cycles = f.calls[i] * fixed + f.copy_bytes[i] * 0.5;
+          double cycles = f.calls[i] * fixed + f.copy_bytes[i] * 0.5 + f.to_user_bytes[i] * to_user;
           if (i == at("ip_finish_output2"))  // its inlined callee's time
             cycles += f.calls[at("neigh_hh_output")] * fixed;
           ns.emplace_back(net::lnx::fn_table().name(net::fn_at(i)), cycles / 2);
@@ -130,9 +134,21 @@ TEST_F(LinuxCalibrateFiles, TheFitGivesBackTheCostsTheRowsWereMadeFrom) {
   EXPECT_NEAR(fit.value("fixed:udp_sendmsg"), 100, 1e-6);
   EXPECT_NEAR(fit.value("fixed:__ip_append_data"), 100, 1e-6);
   EXPECT_NEAR(fit.value("copy.cycles_per_byte"), 0.5, 1e-9);
+  EXPECT_NEAR(fit.value("copy.to_user_extra_cycles_per_byte"), 0, 1e-9);
   EXPECT_NEAR(fit.syscall_cycles, 400.0, 1e-6);  // 400 ns = 800 cycles over two calls
   EXPECT_EQ(fit.inlined_into.at("neigh_hh_output"), "ip_finish_output2");
   // The held-out connected path is predicted exactly: only the counts differ.
+  for (const auto& p : m.points) EXPECT_NEAR(predict_kernel(fit, p).cpu_ns, p.value.cpu_ns, 1e-6);
+}
+
+// A copy out to the reader slower than the copy in is told apart: the
+// copy in is __ip_append_data's alone, the copy out the receive's.
+TEST_F(LinuxCalibrateFiles, TheCopyOutIsFittedApartFromTheCopyIn) {
+  const auto m = read_kernel_split({synthetic(100, "", 0, 0, 0.25)}, Stat::median, "linux");
+  const KernelFit fit = fit_kernel(m, parse_split({"path=unconnected"}), Stat::median);
+  EXPECT_NEAR(fit.value("copy.cycles_per_byte"), 0.5, 1e-6);
+  EXPECT_NEAR(fit.value("copy.to_user_extra_cycles_per_byte"), 0.25, 1e-6);
+  EXPECT_NEAR(fit.value("fixed:copy_linear_skb"), 100, 1e-3);
   for (const auto& p : m.points) EXPECT_NEAR(predict_kernel(fit, p).cpu_ns, p.value.cpu_ns, 1e-6);
 }
 

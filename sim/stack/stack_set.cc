@@ -174,10 +174,11 @@ struct CountProbe : net::NullProbe {
   void leave(net::FnId /*fn*/) {
     if (depth > 0) --depth;
   }
-  void copy(net::CopyKind /*kind*/, const void* s, const void* d, size_t len) {
+  void copy(net::CopyKind kind, const void* s, const void* d, size_t len) {
     if (!on || depth == 0) return;
     const auto i = static_cast<size_t>(top());
     f.copy_bytes[i] += static_cast<double>(len);
+    if (kind == net::CopyKind::to_user) f.to_user_bytes[i] += static_cast<double>(len);
     if (((reinterpret_cast<uintptr_t>(s) | reinterpret_cast<uintptr_t>(d)) & 3) != 0)
       f.unaligned_bytes[i] += static_cast<double>(len);
   }
@@ -219,7 +220,7 @@ CallCounts count_calls_of(const typename K::Options& options, const workload::Dr
   }
   CallCounts f = probe.f;
   const double per = 1.0 / static_cast<double>(datagrams);
-  for (auto* a : {&f.calls, &f.copy_bytes, &f.unaligned_bytes, &f.cksum_bytes})
+  for (auto* a : {&f.calls, &f.copy_bytes, &f.unaligned_bytes, &f.cksum_bytes, &f.to_user_bytes})
     for (double& v : *a) v *= per;
   f.syscalls *= per;
   return f;

@@ -90,7 +90,8 @@ std::string perf_symbols(std::string_view stack);
 // when it was first seen, and the system calls (sends and receives).
 struct CallCounts {
   std::array<double, net::kMaxFns> calls{}, copy_bytes{}, unaligned_bytes{}, cksum_bytes{};
-  std::array<int, net::kMaxFns> parent{};  // -1: none
+  std::array<double, net::kMaxFns> to_user_bytes{};  // of copy_bytes: out to a user's buffer
+  std::array<int, net::kMaxFns> parent{};            // -1: none
   double syscalls = 0;
   // Where the run stopped short, and the driver's reason: at the start
   // (sentinel or warm-up), at a send, or with datagrams not delivered.

@@ -284,7 +284,7 @@ template <class P>
 void Stack<P>::copy_linear_skb(const core::SkBuff* skb, void* to, int len) {
   FnScope<P> scope(probe_, Fn::copy_linear_skb);
   if (len <= 0) return;
-  SIMLOOP_PROBE(copy(CopyKind::uiomove, skb->data + kUdpHdrLen, to, static_cast<size_t>(len)));
+  SIMLOOP_PROBE(copy(CopyKind::to_user, skb->data + kUdpHdrLen, to, static_cast<size_t>(len)));
   core::skb_copy_bits(skb, kUdpHdrLen, to, static_cast<unsigned>(len));
 }
 
@@ -295,7 +295,7 @@ void Stack<P>::skb_copy_datagram_iter(const core::SkBuff* skb, int offset, void*
   auto* out = static_cast<uint8_t*>(to);
   core::skb_for_each_run(skb, static_cast<unsigned>(offset), static_cast<unsigned>(len),
                          [&](const uint8_t* src, unsigned n) {
-                           SIMLOOP_PROBE(copy(CopyKind::uiomove, src, out, n));
+                           SIMLOOP_PROBE(copy(CopyKind::to_user, src, out, n));
                            std::memcpy(out, src, n);
                            out += n;
                          });

@@ -18,7 +18,8 @@ namespace simloop::net {
 
 // Why bytes were copied.
 enum class CopyKind : uint8_t {
-  uiomove,      // user buffer into mbufs (send) or out of them (receive)
+  uiomove,      // user buffer into mbufs (send) or out of them (the BSD stack's receive)
+  to_user,      // sk_buffs out to the user's buffer (the Linux stack's receive)
   loop_copy,    // internal data copied by m_copym for the simplex loop
   dup,          // m_dup's deep copy
   pullup,       // m_pullup / m_copyup

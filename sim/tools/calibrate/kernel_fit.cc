@@ -195,6 +195,16 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
     fit.names.push_back("copy.unaligned_cycles_per_byte");
   else
     fit.undetermined.push_back("copy.unaligned_cycles_per_byte");
+  // The copy out to the user apart from the copy in, when the training
+  // copies both ways: they need not run at one speed.
+  bool any_to_user = false;
+  for (const auto& f : feats)
+    for (double b : f.to_user_bytes) any_to_user = any_to_user || b > 0;
+  const int tucpb = any_to_user ? static_cast<int>(fit.names.size()) : -1;
+  if (any_to_user)
+    fit.names.push_back("copy.to_user_extra_cycles_per_byte");
+  else
+    fit.undetermined.push_back("copy.to_user_extra_cycles_per_byte");
 
   // One observation per training point and group: its self cycles.
   std::vector<size_t> heads;
@@ -213,6 +223,7 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
       if (col_of[i] >= 0) A(r, col_of[i]) += f.calls[i];
       A(r, cpb) += f.copy_bytes[i];
       if (ucpb >= 0) A(r, ucpb) += f.unaligned_bytes[i];
+      if (tucpb >= 0) A(r, tucpb) += f.to_user_bytes[i];
       if (const auto it = train[t]->value.fn_ns.find(fn_name(fns, i));
           it != train[t]->value.fn_ns.end())
         b(r) += it->second * cyc;
@@ -239,9 +250,10 @@ KernelPrediction predict_kernel(const KernelFit& fit, const KernelPoint& p) {
   KernelPrediction out;
   const double cpb = fit.value("copy.cycles_per_byte");
   const double ucpb = fit.value("copy.unaligned_cycles_per_byte");
+  const double tucpb = fit.value("copy.to_user_extra_cycles_per_byte");
   for (size_t i = 0; i < fns.size(); ++i) {
     const double c = f.calls[i] * fit.value("fixed:" + fn_name(fns, i)) + f.copy_bytes[i] * cpb +
-                     f.unaligned_bytes[i] * ucpb;
+                     f.unaligned_bytes[i] * ucpb + f.to_user_bytes[i] * tucpb;
     if (f.calls[i] > 0) out.ns[fn_name(fns, group_of(fit, fns, i))] += c * ns_per_cycle;
   }
   out.ns["syscall_entry"] = f.syscalls * fit.syscall_cycles * ns_per_cycle;
@@ -305,6 +317,7 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
           "user_loop_cycles: {5:.1f}  # user space per packet: the loop and the C library\n"
           "copy:\n  setup_cycles: 0  # folded into the copying functions' fixed cycles\n"
           "  cycles_per_byte: {6}{7}\n  unaligned_cycles_per_byte: {8}{9}\n"
+          "  to_user_extra_cycles_per_byte: {13}{14}\n"
           "unaligned_access_cycles: ~  # not measured: Linux keeps its headers aligned\n"
           "host:  # what the costs were measured on: a run on another host warns\n"
           "  cpu: {10}\n  clock_mhz: {11:.2f}\n  kernel: {12}\n",
@@ -315,8 +328,11 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
           undetermined("copy.unaligned_cycles_per_byte")
               ? "  # not determined: every copy here is aligned"
               : "",
-          support::yaml_quoted(fit.cpu_model), fit.clock_hz / 1e6,
-          support::yaml_quoted(fit.kernel));
+          support::yaml_quoted(fit.cpu_model), fit.clock_hz / 1e6, support::yaml_quoted(fit.kernel),
+          cost("copy.to_user_extra_cycles_per_byte", 4),
+          undetermined("copy.to_user_extra_cycles_per_byte")
+              ? "  # not determined: no training copy to a user's buffer"
+              : "  # a receive's copy out, over the copy in's rate");
   const std::string exp = fmt::format(
       "# The calibrated Linux profile on its measured path: UDP to 127.0.0.1, each\n"
       "# datagram read by a receiver on the same CPU, no interrupts.\n"

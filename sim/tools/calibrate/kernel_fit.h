@@ -11,7 +11,8 @@
 // counting probe, which gives each function's calls, copies and bytes per
 // packet. Each function's measured self time in cycles is then
 //   calls x fixed_cycles[function] + copied bytes x copy.cycles_per_byte
-// (+ unaligned bytes x copy.unaligned_cycles_per_byte), fitted by
+// (+ bytes copied to the user x copy.to_user_extra_cycles_per_byte,
+// + unaligned bytes x copy.unaligned_cycles_per_byte), fitted by
 // non-negative least squares over the training points; the system call's
 // entry and exit and the user loop are per call and per packet. A function
 // the kernel inlines (no sample of its own at any point) is observed with

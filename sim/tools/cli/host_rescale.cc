@@ -91,11 +91,15 @@ struct Rule {
 // The machine file's costs (the stack file's are every number under
 // functions, alloc and free, and cksum_cycles_per_byte, all core work).
 const std::vector<Rule>& machine_rules() {
-  static const std::vector<Rule> r = {
-      {"syscall.entry_cycles", Scales::syscall}, {"syscall.exit_cycles", Scales::syscall},
-      {"user_loop_cycles", Scales::core},        {"copy.setup_cycles", Scales::core},
-      {"copy.cycles_per_byte", Scales::copy},    {"copy.unaligned_cycles_per_byte", Scales::copy},
-      {"unaligned_access_cycles", Scales::core}, {"unaligned_line_cross_cycles", Scales::core}};
+  static const std::vector<Rule> r = {{"syscall.entry_cycles", Scales::syscall},
+                                      {"syscall.exit_cycles", Scales::syscall},
+                                      {"user_loop_cycles", Scales::core},
+                                      {"copy.setup_cycles", Scales::core},
+                                      {"copy.cycles_per_byte", Scales::copy},
+                                      {"copy.unaligned_cycles_per_byte", Scales::copy},
+                                      {"copy.to_user_extra_cycles_per_byte", Scales::copy},
+                                      {"unaligned_access_cycles", Scales::core},
+                                      {"unaligned_line_cross_cycles", Scales::core}};
   return r;
 }
 
