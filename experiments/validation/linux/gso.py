@@ -13,8 +13,9 @@ fit SIMLOOP      the two new functions' cycles (__udp_gso_segment once per
                  the median over the training points. Then
                  udp_rmem_release, from the training points and the same
                  payloads without GSO: what udp_recvmsg saves per datagram
-                 at 64 segments, less calibrate's copy_linear_skb, over the
-                 simulated releases saved; and udp_recvmsg's own cycles,
+                 at 64 segments, less calibrate's copy_linear_skb (its
+                 bytes at the copy-out rate), over the simulated releases
+                 saved; and udp_recvmsg's own cycles,
                  calibrate's less that (calibrate prices udp_rmem_release
                  0). Prints them.
 update SIMLOOP   writes those cycles into configs/stacks/linux-epyc-stack.yaml
@@ -152,13 +153,18 @@ def measured():
     return out, clock
 
 
-def copy_cycles_per_byte():
+def copy_to_user_cycles_per_byte():
+    """The machine's rate for a copy out to the user: copy.cycles_per_byte
+    and copy.to_user_extra_cycles_per_byte."""
+    got = {}
     with open(MACHINE) as f:
         for line in f:
-            mm = re.match(r"^  cycles_per_byte: (\S+)", line)
+            mm = re.match(r"^  (cycles_per_byte|to_user_extra_cycles_per_byte): ([0-9.]+)", line)
             if mm:
-                return float(mm.group(1))
-    sys.exit(f"{rel(MACHINE)}: no copy.cycles_per_byte")
+                got[mm.group(1)] = float(mm.group(2))
+    if "cycles_per_byte" not in got:
+        sys.exit(f"{rel(MACHINE)}: no copy.cycles_per_byte")
+    return got["cycles_per_byte"] + got.get("to_user_extra_cycles_per_byte", 0.0)
 
 
 def fit(m, clock, simloop, installed):
@@ -168,7 +174,7 @@ def fit(m, clock, simloop, installed):
     for fn, calls in CALLS.items():
         v = [m[k]["fn_ns"].get(fn, 0.0) * 1e-9 * clock / calls(k[2]) for k in sorted(TRAIN)]
         cycles[fn] = round(statistics.median(v), 1)
-    cpb = copy_cycles_per_byte()
+    cpb = copy_to_user_cycles_per_byte()
     linear = float(installed["copy_linear_skb"])
     rel_ = []
     for k in sorted(TRAIN):
