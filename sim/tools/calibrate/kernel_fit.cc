@@ -187,24 +187,25 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
   }
   const int cpb = static_cast<int>(fit.names.size());
   fit.names.push_back("copy.cycles_per_byte");
-  bool any_unaligned = false;
-  for (const auto& f : feats)
-    for (double b : f.unaligned_bytes) any_unaligned = any_unaligned || b > 0;
-  const int ucpb = any_unaligned ? static_cast<int>(fit.names.size()) : -1;
-  if (any_unaligned)
-    fit.names.push_back("copy.unaligned_cycles_per_byte");
-  else
-    fit.undetermined.push_back("copy.unaligned_cycles_per_byte");
-  // The copy out to the user apart from the copy in, when the training
-  // copies both ways: they need not run at one speed.
-  bool any_to_user = false;
-  for (const auto& f : feats)
-    for (double b : f.to_user_bytes) any_to_user = any_to_user || b > 0;
-  const int tucpb = any_to_user ? static_cast<int>(fit.names.size()) : -1;
-  if (any_to_user)
-    fit.names.push_back("copy.to_user_extra_cycles_per_byte");
-  else
-    fit.undetermined.push_back("copy.to_user_extra_cycles_per_byte");
+  // A per-byte price of its own where some training point has such bytes;
+  // undetermined otherwise. The copy out to the user is apart from the copy
+  // in: they need not run at one speed.
+  auto per_byte_column = [&](std::array<double, net::kMaxFns> stacks::CallCounts::*bytes,
+                             const char* name) {
+    bool any = false;
+    for (const auto& f : feats)
+      for (double v : f.*bytes) any = any || v > 0;
+    if (!any) {
+      fit.undetermined.push_back(name);
+      return -1;
+    }
+    fit.names.push_back(name);
+    return static_cast<int>(fit.names.size()) - 1;
+  };
+  const int ucpb =
+      per_byte_column(&stacks::CallCounts::unaligned_bytes, "copy.unaligned_cycles_per_byte");
+  const int tucpb =
+      per_byte_column(&stacks::CallCounts::to_user_bytes, "copy.to_user_extra_cycles_per_byte");
 
   // One observation per training point and group: its self cycles.
   std::vector<size_t> heads;
