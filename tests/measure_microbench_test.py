@@ -32,6 +32,16 @@ check([c.get("bytes") for c in b.get("memcpy", [])] == [64, 256, 1024, 4096, 163
       f"memcpy sizes: {b.get('memcpy')}")
 check(b.get("clock", {}).get("measured_mhz", 0) > 0 and b.get("null_syscall", {}).get("cpu_ns", 0) > 0,
       f"a clock and a null system call: {b.get('clock')} {b.get('null_syscall')}")
+# The kernel's own code: a round trip through an AF_UNIX datagram pair costs
+# more than the two system calls it makes.
+ks = b.get("kernel_socket", {})
+check(ks.get("cpu_ns", 0) > 2 * b.get("null_syscall", {}).get("cpu_ns", 0) > 0,
+      f"a kernel socket round trip beside the null system call: {ks} {b.get('null_syscall')}")
+import os
+if os.path.isdir("/sys/devices/system/cpu/vulnerabilities"):
+    v = b.get("vulnerabilities", {})
+    check(len(v) > 0 and all(isinstance(x, str) and x for x in v.values()),
+          f"the kernel's mitigations, from sysfs: {v}")
 
 out = WORK / "mb.json"
 r = run("measure", "microbench", "-o", out)

@@ -98,7 +98,8 @@ double chain_mhz(int64_t iters, double ops, Chain chain) {
   return best;
 }
 
-// Dependent adds, one cycle each on every x86-64 of the last twenty years.
+// Dependent adds, one cycle each on every x86-64 of the last twenty years
+// that does not fold them (core_clock_mhz() says why they are only a check).
 double measured_mhz() {
 #if defined(__x86_64__)
   uint64_t x = 0;
@@ -116,8 +117,8 @@ double measured_mhz() {
 }
 
 // The same from dependent multiplies (three cycles each on the x86-64 cores
-// of the last decade): a check on the adds, which a core that folds
-// immediate adds at rename would run faster than one a cycle.
+// of the last decade): the core's clock, where the adds would be fooled by
+// a core that folds immediate adds at rename.
 double measured_mhz_imul() {
 #if defined(__x86_64__)
   uint64_t x = 3;
@@ -132,17 +133,26 @@ double measured_mhz_imul() {
 #endif
 }
 
-// ns per memcpy of `bytes` between two aligned buffers that stay in the
-// cache, the fastest of a few trials.
+// ns per memcpy of `bytes` between two buffers that stay in the cache, the
+// fastest of a few trials. Both are cache-line aligned and half a page
+// apart modulo 4 KiB, the same in every run: two separate allocations land
+// at any offset, and where the destination trails the source by a multiple
+// of 4 KiB, loads wait on stores to other addresses (4K aliasing) and one
+// run measured 16 KiB at 4.3 times another's.
 double memcpy_ns(size_t bytes) {
-  std::vector<unsigned char> a(bytes + 64, 1), b(bytes + 64, 2);
+  constexpr size_t kPage = 4096;
+  const size_t span = (bytes + kPage - 1) / kPage * kPage + kPage / 2;
+  std::vector<unsigned char> buf(span + bytes + 2 * kPage, 1);
+  const auto at = reinterpret_cast<uintptr_t>(buf.data());
+  unsigned char* src = buf.data() + ((kPage - at % kPage) % kPage);
+  unsigned char* dst = src + span;
   const int64_t calls = std::max<int64_t>(200, (int64_t{16} << 20) / static_cast<int64_t>(bytes));
   double best = 1e30;
-  for (int trial = 0; trial < 5; ++trial) {
+  for (int trial = 0; trial < 7; ++trial) {
     const auto t0 = Clock::now();
     for (int64_t i = 0; i < calls; ++i) {
-      std::memcpy(b.data(), a.data(), bytes);
-      asm volatile("" : : "r"(b.data()) : "memory");
+      std::memcpy(dst, src, bytes);
+      asm volatile("" : : "r"(dst) : "memory");
     }
     const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
     best = std::min(best, ns / static_cast<double>(calls));
@@ -176,6 +186,18 @@ nlohmann::json cache_geometry() {
   return out;
 }
 
+// The kernel's speculation mitigations on this CPU, as sysfs states them:
+// they set how fast kernel code runs here (a guard on every return costs
+// every function), so a carry between hosts can say why it failed.
+nlohmann::json vulnerabilities() {
+  nlohmann::json out = nlohmann::json::object();
+  std::error_code ec;
+  for (fs::directory_iterator it("/sys/devices/system/cpu/vulnerabilities", ec), end;
+       !ec && it != end; it.increment(ec))
+    out[it->path().filename().string()] = sysfs_line(it->path());
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json host_facts_json(const support::HostFacts& h) {
@@ -191,10 +213,17 @@ nlohmann::json host_microbenchmarks(const support::HostFacts& h) {
                 {"measured_mhz", measured_mhz()},
                 {"measured_mhz_imul", measured_mhz_imul()},
                 {"how",
-                 "dependent adds (1 cycle each) and multiplies (3 cycles each), the "
-                 "fastest of 100 short trials"}};
+                 "dependent multiplies (3 cycles each: the clock) and adds (1 cycle each "
+                 "where the core does not fold them), the fastest of 100 short trials"}};
   const auto [wall, cpu] = measure::null_syscall_ns(200000);
   j["null_syscall"] = {{"wall_ns", wall}, {"cpu_ns", cpu}, {"call", "syscall(SYS_getppid)"}};
+  // How fast this kernel's own code runs: its return thunks, retpolines and
+  // allocator, which the null system call's entry and exit do not exercise.
+  const auto [sock_wall, sock_cpu] = measure::unix_dgram_round_trip_ns(50000, 64);
+  if (sock_cpu > 0)
+    j["kernel_socket"] = {{"wall_ns", sock_wall},
+                          {"cpu_ns", sock_cpu},
+                          {"call", "send() and recv() of 64 B on an AF_UNIX datagram socketpair"}};
   nlohmann::json copies = nlohmann::json::array();
   for (size_t bytes : {64, 256, 1024, 4096, 16384, 65536}) {
     const double ns = memcpy_ns(bytes);
@@ -202,6 +231,7 @@ nlohmann::json host_microbenchmarks(const support::HostFacts& h) {
   }
   j["memcpy"] = copies;
   j["caches"] = cache_geometry();
+  j["vulnerabilities"] = vulnerabilities();
   j["loadavg_after"] = loadavg();
   return j;
 }
@@ -404,14 +434,20 @@ int host_cmd(const HostArgs& a) {
   const fs::path s = stage.path;
   std::vector<std::pair<std::string, std::string>> files;
 
-  progress.start("microbenchmarks: clock, null system call, memcpy 64 B-64 KiB, caches");
+  progress.start(
+      "microbenchmarks: clock, null system call, a kernel socket round trip, memcpy 64 B-64 KiB, "
+      "caches");
   auto bench = host_microbenchmarks(facts);
+  const double adds = bench["clock"]["measured_mhz"].get<double>();
+  const double core = core_clock_mhz(bench["clock"]);
   progress.done(fmt::format(
-      "clock {:.0f} MHz (multiplies {:.0f}, cpuinfo {:.0f}), null system call {:.1f} ns, "
-      "memcpy 1 KiB {:.1f} ns",
-      bench["clock"]["measured_mhz"].get<double>(),
-      bench["clock"]["measured_mhz_imul"].get<double>(), facts.clock_mhz,
-      bench["null_syscall"]["wall_ns"].get<double>(), bench["memcpy"][2]["ns"].get<double>()));
+      "clock {:.0f} MHz (dependent multiplies; cpuinfo {:.0f}; adds {:.0f}{}), null system call "
+      "{:.1f} ns, AF_UNIX round trip {:.1f} ns, memcpy 1 KiB {:.1f} ns",
+      core, facts.clock_mhz, adds,
+      adds > 1.2 * core ? ": this core folds dependent adds, so they do not count cycles" : "",
+      bench["null_syscall"]["cpu_ns"].get<double>(),
+      bench.contains("kernel_socket") ? bench["kernel_socket"]["cpu_ns"].get<double>() : 0.0,
+      bench["memcpy"][2]["ns"].get<double>()));
 
   std::vector<std::string> skipped;
   bool kernel_done = false;
@@ -527,7 +563,8 @@ void add_measure_microbench(CLI::App& measure, std::vector<Command>& commands) {
   auto* mb = measure.add_subcommand(
       "microbench",
       "This host's microbenchmarks, as calibrate host records them (about a second): the\n"
-      "clock (cpuinfo's, and chains of dependent adds and multiplies), a null system call,\n"
+      "clock (cpuinfo's, and chains of dependent multiplies and adds), a null system call,\n"
+      "a 64 B round trip through an AF_UNIX datagram socketpair (the kernel's own code),\n"
       "memcpy from 64 B to 64 KiB, the caches from sysfs, the load before and after. Prints\n"
       "microbench.json, or writes it to -o FILE: what calibrate host --from FILE's host\n"
       "scales by, recorded beside a measurement so that its host can be a source later.");
@@ -550,7 +587,8 @@ void add_calibrate_host(CLI::App& calibrate, std::vector<Command>& commands) {
   auto* host = calibrate.add_subcommand(
       "host",
       "Price this machine in one command (about three minutes): microbenchmarks (clock, null\n"
-      "system call, memcpy, caches), this kernel's UDP path under perf (as root, with perf;\n"
+      "system call, a kernel socket round trip, memcpy, caches), this kernel's UDP path under perf "
+      "(as root, with perf;\n"
       "else skipped, saying why), the BSD stack natively, each function by function, and both\n"
       "fitted as calibrate fits them. Writes a host profile (machine, stacks, experiments,\n"
       "the measured CSVs, microbench.json, host.json) into\n"
@@ -581,8 +619,10 @@ void add_calibrate_host(CLI::App& calibrate, std::vector<Command>& commands) {
                    "microbenchmarks alone (a second or so), and write it as this host's");
   host->add_option("--scale", a->scale,
                    "With --from: micro (each cost by the microbenchmark that stands for it: the\n"
-                   "core's speed, the null system call, memcpy per byte), clock (by the cpuinfo\n"
-                   "clocks alone) or none (the costs as measured there)")
+                   "core's clock for user-space work, the null system call for entry and exit,\n"
+                   "memcpy per byte for copies, the kernel's AF_UNIX round trip for the Linux\n"
+                   "stack's functions), clock (by the cpuinfo clocks alone) or none (the costs as\n"
+                   "measured there)")
       ->check(CLI::IsMember({"micro", "clock", "none"}))
       ->capture_default_str();
   host->add_option("--bench", a->bench,

@@ -4,8 +4,14 @@
 // what it is, and put back in cycles at this host's clock:
 //   - the system call's entry and exit by the null system call's CPU time;
 //   - the copies' cost per byte by memcpy's ns per byte at 16 KiB;
-//   - every other cost (each function, the user loop, the checksum, the
-//     buffers) by the core's own speed, a chain of dependent adds.
+//   - the Linux stack's functions (kernel code) by the kernel's own work in
+//     an AF_UNIX datagram round trip: the mitigations a kernel runs (return
+//     thunks, retpolines) make its code's speed a thing of its own, 4x apart
+//     at the same clock between an AMD and an Intel guest. A file without
+//     that microbenchmark carries them by the null system call instead;
+//   - every other cost (the BSD stack's functions, the user loop, the
+//     checksum, the buffers) by the core's own clock, a chain of dependent
+//     multiplies.
 // --scale clock scales every cost by the cpuinfo clocks alone, and
 // --scale none copies A's costs: the two baselines a rescale must beat.
 #include "sim/tools/cli/host_rescale.h"
@@ -115,7 +121,8 @@ void scale_node(YAML::Node n, double k) {
 }
 
 struct Factors {
-  double core = 1, syscall = 1, copy = 1;  // ns at this host over ns at A
+  double core = 1, syscall = 1, copy = 1, kernel = 1;  // ns at this host over ns at A
+  std::string kernel_by = "the kernel socket round trip";
   double of(Scales s) const {
     return s == Scales::core ? core : s == Scales::syscall ? syscall : copy;
   }
@@ -125,9 +132,9 @@ struct Factors {
 // `k_clock` is this host's cycles per ns over A's in the fit's units
 // (1 where its machine's clock_hz is 1e9: costs in ns); a machine file sets
 // it from its own clock.
-std::string rescaled(const std::string& text, const fs::path& file, bool machine, const Factors& f,
-                     double this_clock_hz, double& k_clock, const std::string& header,
-                     const std::string& note) {
+std::string rescaled(const std::string& text, const fs::path& file, bool machine, double k_code,
+                     const Factors& f, double this_clock_hz, double& k_clock,
+                     const std::string& header, const std::string& note) {
   YAML::Node doc;
   try {
     doc = YAML::Load(text);
@@ -162,8 +169,8 @@ std::string rescaled(const std::string& text, const fs::path& file, bool machine
     for (const char* section : {"functions", "alloc", "free"})
       if (view[section] && view[section].IsMap())
         for (auto it = doc[section].begin(); it != doc[section].end(); ++it)
-          scale_node(it->second, k_clock * f.core);
-    if (view["cksum_cycles_per_byte"]) scale_node(doc["cksum_cycles_per_byte"], k_clock * f.core);
+          scale_node(it->second, k_clock * k_code);
+    if (view["cksum_cycles_per_byte"]) scale_node(doc["cksum_cycles_per_byte"], k_clock * k_code);
   }
   if (doc["description"] && doc["description"].IsScalar())
     doc["description"] = doc["description"].as<std::string>() + note;
@@ -173,6 +180,21 @@ std::string rescaled(const std::string& text, const fs::path& file, bool machine
 }
 
 }  // namespace
+
+double core_clock_mhz(const nlohmann::json& clock) {
+  for (const char* k : {"measured_mhz_imul", "measured_mhz"})
+    if (clock.contains(k) && clock[k].is_number() && clock[k].get<double>() > 0)
+      return clock[k].get<double>();
+  return 0;
+}
+
+double kernel_socket_work_ns(const nlohmann::json& bench) {
+  const auto sock = bench.find("kernel_socket"), null = bench.find("null_syscall");
+  if (sock == bench.end() || null == bench.end()) return 0;
+  const double trip = sock->value("cpu_ns", 0.0), entry = null->value("cpu_ns", 0.0);
+  // A round trip is two system calls; what is left is the kernel's own code.
+  return trip > 2 * entry && entry > 0 ? trip - 2 * entry : 0;
+}
 
 int host_rescale_cmd(const std::string& from, const std::string& scale, const fs::path& dir_in,
                      const std::string& out_given, const std::string& bench_file) {
@@ -204,7 +226,8 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
     } catch (const nlohmann::json::exception& e) {
       throw UserError(fmt::format("calibrate host --bench {}: {}", bench_file, e.what()));
     }
-    number_at(bench, {"clock", "measured_mhz"}, bench_file);
+    if (core_clock_mhz(bench.value("clock", nlohmann::json::object())) <= 0)
+      number_at(bench, {"clock", "measured_mhz_imul"}, bench_file);
     number_at(bench, {"null_syscall", "cpu_ns"}, bench_file);
     memcpy_ns_per_byte(bench, bench_file);
   }
@@ -217,8 +240,9 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
   check_profile_dir(dir);
 
   Factors f;
-  const double a_speed = number_at(a_bench, {"clock", "measured_mhz"}, a_bench_file);
-  const double b_speed = bench["clock"]["measured_mhz"].get<double>();
+  const double a_speed = core_clock_mhz(a_bench.value("clock", nlohmann::json::object()));
+  if (a_speed <= 0) number_at(a_bench, {"clock", "measured_mhz_imul"}, a_bench_file);
+  const double b_speed = core_clock_mhz(bench["clock"]);
   const double a_mhz = number_at(a_bench, {"clock", "cpuinfo_mhz"}, a_bench_file);
   const double b_mhz = facts.clock_mhz > 0 ? facts.clock_mhz : b_speed;
   if (scale == "micro") {
@@ -227,19 +251,30 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
                 number_at(a_bench, {"null_syscall", "cpu_ns"}, a_bench_file);
     f.copy = memcpy_ns_per_byte(bench, bench_file.empty() ? "this host" : bench_file) /
              memcpy_ns_per_byte(a_bench, a_bench_file);
+    const double a_kernel = kernel_socket_work_ns(a_bench), b_kernel = kernel_socket_work_ns(bench);
+    if (a_kernel > 0 && b_kernel > 0) {
+      f.kernel = b_kernel / a_kernel;
+    } else {
+      f.kernel = f.syscall;
+      f.kernel_by = fmt::format("the null system call ({} has no kernel socket round trip)",
+                                a_kernel > 0 ? "this host" : a_dir.string());
+    }
   } else if (scale == "clock") {
-    f.core = f.syscall = f.copy = a_mhz / b_mhz;
+    f.core = f.syscall = f.copy = f.kernel = a_mhz / b_mhz;
+    f.kernel_by = "the cpuinfo clocks";
+  } else {
+    f.kernel_by = "nothing";
   }
   const std::string a_fp = a_info.value("fingerprint", std::string("?"));
   const std::string a_summary = a_info.value("summary", std::string("?"));
   std::cout << fmt::format(
       "carrying host {} ({}) to this host {} ({}) by {}: ns here over ns there, core work x{:.3f}, "
-      "system call x{:.3f}, copy per byte x{:.3f}\n",
+      "system call x{:.3f}, copy per byte x{:.3f}, kernel code x{:.3f} (by {})\n",
       a_fp, a_summary, facts.fingerprint(), facts.summary(),
       scale == "micro"   ? "microbenchmarks"
       : scale == "clock" ? "the cpuinfo clocks"
                          : "nothing (A's costs as they are)",
-      f.core, f.syscall, f.copy);
+      f.core, f.syscall, f.copy, f.kernel, f.kernel_by);
 
   const std::string date =
       fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
@@ -249,7 +284,8 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
       "# Measured on host {}: {}\n"
       "# Priced for host {}: {}\n"
       "# by {} (ns here over ns there): core work x{:.4f}, system call x{:.4f},\n"
-      "# copy per byte x{:.4f}. Nothing of the stacks was measured here. The notes\n"
+      "# copy per byte x{:.4f}, kernel code x{:.4f} (by {}). Nothing of the stacks\n"
+      "# was measured here. The notes\n"
       "# of the measured files (what was not determined, what is inlined) are in\n"
       "# their copies under the directory carried from.\n",
       config::printable(a_dir.string(), 200), scale, date, a_fp, config::printable(a_summary, 200),
@@ -257,7 +293,7 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
       scale == "micro"   ? "its microbenchmarks only"
       : scale == "clock" ? "the two cpuinfo clocks only"
                          : "nothing: the measured host's ns as they were",
-      f.core, f.syscall, f.copy);
+      f.core, f.syscall, f.copy, f.kernel, f.kernel_by);
   const std::string carried_note =
       fmt::format(" (carried from host {} by --scale {})", a_fp, scale);
   std::vector<std::pair<std::string, std::string>> files;
@@ -267,12 +303,15 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
                    x = a_dir / (fit + ".yaml");
     if (!support::input_problem(m).empty() || !support::input_problem(s).empty()) continue;
     double k_clock = 1;  // the machine's, then its stack's
+    // The Linux stack's functions are this kernel's code; the BSD stack's
+    // run in user space, natively.
+    const double k_code = fit == "host-linux" ? f.kernel : f.core;
     files.emplace_back(m.filename().string(),
-                       with_host_facts(rescaled(read_whole(m), m, true, f, b_mhz * 1e6, k_clock,
-                                                header, carried_note),
+                       with_host_facts(rescaled(read_whole(m), m, true, k_code, f, b_mhz * 1e6,
+                                                k_clock, header, carried_note),
                                        facts, date.substr(0, 4)));
-    files.emplace_back(s.filename().string(), rescaled(read_whole(s), s, false, f, b_mhz * 1e6,
-                                                       k_clock, header, carried_note));
+    files.emplace_back(s.filename().string(), rescaled(read_whole(s), s, false, k_code, f,
+                                                       b_mhz * 1e6, k_clock, header, carried_note));
     if (support::input_problem(x).empty()) files.emplace_back(x.filename().string(), read_whole(x));
     ++profiles;
   }
@@ -284,9 +323,10 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
   nlohmann::json info = host_facts_json(facts);
   info["date"] = date;
   info["simloop"] = SIMLOOP_VERSION;
-  info["carried_from"] = {{"dir", a_dir.string()}, {"fingerprint", a_fp}, {"summary", a_summary},
-                          {"scale", scale},        {"core", f.core},      {"syscall", f.syscall},
-                          {"copy", f.copy}};
+  info["carried_from"] = {
+      {"dir", a_dir.string()}, {"fingerprint", a_fp}, {"summary", a_summary},
+      {"scale", scale},        {"core", f.core},      {"syscall", f.syscall},
+      {"copy", f.copy},        {"kernel", f.kernel},  {"kernel_by", f.kernel_by}};
   info["summary"] = facts.summary();
   info["fingerprint"] = facts.fingerprint();
   const bool has_linux = std::any_of(

@@ -15,10 +15,20 @@ namespace simloop::cli {
 
 // The host's facts, as host.json and microbench.json hold them.
 nlohmann::json host_facts_json(const support::HostFacts& h);
-// The clock (cpuinfo's, and chains of dependent adds and multiplies), a
-// null system call, memcpy from 64 B to 64 KiB, the caches from sysfs, the
-// load before and after: microbench.json.
+// The clock (cpuinfo's, and chains of dependent multiplies and adds), a
+// null system call, an AF_UNIX datagram round trip, memcpy from 64 B to 64 KiB, the caches from
+// sysfs, the load before and after: microbench.json.
 nlohmann::json host_microbenchmarks(const support::HostFacts& h);
+// The core's clock from a microbench.json's "clock": the dependent
+// multiplies' (3 cycles each on every x86-64 core of the last decade), or
+// the adds' in a file without them. Adds alone are not a clock: a core that
+// folds immediate adds at rename (Intel's since Golden Cove) runs a chain
+// of them several times faster than one a cycle.
+double core_clock_mhz(const nlohmann::json& clock);
+// The kernel's own work in the AF_UNIX datagram round trip (its CPU ns less
+// two null system calls' entry and exit), or 0 in a file without it.
+double kernel_socket_work_ns(const nlohmann::json& bench);
+
 // A fitted machine file made this host's: `costs: measured`, the year, and
 // the host's facts in place of the host map it had.
 std::string with_host_facts(const std::string& text, const support::HostFacts& h,

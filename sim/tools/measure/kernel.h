@@ -159,6 +159,13 @@ double loadavg_1m();
 // over `calls` calls.
 std::pair<double, double> null_syscall_ns(int64_t calls);
 
+// One round trip of `bytes` through an AF_UNIX datagram socket pair (a
+// send() and a recv() on this thread): the kernel's own socket-buffer code
+// (allocation, queueing, copies, freeing) with no IP or UDP in it, a
+// microbenchmark of how fast this kernel's code runs here. {wall, CPU} ns
+// per round trip, the fastest of a few trials; {0, 0} when it cannot run.
+std::pair<double, double> unix_dgram_round_trip_ns(int64_t trips, size_t bytes);
+
 // Each repeat is cut into `rounds` slices; every slice times a share of the
 // null system calls and a share of every payload's packets, the payloads in
 // an order that rotates from slice to slice. A slow moment of a shared
