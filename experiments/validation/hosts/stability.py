@@ -78,11 +78,18 @@ def summary(errs):
     return f"{statistics.median(a):.2f} % / {a[-1]:.2f} % ({len(a)})"
 
 
-BEGIN, END = "<!-- tables: stability.py -->", "<!-- end of tables -->"
+END = "<!-- end of tables -->"
+
+
+def begin(dirs):
+    """The table's opening marker: one table per host, named by the
+    fingerprint its runs are kept under (DIR's parent)."""
+    fp = os.path.basename(os.path.dirname(os.path.abspath(dirs[0]["dir"])))
+    return f"<!-- tables: stability.py {fp} -->"
 
 
 def table(simloop, dirs):
-    lines = [BEGIN,
+    lines = [begin(dirs),
              "<!-- checked by validation.host_stability: stability.py --check recomputes it from "
              "the kept data -->",
              "| fit of | predicts | Linux: median / worst abs error (points) | "
@@ -119,9 +126,11 @@ def main(argv):
         print(text, end="")
         return
     doc = open(check).read()
-    if BEGIN not in doc or END not in doc:
-        sys.exit(f"stability.py: {check}: no table between {BEGIN} and {END}")
-    kept = doc[doc.index(BEGIN):doc.index(END) + len(END)] + "\n"
+    b = begin(dirs)
+    if b not in doc or END not in doc[doc.index(b):]:
+        sys.exit(f"stability.py: {check}: no table between {b} and {END}")
+    at = doc.index(b)
+    kept = doc[at:doc.index(END, at) + len(END)] + "\n"
     if kept != text:
         print(text, end="")
         sys.exit(f"stability.py: {check}'s table differs from what the kept data give "

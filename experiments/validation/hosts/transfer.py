@@ -2,7 +2,7 @@
 """A host profile carried to another host by that host's microbenchmarks,
 against what was measured there.
 
-    transfer.py SIMLOOP DIR_A DIR_B
+    transfer.py [--check REPORT.md] SIMLOOP DIR_A DIR_B
 
 DIR_A and DIR_B are two `simloop calibrate host -o DIR` outputs (each with
 its microbench.json and measured CSVs). A's profile is carried three ways
@@ -16,7 +16,8 @@ carried profile predicts B's measured points:
   min`, every point the experiment stands for (not the send-only ones),
   against B's measured ns.
 B's full measurements are used only as the points to predict. Prints a
-Markdown table; exit 2 on a directory that is not a host profile.
+Markdown table; with --check, fails unless REPORT.md holds that table
+between its markers. Exit 2 on a directory that is not a host profile.
 """
 import csv
 import json
@@ -70,7 +71,40 @@ def summary(errs):
     return f"{statistics.median(a):.2f} % / {a[-1]:.2f} % ({len(a)})"
 
 
+END = "<!-- end of tables -->"
+
+
+def run_name(d):
+    """FINGERPRINT/RUN, the way hosts.md names a kept run."""
+    d = os.path.abspath(d)
+    return f"{os.path.basename(os.path.dirname(d))}/{os.path.basename(d)}"
+
+
+def table(simloop, a_dir, b_dir):
+    lines = [f"<!-- tables: transfer.py {run_name(a_dir)} {run_name(b_dir)} -->",
+             "<!-- checked by validation.host_transfer: transfer.py --check recomputes it from "
+             "the kept data -->",
+             "| A's profile scaled by | factors: ns on B over ns on A | Linux: median / worst abs "
+             "error (points) | BSD: median / worst (points) |",
+             "|---|---|---:|---:|"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for scale in ("micro", "clock", "none"):
+            prof = os.path.join(tmp, scale)
+            sh([simloop, "-q", "calibrate", "host", "--from", a_dir, "--bench",
+                os.path.join(b_dir, "microbench.json"), "--scale", scale, "-o", prof])
+            c = json.load(open(os.path.join(prof, "host.json")))["carried_from"]
+            factors = (f"core {c['core']:.3f}, system call {c['syscall']:.3f}, copy {c['copy']:.3f}, "
+                       f"kernel code {c.get('kernel', c['core']):.3f}")
+            lines.append(f"| {scale} | {factors} | {summary(linux_errors(simloop, prof, b_dir))} | "
+                         f"{summary(bsd_errors(simloop, prof, b_dir))} |")
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
 def main(argv):
+    check = None
+    if len(argv) > 2 and argv[1] == "--check":
+        check, argv = argv[2], [argv[0]] + argv[3:]
     if len(argv) != 4:
         sys.exit(__doc__)
     simloop, a_dir, b_dir = argv[1:]
@@ -79,18 +113,20 @@ def main(argv):
             print(f"transfer.py: {d}: no microbench.json: not a calibrate host output",
                   file=sys.stderr)
             sys.exit(2)
-    print(f"A: {a_dir}; B: {b_dir}\n")
-    print("| A's profile | factors (ns on B over ns on A) | Linux: median / worst abs error (points) | BSD: median / worst (points) |")
-    print("|---|---|---|---|")
-    with tempfile.TemporaryDirectory() as tmp:
-        for scale in ("micro", "clock", "none"):
-            prof = os.path.join(tmp, scale)
-            sh([simloop, "-q", "calibrate", "host", "--from", a_dir, "--bench",
-                os.path.join(b_dir, "microbench.json"), "--scale", scale, "-o", prof])
-            c = json.load(open(os.path.join(prof, "host.json")))["carried_from"]
-            factors = f"core {c['core']:.3f}, system call {c['syscall']:.3f}, copy {c['copy']:.3f}"
-            print(f"| {scale} | {factors} | {summary(linux_errors(simloop, prof, b_dir))} | "
-                  f"{summary(bsd_errors(simloop, prof, b_dir))} |")
+    text = table(simloop, a_dir, b_dir)
+    if check is None:
+        print(text, end="")
+        return
+    doc = open(check).read()
+    b = text.split("\n", 1)[0]
+    if b not in doc or END not in doc[doc.index(b):]:
+        sys.exit(f"transfer.py: {check}: no table between {b} and {END}")
+    at = doc.index(b)
+    if doc[at:doc.index(END, at) + len(END)] + "\n" != text:
+        print(text, end="")
+        sys.exit(f"transfer.py: {check}'s table differs from what the kept data give "
+                 "(printed above)")
+    print(f"{check}: the table for {run_name(a_dir)} -> {run_name(b_dir)} is what the kept data give")
 
 
 if __name__ == "__main__":
