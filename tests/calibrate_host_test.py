@@ -189,6 +189,23 @@ for fit in ["host-bsd"] + (["host-linux"] if kernel else []):
           f"{fit}: the carried machine says where it came from and whose it is: {text[:500]}")
 info = json.loads((carried["micro"][1] / "host.json").read_text())
 check(info.get("carried_from", {}).get("fingerprint") == fp, f"host.json names the source: {info.get('carried_from')}")
+# A source from before the multiplies were recorded: its core factor is by
+# the adds on both sides, and refused where this host folds adds (a chain
+# of them runs faster than any clock here).
+old = WORK / "adds-only"
+shutil.copytree(out, old)
+mb = json.loads((old / "microbench.json").read_text())
+mb["clock"].pop("measured_mhz_imul", None)
+mb.pop("kernel_socket", None)
+(old / "microbench.json").write_text(json.dumps(mb))
+here = json.loads(run("measure", "microbench").stdout)["clock"]
+r = run("calibrate", "host", "--from", old, "-o", WORK / "carried-adds")
+if here["measured_mhz"] > 1.2 * here["measured_mhz_imul"]:
+    check(r.returncode == 2 and "--scale clock" in r.stderr and not (WORK / "carried-adds").exists(),
+          f"adds against a core that folds them: {r.returncode} {r.stderr[-400:]}")
+else:
+    check(r.returncode == 0 and "has no kernel socket round trip" in r.stdout,
+          f"adds on both sides, kernel code by the null system call: {r.returncode} {r.stdout[-400:]}")
 r = run("calibrate", "host", "--from", out, "-o", out)
 check(r.returncode == 2 and "is the profile being carried" in r.stderr, f"not onto itself: {r.returncode} {r.stderr[-300:]}")
 r = run("calibrate", "host", "--from", WORK / "empty-xdg", "-o", WORK / "carried-bad")

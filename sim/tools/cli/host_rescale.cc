@@ -5,13 +5,13 @@
 //   - the system call's entry and exit by the null system call's CPU time;
 //   - the copies' cost per byte by memcpy's ns per byte at 16 KiB;
 //   - the Linux stack's functions (kernel code) by the kernel's own work in
-//     an AF_UNIX datagram round trip: the mitigations a kernel runs (return
-//     thunks, retpolines) make its code's speed a thing of its own, 4x apart
-//     at the same clock between an AMD and an Intel guest. A file without
-//     that microbenchmark carries them by the null system call instead;
+//     an AF_UNIX datagram round trip: a kernel's code runs at a speed of its
+//     own, 4x apart at the same clock between an AMD and an Intel guest
+//     (experiments/validation/hosts/hosts.md). Where either side has no
+//     such figure, by the null system call instead;
 //   - every other cost (the BSD stack's functions, the user loop, the
 //     checksum, the buffers) by the core's own clock, a chain of dependent
-//     multiplies.
+//     multiplies (of adds where either side has no multiplies).
 // --scale clock scales every cost by the cpuinfo clocks alone, and
 // --scale none copies A's costs: the two baselines a rescale must beat.
 #include "sim/tools/cli/host_rescale.h"
@@ -95,7 +95,8 @@ struct Rule {
 };
 
 // The machine file's costs (the stack file's are every number under
-// functions, alloc and free, and cksum_cycles_per_byte, all core work).
+// functions, alloc and free, and cksum_cycles_per_byte: the code's own,
+// scaled as the core's or, for the Linux stack, as the kernel's).
 const std::vector<Rule>& machine_rules() {
   static const std::vector<Rule> r = {{"syscall.entry_cycles", Scales::syscall},
                                       {"syscall.exit_cycles", Scales::syscall},
@@ -181,17 +182,29 @@ std::string rescaled(const std::string& text, const fs::path& file, bool machine
 
 }  // namespace
 
+namespace {
+
+// j[a][b] when it is a positive number, else 0 (a file of another shape
+// included: its absence is said by the caller).
+double positive_at(const nlohmann::json& j, const char* a, const char* b) {
+  if (!j.is_object() || !j.contains(a) || !j[a].is_object() || !j[a].contains(b)) return 0;
+  const auto& v = j[a][b];
+  return v.is_number() && v.get<double>() > 0 ? v.get<double>() : 0;
+}
+
+}  // namespace
+
 double core_clock_mhz(const nlohmann::json& clock) {
   for (const char* k : {"measured_mhz_imul", "measured_mhz"})
-    if (clock.contains(k) && clock[k].is_number() && clock[k].get<double>() > 0)
+    if (clock.is_object() && clock.contains(k) && clock[k].is_number() &&
+        clock[k].get<double>() > 0)
       return clock[k].get<double>();
   return 0;
 }
 
 double kernel_socket_work_ns(const nlohmann::json& bench) {
-  const auto sock = bench.find("kernel_socket"), null = bench.find("null_syscall");
-  if (sock == bench.end() || null == bench.end()) return 0;
-  const double trip = sock->value("cpu_ns", 0.0), entry = null->value("cpu_ns", 0.0);
+  const double trip = positive_at(bench, "kernel_socket", "cpu_ns");
+  const double entry = positive_at(bench, "null_syscall", "cpu_ns");
   // A round trip is two system calls; what is left is the kernel's own code.
   return trip > 2 * entry && entry > 0 ? trip - 2 * entry : 0;
 }
@@ -206,6 +219,11 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
     a_info = nlohmann::json::parse(read_whole(a_dir / "host.json"));
   } catch (const nlohmann::json::exception& e) {
     throw UserError(fmt::format("calibrate host --from: {}: {}", a_dir.string(), e.what()));
+    if (!a_bench.is_object() || !a_info.is_object())
+      throw UserError(
+          fmt::format("calibrate host --from: {}: microbench.json and host.json must "
+                      "each hold a JSON object",
+                      a_dir.string()));
   }
   // This host's microbenchmarks, the only thing measured here; or another
   // host's as its calibrate host recorded them (--bench), to check a carry
@@ -240,12 +258,33 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
   check_profile_dir(dir);
 
   Factors f;
-  const double a_speed = core_clock_mhz(a_bench.value("clock", nlohmann::json::object()));
-  if (a_speed <= 0) number_at(a_bench, {"clock", "measured_mhz_imul"}, a_bench_file);
-  const double b_speed = core_clock_mhz(bench["clock"]);
+  const std::string b_name = bench_file.empty() ? "this host" : bench_file;
+  // The core's clock by the same chain on both sides: multiplies where both
+  // have them (older files have adds only), adds otherwise, which a core
+  // that folds them runs faster than any clock.
+  const char* chain = positive_at(a_bench, "clock", "measured_mhz_imul") > 0 &&
+                              positive_at(bench, "clock", "measured_mhz_imul") > 0
+                          ? "measured_mhz_imul"
+                          : "measured_mhz";
+  const double a_speed = positive_at(a_bench, "clock", chain);
+  const double b_speed = positive_at(bench, "clock", chain);
   const double a_mhz = number_at(a_bench, {"clock", "cpuinfo_mhz"}, a_bench_file);
   const double b_mhz = facts.clock_mhz > 0 ? facts.clock_mhz : b_speed;
+  if (b_mhz <= 0)
+    throw UserError(
+        fmt::format("calibrate host --from: {}: no clock (cpuinfo or measured)", b_name));
   if (scale == "micro") {
+    if (a_speed <= 0) number_at(a_bench, {"clock", chain}, a_bench_file);
+    if (b_speed <= 0)
+      throw UserError(
+          fmt::format("calibrate host --from: {}: no measured clock ({})", b_name, chain));
+    const double b_mul = positive_at(bench, "clock", "measured_mhz_imul");
+    if (std::string(chain) == "measured_mhz" && b_mul > 0 && b_speed > 1.2 * b_mul)
+      throw UserError(fmt::format(
+          "calibrate host --from: {} has its core's clock from dependent adds only, and {} folds "
+          "them (adds {:.0f} MHz against multiplies {:.0f}): the two cannot be compared; carry "
+          "with --scale clock",
+          a_bench_file.string(), b_name, b_speed, b_mul));
     f.core = a_speed / b_speed;
     f.syscall = bench["null_syscall"]["cpu_ns"].get<double>() /
                 number_at(a_bench, {"null_syscall", "cpu_ns"}, a_bench_file);
@@ -255,9 +294,17 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
     if (a_kernel > 0 && b_kernel > 0) {
       f.kernel = b_kernel / a_kernel;
     } else {
+      // Say which side lacks it, and how.
+      auto lacks = [](const nlohmann::json& b, const std::string& name) {
+        return positive_at(b, "kernel_socket", "cpu_ns") > 0
+                   ? name + "'s round trip is no longer than its two system calls"
+                   : name + " has no kernel socket round trip";
+      };
+      std::string why;
+      if (a_kernel <= 0) why = lacks(a_bench, a_bench_file.string());
+      if (b_kernel <= 0) why += (why.empty() ? "" : "; ") + lacks(bench, b_name);
       f.kernel = f.syscall;
-      f.kernel_by = fmt::format("the null system call ({} has no kernel socket round trip)",
-                                a_kernel > 0 ? "this host" : a_dir.string());
+      f.kernel_by = fmt::format("the null system call: {}", why);
     }
   } else if (scale == "clock") {
     f.core = f.syscall = f.copy = f.kernel = a_mhz / b_mhz;
