@@ -62,6 +62,8 @@ for name, host, warns in (("same", same, False), ("other", other, True)):
         check("clock 2596 MHz against 2100 MHz here (-19.1 %)" in r.stderr
               and "kernel 'Linux 6.18.44-fc-v1272 x86_64' against 'Linux 6.18.44-fc-v1252 x86_64' here"
               in r.stderr, f"the warning names the clock and the kernel: {r.stderr[-600:]}")
+        check("run `simloop calibrate host`" in r.stderr and "machine: host" in r.stderr,
+              f"the warning says the command that prices this host: {r.stderr[-600:]}")
     row, doc = result(out)
     check(re.fullmatch(r"[0-9a-f]{12}", row.get("machine_host", "")) is not None,
           f"{name}: the row names the profile's host: {row.get('machine_host')}")

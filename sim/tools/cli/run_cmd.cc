@@ -437,8 +437,9 @@ void warn_if_priced_elsewhere(const config::Experiment& x) {
   if (!said.insert(x.machine_name + "|" + x.machine_host.fingerprint()).second) return;
   spdlog::warn(
       "machine {}: its costs were measured on host {} ({}), not on this one ({}): {}. Its "
-      "predictions are for that host; measure and refit this one to price it (README: \"Your "
-      "own machine\")",
+      "predictions are for that host. To price this one, run `simloop calibrate host` (as root "
+      "with perf; one to three minutes), then name its profiles (machine: host with stack: "
+      "host-linux or host-bsd; README: \"Your own machine\")",
       x.machine_name, x.machine_host.fingerprint(), x.machine_host.summary(), here.fingerprint(),
       fmt::join(diff, "; "));
 }
