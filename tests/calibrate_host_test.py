@@ -74,6 +74,18 @@ if kernel:
 for n in names:
     check((out / n).is_file(), f"wrote {n}: {sorted(p.name for p in out.glob('*'))}")
 check(not list(out.glob(".*")), f"no temporaries left: {list(out.glob('.*'))}")
+# The copy-down paths are measured again where copy-down acts (a header
+# offset that misaligns the IP header), as rows of the same file, and the
+# fit is compared on them.
+if (out / "native-split.csv").is_file():
+    import csv
+    rows = list(csv.DictReader((out / "native-split.csv").open()))
+    moved = {(r["dest"], r["align"]) for r in rows if r["max_linkhdr"] == "14"}
+    check(moved == {("loopback", "copy-down"), ("broadcast", "copy-down"), ("self", "copy-down")},
+          f"copy-down paths at max_linkhdr 14: {sorted(moved)}")
+    check(any(r["max_linkhdr"] == "16" for r in rows), "and the rest at the default 16")
+    cmp = (out / "host-bsd-compare.txt").read_text() if (out / "host-bsd-compare.txt").is_file() else ""
+    check("max_linkhdr=14" in cmp, f"compare reports the misaligned points: {cmp[:300]}")
 if (out / "host-bsd-machine.yaml").is_file():
     text = (out / "host-bsd-machine.yaml").read_text()
     for want in ("costs: measured", "year: 20", "host:", 'cpu: "Test CPU"', 'caches: "L1d 32K 8-way"'):
