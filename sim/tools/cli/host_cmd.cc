@@ -615,12 +615,11 @@ void add_calibrate_host(CLI::App& calibrate, std::vector<Command>& commands) {
   auto a = std::make_shared<HostArgs>();
   auto* host = calibrate.add_subcommand(
       "host",
-      "Price this machine in one command (about three minutes): microbenchmarks (clock, null\n"
-      "system call, a kernel socket round trip, memcpy, caches), this kernel's UDP path under perf "
-      "(as root, with perf;\n"
-      "else skipped, saying why), the BSD stack natively, each function by function, and both\n"
-      "fitted as calibrate fits them. Writes a host profile (machine, stacks, experiments,\n"
-      "the measured CSVs, microbench.json, host.json) into\n"
+      "Price this machine in one command (one to three minutes): microbenchmarks (clock, null\n"
+      "system call, a kernel socket round trip, memcpy, caches), this kernel's UDP path under\n"
+      "perf (as root, with perf; else skipped, saying why), the BSD stack natively, each\n"
+      "function by function, and both fitted as calibrate fits them. Writes a host profile\n"
+      "(machine, stacks, experiments, the measured CSVs, microbench.json, host.json) into\n"
       "$XDG_DATA_HOME/simloop/hosts/FINGERPRINT (default ~/.local/share/...), where\n"
       "`machine: host`, `stack: host-linux` and `stack: host-bsd` find it.");
   host->add_option("-o,--output-dir", a->dir,

@@ -219,12 +219,11 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
     a_info = nlohmann::json::parse(read_whole(a_dir / "host.json"));
   } catch (const nlohmann::json::exception& e) {
     throw UserError(fmt::format("calibrate host --from: {}: {}", a_dir.string(), e.what()));
-    if (!a_bench.is_object() || !a_info.is_object())
-      throw UserError(
-          fmt::format("calibrate host --from: {}: microbench.json and host.json must "
-                      "each hold a JSON object",
-                      a_dir.string()));
   }
+  if (!a_bench.is_object() || !a_info.is_object())
+    throw UserError(fmt::format(
+        "calibrate host --from: {}: microbench.json and host.json must each hold a JSON object",
+        a_dir.string()));
   // This host's microbenchmarks, the only thing measured here; or another
   // host's as its calibrate host recorded them (--bench), to check a carry
   // against that host's measured points.
