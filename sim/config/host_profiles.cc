@@ -59,8 +59,8 @@ HostProfileRef find_host_profile(const std::string& kind, const std::string& ref
                         "with perf, for the Linux stack)",
                         ref, printable(dir.string(), 200), what, fmt::join(names, " or "))
           : fmt::format("'{}' names this machine's host profile, and there is none for this "
-                        "host ({}: {}) under {}; make it with `simloop calibrate host` (about "
-                        "three minutes)",
+                        "host ({}: {}) under {}; make it with `simloop calibrate host` ("
+                        "one to three minutes)",
                         ref, fp, printable(here.summary(), 200), printable(root.string(), 200))};
 }
 

@@ -10,7 +10,7 @@ pair (A, B) it prints the error of A's fits on B's measured points:
   measured CPU ns per packet (host-linux-fit.json's measured_cpu_ns), point
   by point (both made on the same paths and payloads), and B's measured
   points against A's, which no model is in;
-- BSD: `simloop compare A/host-bsd-fit.json B/native-split.csv`, every
+- BSD: `simloop compare A/host-bsd-fit.json B/native-split*.csv`, every
   point, read in the clock A's fit was made in.
 The load averages each DIR's microbench.json recorded are printed beside.
 Prints a Markdown table (the loads to standard error); with --check, fails
@@ -25,6 +25,13 @@ import subprocess
 import sys
 import tempfile
 
+
+
+def native_csvs(d):
+    """A run's native measurements: native-split.csv, and the copy-down
+    paths at a misaligning header offset where the run has them."""
+    return [os.path.join(d, n) for n in ("native-split.csv", "native-split-misaligned.csv")
+            if os.path.exists(os.path.join(d, n))]
 
 def load(d):
     info = {"dir": d}
@@ -63,7 +70,7 @@ def bsd_error(simloop, a, b):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cmp.csv")
         r = subprocess.run([simloop, "-q", "compare", os.path.join(a["dir"], "host-bsd-fit.json"),
-                            os.path.join(b["dir"], "native-split.csv"), "--time",
+                            *native_csvs(b["dir"]), "--time",
                             fit.get("time", "wall"), "-o", out],
                            capture_output=True, text=True)
         if r.returncode != 0:

@@ -12,7 +12,7 @@ clock: by the cpuinfo clocks alone; none: A's costs as measured), and each
 carried profile predicts B's measured points:
 - Linux: each point of B's host-linux-fit.json (path and payload), run with
   `simloop run DIR/host-linux.yaml`, against B's measured CPU ns per packet;
-- BSD: `simloop compare DIR/host-bsd.yaml DIR_B/native-split.csv --stat
+- BSD: `simloop compare DIR/host-bsd.yaml DIR_B/native-split*.csv --stat
   min`, every point the experiment stands for (not the send-only ones),
   against B's measured ns.
 B's full measurements are used only as the points to predict. Prints a
@@ -27,6 +27,13 @@ import subprocess
 import sys
 import tempfile
 
+
+
+def native_csvs(d):
+    """A run's native measurements: native-split.csv, and the copy-down
+    paths at a misaligning header offset where the run has them."""
+    return [os.path.join(d, n) for n in ("native-split.csv", "native-split-misaligned.csv")
+            if os.path.exists(os.path.join(d, n))]
 
 def sh(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -57,7 +64,7 @@ def bsd_errors(simloop, prof, b_dir):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cmp.csv")
         sh([simloop, "-q", "compare", os.path.join(prof, "host-bsd.yaml"),
-            os.path.join(b_dir, "native-split.csv"), "--stat", "min", "-o", out])
+            *native_csvs(b_dir), "--stat", "min", "-o", out])
         # A point the experiment cannot stand for (send-only: no receiver in
         # the run) is left out, as compare says.
         return [float(r["error_pct"]) for r in csv.DictReader(open(out))

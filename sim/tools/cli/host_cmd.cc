@@ -512,30 +512,23 @@ int host_cmd(const HostArgs& a) {
                 fs::path(csv).replace_extension(".log"), "/dev/null");
   };
   measure_native(kNativePaths, measure::NativeOptions{}.stack.max_linkhdr, s / "native-split.csv");
-  // The copy-down paths again where copy-down acts, as rows of the same
-  // file (each row says its max_linkhdr; the fit reads it).
-  const fs::path misaligned = s / "misaligned.csv";
+  // The copy-down paths again where copy-down acts, in a file of their
+  // own (each row says its max_linkhdr, which the fit reads); the fit and
+  // the comparison take both files.
+  const fs::path misaligned = s / "native-split-misaligned.csv";
   measure_native(kNativeMisalignedPaths, kMisaligningLinkhdr, misaligned);
-  {
-    const std::string more = read_text(misaligned), head = more.substr(0, more.find('\n') + 1);
-    const std::string all = read_text(s / "native-split.csv");
-    if (head.empty() || !all.starts_with(head))
-      throw std::runtime_error("calibrate host: the two native measurements' columns differ");
-    std::ofstream(s / "native-split.csv", std::ios::app | std::ios::binary)
-        << more.substr(head.size());
-    fs::remove(misaligned);
-  }
   progress.done(
-      fmt::format("measured native-split.csv (the copy-down paths also at "
-                  "max_linkhdr {}, where the IP header arrives misaligned)",
+      fmt::format("measured native-split.csv, and native-split-misaligned.csv: the copy-down "
+                  "paths at max_linkhdr {}, where the IP header arrives misaligned",
                   kMisaligningLinkhdr));
   progress.start(
       fmt::format("BSD: calibrate --source native --stat min --train payload={}", kNativeTrain));
-  run_simloop({"calibrate", (s / "native-split.csv").string(), "--source", "native", "--stat",
-               "min", "--bootstrap", std::to_string(a.bootstrap), "-o", s.string(), "--name",
-               "host-bsd", "--train", std::string("payload=") + kNativeTrain},
+  run_simloop({"calibrate", (s / "native-split.csv").string(), misaligned.string(), "--source",
+               "native", "--stat", "min", "--bootstrap", std::to_string(a.bootstrap), "-o",
+               s.string(), "--name", "host-bsd", "--train", std::string("payload=") + kNativeTrain},
               s / "host-bsd-calibrate.log", s / "host-bsd-calibrate.txt");
-  run_simloop({"compare", (s / "host-bsd-fit.json").string(), (s / "native-split.csv").string()},
+  run_simloop({"compare", (s / "host-bsd-fit.json").string(), (s / "native-split.csv").string(),
+               misaligned.string()},
               s / "host-bsd-compare.log", s / "host-bsd-compare.txt");
   progress.done("fitted host-bsd");
 
@@ -579,8 +572,8 @@ int host_cmd(const HostArgs& a) {
   std::cout << fmt::format(
       "experiments name them as machine: host{}, stack: host-bsd (machine: host-bsd); "
       "try simloop run {}\n",
-      kernel ? " with stack: host-linux" : "",
-      (dir / (kernel ? "host-linux.yaml" : "host-bsd.yaml")).string());
+      kernel_done ? " with stack: host-linux" : "",
+      (dir / (kernel_done ? "host-linux.yaml" : "host-bsd.yaml")).string());
   std::cout << fmt::format("wall time: {:.1f} s\n", progress.elapsed());
   return 0;
 }

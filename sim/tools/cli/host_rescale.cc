@@ -81,7 +81,9 @@ double memcpy_ns_per_byte(const nlohmann::json& bench, const fs::path& file) {
     throw UserError(fmt::format("calibrate host --from: {}: no memcpy figures", file.string()));
   const nlohmann::json* pick = &it->back();
   for (const auto& c : *it)
-    if (c.is_object() && c.value("bytes", 0.0) == 16384) pick = &c;
+    if (c.is_object() && c.contains("bytes") && c["bytes"].is_number() &&
+        c["bytes"].get<double>() == 16384)
+      pick = &c;
   const double bytes = number_at(*pick, {"bytes"}, file), ns = number_at(*pick, {"ns"}, file);
   return ns / bytes;
 }
@@ -311,8 +313,12 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
   } else {
     f.kernel_by = "nothing";
   }
-  const std::string a_fp = a_info.value("fingerprint", std::string("?"));
-  const std::string a_summary = a_info.value("summary", std::string("?"));
+  auto text_at = [&](const char* k) {
+    return a_info.contains(k) && a_info[k].is_string() ? a_info[k].get<std::string>()
+                                                       : std::string("?");
+  };
+  const std::string a_fp = text_at("fingerprint");
+  const std::string a_summary = text_at("summary");
   std::cout << fmt::format(
       "carrying host {} ({}) to this host {} ({}) by {}: ns here over ns there, core work x{:.3f}, "
       "system call x{:.3f}, copy per byte x{:.3f}, kernel code x{:.3f} (by {})\n",

@@ -282,6 +282,14 @@ void add_measure_kernel(CLI::App& measure, std::vector<Command>& commands) {
       ->check(CLI::Range(1, measure::kUdpMaxSegments))
       ->capture_default_str();
   kernel
+      ->add_option("--so-rcvbuf", k->opt.so_rcvbuf,
+                   "The receiver's SO_RCVBUF in bytes, set as a program sets it (the kernel\n"
+                   "doubles it and clamps it to net.core.rmem_max); datagrams that do not fit are\n"
+                   "dropped, and `delivered` says how many arrived. 0: room for every datagram a\n"
+                   "call leaves queued, so that none is dropped")
+      ->check(CLI::Range(0, 1 << 30))
+      ->capture_default_str();
+  kernel
       ->add_option("--veth-mtu", k->opt.veth_mtu,
                    "MTU of the veth pair (veth paths): payloads up to it less 28 bytes")
       ->check(CLI::Range(68, 65535))

@@ -439,7 +439,7 @@ void warn_if_priced_elsewhere(const config::Experiment& x) {
       "machine {}: its costs were measured on host {} ({}), not on this one ({}): {}. Its "
       "predictions are for that host. To price this one, run `simloop calibrate host` (as root "
       "with perf; one to three minutes), then name its profiles (machine: host with stack: "
-      "host-linux or host-bsd; README: \"Your own machine\")",
+      "host-linux, or machine: host-bsd with stack: host-bsd; README: \"Your own machine\")",
       x.machine_name, x.machine_host.fingerprint(), x.machine_host.summary(), here.fingerprint(),
       fmt::join(diff, "; "));
 }

@@ -89,7 +89,7 @@ class Channel {
  public:
   // `veth` holds the namespaces of the veth paths (null for lo's).
   Channel(int payload, KernelPath path, int batch, int segments, int repeat, bool dither,
-          const VethPair* veth)
+          int so_rcvbuf, const VethPair* veth)
       : rx_(veth != nullptr ? veth->receiver_socket() : socket(AF_INET, SOCK_DGRAM, 0)),
         tx_(veth != nullptr ? veth->sender_socket() : socket(AF_INET, SOCK_DGRAM, 0)),
         dither_(dither) {
@@ -130,7 +130,12 @@ class Channel {
     r_.payload = payload;
     r_.path = path;
     r_.sendmmsg = batch;
-    if (batch * segments > 1) {
+    if (so_rcvbuf > 0) {
+      // The user's size, as a program sets it (the kernel doubles it, and
+      // clamps it to rmem_max): what does not fit is dropped, and counted.
+      if (setsockopt(rx_.fd, SOL_SOCKET, SO_RCVBUF, &so_rcvbuf, sizeof so_rcvbuf) != 0)
+        throw sys_error("setsockopt SO_RCVBUF");
+    } else if (batch * segments > 1) {
       // A call leaves up to `batch` messages of `segments` datagrams queued
       // before the receiver drains them: room for them all (above rmem_max
       // with the privilege to), so that none is dropped at the receiver.
@@ -438,9 +443,9 @@ std::vector<KernelResult> run_kernel(const KernelOptions& opt, std::vector<Kerne
               // The sockets belong to the namespace they are made in.
               if (nft) nft->enter(rules);
               try {
-                ch.push_back(
-                    std::make_unique<Channel>(payload, path, batch, segments, rep, opt.dither,
-                                              kernel_path_veth(path) ? veth.get() : nullptr));
+                ch.push_back(std::make_unique<Channel>(
+                    payload, path, batch, segments, rep, opt.dither, opt.so_rcvbuf,
+                    kernel_path_veth(path) ? veth.get() : nullptr));
               } catch (...) {
                 if (nft) nft->leave();
                 throw;

@@ -57,6 +57,10 @@ struct KernelOptions {
   // the plain send, without the socket option. `packets` counts datagrams.
   std::vector<int> gso_segments = {1};
   int veth_mtu = 1500;  // the veth pair's MTU (veth paths)
+  // The receiver's SO_RCVBUF as a program sets it (the kernel doubles it);
+  // 0: room for every datagram a call leaves queued. Datagrams that do not
+  // fit are dropped by the kernel: `delivered` counts what arrived.
+  int so_rcvbuf = 0;
   // With a profiler (measure kernel --split): every slice of a channel is
   // run twice, first plain (the profiler off, no dither) and then profiled,
   // so that the totals come from a run nobody profiles and the shares from
