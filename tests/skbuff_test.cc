@@ -79,6 +79,26 @@ struct SizeCase {
   unsigned size, alloc;
 };
 
+// A kernel built without tunnels has 576-byte small heads
+// (/proc/slabinfo's skbuff_small_head): 256 usable bytes, truesize 832, so
+// that a receive buffer holds more small skbs than with 640.
+TEST(SkbSizes, SmallHeadsOfAnotherKernelConfig) {
+  SkbPoolConfig config;
+  config.small_head_size = 576;
+  SkbPool pool(config);
+  EXPECT_EQ(pool.head_alloc_size(77), 576u);
+  EXPECT_EQ(pool.head_alloc_size(256), 576u);
+  EXPECT_EQ(pool.head_alloc_size(257), 1024u);
+  SkBuff* skb = pool.alloc_skb(77);
+  ASSERT_NE(skb, nullptr);
+  EXPECT_EQ(skb_end_offset(skb), 256u);
+  EXPECT_EQ(skb->truesize, 832u);
+  EXPECT_EQ(pool.head_cache(576)->stats().in_use, 1u);
+  pool.kfree_skb(skb);
+  config.small_head_size = 100;  // smaller than any head with its shared info
+  EXPECT_THROW(SkbPool{config}, std::invalid_argument);
+}
+
 // alloc_skb(size): SKB_HEAD_ALIGN(size) rounded to the small-head cache or a
 // power of two; all of it usable; truesize = allocation + 256.
 TEST(SkbSizes, AllocRoundsLikeKmallocReserve) {

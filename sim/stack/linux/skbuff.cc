@@ -57,7 +57,11 @@ void skb_under_panic(const SkBuff* skb, unsigned len) {
 SkbPool::SkbPool(const SkbPoolConfig& config)
     : skbs_("skbuff_head_cache", kSkbStructSize, config.skbs), pages_(config.pages) {
   if (config.small_heads > 0) {
-    small_heads_ = std::make_unique<KmemCache>("skbuff_small_head", kSkbSmallHeadCacheSize,
+    if (config.small_head_size < skb_head_align(1) || config.small_head_size > kKmallocMaxCacheSize)
+      throw std::invalid_argument("SkbPool: small_head_size " +
+                                  std::to_string(config.small_head_size) + " out of range");
+    small_head_size_ = config.small_head_size;
+    small_heads_ = std::make_unique<KmemCache>("skbuff_small_head", small_head_size_,
                                                config.small_heads);
   }
   for (size_t i = 0; i < kKmallocClasses; ++i) {
@@ -73,13 +77,13 @@ SkbPool::~SkbPool() = default;
 unsigned SkbPool::head_alloc_size(unsigned size) const {
   if (size > kSkbMaxAlloc) return 0;
   const unsigned obj = skb_head_align(size);
-  if (small_heads_ != nullptr && obj <= kSkbSmallHeadCacheSize) return kSkbSmallHeadCacheSize;
+  if (small_heads_ != nullptr && obj <= small_head_size_) return small_head_size_;
   // kmalloc_size_roundup: the next power of two, at least the smallest class.
   return std::max(std::bit_ceil(obj), 1u << kKmallocMinShift);
 }
 
 KmemCache* SkbPool::head_cache(unsigned alloc_size) {
-  if (small_heads_ != nullptr && alloc_size == kSkbSmallHeadCacheSize) return small_heads_.get();
+  if (small_heads_ != nullptr && alloc_size == small_head_size_) return small_heads_.get();
   if (!std::has_single_bit(alloc_size)) return nullptr;
   const auto shift = static_cast<unsigned>(std::countr_zero(alloc_size));
   if (shift < kKmallocMinShift || shift > kKmallocMaxShift) return nullptr;

@@ -21,7 +21,7 @@ Stack<P>::Stack(core::SkbPool& pool, P& probe, Options opt)
 
 template <class P>
 Stack<P>::Stack(P& probe, Options opt)
-    : own_pool_(std::make_unique<core::SkbPool>(opt.pool)),
+    : own_pool_(std::make_unique<core::SkbPool>(opt.pool_config())),
       pool_(*own_pool_),
       probe_(probe),
       opt_(opt) {
