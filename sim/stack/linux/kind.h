@@ -117,8 +117,8 @@ struct Kind {
        "Bytes of one skbuff_small_head object (/proc/slabinfo's objsize; "
        "SKB_SMALL_HEAD_CACHE_SIZE): heads that fit come from it, and such an skb's truesize is "
        "this less 320 plus 576, so it sets how many small datagrams a receive buffer holds. "
-       "576 on the kernels the Linux profiles were measured on (built without tunnels); 640 "
-       "where MAX_TCP_HEADER is 320 (LL_MAX_HEADER 128 and tunnels configured).",
+       "576 on the 6.18.44-fc kernel measured (built without tunnels); 640 where "
+       "MAX_TCP_HEADER is 320 (LL_MAX_HEADER 128 and tunnels configured).",
        &support::at<&Own::small_head_cache>, 384, 8192},
       {"recverr", "IP_RECVERR: a device's drop is the sender's ENOBUFS (otherwise silent).",
        &support::at<&Own::recverr>},

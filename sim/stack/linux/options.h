@@ -43,9 +43,10 @@ struct Options {
   core::SkbPoolConfig pool;  // when the stack has a pool of its own
   // Bytes of a small skb head (SKB_SMALL_HEAD_CACHE_SIZE, /proc/slabinfo's
   // skbuff_small_head objsize), which sets a small skb's truesize and so
-  // how many datagrams a receive buffer holds: 576 on the measured kernels
-  // (built without tunnels: MAX_TCP_HEADER 256), 640 where MAX_TCP_HEADER
-  // is 320. The stack's own pool takes it (pool_config()).
+  // how many datagrams a receive buffer holds: 576 on the 6.18.44-fc kernel
+  // measured (experiments/validation/linux/rcvbuf.md; MAX_TCP_HEADER 256),
+  // 640 where MAX_TCP_HEADER is 320. The stack's own pool takes it
+  // (pool_config()).
   int small_head_cache = 576;
   core::SkbPoolConfig pool_config() const {
     core::SkbPoolConfig c = pool;

@@ -545,8 +545,9 @@ struct SkbPoolConfig {
   size_t skbs = 8192;         // skbuff_head_cache objects
   size_t small_heads = 8192;  // skb_small_head_cache objects; 0: no such cache (Linux < 6.3)
   // Bytes of one such object (SKB_SMALL_HEAD_CACHE_SIZE, /proc/slabinfo's
-  // skbuff_small_head objsize): 640 where MAX_TCP_HEADER is 320 (Debian's
-  // kernels, with tunnels), 576 on a kernel built without them.
+  // skbuff_small_head objsize): 640 where MAX_TCP_HEADER is 320 (tunnels
+  // configured), 576 where it is 256 (the Linux stack's default,
+  // options.h).
   unsigned small_head_size = kSkbSmallHeadCacheSize;
   // kmalloc-512 ... kmalloc-128k objects usable for heads.
   std::array<size_t, kKmallocClasses> kmalloc = {4096, 4096, 4096, 2048, 1024, 256, 128, 64, 64};
