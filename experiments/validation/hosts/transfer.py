@@ -22,18 +22,13 @@ between its markers. Exit 2 on a directory that is not a host profile.
 import csv
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 
+# One statistic and one set of measured files for both reports (this directory).
+from stability import native_csvs, summary
 
-
-def native_csvs(d):
-    """A run's native measurements: native-split.csv, and the copy-down
-    paths at a misaligning header offset where the run has them."""
-    return [os.path.join(d, n) for n in ("native-split.csv", "native-split-misaligned.csv")
-            if os.path.exists(os.path.join(d, n))]
 
 def sh(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -71,11 +66,6 @@ def bsd_errors(simloop, prof, b_dir):
                 if "not simulated" not in r.get("caveat", "")]
 
 
-def summary(errs):
-    if not errs:
-        return "—"
-    a = sorted(abs(e) for e in errs)
-    return f"{statistics.median(a):.2f} % / {a[-1]:.2f} % ({len(a)})"
 
 
 END = "<!-- end of tables -->"

@@ -186,21 +186,22 @@ std::string rescaled(const std::string& text, const fs::path& file, bool machine
 
 namespace {
 
-// j[a][b] when it is a positive number, else 0 (a file of another shape
+// j[k] when it is a positive number, else 0 (a file of another shape
 // included: its absence is said by the caller).
+double positive_in(const nlohmann::json& j, const char* k) {
+  if (!j.is_object() || !j.contains(k) || !j[k].is_number()) return 0;
+  return std::max(0.0, j[k].get<double>());
+}
+// j[a][b], the same way.
 double positive_at(const nlohmann::json& j, const char* a, const char* b) {
-  if (!j.is_object() || !j.contains(a) || !j[a].is_object() || !j[a].contains(b)) return 0;
-  const auto& v = j[a][b];
-  return v.is_number() && v.get<double>() > 0 ? v.get<double>() : 0;
+  return j.is_object() && j.contains(a) ? positive_in(j[a], b) : 0;
 }
 
 }  // namespace
 
 double core_clock_mhz(const nlohmann::json& clock) {
   for (const char* k : {"measured_mhz_imul", "measured_mhz"})
-    if (clock.is_object() && clock.contains(k) && clock[k].is_number() &&
-        clock[k].get<double>() > 0)
-      return clock[k].get<double>();
+    if (const double v = positive_in(clock, k); v > 0) return v;
   return 0;
 }
 
@@ -245,7 +246,8 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
     } catch (const nlohmann::json::exception& e) {
       throw UserError(fmt::format("calibrate host --bench {}: {}", bench_file, e.what()));
     }
-    if (core_clock_mhz(bench.value("clock", nlohmann::json::object())) <= 0)
+    if (positive_at(bench, "clock", "measured_mhz_imul") <= 0 &&
+        positive_at(bench, "clock", "measured_mhz") <= 0)
       number_at(bench, {"clock", "measured_mhz_imul"}, bench_file);
     number_at(bench, {"null_syscall", "cpu_ns"}, bench_file);
     memcpy_ns_per_byte(bench, bench_file);
@@ -289,8 +291,7 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
     f.core = a_speed / b_speed;
     f.syscall = bench["null_syscall"]["cpu_ns"].get<double>() /
                 number_at(a_bench, {"null_syscall", "cpu_ns"}, a_bench_file);
-    f.copy = memcpy_ns_per_byte(bench, bench_file.empty() ? "this host" : bench_file) /
-             memcpy_ns_per_byte(a_bench, a_bench_file);
+    f.copy = memcpy_ns_per_byte(bench, b_name) / memcpy_ns_per_byte(a_bench, a_bench_file);
     const double a_kernel = kernel_socket_work_ns(a_bench), b_kernel = kernel_socket_work_ns(bench);
     if (a_kernel > 0 && b_kernel > 0) {
       f.kernel = b_kernel / a_kernel;
