@@ -536,5 +536,40 @@ TEST(EngineLinux, EachFunctionIsChargedItsPriceOncePerCall) {
   }
 }
 
+// A stack that cannot allocate one datagram fails every send with ENOBUFS
+// while nothing is in flight: the run stops and says so, instead of
+// retrying for ever. Here a 60000 B datagram on lo needs two of the pool's
+// 32 KiB pages for its frags, and the pool has one.
+TEST(EngineScenario, AStackThatCannotAllocateStopsTheRun) {
+  for (const auto dest : {workload::Dest::loopback, workload::Dest::self}) {
+    for (const bool irq : {false, true}) {
+      auto x = bare(1e9);
+      x.stack = {.fns = &net::lnx::kFnTable};
+      x.workload.dest = dest;
+      x.workload.payload = 60000;
+      x.interrupts.enabled = irq;
+      x.workload.packets = 1000000;
+      x.stack_options.get<net::lnx::Kind::Own>("linux").pool.pages = 1;
+      const json j = simulate_row(x);
+      const std::string what = std::string(workload::dest_name(dest)) + (irq ? " irq" : "");
+      EXPECT_EQ(j["outcome"], "error") << what;
+      EXPECT_EQ(j["packets"], 0) << what;
+      EXPECT_NE(j["detail"].get<std::string>().find("ENOBUFS 100 times in a row"),
+                std::string::npos)
+          << what << ": " << j["detail"];
+    }
+  }
+  // One page more, and the same run completes.
+  auto x = bare(1e9);
+  x.stack = {.fns = &net::lnx::kFnTable};
+  x.workload.dest = workload::Dest::loopback;
+  x.workload.payload = 60000;
+  x.workload.packets = 1000;
+  x.stack_options.get<net::lnx::Kind::Own>("linux").pool.pages = 2;
+  const json j = simulate_row(x);
+  EXPECT_EQ(j["outcome"], "ok") << j["detail"];
+  EXPECT_EQ(j["packets"], 1000);
+}
+
 }  // namespace
 }  // namespace simloop::engine
