@@ -5,6 +5,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -218,6 +219,16 @@ Evaluation evaluate(const LinkedLayout& linked, const ICacheConfig& cache, const
     }
     e.conflicts.push_back(std::move(sc));
   }
+  std::set<std::string> fetched, hot;
+  for (const auto& [owner, ranges] : linked.by_owner)
+    for (const HotRange& r : ranges) {
+      if (r.bytes == 0) continue;
+      hot.insert(r.symbol);
+      const auto l = lines_run.lower_bound(r.start >> shift);
+      if (l != lines_run.end() && *l <= (r.start + r.bytes - 1) >> shift) fetched.insert(r.symbol);
+    }
+  std::set_difference(hot.begin(), hot.end(), fetched.begin(), fetched.end(),
+                      std::back_inserter(e.never_fetched));
   std::stable_sort(e.conflicts.begin(), e.conflicts.end(),
                    [](const SetConflict& a, const SetConflict& b) {
                      return a.misses_per_packet > b.misses_per_packet;

@@ -131,6 +131,11 @@ struct Evaluation {
   // Sets with more distinct hot lines than ways, most misses first (only
   // filled with `detail`).
   std::vector<SetConflict> conflicts;
+  // Symbols with hot bytes of which the replay fetched no line (only
+  // filled with `detail`): code the profile says runs that no event of the
+  // trace reaches, such as a callee listed under an owner whose event never
+  // comes where it is called.
+  std::vector<std::string> never_fetched;
 };
 
 struct EvalOptions {

@@ -225,6 +225,22 @@ ICacheStudy icache_study(const ICacheStudyOptions& o) {
   const std::string fetch(models::fetch_mode_name(o.fetch));
   for (const auto& path : harnesses_or_default(o.builds)) {
     const Build b = read_build(path, o, owners, profile);
+    if (profile && o.fetch == models::FetchMode::call_sites && !o.i1.empty()) {
+      // Code the profile says runs on this path but that no event of the
+      // replay reaches is missing from every prediction below.
+      models::ICacheConfig c;
+      c.l1 = o.i1.front();
+      c.next_line_prefetch = false;
+      models::EvalOptions detail;
+      detail.detail = true;
+      const auto e = models::evaluate(b.linked, c, trace, detail);
+      if (!e.never_fetched.empty())
+        o.warn(fmt::format(
+            "{}: the hot code of {} function(s) of the profile is never fetched, as no event "
+            "reaches it where it is called (is each listed in {} under the owner that calls "
+            "it?), so the prediction leaves it out: {}",
+            path, e.never_fetched.size(), o.owners, fmt::join(e.never_fetched, " ")));
+    }
     for (const auto& g : o.i1) {
       const auto p = predict_misses(b.linked, g, trace, o.fetch, o.ll ? &*o.ll : nullptr);
       const std::string spec = geometry_spec(g);
