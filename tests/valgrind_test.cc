@@ -109,7 +109,7 @@ TEST(Walks, FollowTheLoopAroundItsCallAsOftenAsItRuns) {
                                                   {0x40, 0x2, {}, 0}}));
   EXPECT_EQ(w.at({"g", 0}).items, (std::vector<I>{{0x0, 0x1, {}, 0}}));
   EXPECT_DOUBLE_EQ(w.at({"g", 0}).calls_per_packet, 3);
-  // main is never called per packet: its hot code in address order.
+  // main is never called per packet: one turn of it, a packet's.
   EXPECT_DOUBLE_EQ(w.at({"main", 0}).calls_per_packet, 0);
   EXPECT_EQ(w.at({"main", 0}).items,
             (std::vector<I>{{0x0, 0x5, {}, 0}, {0x0, 0, "f", 0}, {0x5, 0x2, {}, 0}}));
@@ -129,6 +129,36 @@ TEST(Walks, FollowTheLoopAroundItsCallAsOftenAsItRuns) {
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "p.txt:2: expected a 'walk' line before 'run', got 'run 0x0 4'");
   }
+}
+
+TEST(Walks, TheLoopAroundThePacketsRunsAsItsJumpsGo) {
+  // The loop: 0x0 calls A, 0x5 jumps on to 0x100, which calls C and jumps
+  // back to 0x9, which calls B and jumps to the top. In address order the
+  // calls would come A, B, C; they run A, C, B.
+  measure::CallgrindFlow lo, hi;
+  for (uint64_t a : {0x5000, 0x5005, 0x5009, 0x500e, 0x5100, 0x5105, 0x6000, 0x6100, 0x6200})
+    hi.instr[a] = 10;
+  hi.jumps = {{{0x5005, 0x5100}, 10}, {{0x5105, 0x5009}, 10}, {{0x500e, 0x5000}, 10}};
+  hi.calls = {{{0x5000, 0x6000}, 10}, {{0x5009, 0x6100}, 10}, {{0x5100, 0x6200}, 10}};
+  const std::vector<models::NmSymbol> syms = {{0x5000, 0x200, true, "loop"},
+                                              {0x6000, 0x10, true, "A"},
+                                              {0x6100, 0x10, true, "B"},
+                                              {0x6200, 0x10, true, "C"}};
+  const std::vector<uint64_t> starts = {0x5000, 0x5005, 0x5009, 0x500e, 0x5010, 0x5100, 0x5105,
+                                        0x5108, 0x6000, 0x6001, 0x6100, 0x6101, 0x6200, 0x6201};
+  const auto w = measure::walk_profile(lo, hi, 10, syms, starts);
+  using I = models::WalkItem;
+  ASSERT_EQ(w.count({"loop", 0}), 1u);
+  EXPECT_DOUBLE_EQ(w.at({"loop", 0}).calls_per_packet, 0);
+  EXPECT_EQ(w.at({"loop", 0}).items, (std::vector<I>{{0x0, 0x5, {}, 0},
+                                                     {0x0, 0, "A", 0},
+                                                     {0x5, 0x4, {}, 0},
+                                                     {0x100, 0x5, {}, 0},
+                                                     {0x100, 0, "C", 0},
+                                                     {0x105, 0x3, {}, 0},
+                                                     {0x9, 0x5, {}, 0},
+                                                     {0x9, 0, "B", 0},
+                                                     {0xe, 0x2, {}, 0}}));
 }
 
 TEST(HotProfile, RangesEndWhereTheirLastInstructionEnds) {

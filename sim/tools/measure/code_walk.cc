@@ -200,8 +200,10 @@ class WalkBuilder {
     w.items.push_back({site - s.addr, 0, t->name, target - t->addr});
   }
 
+  // With `cycle`, the walk ends where it comes back to `entry`: one turn of
+  // a loop that starts there.
   models::Walk walk(const models::NmSymbol& s, uint64_t entry, double calls,
-                    const std::vector<uint64_t>& addrs) const {
+                    const std::vector<uint64_t>& addrs, bool cycle = false) const {
     models::Walk w;
     w.calls_per_packet = calls;
     const auto in_s = [&](uint64_t a) { return a >= s.addr && a < s.addr + s.size; };
@@ -211,6 +213,7 @@ class WalkBuilder {
     std::set<uint64_t> visited;
     uint64_t a = entry;
     for (int64_t n = 0; n < kMaxInstructions; ++n) {
+      if (cycle && n > 0 && a == entry) break;
       add_run(w, s, a);
       visited.insert(a);
       if (const auto c = calls_from_.find(a); c != calls_from_.end()) {
@@ -285,14 +288,30 @@ class WalkBuilder {
     for (long k = 0; k < std::max(1L, std::lround(best)) && k < 64; ++k) add_call(w, s, a, target);
   }
 
-  // A routine that runs throughout: its hot instructions in address order.
+  // A routine that runs throughout (the loop around the packets): one
+  // packet's turn of it, as it runs. The turn starts at its first
+  // instruction that runs once a packet and follows the jumps taken, each as
+  // often per packet as it is taken (a walk of one call a packet), until it
+  // comes back there; where the turn starts does not matter, as the packets
+  // repeat it. What the turn does not reach follows in address order.
   models::Walk resident(const models::NmSymbol& s, const std::vector<uint64_t>& addrs) const {
-    models::Walk w;
-    for (uint64_t a : addrs)
-      if (get(instr_, a) >= min_) {
-        add_run(w, s, a);
-        add_hot_calls(w, s, a);
-      }
+    const auto once = [&](uint64_t a) {
+      const double n = get(instr_, a);
+      return n >= std::max(min_, 0.5) && n < 1.5;
+    };
+    const auto first = std::find_if(addrs.begin(), addrs.end(), once);
+    if (first == addrs.end()) {
+      // No instruction runs once a packet: its hot code in address order.
+      models::Walk w;
+      for (uint64_t a : addrs)
+        if (get(instr_, a) >= min_) {
+          add_run(w, s, a);
+          add_hot_calls(w, s, a);
+        }
+      return w;
+    }
+    models::Walk w = walk(s, *first, 1.0, addrs, true);
+    w.calls_per_packet = 0;  // not called per packet: the loop around them
     return w;
   }
 

@@ -40,8 +40,8 @@ std::vector<uint64_t> parse_objdump_starts(std::istream& objdump_output);
 // a call's worth, so loops unroll as often as they run. Instructions that run
 // at least `min_per_packet` times a packet but not on the walk are appended
 // in address order. A function that is never called per packet but runs
-// (the loop around the packets) gets a walk of its hot instructions in
-// address order (calls_per_packet 0).
+// (the loop around the packets) gets one packet's turn of it, from its
+// first hot instruction along the jumps taken (calls_per_packet 0).
 models::WalkProfile walk_profile(const CallgrindFlow& lo, const CallgrindFlow& hi, int64_t packets,
                                  const std::vector<models::NmSymbol>& symbols,
                                  const std::vector<uint64_t>& instruction_starts,
