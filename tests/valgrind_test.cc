@@ -271,6 +271,8 @@ TEST(MissErrors, RelativeFromOneMissAbsoluteBelow) {
   EXPECT_DOUBLE_EQ(e.worst_rel_pct, 10);  // +10 % (10 -> 11) and -10 % (20 -> 18): the first
   EXPECT_DOUBLE_EQ(e.worst_abs, 0.25);
   EXPECT_NEAR(e.median_abs, (0.0013 + 0.25) / 2, 1e-12);
+  // The bias over every point, in misses: +1 and -2 leave -1 with the rest.
+  EXPECT_NEAR(e.mean_signed, (0.0013 + 0.25 + 1 - 2 + 0) / 5, 1e-12);
 }
 
 TEST(HarnessTrace, NotesTheLoopOnceAPacketAndEveryFunctionLeft) {

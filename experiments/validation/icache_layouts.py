@@ -17,7 +17,10 @@ check       the model against the cachegrind counts kept in data/: for each
             build, no cachegrind), then the table; fails (exit 1) if on an
             associative geometry whose measured misses spread by at least
             30 % the median error exceeds --max-median or tau-b falls below
-            --min-tau.
+            --min-tau. Then the model's bias: the mean signed error
+            (predicted minus measured misses per packet) at each geometry,
+            over every path and layout; with --max-bias, fails where its
+            magnitude exceeds that.
 """
 import argparse
 import csv
@@ -193,6 +196,33 @@ def report_table(cells, order_spec):
     return "\n".join(out)
 
 
+def bias_by_geometry(cells):
+    """Geometry -> (points, mean signed error over every path's layouts)."""
+    sums = defaultdict(lambda: [0, 0.0])
+    for c in cells:
+        if c.get("mean_signed_error", "") in ("", None):
+            continue
+        n = int(c["layouts"])
+        sums[c["i1"]][0] += n
+        sums[c["i1"]][1] += n * num(c["mean_signed_error"])
+    order = sorted(sums, key=lambda g: tuple(int(x) for x in g.split(",")))
+    return {g: (sums[g][0], sums[g][1] / sums[g][0]) for g in order if sums[g][0]}
+
+
+def bias_table(cells):
+    """The model's bias by geometry, over every path, and each path's."""
+    paths = []
+    for c in cells:
+        if c["path"] not in paths:
+            paths.append(c["path"])
+    out = ["| I1 | points | mean signed error (misses/packet) | by path |", "|---|---|---|---|"]
+    for g, (n, bias) in bias_by_geometry(cells).items():
+        each = ", ".join(f"{c['path']} {num(c['mean_signed_error']):+.2f}"
+                         for c in cells if c["i1"] == g)
+        out.append(f"| {g} | {n} | {bias:+.2f} | {each} |")
+    return "\n".join(out)
+
+
 def path_noise(measured, noise_csv):
     """The largest difference between the base build's two measurements."""
     def base_rows(f):
@@ -235,7 +265,8 @@ def cmd_check(a):
             noise_csv = os.path.join(data, f"noise-{path}.csv")
             noise = path_noise(measured, noise_csv) if os.path.exists(noise_csv) else 0.01
             summary = os.path.join(tmp, f"{path}-summary.csv")
-            cmd = [a.simloop, "-q", "icache", *nms, "-l", first["payload"], "--dest",
+            owners = ["--owners", a.owners] if a.owners else []
+            cmd = [a.simloop, "-q", "icache", *nms, *owners, "-l", first["payload"], "--dest",
                    first["dest"], "--align", first["align"], "--copy", first["copy"],
                    "--profile", os.path.join(data, f"profile-{path}.txt"), "--measured", measured,
                    "--noise", f"{noise:.4f}", "--fetch", a.fetch, "--summary", summary]
@@ -255,6 +286,13 @@ def cmd_check(a):
                 c["noise"] = noise
                 cells.append(c)
     print(report_table(cells, a.order))
+    print()
+    print(bias_table(cells))
+    if a.max_bias is not None:
+        for g, (n, bias) in bias_by_geometry(cells).items():
+            if abs(bias) > a.max_bias:
+                failures.append(f"I1 {g}: mean signed error {bias:+.2f} misses per packet, "
+                                f"beyond +-{a.max_bias}")
     for c in cells:
         size, assoc, line = (int(x) for x in c["i1"].split(","))
         if assoc == 1 or num(c["measured_max"]) < 1 or num(c["spread_pct"]) < TARGET_SPREAD:
@@ -307,6 +345,9 @@ def main():
     k.add_argument("--output-dir", default="", help="keep each path's rows and printout here")
     k.add_argument("--summary-dir", default="", help="keep each path's summary CSV here")
     k.add_argument("--suffix", default="")
+    k.add_argument("--owners", default="", help="the owners file (default: simloop's)")
+    k.add_argument("--max-bias", type=float, default=None,
+                   help="fail where a geometry's mean signed error exceeds this, in misses")
     a = p.parse_args()
     return {"candidates": cmd_candidates, "select": cmd_select, "report": cmd_report,
             "check": cmd_check}[a.cmd](a)

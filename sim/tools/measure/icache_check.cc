@@ -128,8 +128,10 @@ MissErrors summarize_errors(const std::vector<double>& measured,
   if (measured.size() != predicted.size())
     throw std::invalid_argument("summarize_errors: lists of different lengths");
   std::vector<double> rel, rel_abs, abs_err, abs_abs;
+  double signed_sum = 0;
   for (size_t i = 0; i < measured.size(); ++i) {
     const double d = predicted[i] - measured[i];
+    signed_sum += d;
     if (measured[i] >= min_relative) {
       rel.push_back(100 * d / measured[i]);
       rel_abs.push_back(std::abs(rel.back()));
@@ -145,6 +147,7 @@ MissErrors summarize_errors(const std::vector<double>& measured,
   s.worst_rel_pct = worst(rel);
   s.median_abs = median(abs_abs);
   s.worst_abs = worst(abs_err);
+  if (!measured.empty()) s.mean_signed = signed_sum / static_cast<double>(measured.size());
   return s;
 }
 

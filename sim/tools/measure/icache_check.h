@@ -58,6 +58,9 @@ struct MissErrors {
   int relative_points = 0, absolute_points = 0;
   double median_rel_pct = 0, worst_rel_pct = 0;  // worst: the largest magnitude, signed
   double median_abs = 0, worst_abs = 0;          // misses per packet, of the other points
+  // Predicted minus measured, misses per packet, over every point: the
+  // model's bias (0 when it errs as often high as low).
+  double mean_signed = 0;
 };
 MissErrors summarize_errors(const std::vector<double>& measured,
                             const std::vector<double>& predicted, double min_relative = 1);

@@ -171,6 +171,7 @@ void compare_geometry(const std::string& spec, const std::vector<Point>& points,
       .set("absolute_points", static_cast<int64_t>(e.absolute_points))
       .set("median_abs_error", e.median_abs)
       .set("worst_abs_error", e.worst_abs)
+      .set("mean_signed_error", e.mean_signed)
       .set("kendall_tau_b", r.kendall_tau)
       .set("concordant", static_cast<int64_t>(r.concordant))
       .set("discordant", static_cast<int64_t>(r.discordant))
@@ -188,6 +189,7 @@ void compare_geometry(const std::string& spec, const std::vector<Point>& points,
   if (e.absolute_points > 0)
     line += fmt::format("; absolute error median {:.2f}, worst {:+.2f} ({} points)", e.median_abs,
                         e.worst_abs, e.absolute_points);
+  line += fmt::format("; mean signed error {:+.2f} misses", e.mean_signed);
   if (!r.meaningful)
     line += "; no two layouts differ beyond the noise: no ranking to check";
   else if (r.same_order)
