@@ -265,8 +265,13 @@ def cmd_check(a):
             noise_csv = os.path.join(data, f"noise-{path}.csv")
             noise = path_noise(measured, noise_csv) if os.path.exists(noise_csv) else 0.01
             summary = os.path.join(tmp, f"{path}-summary.csv")
-            owners = ["--owners", a.owners] if a.owners else []
-            cmd = [a.simloop, "-q", "icache", *nms, *owners, "-l", first["payload"], "--dest",
+            extra = ["--owners", a.owners] if a.owners else []
+            # The path's other fields, where its rows name them.
+            for column, option in (("misalign", "--sockaddr-misalign"), ("service", "--service"),
+                                   ("buffer_misalign", "--buffer-misalign")):
+                if first.get(column, ""):
+                    extra += [option, first[column]]
+            cmd = [a.simloop, "-q", "icache", *nms, *extra, "-l", first["payload"], "--dest",
                    first["dest"], "--align", first["align"], "--copy", first["copy"],
                    "--profile", os.path.join(data, f"profile-{path}.txt"), "--measured", measured,
                    "--noise", f"{noise:.4f}", "--fetch", a.fetch, "--summary", summary]

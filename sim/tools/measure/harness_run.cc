@@ -396,8 +396,11 @@ CachegrindResult run_cachegrind(const HarnessSpec& h, const models::CacheGeometr
 report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r) {
   report::Row row;
   row.set("source", std::string("cachegrind")).set("layout", harness_layout_name(h.path));
-  set_path_columns(row, h.opt)
-      .set("i1", geometry_spec(r.i1))
+  set_path_columns(row, h.opt);
+  for (const auto& [column, field] : kCachegrindPathColumns)
+    if (h.opt.path.get(field) != workload::Path{}.get(field))
+      row.set(std::string(column), h.opt.path.get(field));
+  row.set("i1", geometry_spec(r.i1))
       .set("i1_size", r.i1.size_bytes)
       .set("i1_assoc", int64_t{r.i1.assoc})
       .set("i1_line", int64_t{r.i1.line_bytes})

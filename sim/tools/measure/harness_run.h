@@ -8,10 +8,13 @@
 // the number of packets: (count(hi) - count(lo)) / (hi - lo).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <istream>
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/icache.h"
@@ -109,6 +112,14 @@ struct CachegrindResult {
 CachegrindResult run_cachegrind(const HarnessSpec& h, const models::CacheGeometry& i1,
                                 const models::CacheGeometry& d1, const models::CacheGeometry& ll);
 report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r);
+// The path's fields beyond payload, dest, align and copy, as a row of
+// cachegrind names them where a run sets them (native rows' names: misalign
+// is the sockaddr's): (column, path field). A row without the column ran at
+// the field's default.
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 3>
+    kCachegrindPathColumns = {{{"misalign", "sockaddr_misalign"},
+                               {"service", "service"},
+                               {"buffer_misalign", "buffer_misalign"}}};
 
 // Two callgrind runs, made into a profile against the harness's own symbols.
 CodeProfile run_profile(const HarnessSpec& h, double min_per_packet = 0.5);

@@ -7,9 +7,12 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "sim/layout/layout.h"
 #include "sim/report/csv_table.h"
@@ -50,6 +53,10 @@ std::map<Key, Measured> read_measured(const std::string& file, const NativeOptio
     const size_t src = col("source"), lay = col("layout"), i1 = col("i1"), pay = col("payload"),
                  dst = col("dest"), al = col("align"), cp = col("copy"),
                  val = col("i1_misses_per_packet");
+    // The path's other fields: a row without the column ran at the default.
+    std::vector<std::pair<std::optional<size_t>, std::string>> extra;
+    for (const auto& [column, field] : kCachegrindPathColumns)
+      extra.emplace_back(csv.column(std::string(column)), workload::Path{}.get(field));
     const size_t ll_col = ll.empty() ? 0 : col("ll"),
                  ll_val = ll.empty() ? 0 : col("ll_i_misses_per_packet");
     std::map<Key, Measured> m;
@@ -59,6 +66,11 @@ std::map<Key, Measured> read_measured(const std::string& file, const NativeOptio
           f[dst] != o.path.get("dest") || f[al] != o.path.get("align") ||
           f[cp] != o.path.get("copy"))
         continue;
+      bool same = true;
+      for (size_t k = 0; k < extra.size(); ++k)
+        same = same && (extra[k].first ? f[*extra[k].first] : extra[k].second) ==
+                           o.path.get(kCachegrindPathColumns[k].second);
+      if (!same) continue;
       auto number = [&](size_t c, const char* name) {
         double v = 0;
         if (!report::parse_number(f[c], &v))
