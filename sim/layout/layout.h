@@ -231,7 +231,7 @@ struct WalkItem {
 };
 struct Walk {
   // Calls per packet; 0: the routine runs throughout (a loop around the
-  // packets), and the walk is its per-packet part in address order.
+  // packets), and the walk is one packet's turn of it, as it runs.
   double calls_per_packet = 0;
   std::vector<WalkItem> items;
   bool operator==(const Walk&) const = default;

@@ -244,7 +244,7 @@ std::string format_profile(const CodeProfile& p, const std::string& header) {
   out +=
       "# walk SYMBOL ENTRY CALLS_PER_PACKET: what one call of the routine at SYMBOL + ENTRY runs,\n"
       "# in order: 'run OFFSET BYTES' and 'call OFFSET TARGET TARGET_OFFSET' (calls per packet 0:\n"
-      "# it runs throughout, and this is its per-packet part in address order)\n";
+      "# it runs throughout, and this is one packet's turn of it, as it runs)\n";
   return out + format_walks(p.walks);
 }
 
