@@ -373,6 +373,52 @@ TEST(LayoutCalls, WalksExpandHelpersAndCallOtherStackFunctions) {
   EXPECT_THROW(layout_from_nm(nm2, owners, 1.0, &hot, &w), LayoutError);
 }
 
+// A loop that calls a routine as often as a packet does runs each call's
+// own walk, in order (a harness's recvfrom: the datagram, then an empty
+// queue); a caller with fewer calls runs the one walk.
+TEST(LayoutCalls, EachCallOfAPacketRunsItsOwnWalk) {
+  const std::string text =
+      "0000000000001000 0000000000000100 T loop\n"
+      "0000000000001200 0000000000000100 T recv\n";
+  const std::multimap<std::string, std::string> owners = {{"loop", "user_loop"},
+                                                          {"recv", "soreceive"}};
+  const HotProfile hot = {{"loop", {{0, 0x20}}}, {"recv", {{0, 0x40}, {0x80, 0x8}}}};
+  WalkProfile w;
+  w[{"loop", 0}] = {0,
+                    {{0x0, 0x10, {}, 0},
+                     {0x10, 0, "recv", 0},
+                     {0x15, 0x8, {}, 0},
+                     {0x10, 0, "recv", 0},
+                     {0x15, 0x8, {}, 0}}};
+  w[{"recv", 0}] = {2, {{0x0, 0x40, {}, 0}, {0x80, 0x8, {}, 0}}};
+  w[{"recv", 0}].per_call = {{{0x0, 0x40, {}, 0}}, {{0x0, 0x8, {}, 0}, {0x80, 0x8, {}, 0}}};
+  const int fn = static_cast<int>(owner("soreceive"));
+  {
+    std::istringstream nm(text);
+    const LinkedLayout l = layout_from_nm(nm, owners, 1.0, &hot, &w);
+    const auto& loop = l.routines[static_cast<size_t>(l.entry.at("user_loop"))].steps;
+    ASSERT_EQ(loop.size(), 5u);
+    ASSERT_EQ(loop[1].call, fn);
+    ASSERT_EQ(loop[3].call, fn);
+    EXPECT_EQ(l.routines[static_cast<size_t>(loop[1].callee)].steps,
+              (std::vector<CodeStep>{{0x1200, 0x40}}));
+    EXPECT_EQ(l.routines[static_cast<size_t>(loop[3].callee)].steps,
+              (std::vector<CodeStep>{{0x1200, 0x8}, {0x1280, 0x8}}));
+    // The event outside the loop's walk: the one walk.
+    EXPECT_EQ(l.routines[static_cast<size_t>(l.entry.at("soreceive"))].steps,
+              (std::vector<CodeStep>{{0x1200, 0x40}, {0x1280, 0x8}}));
+  }
+  {
+    // One call in the loop's turn, where a packet makes two: the one walk.
+    w[{"loop", 0}].items.resize(3);
+    std::istringstream nm(text);
+    const LinkedLayout l = layout_from_nm(nm, owners, 1.0, &hot, &w);
+    const auto& loop = l.routines[static_cast<size_t>(l.entry.at("user_loop"))].steps;
+    ASSERT_EQ(loop.size(), 3u);
+    EXPECT_EQ(loop[1].callee, l.entry.at("soreceive"));
+  }
+}
+
 // Hot code no owner's event reaches is named, so a renamed function (the
 // sender's loop, once its template arguments changed) cannot silently drop
 // out of every prediction.

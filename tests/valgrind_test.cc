@@ -161,6 +161,45 @@ TEST(Walks, TheLoopAroundThePacketsRunsAsItsJumpsGo) {
                                                      {0xe, 0x2, {}, 0}}));
 }
 
+TEST(Walks, ARoutineCalledTwiceAlongTwoPathsGetsAWalkForEachCall) {
+  // g, called twice a packet: its branch at 0x0 is taken in one call of
+  // the two. The one walk takes the fall-through and appends the branch's
+  // target; the first call's walk takes the fall-through, the second's
+  // what is left: the branch.
+  measure::CallgrindFlow lo, hi;
+  hi.instr = {{0x7000, 2}, {0x7002, 1}, {0x7010, 1}};
+  hi.jumps = {{{0x7000, 0x7010}, 1}};
+  hi.calls = {{{0x3000, 0x7000}, 2}};
+  const std::vector<models::NmSymbol> syms = {{0x7000, 0x20, true, "g"}};
+  const std::vector<uint64_t> starts = {0x7000, 0x7002, 0x7004, 0x7010, 0x7012};
+  auto w = measure::walk_profile(lo, hi, 1, syms, starts);
+  using I = models::WalkItem;
+  using Items = std::vector<I>;
+  const models::Walk& g = w.at({"g", 0});
+  EXPECT_DOUBLE_EQ(g.calls_per_packet, 2);
+  EXPECT_EQ(g.items, (Items{{0x0, 0x4, {}, 0}, {0x10, 0x2, {}, 0}}));
+  EXPECT_EQ(g.per_call,
+            (std::vector<Items>{{{0x0, 0x4, {}, 0}}, {{0x0, 0x2, {}, 0}, {0x10, 0x2, {}, 0}}}));
+  // Written and read back.
+  measure::CodeProfile p;
+  p.hot = {{"g", {{0x0, 0x4}, {0x10, 0x2}}}};
+  p.walks = w;
+  std::istringstream text(measure::format_profile(p, "per-call walks"));
+  EXPECT_EQ(measure::load_profile(text, "p.txt").walks, w);
+  std::istringstream skipped("0x0 4 g\nwalk g 0x0 2\nrun 0x0 4\nper-call 2\nrun 0x0 2\n");
+  try {
+    measure::load_profile(skipped, "p.txt");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("p.txt:4: expected 'per-call 1'", 0), 0u) << e.what();
+  }
+  // Both calls alike (the branch never taken): no per-call walks.
+  hi.instr = {{0x7000, 2}, {0x7002, 2}};
+  hi.jumps.clear();
+  w = measure::walk_profile(lo, hi, 1, syms, starts);
+  EXPECT_TRUE(w.at({"g", 0}).per_call.empty());
+}
+
 TEST(HotProfile, RangesEndWhereTheirLastInstructionEnds) {
   const std::vector<models::NmSymbol> syms = {{0x401000, 0x80, true, "f"}};
   const std::map<uint64_t, uint64_t> lo, hi = {{0x401000, 10}, {0x401004, 10}};

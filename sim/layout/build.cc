@@ -27,6 +27,7 @@ using support::words;
 CodeProfile load_profile(std::istream& in, const std::string& what) {
   CodeProfile p;
   Walk* walk = nullptr;
+  std::vector<WalkItem>* items = nullptr;  // where run and call lines go: the walk's, or a call's
   int lineno = 0;
   for (std::string line; std::getline(in, line);) {
     ++lineno;
@@ -54,19 +55,28 @@ CodeProfile load_profile(std::istream& in, const std::string& what) {
       walk = &p.walks[{w[1], off}];
       if (!walk->items.empty()) fail("one walk per routine (this one came before)");
       walk->calls_per_packet = calls;
+      items = &walk->items;
+    } else if (w[0] == "per-call") {
+      // The K-th call of a packet's own walk, after the routine's.
+      uint64_t k = 0;
+      if (walk == nullptr) fail("a 'walk' line before 'per-call'");
+      if (w.size() != 2 || !parse_u64(w[1], &k) || k != walk->per_call.size() + 1)
+        fail(fmt::format("'per-call {}' (the calls numbered from 1, in order)",
+                         walk->per_call.size() + 1));
+      items = &walk->per_call.emplace_back();
     } else if (w[0] == "run") {
       if (walk == nullptr) fail("a 'walk' line before 'run'");
       if (w.size() != 3 || !parse_u64(w[1], &off, 16) || !parse_u64(w[2], &bytes) || bytes == 0)
         fail("'run OFFSET BYTES' (hex offset, bytes > 0)");
       if (off > kMaxOffset || bytes > kMaxOffset)
         fail(fmt::format("an offset and a length within a function (at most {:#x})", kMaxOffset));
-      walk->items.push_back({off, bytes, {}, 0});
+      items->push_back({off, bytes, {}, 0});
     } else if (w[0] == "call") {
       uint64_t target_off = 0;
       if (walk == nullptr) fail("a 'walk' line before 'call'");
       if (w.size() != 4 || !parse_u64(w[1], &off, 16) || !parse_u64(w[3], &target_off, 16))
         fail("'call OFFSET TARGET TARGET_OFFSET' (hex offsets)");
-      walk->items.push_back({off, 0, w[2], target_off});
+      items->push_back({off, 0, w[2], target_off});
     } else {
       if (w.size() != 3 || !parse_u64(w[0], &off, 16) || !parse_u64(w[1], &bytes) || bytes == 0)
         fail("'OFFSET BYTES SYMBOL' (hex offset, bytes > 0)");

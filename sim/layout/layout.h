@@ -234,6 +234,9 @@ struct Walk {
   // packets), and the walk is one packet's turn of it, as it runs.
   double calls_per_packet = 0;
   std::vector<WalkItem> items;
+  // A routine called several times a packet along different paths: what
+  // the first, second, ... call of a packet runs (empty: each runs `items`).
+  std::vector<std::vector<WalkItem>> per_call;
   bool operator==(const Walk&) const = default;
 };
 // (symbol, entry offset) -> walk.

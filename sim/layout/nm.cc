@@ -144,16 +144,33 @@ class WalkExpander {
       if (s.text && s.size > 0) addr_.emplace(s.name, &s);  // the first of a repeated name
   }
 
-  // The routine run for `owner`'s event at a call of (symbol, offset).
-  int routine(const std::pair<std::string, uint64_t>& key, const std::string& owner) {
-    const auto memo = memo_.find({key, owner});
+  // The routine run for `owner`'s event at a call of (symbol, offset); with
+  // `call` >= 0, at the call-th call of a packet (Walk::per_call).
+  int routine(const std::pair<std::string, uint64_t>& key, const std::string& owner,
+              int call = -1) {
+    const auto memo = memo_.find({{key, owner}, call});
     if (memo != memo_.end()) return memo->second;
     const int index = static_cast<int>(out_.routines.size());
-    memo_[{key, owner}] = index;
+    memo_[{{key, owner}, call}] = index;
     out_.routines.push_back({owner, key.first, {}, true});
     std::set<std::pair<std::string, uint64_t>> path = {key};
     std::vector<CodeStep> steps;
-    expand(key, owner, 0, path, steps);
+    // The call sites of routines with per-call walks, in order.
+    std::map<std::pair<std::string, uint64_t>, std::vector<size_t>> sites;
+    auto* outer = sites_;
+    sites_ = &sites;
+    expand(key, owner, 0, path, steps, call);
+    sites_ = outer;
+    // Where this routine calls such a routine as many times as a packet
+    // does, its calls are a packet's calls in order: each runs its own walk.
+    for (const auto& [callee, at] : sites) {
+      const auto& per_call = walks_.at(callee).per_call;
+      if (at.size() != per_call.size()) continue;
+      for (size_t k = 0; k < at.size(); ++k) {
+        const auto fn = static_cast<size_t>(steps[at[k]].call);
+        steps[at[k]].callee = routine(callee, layout_owners()[fn], static_cast<int>(k));
+      }
+    }
     out_.routines[static_cast<size_t>(index)].steps = std::move(steps);
     return index;
   }
@@ -198,7 +215,8 @@ class WalkExpander {
   }
 
   void expand(const std::pair<std::string, uint64_t>& key, const std::string& owner, int depth,
-              std::set<std::pair<std::string, uint64_t>>& path, std::vector<CodeStep>& steps) {
+              std::set<std::pair<std::string, uint64_t>>& path, std::vector<CodeStep>& steps,
+              int nth = -1) {
     const auto sym = addr_.find(key.first);
     if (sym == addr_.end()) return;  // not in this build
     const NmSymbol& s = *sym->second;
@@ -212,8 +230,10 @@ class WalkExpander {
       for (const auto& [off, bytes] : p->second) add_run(s, off, bytes, steps);
       return;
     }
-    spend(w->second.items.size());
-    for (const WalkItem& item : w->second.items) {
+    const auto& items =
+        nth >= 0 ? w->second.per_call.at(static_cast<size_t>(nth)) : w->second.items;
+    spend(items.size());
+    for (const WalkItem& item : items) {
       if (item.target.empty()) {
         add_run(s, item.offset, item.bytes, steps);
         continue;
@@ -225,6 +245,9 @@ class WalkExpander {
         CodeStep call;
         call.call = fn;
         call.callee = routine(callee, layout_owners()[static_cast<size_t>(fn)]);
+        if (const auto cw = walks_.find(callee);
+            sites_ != nullptr && cw != walks_.end() && !cw->second.per_call.empty())
+          (*sites_)[callee].push_back(steps.size());
         steps.push_back(call);
         continue;
       }
@@ -257,7 +280,9 @@ class WalkExpander {
   const HotProfile* profile_;
   LinkedLayout& out_;
   std::map<std::string, const NmSymbol*> addr_;
-  std::map<std::pair<std::pair<std::string, uint64_t>, std::string>, int> memo_;
+  std::map<std::pair<std::pair<std::pair<std::string, uint64_t>, std::string>, int>, int> memo_;
+  // The routine being expanded's calls of routines with per-call walks.
+  std::map<std::pair<std::string, uint64_t>, std::vector<size_t>>* sites_ = nullptr;
   std::set<std::string> fetched_;
   uint64_t items_ = 0;
 };

@@ -148,8 +148,11 @@ class WalkBuilder {
       // Hot instructions off the walk belong to it only if it is the
       // symbol's one routine (a PLT section has one per entry).
       const bool one = entries.size() == 1;
-      for (const auto& [t, e] : entries)
-        out[{sym->name, t - sym->addr}] = walk(*sym, t, e, one ? addrs : std::vector<uint64_t>());
+      for (const auto& [t, e] : entries) {
+        models::Walk& w = out[{sym->name, t - sym->addr}];
+        w = walk(*sym, t, e, one ? addrs : std::vector<uint64_t>());
+        w.per_call = per_call(*sym, t, e, one ? addrs : std::vector<uint64_t>());
+      }
       const bool any_entry = !entries.empty();
       if (!any_entry) {
         models::Walk w = resident(*sym, addrs);
@@ -200,17 +203,30 @@ class WalkBuilder {
     w.items.push_back({site - s.addr, 0, t->name, target - t->addr});
   }
 
+  // What is left of each edge, in calls' worth.
+  struct Left {
+    std::unordered_map<Edge, double, EdgeHash> jump, call;
+    std::unordered_map<uint64_t, double> fall;
+  };
+
   // With `cycle`, the walk ends where it comes back to `entry`: one turn of
-  // a loop that starts there.
+  // a loop that starts there. With `shared`, it takes what is left from
+  // there, counted in whole calls (one a walk), and leaves the rest for the
+  // next call's walk; `visited` then receives the instructions it ran.
   models::Walk walk(const models::NmSymbol& s, uint64_t entry, double calls,
-                    const std::vector<uint64_t>& addrs, bool cycle = false) const {
+                    const std::vector<uint64_t>& addrs, bool cycle = false, Left* shared = nullptr,
+                    std::set<uint64_t>* ran = nullptr) const {
     models::Walk w;
     w.calls_per_packet = calls;
     const auto in_s = [&](uint64_t a) { return a >= s.addr && a < s.addr + s.size; };
-    // What is left of each edge, in calls' worth.
-    std::unordered_map<Edge, double, EdgeHash> jump_left, call_left;
-    std::unordered_map<uint64_t, double> fall_left;
-    std::set<uint64_t> visited;
+    Left own;
+    Left& left = shared != nullptr ? *shared : own;
+    const double unit = shared != nullptr ? 1.0 : calls;
+    auto& jump_left = left.jump;
+    auto& call_left = left.call;
+    auto& fall_left = left.fall;
+    std::set<uint64_t> own_visited;
+    std::set<uint64_t>& visited = ran != nullptr ? *ran : own_visited;
     uint64_t a = entry;
     for (int64_t n = 0; n < kMaxInstructions; ++n) {
       if (cycle && n > 0 && a == entry) break;
@@ -221,7 +237,7 @@ class WalkBuilder {
         double best = -1;
         uint64_t target = 0;
         for (const auto& [t, v] : c->second) {
-          auto [it, fresh] = call_left.try_emplace({a, t}, v / calls);
+          auto [it, fresh] = call_left.try_emplace({a, t}, v / unit);
           if (it->second > best) {
             best = it->second;
             target = t;
@@ -248,10 +264,10 @@ class WalkBuilder {
       };
       const uint64_t fall = a + length(a);
       if (in_s(fall) && instr_.count(fall) != 0)
-        consider(fall, fall_left.try_emplace(fall, fall_into(fall) / calls).first->second);
+        consider(fall, fall_left.try_emplace(fall, fall_into(fall) / unit).first->second);
       if (const auto j = jumps_from_.find(a); j != jumps_from_.end())
         for (const auto& [t, v] : j->second)
-          consider(t, jump_left.try_emplace({a, t}, v / calls).first->second);
+          consider(t, jump_left.try_emplace({a, t}, v / unit).first->second);
       if (!found) break;
       if (next == fall && !jump_left.count({a, next}))
         fall_left[fall] -= 1;
@@ -270,6 +286,39 @@ class WalkBuilder {
         add_hot_calls(w, s, x);
       }
     return w;
+  }
+
+  // A routine called K times a packet (K from 2 to kMaxPerCall) along
+  // different paths: one walk for each call, the first taking what runs
+  // most, each leaving the rest to the next (a harness's second recvfrom a
+  // packet finds the queue empty). Hot instructions `addrs` that no call's
+  // walk reaches follow the first's, in address order, as they follow the
+  // one walk. None (empty) where the calls are not a whole number a packet,
+  // where they all run alike, or where together they miss an instruction
+  // the one walk runs.
+  static constexpr int kMaxPerCall = 8;
+  std::vector<std::vector<models::WalkItem>> per_call(const models::NmSymbol& s, uint64_t entry,
+                                                      double calls,
+                                                      const std::vector<uint64_t>& addrs) const {
+    const long k = std::lround(calls);
+    if (k < 2 || k > kMaxPerCall || std::abs(calls - static_cast<double>(k)) > 0.05) return {};
+    std::set<uint64_t> all;
+    walk(s, entry, calls, {}, false, nullptr, &all);
+    Left left;
+    std::set<uint64_t> ran;
+    std::vector<models::Walk> each;
+    for (long i = 0; i < k; ++i) each.push_back(walk(s, entry, 1, {}, false, &left, &ran));
+    if (!std::includes(ran.begin(), ran.end(), all.begin(), all.end())) return {};
+    for (uint64_t x : addrs)
+      if (!ran.count(x) && get(instr_, x) >= min_) {
+        add_run(each.front(), s, x);
+        add_hot_calls(each.front(), s, x);
+      }
+    std::vector<std::vector<models::WalkItem>> out;
+    for (auto& w : each) out.push_back(std::move(w.items));
+    if (std::all_of(out.begin(), out.end(), [&](const auto& w) { return w == out.front(); }))
+      return {};
+    return out;
   }
 
   // A call site on no walk: its most frequent callee, once for each time it
@@ -333,13 +382,20 @@ models::WalkProfile walk_profile(const CallgrindFlow& lo, const CallgrindFlow& h
 
 std::string format_walks(const models::WalkProfile& walks) {
   std::string out;
-  for (const auto& [key, w] : walks) {
-    out += fmt::format("walk {} {:#x} {:.4g}\n", key.first, key.second, w.calls_per_packet);
-    for (const auto& item : w.items) {
+  auto items = [&](const std::vector<models::WalkItem>& v) {
+    for (const auto& item : v) {
       if (item.target.empty())
         out += fmt::format("run {:#x} {}\n", item.offset, item.bytes);
       else
         out += fmt::format("call {:#x} {} {:#x}\n", item.offset, item.target, item.target_offset);
+    }
+  };
+  for (const auto& [key, w] : walks) {
+    out += fmt::format("walk {} {:#x} {:.4g}\n", key.first, key.second, w.calls_per_packet);
+    items(w.items);
+    for (size_t k = 0; k < w.per_call.size(); ++k) {
+      out += fmt::format("per-call {}\n", k + 1);
+      items(w.per_call[k]);
     }
   }
   return out;
