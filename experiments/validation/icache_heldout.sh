@@ -55,7 +55,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$data"
 mkdir -p "$data/nm"
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for p in $paths; do
   name=${p%%:*}
   args=$(echo "${p#*:}" | tr ':' ' ')
@@ -108,6 +107,5 @@ for nm in glob.glob(os.path.join(tmp, "cachegrind-loopback-18.csv.*.nm")):
     with gzip.GzipFile(os.path.join(data, "nm", f"{layout}.nm.gz"), "wb", mtime=0) as g:
         g.write("".join(lines).encode())
 PY
-echo "load $load_before -> $(cut -d' ' -f1-3 /proc/loadavg)" >"$data/load.txt"
 python3 "$py" check --simloop "$simloop" --data "$data" \
   --order "2048,1,64 4096,1,64 8192,1,64 16384,1,64 8192,2,64 16384,4,64 32768,2,64"
