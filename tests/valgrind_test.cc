@@ -198,6 +198,15 @@ TEST(Walks, ARoutineCalledTwiceAlongTwoPathsGetsAWalkForEachCall) {
   hi.jumps.clear();
   w = measure::walk_profile(lo, hi, 1, syms, starts);
   EXPECT_TRUE(w.at({"g", 0}).per_call.empty());
+  // Both alike, each going round a loop four times (0x2 jumps back to 0x0
+  // six times a packet): each call's walk takes its share of the turns,
+  // so they are alike, and there are none.
+  hi.instr = {{0x7000, 8}, {0x7002, 8}, {0x7004, 2}};
+  hi.jumps = {{{0x7002, 0x7000}, 6}};
+  w = measure::walk_profile(lo, hi, 1, syms, {0x7000, 0x7002, 0x7004, 0x7005});
+  EXPECT_EQ(w.at({"g", 0}).items,
+            (Items{{0x0, 0x4, {}, 0}, {0x0, 0x4, {}, 0}, {0x0, 0x4, {}, 0}, {0x0, 0x5, {}, 0}}));
+  EXPECT_TRUE(w.at({"g", 0}).per_call.empty());
 }
 
 TEST(HotProfile, RangesEndWhereTheirLastInstructionEnds) {

@@ -4,7 +4,9 @@
 # with another seed (2026), on seven paths, three of them new, at seven
 # geometries. Regenerates data/heldout/ (cachegrind counts, each path's
 # profile, each build's symbol map cut to the functions the model reads) and
-# the tables of icache-heldout.md, which says what was fixed from them.
+# prints the tables of icache-heldout.md, which says what was fixed from them.
+# The data go to a new directory that replaces data/heldout/ only when all is
+# measured.
 # Usage: experiments/validation/icache_heldout.sh [SIMLOOP]
 #   HELDOUT_BUILD  where the builds go (default build-icache-heldout)
 #
@@ -28,7 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 simloop=${1:-${SIMLOOP:-$root/build/simloop}}
 hbuild=${HELDOUT_BUILD:-$root/build-icache-heldout}
-data=$here/data/heldout
+final=$here/data/heldout
 py=$here/icache_layouts.py
 owners=$root/configs/harness/owners.txt
 cd "$root"
@@ -53,7 +55,7 @@ loopback-600:-l:600:--dest:loopback wire-600-misaligned:-l:600:--dest:wire:--buf
 broadcast-256-dup:-l:256:--dest:broadcast:--copy:m_dup"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-rm -rf "$data"
+data=$tmp/heldout
 mkdir -p "$data/nm"
 for p in $paths; do
   name=${p%%:*}
@@ -97,7 +99,7 @@ for prof in glob.glob(os.path.join(data, "profile-*.txt")):
                 keep.add(w[1])
             elif w[0] == "call":
                 keep.add(w[2])
-            elif w[0] != "run":
+            elif w[0] not in ("run", "per-call"):
                 keep.add(w[2])
 for nm in glob.glob(os.path.join(tmp, "cachegrind-loopback-18.csv.*.nm")):
     layout = os.path.basename(nm)[len("cachegrind-loopback-18.csv."):-len(".nm")]
@@ -107,5 +109,7 @@ for nm in glob.glob(os.path.join(tmp, "cachegrind-loopback-18.csv.*.nm")):
     with gzip.GzipFile(os.path.join(data, "nm", f"{layout}.nm.gz"), "wb", mtime=0) as g:
         g.write("".join(lines).encode())
 PY
-python3 "$py" check --simloop "$simloop" --data "$data" \
+rm -rf "$final"
+mv "$data" "$final"
+python3 "$py" check --simloop "$simloop" --data "$final" \
   --order "2048,1,64 4096,1,64 8192,1,64 16384,1,64 8192,2,64 16384,4,64 32768,2,64"

@@ -211,10 +211,6 @@ def bias_by_geometry(cells):
 
 def bias_table(cells):
     """The model's bias by geometry, over every path, and each path's."""
-    paths = []
-    for c in cells:
-        if c["path"] not in paths:
-            paths.append(c["path"])
     out = ["| I1 | points | mean signed error (misses/packet) | by path |", "|---|---|---|---|"]
     for g, (n, bias) in bias_by_geometry(cells).items():
         each = ", ".join(f"{c['path']} {num(c['mean_signed_error']):+.2f}"

@@ -79,6 +79,7 @@ def main():
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             traces.append(t)
         span = PACKETS[1] - PACKETS[0]
+        print(f"## {os.path.basename(harness)} {' '.join(opts)}")
         print("I1 geometry   misses/packet, spanning fetch once (cachegrind)   each line   difference")
         for g in geoms:
             lo, hi = misses(traces[0], *g), misses(traces[1], *g)

@@ -22,6 +22,7 @@
 
 #include "models/sender_costs.h"
 #include "models/wire.h"
+#include "sim/engine/hopeless_sends.h"
 #include "sim/engine/probe.h"
 #include "sim/engine/rate_slices.h"
 #include "sim/engine/trace.h"
@@ -404,13 +405,7 @@ void sender_main(W& w) {
     return End::full;
   };
 
-  // ENOBUFS in a row, with no datagram sent between them and nothing in
-  // flight whose completion could free a buffer: the stack fails every
-  // allocation (a leak, or pools too small for one datagram), and ttcp's
-  // retries would go on for ever.
-  constexpr int kHopelessRetries = 100;
-  int hopeless = 0;
-  int64_t sent_at_enobufs = -1;
+  HopelessSends hopeless;  // ENOBUFS for ever: the run stops
   for (End end = End::full; end != End::stop;) {
     run_due_handlers(w);
     // One execution holds the batches between interrupts, up to about
@@ -444,18 +439,13 @@ void sender_main(W& w) {
       // meanwhile, but for interrupt handlers, which then preempt nothing.
       const double t0 = sg::Engine::get_clock();
       double wait = x.workload.enobufs_sleep_s;
-      if (end == End::enobufs) {
-        const bool idle = w.ring.empty() && w.irq_due.empty();
-        hopeless = idle && sent == sent_at_enobufs ? hopeless + 1 : idle ? 1 : 0;
-        sent_at_enobufs = sent;
-        if (hopeless >= kHopelessRetries) {
-          w.r.outcome = "error";
-          w.r.detail = fmt::format(
-              "sendto() failed with ENOBUFS {} times in a row with nothing in flight to free a "
-              "buffer: the stack cannot allocate what one datagram needs",
-              hopeless);
-          break;
-        }
+      if (end == End::enobufs && hopeless.failed(sent, w.ring.empty() && w.irq_due.empty())) {
+        w.r.outcome = "error";
+        w.r.detail = fmt::format(
+            "sendto() failed with ENOBUFS {} times in a row with nothing in flight to free a "
+            "buffer: the stack cannot allocate what one datagram needs",
+            hopeless.count());
+        break;
       }
       if (end == End::blocked && w.ring.empty() && w.irq_due.empty() &&
           w.driver.send_would_block()) {

@@ -134,7 +134,8 @@ struct Evaluation {
   // Symbols with hot bytes of which the replay fetched no line (only
   // filled with `detail`): code the profile says runs that no event of the
   // trace reaches, such as a callee listed under an owner whose event never
-  // comes where it is called.
+  // comes where it is called. By line: a function whose lines others fetch
+  // counts as fetched.
   std::vector<std::string> never_fetched;
 };
 

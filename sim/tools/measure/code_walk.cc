@@ -210,9 +210,11 @@ class WalkBuilder {
   };
 
   // With `cycle`, the walk ends where it comes back to `entry`: one turn of
-  // a loop that starts there. With `shared`, it takes what is left from
-  // there, counted in whole calls (one a walk), and leaves the rest for the
-  // next call's walk; `visited` then receives the instructions it ran.
+  // a loop that starts there. With `shared`, it is the walk of one of
+  // `calls` calls: it takes what is left there, counted in whole calls, and
+  // each edge at most its share of the calls (rounded up, so that a loop's
+  // turns are shared among them), and leaves the rest for the next call's
+  // walk; `ran` then receives the instructions it ran.
   models::Walk walk(const models::NmSymbol& s, uint64_t entry, double calls,
                     const std::vector<uint64_t>& addrs, bool cycle = false, Left* shared = nullptr,
                     std::set<uint64_t>* ran = nullptr) const {
@@ -225,8 +227,13 @@ class WalkBuilder {
     auto& jump_left = left.jump;
     auto& call_left = left.call;
     auto& fall_left = left.fall;
-    std::set<uint64_t> own_visited;
-    std::set<uint64_t>& visited = ran != nullptr ? *ran : own_visited;
+    std::set<uint64_t> visited;
+    // A call's own walk: what it took of each edge.
+    std::unordered_map<Edge, double, EdgeHash> took_jump, took_call;
+    std::unordered_map<uint64_t, double> took_fall;
+    auto share = [&](double left, double per_packet, double took) {
+      return shared == nullptr ? left : std::min(left, std::ceil(per_packet / calls - 1e-9) - took);
+    };
     uint64_t a = entry;
     for (int64_t n = 0; n < kMaxInstructions; ++n) {
       if (cycle && n > 0 && a == entry) break;
@@ -237,13 +244,15 @@ class WalkBuilder {
         double best = -1;
         uint64_t target = 0;
         for (const auto& [t, v] : c->second) {
-          auto [it, fresh] = call_left.try_emplace({a, t}, v / unit);
-          if (it->second > best) {
-            best = it->second;
+          const double n =
+              share(call_left.try_emplace({a, t}, v / unit).first->second, v, took_call[{a, t}]);
+          if (n > best) {
+            best = n;
             target = t;
           }
         }
         call_left[{a, target}] -= 1;
+        took_call[{a, target}] += 1;
         add_call(w, s, a, target);
       }
       // The successor with the most left: a jump or the fall-through. Of
@@ -264,21 +273,27 @@ class WalkBuilder {
       };
       const uint64_t fall = a + length(a);
       if (in_s(fall) && instr_.count(fall) != 0)
-        consider(fall, fall_left.try_emplace(fall, fall_into(fall) / unit).first->second);
+        consider(fall, share(fall_left.try_emplace(fall, fall_into(fall) / unit).first->second,
+                             fall_into(fall), took_fall[fall]));
       if (const auto j = jumps_from_.find(a); j != jumps_from_.end())
         for (const auto& [t, v] : j->second)
-          consider(t, jump_left.try_emplace({a, t}, v / unit).first->second);
+          consider(t, share(jump_left.try_emplace({a, t}, v / unit).first->second, v,
+                            took_jump[{a, t}]));
       if (!found) break;
-      if (next == fall && !jump_left.count({a, next}))
+      if (next == fall && !jump_left.count({a, next})) {
         fall_left[fall] -= 1;
-      else
+        took_fall[fall] += 1;
+      } else {
         jump_left[{a, next}] -= 1;
+        took_jump[{a, next}] += 1;
+      }
       if (out_of_s) {
         add_call(w, s, a, next);  // a jump to another function: a tail call
         break;
       }
       a = next;
     }
+    if (ran != nullptr) ran->insert(visited.begin(), visited.end());
     // Hot instructions the walk did not reach (other calls take other paths).
     for (uint64_t x : addrs)
       if (!visited.count(x) && get(instr_, x) >= min_) {
@@ -289,9 +304,9 @@ class WalkBuilder {
   }
 
   // A routine called K times a packet (K from 2 to kMaxPerCall) along
-  // different paths: one walk for each call, the first taking what runs
-  // most, each leaving the rest to the next (a harness's second recvfrom a
-  // packet finds the queue empty). Hot instructions `addrs` that no call's
+  // different paths: one walk for each call, each taking its share of what
+  // is left (a harness's second recvfrom a packet finds the queue empty),
+  // the longest first. Hot instructions `addrs` that no call's
   // walk reaches follow the first's, in address order, as they follow the
   // one walk. None (empty) where the calls are not a whole number a packet,
   // where they all run alike, or where together they miss an instruction
@@ -307,7 +322,8 @@ class WalkBuilder {
     Left left;
     std::set<uint64_t> ran;
     std::vector<models::Walk> each;
-    for (long i = 0; i < k; ++i) each.push_back(walk(s, entry, 1, {}, false, &left, &ran));
+    for (long i = 0; i < k; ++i)
+      each.push_back(walk(s, entry, static_cast<double>(k), {}, false, &left, &ran));
     if (!std::includes(ran.begin(), ran.end(), all.begin(), all.end())) return {};
     for (uint64_t x : addrs)
       if (!ran.count(x) && get(instr_, x) >= min_) {
@@ -318,6 +334,16 @@ class WalkBuilder {
     for (auto& w : each) out.push_back(std::move(w.items));
     if (std::all_of(out.begin(), out.end(), [&](const auto& w) { return w == out.front(); }))
       return {};
+    // Which call ran which path is not in the counts. The calls that run
+    // most come first: a loop that calls until there is nothing left to do
+    // (recvfrom until the queue is empty) makes its shortest call last.
+    auto bytes = [](const std::vector<models::WalkItem>& v) {
+      uint64_t b = 0;
+      for (const auto& i : v) b += i.bytes;
+      return b;
+    };
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const auto& x, const auto& y) { return bytes(x) > bytes(y); });
     return out;
   }
 

@@ -41,7 +41,9 @@ std::vector<uint64_t> parse_objdump_starts(std::istream& objdump_output);
 // at least `min_per_packet` times a packet but not on the walk are appended
 // in address order. A function that is never called per packet but runs
 // (the loop around the packets) gets one packet's turn of it, from its
-// first hot instruction along the jumps taken (calls_per_packet 0).
+// first instruction that runs once a packet along the jumps taken
+// (calls_per_packet 0). A routine called K times a packet along different
+// paths also gets a walk for each call (Walk::per_call), the longest first.
 models::WalkProfile walk_profile(const CallgrindFlow& lo, const CallgrindFlow& hi, int64_t packets,
                                  const std::vector<models::NmSymbol>& symbols,
                                  const std::vector<uint64_t>& instruction_starts,

@@ -244,7 +244,9 @@ std::string format_profile(const CodeProfile& p, const std::string& header) {
   out +=
       "# walk SYMBOL ENTRY CALLS_PER_PACKET: what one call of the routine at SYMBOL + ENTRY runs,\n"
       "# in order: 'run OFFSET BYTES' and 'call OFFSET TARGET TARGET_OFFSET' (calls per packet 0:\n"
-      "# it runs throughout, and this is one packet's turn of it, as it runs)\n";
+      "# it runs throughout, and this is one packet's turn of it, as it runs); then, for a\n"
+      "# routine called K times a packet along different paths, 'per-call 1' ... 'per-call K',\n"
+      "# each followed by what that call of a packet runs (the longest first)\n";
   return out + format_walks(p.walks);
 }
 

@@ -53,7 +53,8 @@ std::map<Key, Measured> read_measured(const std::string& file, const NativeOptio
     const size_t src = col("source"), lay = col("layout"), i1 = col("i1"), pay = col("payload"),
                  dst = col("dest"), al = col("align"), cp = col("copy"),
                  val = col("i1_misses_per_packet");
-    // The path's other fields: a row without the column ran at the default.
+    // The path's other fields: a row without the column, or with the cell
+    // empty, ran at the default.
     std::vector<std::pair<std::optional<size_t>, std::string>> extra;
     for (const auto& [column, field] : kCachegrindPathColumns)
       extra.emplace_back(csv.column(std::string(column)), workload::Path{}.get(field));
@@ -68,8 +69,9 @@ std::map<Key, Measured> read_measured(const std::string& file, const NativeOptio
         continue;
       bool same = true;
       for (size_t k = 0; k < extra.size(); ++k)
-        same = same && (extra[k].first ? f[*extra[k].first] : extra[k].second) ==
-                           o.path.get(kCachegrindPathColumns[k].second);
+        same = same && (extra[k].first && !f[*extra[k].first].empty()
+                            ? f[*extra[k].first]
+                            : extra[k].second) == o.path.get(kCachegrindPathColumns[k].second);
       if (!same) continue;
       auto number = [&](size_t c, const char* name) {
         double v = 0;
