@@ -244,10 +244,10 @@ class WalkBuilder {
         double best = -1;
         uint64_t target = 0;
         for (const auto& [t, v] : c->second) {
-          const double n =
+          const double got =
               share(call_left.try_emplace({a, t}, v / unit).first->second, v, took_call[{a, t}]);
-          if (n > best) {
-            best = n;
+          if (got > best) {
+            best = got;
             target = t;
           }
         }
