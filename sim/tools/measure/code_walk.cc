@@ -149,9 +149,11 @@ class WalkBuilder {
       // symbol's one routine (a PLT section has one per entry).
       const bool one = entries.size() == 1;
       for (const auto& [t, e] : entries) {
+        const std::vector<uint64_t> off_walk = one ? addrs : std::vector<uint64_t>();
+        std::set<uint64_t> ran;
         models::Walk& w = out[{sym->name, t - sym->addr}];
-        w = walk(*sym, t, e, one ? addrs : std::vector<uint64_t>());
-        w.per_call = per_call(*sym, t, e, one ? addrs : std::vector<uint64_t>());
+        w = walk(*sym, t, e, off_walk, false, nullptr, &ran);
+        w.per_call = per_call(*sym, t, e, off_walk, ran);
       }
       const bool any_entry = !entries.empty();
       if (!any_entry) {
@@ -310,15 +312,14 @@ class WalkBuilder {
   // walk reaches follow the first's, in address order, as they follow the
   // one walk. None (empty) where the calls are not a whole number a packet,
   // where they all run alike, or where together they miss an instruction
-  // the one walk runs.
+  // the one walk runs (`all`, what it ran).
   static constexpr int kMaxPerCall = 8;
   std::vector<std::vector<models::WalkItem>> per_call(const models::NmSymbol& s, uint64_t entry,
                                                       double calls,
-                                                      const std::vector<uint64_t>& addrs) const {
+                                                      const std::vector<uint64_t>& addrs,
+                                                      const std::set<uint64_t>& all) const {
     const long k = std::lround(calls);
     if (k < 2 || k > kMaxPerCall || std::abs(calls - static_cast<double>(k)) > 0.05) return {};
-    std::set<uint64_t> all;
-    walk(s, entry, calls, {}, false, nullptr, &all);
     Left left;
     std::set<uint64_t> ran;
     std::vector<models::Walk> each;
