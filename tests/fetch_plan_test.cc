@@ -341,12 +341,13 @@ TEST(LayoutCalls, WalksExpandHelpersAndCallOtherStackFunctions) {
                     {0x30, 0, "adj", 0},  // also one of udp_output's own: in place
                     {0x40, 0, "ip", 0},   // another stack function: a call site
                     {0x45, 0x8, {}, 0},
-                    {0x50, 0, "rec", 0}}};  // unowned, calls itself
-  w[{"st16", 0}] = {4, {{0x0, 0x8, {}, 0}, {0x8, 0, "check", 0}}};
-  w[{"check", 0}] = {4, {{0x0, 0x20, {}, 0}}};
-  w[{"ip", 0}] = {1, {{0x0, 0x40, {}, 0}, {0x40, 0, "adj", 0}}};
-  w[{"adj", 0}] = {2, {{0x0, 0x10, {}, 0}}};
-  w[{"rec", 0}] = {1, {{0x0, 0x4, {}, 0}, {0x4, 0, "rec", 0}}};
+                    {0x50, 0, "rec", 0}},
+                   {}};  // unowned, calls itself
+  w[{"st16", 0}] = {4, {{0x0, 0x8, {}, 0}, {0x8, 0, "check", 0}}, {}};
+  w[{"check", 0}] = {4, {{0x0, 0x20, {}, 0}}, {}};
+  w[{"ip", 0}] = {1, {{0x0, 0x40, {}, 0}, {0x40, 0, "adj", 0}}, {}};
+  w[{"adj", 0}] = {2, {{0x0, 0x10, {}, 0}}, {}};
+  w[{"rec", 0}] = {1, {{0x0, 0x4, {}, 0}, {0x4, 0, "rec", 0}}, {}};
   const HotProfile hot = {{"udp", {{0, 0x50}}}};
   const LinkedLayout l = layout_from_nm(nm, owners, 1.0, &hot, &w);
   ASSERT_EQ(l.entry.count("udp_output"), 1u);
@@ -368,7 +369,7 @@ TEST(LayoutCalls, WalksExpandHelpersAndCallOtherStackFunctions) {
   EXPECT_EQ(l.routines[static_cast<size_t>(l.entry.at("header_access"))].steps,
             (std::vector<CodeStep>{{0x1100, 0x8}, {0x1140, 0x20}}));
   // A walk past its symbol's end is refused.
-  w[{"adj", 0}] = {2, {{0x30, 0x20, {}, 0}}};
+  w[{"adj", 0}] = {2, {{0x30, 0x20, {}, 0}}, {}};
   std::istringstream nm2(nm.str());
   EXPECT_THROW(layout_from_nm(nm2, owners, 1.0, &hot, &w), LayoutError);
 }
@@ -389,8 +390,9 @@ TEST(LayoutCalls, EachCallOfAPacketRunsItsOwnWalk) {
                      {0x10, 0, "recv", 0},
                      {0x15, 0x8, {}, 0},
                      {0x10, 0, "recv", 0},
-                     {0x15, 0x8, {}, 0}}};
-  w[{"recv", 0}] = {2, {{0x0, 0x40, {}, 0}, {0x80, 0x8, {}, 0}}};
+                     {0x15, 0x8, {}, 0}},
+                    {}};
+  w[{"recv", 0}] = {2, {{0x0, 0x40, {}, 0}, {0x80, 0x8, {}, 0}}, {}};
   w[{"recv", 0}].per_call = {{{0x0, 0x40, {}, 0}}, {{0x0, 0x8, {}, 0}, {0x80, 0x8, {}, 0}}};
   const int fn = static_cast<int>(owner("soreceive"));
   {
@@ -437,8 +439,8 @@ TEST(LayoutCalls, HotCodeNoEventFetchesIsNamed) {
                           {"small", {{0, 0x8}}},
                           {"not_in_this_build", {{0, 0x10}}}};
   WalkProfile w;
-  w[{"udp", 0}] = {1, {{0x0, 0x10, {}, 0}, {0x10, 0, "helper", 0}}};
-  w[{"helper", 0}] = {1, {{0x0, 0x20, {}, 0}}};
+  w[{"udp", 0}] = {1, {{0x0, 0x10, {}, 0}, {0x10, 0, "helper", 0}}, {}};
+  w[{"helper", 0}] = {1, {{0x0, 0x20, {}, 0}}, {}};
   using Missed = std::vector<std::pair<std::string, uint64_t>>;
   {
     // With walks: the helper runs inside udp's walk; the loop (its owner
