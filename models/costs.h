@@ -22,6 +22,12 @@ struct MachineCosts {
   double copy_unaligned_cycles_per_byte = 0;
   // Extra per byte of a copy out to a user's buffer (net::CopyKind::to_user).
   double copy_to_user_extra_cycles_per_byte = 0;
+  // The L1 data cache the copies see (models/l1d_copies.h): its size
+  // (0: not modelled, every byte at the rates above) and ways, and the
+  // extra per byte of a copy (either end) in a line it no longer held.
+  int64_t copy_l1d_bytes = 0;
+  int copy_l1d_ways = 8;
+  double copy_l1d_miss_extra_cycles_per_byte = 0;
   // Extra cycles for each misaligned header access (CPUs that allow them),
   // and further cycles when the access also crosses a cache line.
   double unaligned_access_cycles = 0;
@@ -52,6 +58,20 @@ inline constexpr auto kMachineKeys = std::to_array<support::KeySpec<MachineCosts
      "Extra cycles per byte copied out to a user's buffer (a receive), beyond cycles_per_byte: "
      "a machine may read what it copies out slower than it writes what it copies in.",
      &support::at<&MachineCosts::copy_to_user_extra_cycles_per_byte>, 0, 1e3, false, true},
+    {"copy.l1d_bytes",
+     "Size of the L1 data cache that copies see, bytes (sysfs's L1d): both ends of every "
+     "copy occupy it, line by line (64 B lines), least recently used out, and a copy pays "
+     "l1d_miss_extra_cycles_per_byte on each byte, of its source or its destination, in a "
+     "line it no longer held (models/l1d_copies.h). 0: not modelled, every byte at the rates "
+     "above.",
+     &support::at<&MachineCosts::copy_l1d_bytes>, 0, int64_t{1} << 30},
+    {"copy.l1d_ways", "Ways of that cache (sysfs's L1d ways_of_associativity).",
+     &support::at<&MachineCosts::copy_l1d_ways>, 1, 1024},
+    {"copy.l1d_miss_extra_cycles_per_byte",
+     "Extra cycles per byte of a copy, read or written, in a line the L1 data cache no longer "
+     "held (moved from L2 or beyond), beyond the copy's other rates; only with l1d_bytes above "
+     "0.",
+     &support::at<&MachineCosts::copy_l1d_miss_extra_cycles_per_byte>, 0, 1e3, false, true},
     {"unaligned_access_cycles",
      "Extra cycles per misaligned header access, on CPUs that allow them (align: none).",
      &support::at<&MachineCosts::unaligned_access_cycles>, 0, 1e6, false, true},
@@ -113,6 +133,7 @@ enum class Price : uint8_t {
   copy_per_byte,
   copy_unaligned_per_byte,
   copy_to_user_per_byte,
+  copy_l1d_miss_per_byte,
   unaligned_access,
   unaligned_line_cross,
   mbuf_alloc,
@@ -137,6 +158,8 @@ inline constexpr std::array<PriceKey, kPriceCount> kPriceKeys = {{
     {"machine.copy.cycles_per_byte", "bytes copied"},
     {"machine.copy.unaligned_cycles_per_byte", "bytes copied off 4-byte alignment"},
     {"machine.copy.to_user_extra_cycles_per_byte", "bytes copied to a user's buffer"},
+    {"machine.copy.l1d_miss_extra_cycles_per_byte",
+     "bytes copied through lines the L1 data cache no longer held"},
     {"machine.unaligned_access_cycles", "misaligned header accesses"},
     {"machine.unaligned_line_cross_cycles", "misaligned accesses across a cache line"},
     {"stack.alloc.mbuf_cycles", "mbufs allocated"},

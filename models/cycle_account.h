@@ -15,6 +15,7 @@
 #include "models/fetch_replay.h"
 #include "models/fn_ledger.h"
 #include "models/icache.h"
+#include "models/l1d_copies.h"
 #include "sim/layout/code.h"
 #include "sim/layout/layout.h"
 #include "sim/stack/net/probe.h"
@@ -93,7 +94,10 @@ class CycleAccount : public net::NullProbe {
       : machine_(machine),
         stack_(stack),
         fn_stage_(stages_of(*stack.fns)),
-        completion_(stack.fns->with_role(net::FnRole::completion).value_or(kNoFn)) {}
+        completion_(stack.fns->with_role(net::FnRole::completion).value_or(kNoFn)) {
+    if (machine.copy_l1d_bytes > 0)
+      l1d_.emplace(machine.copy_l1d_bytes, machine.copy_l1d_ways, machine.line_bytes);
+  }
 
   // Every hook that may tell the listener has a `kListen` parameter: false
   // leaves the listener's test out, for a probe made for runs that have
@@ -135,6 +139,11 @@ class CycleAccount : public net::NullProbe {
     if (kind == net::CopyKind::to_user) {
       uses_.add(Price::copy_to_user_per_byte, static_cast<double>(len));
       c += static_cast<double>(len) * machine_.copy_to_user_extra_cycles_per_byte;
+    }
+    if (l1d_) {
+      const auto missed = static_cast<double>(l1d_->copy(s, d, len));
+      uses_.add(Price::copy_l1d_miss_per_byte, missed);
+      c += missed * machine_.copy_l1d_miss_extra_cycles_per_byte;
     }
     ledger(caller(Code::copy), CostKind::copy, c);
     if (((s | d) & 3) != 0) {
@@ -297,6 +306,7 @@ class CycleAccount : public net::NullProbe {
   double fn_scale_ = 1.0;  // what enter() charges of a function's cycles
   StageCycles cycles_{};
   PriceUses uses_;
+  std::optional<L1dCopies> l1d_;  // machine.copy.l1d_bytes > 0
   FnLedger* ledger_ = nullptr;
   CycleListener* listener_ = nullptr;
 };

@@ -203,6 +203,21 @@ for fit in ["host-bsd"] + (["host-linux"] if kernel else []):
     text = (d / f"{fit}-machine.yaml").read_text()
     check("Carried by simloop calibrate host --from" in text and 'cpu: "Test CPU"' in text,
           f"{fit}: the carried machine says where it came from and whose it is: {text[:500]}")
+# The Linux machine names this host's L1 data cache (the stand-in's), and a
+# carry puts the destination's in its place.
+if kernel:
+    src = WORK / "l1d-source"
+    shutil.copytree(out, src)
+    mt = (src / "host-linux-machine.yaml").read_text()
+    check("l1d_bytes: 32768" in mt and "l1d_ways: 8" in mt,
+          f"the Linux machine has the stand-in's L1d: {mt[:900]}")
+    (src / "host-linux-machine.yaml").write_text(
+        mt.replace("l1d_bytes: 32768", "l1d_bytes: 49152").replace("l1d_ways: 8", "l1d_ways: 12"))
+    r = run("calibrate", "host", "--from", src, "-o", WORK / "carried-l1d")
+    check(r.returncode == 0, f"--from a source with another L1d: {r.returncode} {r.stderr[-400:]}")
+    ct = (WORK / "carried-l1d" / "host-linux-machine.yaml").read_text()
+    check(re.search(r"l1d_bytes: 32768\b", ct) is not None and re.search(r"l1d_ways: 8\b", ct) is not None,
+          f"the carried machine has this host's L1d: {ct[:900]}")
 info = json.loads((carried["micro"][1] / "host.json").read_text())
 check(info.get("carried_from", {}).get("fingerprint") == fp, f"host.json names the source: {info.get('carried_from')}")
 # A source from before the multiplies were recorded: its core factor is by

@@ -152,6 +152,75 @@ TEST_F(LinuxCalibrateFiles, TheCopyOutIsFittedApartFromTheCopyIn) {
   for (const auto& p : m.points) EXPECT_NEAR(predict_kernel(fit, p).cpu_ns, p.value.cpu_ns, 1e-6);
 }
 
+// Rows that say their L1 data cache (FILE.machine.json's l1d): the bytes a
+// copy moves through lines the cache no longer held get a price of their
+// own, told apart from the copy rate by payloads that fit it and payloads
+// that do not, and the profile carries the cache.
+TEST_F(LinuxCalibrateFiles, CopiesThatOutgrowTheL1DataCachePayTheirOwnExtra) {
+  const L1dGeometry l1d{8192, 4};
+  const fs::path csv = dir / "l1d.csv";
+  std::ofstream o(csv);
+  o << "source,repeat,payload,dest,path,packets,ns_per_packet,kind,name,charged_to,samples,"
+       "self_ns_per_packet,share,period_ns,loadavg_1m,cpu_model,kernel\n";
+  for (const char* path : {"unconnected", "connected"})
+    for (int payload : {18, 1000, 4000, 12000}) {
+      const stacks::CallCounts f = stack_counts("linux", path, payload, 256, {}, l1d);
+      if (payload == 1000) {
+        EXPECT_EQ(*std::max_element(f.l1d_miss_bytes.begin(), f.l1d_miss_bytes.end()), 0);
+      }
+      if (payload == 12000) {
+        EXPECT_GT(f.l1d_miss_bytes[at("__ip_append_data")], payload);
+      }
+      for (size_t i = 0; i < net::lnx::fn_table().size(); ++i) {
+        if (f.calls[i] == 0 || i == at("neigh_hh_output")) continue;
+        double cycles = f.calls[i] * 100 + f.copy_bytes[i] * 0.5 + f.l1d_miss_bytes[i] * 0.75;
+        if (i == at("ip_finish_output2")) cycles += f.calls[at("neigh_hh_output")] * 100;
+        o << "kernel,0," << payload << ",loopback," << path << ",1000,9000,function,"
+          << net::lnx::fn_table().name(net::fn_at(i)) << ","
+          << net::lnx::fn_table().name(net::fn_at(i)) << ",1," << cycles / 2
+          << ",0.1,100000,0.5,CPU,Linux\n";
+      }
+      o << "kernel,0," << payload << ",loopback," << path
+        << ",1000,9000,syscall_entry,do_syscall_64,syscall_entry,1,400,0.1,100000,0.5,CPU,"
+           "Linux\n";
+    }
+  o.close();
+  std::ofstream(csv.string() + ".machine.json")
+      << R"({"cpu_mhz": 2000, "l1d": {"bytes": 8192, "ways": 4}})";
+  const auto m = read_kernel_split({csv}, Stat::median, "linux");
+  EXPECT_EQ(m.l1d.bytes, 8192);
+  EXPECT_EQ(m.l1d.ways, 4);
+  const KernelFit fit = fit_kernel(m, parse_split({"path=unconnected"}), Stat::median);
+  EXPECT_NEAR(fit.value("copy.cycles_per_byte"), 0.5, 1e-6);
+  EXPECT_NEAR(fit.value("copy.l1d_miss_extra_cycles_per_byte"), 0.75, 1e-6);
+  for (const auto& p : m.points) EXPECT_NEAR(predict_kernel(fit, p).cpu_ns, p.value.cpu_ns, 1e-3);
+  write_kernel_profile(fit, dir / "out", "l1d");
+  std::ifstream in(dir / "out" / "l1d-machine.yaml");
+  const std::string yaml((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(yaml.find("l1d_bytes: 8192"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("l1d_ways: 4"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("l1d_miss_extra_cycles_per_byte: 0.7500"), std::string::npos) << yaml;
+
+  // Without the cache said, the column is not there, and the fit cannot
+  // give back the rows (the misses land elsewhere).
+  std::ofstream(csv.string() + ".machine.json") << R"({"cpu_mhz": 2000})";
+  const auto plain = read_kernel_split({csv}, Stat::median, "linux");
+  const KernelFit one_rate = fit_kernel(plain, parse_split({"path=unconnected"}), Stat::median);
+  EXPECT_EQ(std::count(one_rate.names.begin(), one_rate.names.end(),
+                       "copy.l1d_miss_extra_cycles_per_byte"),
+            0);
+  EXPECT_GT(std::abs(one_rate.value("copy.cycles_per_byte") - 0.5), 0.01);
+
+  std::ofstream(csv.string() + ".machine.json") << R"({"cpu_mhz": 2000, "l1d": {"bytes": -1}})";
+  try {
+    read_kernel_split({csv}, Stat::median, "linux");
+    FAIL() << "a bad l1d was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("l1d.csv.machine.json: l1d: expected"), std::string::npos)
+        << e.what();
+  }
+}
+
 // perf's own time is left out where the rows have the plain run's: the fit
 // gives back the true costs from rows whose perf times are 20 % high, and
 // perf's totals only when asked for (or when no row has the plain run's).

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "models/l1d_copies.h"
 #include "sim/config/loader_detail.h"
 #include "sim/stack/stack_set.h"
 #include "sim/support/text.h"
@@ -160,6 +161,14 @@ void check_consistency(const Experiment& x, const std::map<std::string, Loc>& wh
       const std::string field = "machine.cache." + what.substr(0, what.find(' '));
       const std::string key = schema().field(field) != nullptr ? field : "machine.cache";
       fail(loc(key), key, what);
+    }
+  }
+  if (const auto& m = x.machine; m.copy_l1d_bytes > 0) {
+    try {
+      models::L1dCopies(m.copy_l1d_bytes, m.copy_l1d_ways, m.line_bytes);
+    } catch (const std::invalid_argument& e) {
+      fail(loc("machine.copy.l1d_bytes"), "machine.copy.l1d_bytes",
+           fmt::format("{} ({} bytes, {} ways)", e.what(), m.copy_l1d_bytes, m.copy_l1d_ways));
     }
   }
 }

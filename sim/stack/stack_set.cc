@@ -174,9 +174,12 @@ struct CountProbe : net::NullProbe {
   void leave(net::FnId /*fn*/) {
     if (depth > 0) --depth;
   }
+  const L1dMissed* l1d_missed = nullptr;
   void copy(net::CopyKind kind, const void* s, const void* d, size_t len) {
+    const double missed = l1d_missed != nullptr && *l1d_missed ? (*l1d_missed)(s, d, len) : 0;
     if (!on || depth == 0) return;
     const auto i = static_cast<size_t>(top());
+    f.l1d_miss_bytes[i] += missed;
     f.copy_bytes[i] += static_cast<double>(len);
     if (kind == net::CopyKind::to_user) f.to_user_bytes[i] += static_cast<double>(len);
     if (((reinterpret_cast<uintptr_t>(s) | reinterpret_cast<uintptr_t>(d)) & 3) != 0)
@@ -189,8 +192,9 @@ struct CountProbe : net::NullProbe {
 
 template <class K>
 CallCounts count_calls_of(const typename K::Options& options, const workload::DriveOptions& drive,
-                          int packets) {
+                          int packets, const L1dMissed& l1d_missed) {
   CountProbe probe;
+  probe.l1d_missed = &l1d_missed;
   struct Syscalls : workload::NoHooks {
     CountProbe* p;
     void syscall_enter() { p->f.syscalls += p->on ? 1 : 0; }
@@ -220,7 +224,8 @@ CallCounts count_calls_of(const typename K::Options& options, const workload::Dr
   }
   CallCounts f = probe.f;
   const double per = 1.0 / static_cast<double>(datagrams);
-  for (auto* a : {&f.calls, &f.copy_bytes, &f.unaligned_bytes, &f.cksum_bytes, &f.to_user_bytes})
+  for (auto* a : {&f.calls, &f.copy_bytes, &f.unaligned_bytes, &f.cksum_bytes, &f.to_user_bytes,
+                  &f.l1d_miss_bytes})
     for (double& v : *a) v *= per;
   f.syscalls *= per;
   return f;
@@ -229,11 +234,12 @@ CallCounts count_calls_of(const typename K::Options& options, const workload::Dr
 }  // namespace
 
 CallCounts count_calls(std::string_view stack, const net::HostOptions& host,
-                       const StackOptionSet& own, const workload::DriveOptions& drive,
-                       int packets) {
+                       const StackOptionSet& own, const workload::DriveOptions& drive, int packets,
+                       const L1dMissed& l1d_missed) {
   CallCounts c;
   if (!with_stack(stack, [&]<class K>(std::type_identity<K>) {
-        c = count_calls_of<K>(K::options(host, own.get<typename K::Own>(K::kName)), drive, packets);
+        c = count_calls_of<K>(K::options(host, own.get<typename K::Own>(K::kName)), drive, packets,
+                              l1d_missed);
       }))
     throw std::out_of_range("no stack named " + std::string(stack));
   return c;

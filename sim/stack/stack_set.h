@@ -91,7 +91,10 @@ std::string perf_symbols(std::string_view stack);
 struct CallCounts {
   std::array<double, net::kMaxFns> calls{}, copy_bytes{}, unaligned_bytes{}, cksum_bytes{};
   std::array<double, net::kMaxFns> to_user_bytes{};  // of copy_bytes: out to a user's buffer
-  std::array<int, net::kMaxFns> parent{};            // -1: none
+  // bytes of a copy, either end, in lines the L1 data cache no longer held
+  // (0 unless count_calls is given a cache; up to twice copy_bytes)
+  std::array<double, net::kMaxFns> l1d_miss_bytes{};
+  std::array<int, net::kMaxFns> parent{};  // -1: none
   double syscalls = 0;
   // Where the run stopped short, and the driver's reason: at the start
   // (sentinel or warm-up), at a send, or with datagrams not delivered.
@@ -101,7 +104,11 @@ struct CallCounts {
 // Drives stack `stack` (its options from `host` and `own`) as the workload
 // drives it, `drive`'s start and warm-up first, then counts `packets`
 // datagrams, per packet. Throws std::out_of_range on an unknown stack.
+// `l1d_missed`, if given, sees every copy from the start (the warm-up's
+// too) and says how many of its bytes (either end) missed the L1 data cache.
+using L1dMissed = std::function<double(const void* src, const void* dst, size_t len)>;
 CallCounts count_calls(std::string_view stack, const net::HostOptions& host,
-                       const StackOptionSet& own, const workload::DriveOptions& drive, int packets);
+                       const StackOptionSet& own, const workload::DriveOptions& drive, int packets,
+                       const L1dMissed& l1d_missed = {});
 
 }  // namespace simloop::stacks

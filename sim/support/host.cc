@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
+#include <string>
 
 #include "sim/support/text.h"
 
@@ -59,6 +61,19 @@ std::string sysfs_caches() {
 }
 
 }  // namespace
+
+L1dCache l1d_in(const std::string& caches) {
+  // "L1d 48K 12-way": the size in K (or M) and the ways.
+  static const std::regex re(R"((?:^|, )L1d ([0-9]+)([KM]) ([0-9]+)-way)");
+  std::smatch m;
+  if (!std::regex_search(caches, m, re)) return {};
+  try {
+    const int64_t unit = m[2] == "M" ? int64_t{1} << 20 : int64_t{1} << 10;
+    return {std::stoll(m[1]) * unit, std::stoi(m[3])};
+  } catch (const std::exception&) {
+    return {};
+  }
+}
 
 std::string HostFacts::fingerprint() const {
   const long clock = std::lround(clock_mhz / 10) * 10;

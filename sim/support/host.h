@@ -4,6 +4,7 @@
 // it was fitted on and a run compares them with its own.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,15 @@ struct HostFacts {
   // "AMD EPYC, 2596 MHz, Linux 6.18.44 x86_64, L1d 32K ..." (what is known).
   std::string summary() const;
 };
+
+// The L1 data cache a caches text names ("L1d 48K 12-way, ..." as
+// HostFacts holds it): its bytes and ways, both 0 when the text does not
+// say them.
+struct L1dCache {
+  int64_t bytes = 0;
+  int ways = 0;
+};
+L1dCache l1d_in(const std::string& caches);
 
 // The first value of `key` in /proc/cpuinfo ("model name", "cpu MHz"), or "".
 std::string cpuinfo_field(const std::string& key);

@@ -11,6 +11,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "models/costs.h"
+#include "models/l1d_copies.h"
 #include "sim/report/safe_file.h"
 #include "sim/stack/workload/driver.h"
 #include "sim/support/text.h"
@@ -58,7 +60,7 @@ Point as_point(const KernelPoint& p) {
 }  // namespace
 
 stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
-                                int packets, const KernelKnobs& knobs) {
+                                int packets, const KernelKnobs& knobs, const L1dGeometry& l1d) {
   // measure kernel's paths: lo's two, and the veth pair's unicast two.
   const bool veth = path == "veth" || path == "veth-connected";
   if (path != "unconnected" && path != "connected" && !veth)
@@ -91,6 +93,15 @@ stacks::CallCounts stack_counts(const std::string& stack, const std::string& pat
   // The loop every run drives (workload::Driver): sendto(), or send() on a
   // socket connected once, the softirq, and the receiver's recvfrom().
   stacks::CallCounts f;
+  std::optional<models::L1dCopies> cache;
+  stacks::L1dMissed missed;
+  if (l1d.bytes > 0) {
+    cache.emplace(l1d.bytes, l1d.ways, models::MachineCosts{}.line_bytes);
+    missed = [&cache](const void* src, const void* dst, size_t len) {
+      return static_cast<double>(
+          cache->copy(reinterpret_cast<uintptr_t>(src), reinterpret_cast<uintptr_t>(dst), len));
+    };
+  }
   try {
     f = stacks::count_calls(
         stack, net::HostOptions{}, own,
@@ -99,9 +110,11 @@ stacks::CallCounts stack_counts(const std::string& stack, const std::string& pat
          .payload = payload,
          .warmup = 16,
          .connected = path == "connected" || path == "veth-connected"},
-        packets);
+        packets, missed);
   } catch (const std::out_of_range& e) {
     throw InputError(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("l1d ({} bytes, {} ways): {}", l1d.bytes, l1d.ways, e.what()));
   }
   switch (f.stop) {
     case stacks::CallCounts::Stop::none:
@@ -131,6 +144,7 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
   fit.stat = stat;
   fit.split = split;
   fit.clock_hz = m.clock_hz;
+  fit.l1d = m.l1d;
   fit.cpu_model = m.cpu_model;
   fit.kernel = m.kernel;
   fit.time_base = m.time_base;
@@ -141,7 +155,7 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
   for (const auto& p : m.points)
     if (split.trains(as_point(p))) {
       train.push_back(&p);
-      feats.push_back(stack_counts(m.stack, p.path, p.payload, 256, p.knobs()));
+      feats.push_back(stack_counts(m.stack, p.path, p.payload, 256, p.knobs(), m.l1d));
     }
   if (train.empty()) throw InputError("no point trains the fit: --train selects none of them");
 
@@ -206,6 +220,11 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
       per_byte_column(&stacks::CallCounts::unaligned_bytes, "copy.unaligned_cycles_per_byte");
   const int tucpb =
       per_byte_column(&stacks::CallCounts::to_user_bytes, "copy.to_user_extra_cycles_per_byte");
+  // Where the rows say their L1 data cache: the bytes a copy moved through
+  // lines it no longer held.
+  const int mcpb = m.l1d.bytes > 0 ? per_byte_column(&stacks::CallCounts::l1d_miss_bytes,
+                                                     "copy.l1d_miss_extra_cycles_per_byte")
+                                   : -1;
 
   // One observation per training point and group: its self cycles.
   std::vector<size_t> heads;
@@ -225,6 +244,7 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
       A(r, cpb) += f.copy_bytes[i];
       if (ucpb >= 0) A(r, ucpb) += f.unaligned_bytes[i];
       if (tucpb >= 0) A(r, tucpb) += f.to_user_bytes[i];
+      if (mcpb >= 0) A(r, mcpb) += f.l1d_miss_bytes[i];
       if (const auto it = train[t]->value.fn_ns.find(fn_name(fns, i));
           it != train[t]->value.fn_ns.end())
         b(r) += it->second * cyc;
@@ -246,15 +266,17 @@ KernelFit fit_kernel(const KernelMeasured& m, const Split& split, Stat stat) {
 
 KernelPrediction predict_kernel(const KernelFit& fit, const KernelPoint& p) {
   const net::FnTable& fns = fns_of(fit.stack);
-  const stacks::CallCounts f = stack_counts(fit.stack, p.path, p.payload, 256, p.knobs());
+  const stacks::CallCounts f = stack_counts(fit.stack, p.path, p.payload, 256, p.knobs(), fit.l1d);
   const double ns_per_cycle = 1e9 / fit.clock_hz;
   KernelPrediction out;
   const double cpb = fit.value("copy.cycles_per_byte");
   const double ucpb = fit.value("copy.unaligned_cycles_per_byte");
   const double tucpb = fit.value("copy.to_user_extra_cycles_per_byte");
+  const double mcpb = fit.value("copy.l1d_miss_extra_cycles_per_byte");
   for (size_t i = 0; i < fns.size(); ++i) {
     const double c = f.calls[i] * fit.value("fixed:" + fn_name(fns, i)) + f.copy_bytes[i] * cpb +
-                     f.unaligned_bytes[i] * ucpb + f.to_user_bytes[i] * tucpb;
+                     f.unaligned_bytes[i] * ucpb + f.to_user_bytes[i] * tucpb +
+                     f.l1d_miss_bytes[i] * mcpb;
     if (f.calls[i] > 0) out.ns[fn_name(fns, group_of(fit, fns, i))] += c * ns_per_cycle;
   }
   out.ns["syscall_entry"] = f.syscalls * fit.syscall_cycles * ns_per_cycle;
@@ -308,6 +330,17 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
   stack +=
       "cksum_cycles_per_byte: ~  # not determined: lo offloads the UDP checksum, and the IP\n"
       "                          # header's is folded into the functions' fixed cycles\n";
+  // The L1 data cache the rows were measured with, where they say it.
+  std::string l1d_lines;
+  if (fit.l1d.bytes > 0)
+    l1d_lines = fmt::format(
+        "  l1d_bytes: {}  # this host's L1 data cache (sysfs): a copy's bytes in lines\n"
+        "  l1d_ways: {}  # it no longer held pay the extra below\n"
+        "  l1d_miss_extra_cycles_per_byte: {}{}\n",
+        fit.l1d.bytes, fit.l1d.ways, cost("copy.l1d_miss_extra_cycles_per_byte", 4),
+        undetermined("copy.l1d_miss_extra_cycles_per_byte")
+            ? "  # not determined: no training copy outgrew the cache"
+            : "");
   std::string machine =
       head +
       fmt::format(
@@ -318,7 +351,7 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
           "user_loop_cycles: {5:.1f}  # user space per packet: the loop and the C library\n"
           "copy:\n  setup_cycles: 0  # folded into the copying functions' fixed cycles\n"
           "  cycles_per_byte: {6}{7}\n  unaligned_cycles_per_byte: {8}{9}\n"
-          "  to_user_extra_cycles_per_byte: {13}{14}\n"
+          "  to_user_extra_cycles_per_byte: {13}{14}\n{15}"
           "unaligned_access_cycles: ~  # not measured: Linux keeps its headers aligned\n"
           "host:  # what the costs were measured on: a run on another host warns\n"
           "  cpu: {10}\n  clock_mhz: {11:.2f}\n  kernel: {12}\n",
@@ -333,7 +366,8 @@ void write_kernel_profile(const KernelFit& fit, const fs::path& dir, const std::
           cost("copy.to_user_extra_cycles_per_byte", 4),
           undetermined("copy.to_user_extra_cycles_per_byte")
               ? "  # not determined: no training copy to a user's buffer"
-              : "  # a receive's copy out, over the copy in's rate");
+              : "  # a receive's copy out, over the copy in's rate",
+          l1d_lines);
   const std::string exp = fmt::format(
       "# The calibrated Linux profile on its measured path: UDP to 127.0.0.1, each\n"
       "# datagram read by a receiver on the same CPU, no interrupts.\n"

@@ -68,10 +68,19 @@ struct KernelPoint {
   double share(const std::string& fn) const;
 };
 
+// The L1 data cache the rows were measured with (FILE.machine.json's l1d,
+// from sysfs); 0 bytes: not known, and the fit prices a copy's bytes at
+// its rates alone (models/l1d_copies.h).
+struct L1dGeometry {
+  int64_t bytes = 0;
+  int ways = 0;
+};
+
 struct KernelMeasured {
   std::string stack;                // whose functions the rows are charged to
   std::vector<KernelPoint> points;  // in order of first appearance
   double clock_hz = 0;              // from FILE.machine.json (cpu_mhz)
+  L1dGeometry l1d;                  // from FILE.machine.json (l1d), where it says
   std::string cpu_model, kernel;
   double loadavg = 0;  // the rows' 1-minute load average, largest
   // "plain": totals from the run without perf (every row had them); "perf":
@@ -102,16 +111,20 @@ KernelMeasured read_kernel_split(const std::vector<std::filesystem::path>& csvs,
 // Throws InputError on an unknown path, a payload lo does not carry, or a
 // knob the stack has no key for. `knobs.segments` above 1 sends them per
 // call with UDP GSO (options.linux.udp_segment); counts are per datagram.
+// With `l1d` known, its copies' bytes that missed it are counted too
+// (CallCounts::l1d_miss_bytes), the cache warmed by the warm-up.
 stacks::CallCounts stack_counts(const std::string& stack, const std::string& path, int payload,
-                                int packets = 256, const KernelKnobs& knobs = {});
+                                int packets = 256, const KernelKnobs& knobs = {},
+                                const L1dGeometry& l1d = {});
 
 struct KernelFit {
   std::string stack;  // the stack fitted (KernelMeasured's)
   Stat stat = Stat::median;
   Split split;
   double clock_hz = 0;
-  std::vector<std::string> names;                   // "fixed:FUNCTION", "copy.cycles_per_byte", ...
-  std::vector<double> values;                       // cycles
+  L1dGeometry l1d;                 // KernelMeasured's: where known, copies pay for its misses
+  std::vector<std::string> names;  // "fixed:FUNCTION", "copy.cycles_per_byte", ...
+  std::vector<double> values;      // cycles
   std::vector<std::string> undetermined;            // no training observation moves them
   std::map<std::string, std::string> inlined_into;  // function -> its caller, here
   double syscall_cycles = 0;                        // entry plus exit, per system call

@@ -42,8 +42,9 @@ constexpr const char* kColumns[] = {
     "ns_per_packet", "kind",      "charged_to", "self_ns_per_packet",
     "loadavg_1m",    "cpu_model", "kernel"};
 
-// The machine a split file was measured on: its clock, from FILE.machine.json.
-double clock_of(const fs::path& csv) {
+// The machine a split file was measured on: its clock and, where it says
+// it, its L1 data cache, from FILE.machine.json.
+std::pair<double, L1dGeometry> machine_of(const fs::path& csv) {
   const fs::path mj = csv.string() + ".machine.json";
   std::ifstream in(mj);
   if (!in)
@@ -60,7 +61,20 @@ double clock_of(const fs::path& csv) {
   if (!j.contains("cpu_mhz") || !j["cpu_mhz"].is_number() || j["cpu_mhz"].get<double>() <= 0)
     throw InputError(
         fmt::format("{}: cpu_mhz: expected a positive number (the CPU's clock)", mj.string()));
-  return j["cpu_mhz"].get<double>() * 1e6;
+  L1dGeometry l1d;
+  if (j.contains("l1d")) {
+    const auto& c = j["l1d"];
+    if (!c.is_object() || !c.contains("bytes") || !c["bytes"].is_number_integer() ||
+        c["bytes"].get<int64_t>() <= 0 || !c.contains("ways") || !c["ways"].is_number_integer() ||
+        c["ways"].get<int>() <= 0)
+      throw InputError(fmt::format(
+          "{}: l1d: expected {{\"bytes\": N, \"ways\": W}}, positive integers (the L1 data "
+          "cache, from sysfs)",
+          mj.string()));
+    l1d.bytes = c["bytes"].get<int64_t>();
+    l1d.ways = c["ways"].get<int>();
+  }
+  return {j["cpu_mhz"].get<double>() * 1e6, l1d};
 }
 
 }  // namespace
@@ -77,7 +91,13 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
   std::map<std::pair<size_t, std::pair<size_t, int>>, size_t> repeat_of;
   for (size_t fi = 0; fi < csvs.size(); ++fi) {
     const fs::path& csv = csvs[fi];
-    const double clock = clock_of(csv);
+    const auto [clock, l1d] = machine_of(csv);
+    if (fi > 0 && (l1d.bytes != m.l1d.bytes || l1d.ways != m.l1d.ways))
+      throw InputError(fmt::format(
+          "{}: its L1 data cache ({} bytes, {} ways) is not that of the files before it ({} "
+          "bytes, {} ways): one fit is of one machine",
+          csv.string(), l1d.bytes, l1d.ways, m.l1d.bytes, m.l1d.ways));
+    m.l1d = l1d;
     if (m.clock_hz > 0 && std::abs(clock - m.clock_hz) > 1e-3 * m.clock_hz)
       throw InputError(
           fmt::format("{}: measured at {:.6g} MHz, the files before it at {:.6g} MHz: "

@@ -107,6 +107,7 @@ const std::vector<Rule>& machine_rules() {
                                       {"copy.cycles_per_byte", Scales::copy},
                                       {"copy.unaligned_cycles_per_byte", Scales::copy},
                                       {"copy.to_user_extra_cycles_per_byte", Scales::copy},
+                                      {"copy.l1d_miss_extra_cycles_per_byte", Scales::copy},
                                       {"unaligned_access_cycles", Scales::core},
                                       {"unaligned_line_cross_cycles", Scales::core}};
   return r;
@@ -135,9 +136,12 @@ struct Factors {
 // `k_clock` is this host's cycles per ns over A's in the fit's units
 // (1 where its machine's clock_hz is 1e9: costs in ns); a machine file sets
 // it from its own clock.
+// A machine's L1 data cache (copy.l1d_bytes and l1d_ways) becomes this
+// host's `l1d`; where this host's is not known, the model is left off.
 std::string rescaled(const std::string& text, const fs::path& file, bool machine, double k_code,
                      const Factors& f, double this_clock_hz, double& k_clock,
-                     const std::string& header, const std::string& note) {
+                     const std::string& header, const std::string& note,
+                     const support::L1dCache& l1d = {}) {
   YAML::Node doc;
   try {
     doc = YAML::Load(text);
@@ -164,6 +168,16 @@ std::string rescaled(const std::string& text, const fs::path& file, bool machine
         scale_node(doc[top], k_clock * f.of(r.by));
       } else if (view[top].IsMap() && view[top][r.key.substr(dot + 1)]) {
         scale_node(doc[top][r.key.substr(dot + 1)], k_clock * f.of(r.by));
+      }
+    }
+    if (view["copy"] && view["copy"].IsMap() && view["copy"]["l1d_bytes"]) {
+      if (l1d.bytes > 0) {
+        doc["copy"]["l1d_bytes"] = l1d.bytes;
+        doc["copy"]["l1d_ways"] = l1d.ways;
+      } else {
+        doc["copy"].remove("l1d_bytes");
+        doc["copy"].remove("l1d_ways");
+        doc["copy"].remove("l1d_miss_extra_cycles_per_byte");
       }
     }
     doc.remove("host");
@@ -359,10 +373,11 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
     // The Linux stack's functions are this kernel's code; the BSD stack's
     // run in user space, natively.
     const double k_code = fit == "host-linux" ? f.kernel : f.core;
-    files.emplace_back(m.filename().string(),
-                       with_host_facts(rescaled(read_whole(m), m, true, k_code, f, b_mhz * 1e6,
-                                                k_clock, header, carried_note),
-                                       facts, date.substr(0, 4)));
+    files.emplace_back(
+        m.filename().string(),
+        with_host_facts(rescaled(read_whole(m), m, true, k_code, f, b_mhz * 1e6, k_clock, header,
+                                 carried_note, support::l1d_in(facts.caches)),
+                        facts, date.substr(0, 4)));
     files.emplace_back(s.filename().string(), rescaled(read_whole(s), s, false, k_code, f,
                                                        b_mhz * 1e6, k_clock, header, carried_note));
     if (support::input_problem(x).empty()) files.emplace_back(x.filename().string(), read_whole(x));

@@ -272,7 +272,10 @@ class Channel {
 }  // namespace
 
 nlohmann::json MachineInfo::to_json() const {
-  return {{"cpu_model", cpu_model}, {"cores", cores}, {"cpu_mhz", cpu_mhz}, {"kernel", kernel}};
+  nlohmann::json j = {
+      {"cpu_model", cpu_model}, {"cores", cores}, {"cpu_mhz", cpu_mhz}, {"kernel", kernel}};
+  if (l1d_bytes > 0) j["l1d"] = {{"bytes", l1d_bytes}, {"ways", l1d_ways}};
+  return j;
 }
 
 MachineInfo machine_info() {
@@ -287,6 +290,9 @@ MachineInfo machine_info() {
   m.cores = static_cast<int>(std::thread::hardware_concurrency());
   utsname u{};
   if (uname(&u) == 0) m.kernel = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
+  const support::L1dCache l1d = support::l1d_in(support::this_host().caches);
+  m.l1d_bytes = l1d.bytes;
+  m.l1d_ways = l1d.ways;
   return m;
 }
 

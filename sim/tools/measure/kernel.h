@@ -152,6 +152,8 @@ struct MachineInfo {
   std::string cpu_model, kernel;
   int cores = 0;
   double cpu_mhz = 0;
+  int64_t l1d_bytes = 0;  // the L1 data cache (sysfs); 0: not known
+  int l1d_ways = 0;
   nlohmann::json to_json() const;
 };
 MachineInfo machine_info();

@@ -1,0 +1,46 @@
+// The L1 data cache as copies see it: which of a copy's bytes are still
+// in the cache and which move from further out. A copy reads faster
+// from L1 than from L2, and the working set of a datagram's copies (the
+// sender's buffer, the socket buffer, the receiver's buffer) outgrows L1
+// at payloads of a few tens of kilobytes, so one rate per byte cannot
+// price both small and large datagrams.
+//
+// Both ends of every copy occupy the cache, line by line as the copy runs
+// (a source line read, then the destination's written), and a byte of
+// either end whose line the cache did not hold is a missed byte: a load
+// waits for L2, and a store must first fetch its line from there, both
+// over the same path. Set-associative with least-recently-used
+// replacement, at the host's geometry (sysfs). Nothing else the stack
+// touches is modelled here: headers and allocator state are small beside a
+// large datagram, and a small one fits either way.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace simloop::models {
+
+class L1dCopies {
+ public:
+  // Throws std::invalid_argument unless line_bytes is a power of two and
+  // bytes is a positive multiple of ways x line_bytes.
+  L1dCopies(int64_t bytes, int ways, int line_bytes);
+  // One copy of `len` bytes from `src` to `dst`: touches their lines in
+  // the order a forward copy does and returns how many of its bytes, source
+  // and destination counted apart (0 to 2 x len), lay in lines the cache
+  // did not hold.
+  size_t copy(uintptr_t src, uintptr_t dst, size_t len);
+  uint64_t lines() const { return lines_; }  // looked up, both ends
+  uint64_t misses() const { return misses_; }
+
+ private:
+  bool touch(uint64_t line);     // true: a hit
+  std::vector<uint64_t> tags_;   // sets_ x ways_, line address + 1 (0: empty)
+  std::vector<uint64_t> stamp_;  // when each was last used
+  size_t sets_, ways_;
+  int shift_;
+  uint64_t clock_ = 0, lines_ = 0, misses_ = 0;
+};
+
+}  // namespace simloop::models
