@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <stdexcept>
 
 namespace simloop::models {
@@ -15,26 +16,25 @@ L1dCopies::L1dCopies(int64_t bytes, int ways, int line_bytes) {
   ways_ = static_cast<size_t>(ways);
   sets_ = static_cast<size_t>(bytes / (static_cast<int64_t>(ways) * line_bytes));
   shift_ = std::countr_zero(static_cast<unsigned>(line_bytes));
+  if (std::has_single_bit(sets_)) set_mask_ = sets_ - 1;
   tags_.assign(sets_ * ways_, 0);
-  stamp_.assign(sets_ * ways_, 0);
 }
 
 bool L1dCopies::touch(uint64_t line) {
-  const size_t base = static_cast<size_t>(line % sets_) * ways_;
-  uint64_t* tags = tags_.data() + base;
-  uint64_t* stamps = stamp_.data() + base;
-  ++clock_;
-  size_t victim = 0;
-  for (size_t w = 0; w < ways_; ++w) {
-    if (tags[w] == line + 1) {
-      stamps[w] = clock_;
-      return true;
-    }
-    if (stamps[w] < stamps[victim]) victim = w;
-  }
-  tags[victim] = line + 1;
-  stamps[victim] = clock_;
-  return false;
+  const size_t set = set_mask_ != 0 || sets_ == 1 ? line & set_mask_ : line % sets_;
+  uint64_t* tags = tags_.data() + set * ways_;
+  // Each set's ways in order of use, the most recent first: a hit moves its
+  // line to the front, a miss drops the last (an empty way, tag 0, is the
+  // oldest). No per-way clock to compare, which a streaming copy, missing in
+  // every set, would pay for in full on every line.
+  const uint64_t tag = line + 1;
+  size_t w = 0;
+  while (w < ways_ && tags[w] != tag) ++w;
+  const bool hit = w < ways_;
+  if (!hit) w = ways_ - 1;
+  std::memmove(tags + 1, tags, w * sizeof(uint64_t));
+  tags[0] = tag;
+  return hit;
 }
 
 size_t L1dCopies::copy(uintptr_t src, uintptr_t dst, size_t len) {

@@ -35,12 +35,12 @@ class L1dCopies {
   uint64_t misses() const { return misses_; }
 
  private:
-  bool touch(uint64_t line);     // true: a hit
-  std::vector<uint64_t> tags_;   // sets_ x ways_, line address + 1 (0: empty)
-  std::vector<uint64_t> stamp_;  // when each was last used
+  bool touch(uint64_t line);    // true: a hit
+  std::vector<uint64_t> tags_;  // sets_ x ways_, line address + 1 (0: empty), most recent first
   size_t sets_, ways_;
+  uint64_t set_mask_ = 0;  // sets_ - 1 where sets_ is a power of two (a division saved)
   int shift_;
-  uint64_t clock_ = 0, lines_ = 0, misses_ = 0;
+  uint64_t lines_ = 0, misses_ = 0;
 };
 
 }  // namespace simloop::models

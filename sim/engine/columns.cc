@@ -40,7 +40,8 @@ std::string stage_doc(models::Stage s) {
     case Stage::receive:
       return "the receiver's recvfrom(): its system call and the socket's receive";
     case Stage::copy:
-      return "bytes copied (setup, per byte, and the extra for copies off 4-byte alignment)";
+      return "bytes copied (setup, per byte, the extra for copies off 4-byte alignment, and, with "
+             "machine.copy.l1d_bytes set, for bytes in lines the L1 data cache no longer held)";
     case Stage::mbuf:
       return "buffer allocation and free: the zones' prices (stack.alloc, stack.free) and the "
              "stack functions charged here";
