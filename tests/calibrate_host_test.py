@@ -52,7 +52,7 @@ check(m is not None, f"no profile: the error names the fingerprint: {r.stderr[-4
 fp = m.group(1) if m else "unknown"
 
 out = XDG / "simloop" / "hosts" / fp
-args = ["calibrate", "host", "-o", out, "--kernel-packets", "500", "--kernel-repeats", "1",
+args = ["calibrate", "host", "-o", out, "--l1d", "--kernel-packets", "500", "--kernel-repeats", "1",
         "--native-packets", "20", "--native-repeats", "1", "--bootstrap", "0"]
 if os.geteuid() != 0 or shutil.which("perf") is None:
     args.append("--skip-kernel")

@@ -6,11 +6,11 @@ was not trained on.
     payloads.py [--check REPORT.md] SIMLOOP CSV [CSV ...]
 
 Each CSV is a `measure kernel --split` run of many payloads on both paths,
-with its FILE.machine.json beside it. For each, the fit is made as
-`calibrate host` makes it (trained on the unconnected path at 18, 256,
-1472, 12000 and 40000 B; every other point held out) twice: as the rows say
-(with their machine.json's l1d, the cache's misses priced apart) and with
-the l1d left out (one rate per copied byte). The first CSV's fits also
+with its FILE.machine.json beside it (its l1d said). For each, the fit is
+made as `calibrate host` makes it (trained on the unconnected path at 18,
+256, 1472, 12000 and 40000 B; every other point held out) twice: with
+--l1d (the L1d the copies see, its misses priced apart) and without (one
+rate per copied byte). The first CSV's fits also
 predict the others' points (another session of the same host). Prints a
 Markdown table of every point and a summary; with --check, fails unless
 REPORT.md holds the same tables between its markers and the L1 model is
@@ -19,7 +19,6 @@ its machine.json.
 """
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -30,20 +29,15 @@ MARK = "<!-- tables: payloads.py -->"
 END = "<!-- end of tables -->"
 
 
-def fit(simloop, csv, keep_l1d, out):
-    """calibrate's fit JSON for `csv`, its l1d kept or left out."""
+def fit(simloop, csv, l1d, out):
+    """calibrate's fit JSON for `csv`, with --l1d or without."""
     mj = csv + ".machine.json"
     if not os.path.exists(mj):
         print(f"payloads.py: {mj}: missing (measure kernel -o writes it)", file=sys.stderr)
         sys.exit(2)
-    src = os.path.join(out, "rows.csv")
-    shutil.copyfile(csv, src)
-    machine = json.load(open(mj))
-    if not keep_l1d:
-        machine.pop("l1d", None)
-    json.dump(machine, open(src + ".machine.json", "w"))
-    p = subprocess.run([simloop, "-q", "calibrate", src, "--source", "linux", *TRAIN,
-                        "--bootstrap", "0", "-o", out, "--name", "fit"],
+    p = subprocess.run([simloop, "-q", "calibrate", csv, "--source", "linux", *TRAIN,
+                        *(["--l1d"] if l1d else []), "--bootstrap", "0", "-o", out,
+                        "--name", "fit"],
                        capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"payloads.py: calibrate failed on {csv}: {p.stderr[-2000:]}")

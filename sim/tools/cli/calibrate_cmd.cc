@@ -102,6 +102,7 @@ struct CalibrateArgs {
   bool no_split = false;
   bool choose_split = false;
   std::string totals;  // --source linux: plain | perf; empty: plain where the rows have it
+  bool l1d = false;    // --source linux: the L1d the copies see
 };
 
 // The sources --source takes: the two models' rows, and each stack measured
@@ -125,8 +126,10 @@ int calibrate_cmd(const CalibrateArgs& a) {
           "--source {} reads measure kernel --split rows as they are: --columns, "
           "--ignore-column, --time, --no-split, --choose-split and --strict do not apply",
           a.source));
-    return calibrate_kernel_cmd({a.source, a.measured, a.train, a.stat, a.dir, a.name, a.totals});
+    return calibrate_kernel_cmd(
+        {a.source, a.measured, a.train, a.stat, a.dir, a.name, a.totals, a.l1d});
   }
+  if (a.l1d) throw UserError("--l1d: only --source linux fits the L1d the copies see");
   if (!a.totals.empty())
     throw UserError(
         "--totals: only --source linux reads perf's split (the rows of measure "
@@ -509,6 +512,12 @@ void add_calibrate(CLI::App& app, std::vector<Command>& commands) {
                   "profiled slice) or from perf's samples, perf's own overhead included.\n"
                   "Shares come from perf either way. Default: plain where every row has it")
       ->check(CLI::IsMember({"plain", "perf"}));
+  cal->add_flag("--l1d", a->l1d,
+                "linux: model the L1 data cache the copies see (machine.copy.l1d_*), at the\n"
+                "geometry the rows' FILE.machine.json gives (measure kernel writes it), and fit\n"
+                "the extra per byte a copy moves through lines it no longer held. Large\n"
+                "datagrams gain (a copy slows once a datagram's buffers outgrow L1), small ones\n"
+                "may lose: experiments/validation/hosts/hosts.md, section 1a. Off: one rate");
   cal->add_flag("--strict", a->strict,
                 "Refuse (exit 2, nothing written) when a held-out point relies on a parameter the\n"
                 "training data do not determine");

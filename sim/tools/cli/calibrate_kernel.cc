@@ -79,6 +79,12 @@ int calibrate_kernel_cmd(const KernelCalibrateArgs& a) {
     if (a.totals == "plain") totals = measure::KernelTotals::plain;
     if (a.totals == "perf") totals = measure::KernelTotals::perf;
     m = measure::read_kernel_split(files, stat, a.stack, totals);
+    if (a.l1d && m.l1d.bytes == 0)
+      throw measure::InputError(fmt::format(
+          "--l1d: {}.machine.json does not say the L1 data cache (measure kernel writes its l1d "
+          "from sysfs; rows measured before it do not have it)",
+          files.front().string()));
+    if (!a.l1d) m.l1d = {};  // one rate per copied byte, as without the cache
     if (m.time_base == "plain") user_check = check_user_share(m);
     const auto split = measure::parse_split(a.train);
     for (const auto& [key, values] : split.allow)

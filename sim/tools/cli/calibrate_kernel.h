@@ -15,6 +15,7 @@ struct KernelCalibrateArgs {
   std::string dir = "out";
   std::string name;
   std::string totals;  // plain | perf | "" (plain where every row has it)
+  bool l1d = false;    // price the copies' L1d misses apart (the rows' machine.json says the L1d)
 };
 
 int calibrate_kernel_cmd(const KernelCalibrateArgs& a);

@@ -76,6 +76,7 @@ struct HostArgs {
   int native_repeats = 10;
   int bootstrap = 100;
   bool skip_kernel = false;
+  bool l1d = false;  // the Linux fit with the L1d the copies see (calibrate --l1d)
   std::string perf = "perf";
   std::string from;  // --from: carry that host profile here instead of measuring
   std::string scale = "micro";
@@ -419,6 +420,10 @@ int host_cmd(const HostArgs& a) {
           "with -o DIR");
     dir = root / fp;
   }
+  if (!a.from.empty() && a.l1d)
+    throw UserError(
+        "calibrate host: --l1d fits what this host measures; --from carries a profile as it was "
+        "fitted (its L1d, if it has one, becomes this host's)");
   if (!a.from.empty()) return host_rescale_cmd(a.from, a.scale, dir, a.dir, a.bench);
   if (!a.bench.empty()) throw UserError("calibrate host: --bench goes with --from");
   // A directory of its own, made again in place; never through a link:
@@ -476,12 +481,16 @@ int host_cmd(const HostArgs& a) {
       progress.done("measured kernel-split.csv");
       progress.start(
           fmt::format("Linux: calibrate --source linux --train path=unconnected "
-                      "--train payload={}",
-                      kKernelTrain));
-      run_simloop({"calibrate", (s / "kernel-split.csv").string(), "--source", "linux", "-o",
-                   s.string(), "--name", "host-linux", "--train", "path=unconnected", "--train",
-                   std::string("payload=") + kKernelTrain},
-                  s / "host-linux-calibrate.log", s / "host-linux-calibrate.txt");
+                      "--train payload={}{}",
+                      kKernelTrain, a.l1d ? " --l1d" : ""));
+      std::vector<std::string> fit = {"calibrate", (s / "kernel-split.csv").string(),
+                                      "--source",  "linux",
+                                      "-o",        s.string(),
+                                      "--name",    "host-linux",
+                                      "--train",   "path=unconnected",
+                                      "--train",   std::string("payload=") + kKernelTrain};
+      if (a.l1d) fit.emplace_back("--l1d");
+      run_simloop(fit, s / "host-linux-calibrate.log", s / "host-linux-calibrate.txt");
       progress.done("fitted host-linux");
       kernel_done = true;
     } catch (const UserError& e) {
@@ -633,6 +642,9 @@ void add_calibrate_host(CLI::App& calibrate, std::vector<Command>& commands) {
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   host->add_flag("--skip-kernel", a->skip_kernel, "Leave out the Linux stack (measure kernel)");
+  host->add_flag("--l1d", a->l1d,
+                 "Fit the Linux stack with the L1 data cache its copies see (calibrate --l1d):\n"
+                 "closer past about 16 KB, a few % higher at small payloads on the host measured");
   host->add_option("--perf", a->perf, "The perf program")->capture_default_str();
   host->add_option("--from", a->from,
                    "Measure nothing of the stacks: carry the host profile in this directory\n"
