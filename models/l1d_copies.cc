@@ -7,22 +7,44 @@
 
 namespace simloop::models {
 
+namespace {
+constexpr int64_t kPageBytes = 4096;
+}  // namespace
+
+std::string L1dCopies::problem(int64_t bytes, int ways, int line_bytes) {
+  if (line_bytes <= 0 || line_bytes > kPageBytes ||
+      !std::has_single_bit(static_cast<unsigned>(line_bytes)))
+    return "the L1 data cache's line must be a power of two bytes, up to 4096";
+  if (ways < 1 || ways > 1024) return "the L1 data cache's ways must be 1 to 1024";
+  if (bytes <= 0 || bytes > (int64_t{1} << 30) ||
+      bytes % (static_cast<int64_t>(ways) * line_bytes) != 0)
+    return "the L1 data cache's size must be a positive multiple of its ways times its line, up "
+           "to 1 GiB";
+  return "";
+}
+
 L1dCopies::L1dCopies(int64_t bytes, int ways, int line_bytes) {
-  if (line_bytes <= 0 || !std::has_single_bit(static_cast<unsigned>(line_bytes)))
-    throw std::invalid_argument("the L1 data cache's line must be a power of two bytes");
-  if (ways <= 0 || bytes <= 0 || bytes % (static_cast<int64_t>(ways) * line_bytes) != 0)
-    throw std::invalid_argument(
-        "the L1 data cache's size must be a positive multiple of its ways times its line");
+  if (std::string why = problem(bytes, ways, line_bytes); !why.empty())
+    throw std::invalid_argument(why);
   ways_ = static_cast<size_t>(ways);
   sets_ = static_cast<size_t>(bytes / (static_cast<int64_t>(ways) * line_bytes));
   shift_ = std::countr_zero(static_cast<unsigned>(line_bytes));
-  if (std::has_single_bit(sets_)) set_mask_ = sets_ - 1;
+  pow2_ = std::has_single_bit(sets_);
+  set_mask_ = pow2_ ? sets_ - 1 : 0;
+  by_frame_ = !pow2_ || static_cast<int64_t>(sets_) * line_bytes > kPageBytes;
   tags_.assign(sets_ * ways_, 0);
 }
 
+size_t L1dCopies::set_of(uint64_t line) {
+  if (!by_frame_) return static_cast<size_t>(line & set_mask_);
+  const int page_shift = std::countr_zero(static_cast<uint64_t>(kPageBytes)) - shift_;
+  const auto [it, fresh] = frame_.try_emplace(line >> page_shift, frame_.size());
+  const uint64_t index = (it->second << page_shift) | (line & ((uint64_t{1} << page_shift) - 1));
+  return static_cast<size_t>(pow2_ ? index & set_mask_ : index % sets_);
+}
+
 bool L1dCopies::touch(uint64_t line) {
-  const size_t set = set_mask_ != 0 || sets_ == 1 ? line & set_mask_ : line % sets_;
-  uint64_t* tags = tags_.data() + set * ways_;
+  uint64_t* tags = tags_.data() + set_of(line) * ways_;
   // Each set's ways in order of use, the most recent first: a hit moves its
   // line to the front, a miss drops the last (an empty way, tag 0, is the
   // oldest). No per-way clock to compare, which a streaming copy, missing in

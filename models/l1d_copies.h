@@ -17,14 +17,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace simloop::models {
 
 class L1dCopies {
  public:
-  // Throws std::invalid_argument unless line_bytes is a power of two and
-  // bytes is a positive multiple of ways x line_bytes.
+  // Why a geometry cannot be modelled ("" when it can): line_bytes a power
+  // of two, ways 1 to 1024, bytes up to 1 GiB and a positive multiple of
+  // ways x line_bytes. Allocates nothing.
+  static std::string problem(int64_t bytes, int ways, int line_bytes);
+  // Throws std::invalid_argument with problem()'s text.
   L1dCopies(int64_t bytes, int ways, int line_bytes);
   // One copy of `len` bytes from `src` to `dst`: touches their lines in
   // the order a forward copy does and returns how many of its bytes, source
@@ -35,11 +40,21 @@ class L1dCopies {
   uint64_t misses() const { return misses_; }
 
  private:
-  bool touch(uint64_t line);    // true: a hit
+  bool touch(uint64_t line);  // true: a hit
+  // The line's set. Where the sets span no more than a 4 KiB page (every
+  // L1d measured: 64 sets of 64 B), the set is the line's place in its page,
+  // which is the same in every run. Past that the page's number would
+  // matter, and where the process's pages land changes from run to run, so
+  // pages are numbered in the order copies first touch them (as frames
+  // from a fresh allocator), and every run sees the same sets.
+  size_t set_of(uint64_t line);
   std::vector<uint64_t> tags_;  // sets_ x ways_, line address + 1 (0: empty), most recent first
   size_t sets_, ways_;
-  uint64_t set_mask_ = 0;  // sets_ - 1 where sets_ is a power of two (a division saved)
+  bool pow2_ = false;      // sets_ is a power of two
+  uint64_t set_mask_ = 0;  // then sets_ - 1 (a division saved)
   int shift_;
+  bool by_frame_ = false;                         // the sets span more than a page
+  std::unordered_map<uint64_t, uint64_t> frame_;  // page -> its number, in order of first touch
   uint64_t lines_ = 0, misses_ = 0;
 };
 

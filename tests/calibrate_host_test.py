@@ -218,6 +218,17 @@ if kernel:
     ct = (WORK / "carried-l1d" / "host-linux-machine.yaml").read_text()
     check(re.search(r"l1d_bytes: 32768\b", ct) is not None and re.search(r"l1d_ways: 8\b", ct) is not None,
           f"the carried machine has this host's L1d: {ct[:900]}")
+    # A machine without the cache on stays without it when carried.
+    bsd = (WORK / "carried-l1d" / "host-bsd-machine.yaml").read_text()
+    check(re.search(r"l1d_bytes: *[1-9]", bsd) is None, f"the carried BSD machine keeps the cache off: {bsd[:900]}")
+    # Without --l1d, the Linux fit of the same rows has one rate and says no L1d.
+    r = run("calibrate", out / "kernel-split.csv", "--source", "linux", "--train", "path=unconnected",
+            "--train", "payload=18,256,1472,12000,40000", "-o", WORK / "one-rate", "--name", "one")
+    check(r.returncode == 0, f"calibrate without --l1d: {r.returncode} {r.stderr[-400:]}")
+    one = (WORK / "one-rate" / "one-machine.yaml").read_text() if r.returncode == 0 else ""
+    check("l1d" not in one, f"without --l1d the machine says no L1d: {one[:900]}")
+r = run("calibrate", "host", "--skip-kernel", "--l1d", "-o", WORK / "skip-l1d")
+check(r.returncode == 2 and "--skip-kernel" in r.stderr, f"--l1d with --skip-kernel: {r.returncode} {r.stderr[-300:]}")
 info = json.loads((carried["micro"][1] / "host.json").read_text())
 check(info.get("carried_from", {}).get("fingerprint") == fp, f"host.json names the source: {info.get('carried_from')}")
 # A source from before the multiplies were recorded: its core factor is by

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 
 #include "models/cycle_account.h"
 #include "sim/stack/linux/fns.h"
@@ -64,6 +65,29 @@ TEST(L1dCopies, RefusesAGeometryThatIsNotWhole) {
   EXPECT_THROW(L1dCopies(1000, 8, 64), std::invalid_argument);
   EXPECT_THROW(L1dCopies(4096, 4, 48), std::invalid_argument);
   EXPECT_THROW(L1dCopies(4096, 0, 64), std::invalid_argument);
+  EXPECT_NE(L1dCopies::problem(int64_t{2} << 30, 8, 64), "");
+  EXPECT_NE(L1dCopies::problem(4096 * 2048, 2048, 64), "");
+  EXPECT_EQ(L1dCopies::problem(48 * 1024, 12, 64), "");
+  EXPECT_EQ(L1dCopies::problem(3 * 64, 1, 64), "");  // 3 sets: not a power of two
+}
+
+// Where the sets span more than a page (64 KiB 4-way: 256 sets of 64 B),
+// which pages the buffers sit on must not matter: they move from run to
+// run. Two caches given the same copies between buffers on other pages
+// (the same offsets in them) miss alike, copy by copy; so do two caches
+// whose sets are not a power of two.
+TEST(L1dCopies, WherePagesLandDoesNotMatter) {
+  for (const auto& [bytes, ways] : {std::pair<int64_t, int>{65536, 4}, {3 * 64 * 8, 8}}) {
+    L1dCopies a(bytes, ways, 64), b(bytes, ways, 64);
+    for (int pass = 0; pass < 4; ++pass)
+      for (const size_t len : {size_t{3000}, size_t{20000}, size_t{64}}) {
+        EXPECT_EQ(a.copy(0x100000, 0x200040, len), b.copy(0x7f3000, 0x1234000 + 0x40, len))
+            << bytes << " " << len;
+        EXPECT_EQ(a.copy(0x200040, 0x300000, len), b.copy(0x1234040, 0x55000, len))
+            << bytes << " " << len;
+      }
+    EXPECT_GT(a.misses(), 0u);
+  }
 }
 
 // The account charges a missed byte the machine's extra, and only with a

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/stack/linux/fns.h"
+#include "sim/support/host.h"
 #include "sim/tools/calibrate/kernel_fit.h"
 #include "sim/tools/measure/native.h"
 
@@ -24,6 +25,17 @@ namespace fs = std::filesystem;
 
 size_t at(const char* name) {
   return net::index(*net::lnx::fn_table().find(name));
+}
+
+// The L1d as a host's caches text says it (sysfs's, as HostFacts holds it).
+TEST(L1dCopies, TheHostsCachesTextGivesItsL1d) {
+  const auto l1d = support::l1d_in("L1d 48K 12-way, L1i 64K 16-way, L2 2048K 16-way");
+  EXPECT_EQ(l1d.bytes, 48 * 1024);
+  EXPECT_EQ(l1d.ways, 12);
+  EXPECT_EQ(support::l1d_in("L1i 32K 8-way, L1d 1M 16-way").bytes, 1 << 20);
+  EXPECT_EQ(support::l1d_in("L1i 32K 8-way, L2 1024K 8-way").bytes, 0);  // none said
+  EXPECT_EQ(support::l1d_in("L1d 32K").ways, 0);                         // no ways
+  EXPECT_EQ(support::l1d_in("").bytes, 0);
 }
 
 TEST(LinuxCalibrate, CountsComeFromTheSimulatedStackOnEachPath) {

@@ -163,14 +163,12 @@ void check_consistency(const Experiment& x, const std::map<std::string, Loc>& wh
       fail(loc(key), key, what);
     }
   }
-  if (const auto& m = x.machine; m.copy_l1d_bytes > 0) {
-    try {
-      models::L1dCopies(m.copy_l1d_bytes, m.copy_l1d_ways, m.line_bytes);
-    } catch (const std::invalid_argument& e) {
+  if (const auto& m = x.machine; m.copy_l1d_bytes > 0)
+    if (const std::string why =
+            models::L1dCopies::problem(m.copy_l1d_bytes, m.copy_l1d_ways, m.line_bytes);
+        !why.empty())
       fail(loc("machine.copy.l1d_bytes"), "machine.copy.l1d_bytes",
-           fmt::format("{} ({} bytes, {} ways)", e.what(), m.copy_l1d_bytes, m.copy_l1d_ways));
-    }
-  }
+           fmt::format("{} ({} bytes, {} ways)", why, m.copy_l1d_bytes, m.copy_l1d_ways));
 }
 
 // Records where each leaf of a document was set, for cross-field errors.

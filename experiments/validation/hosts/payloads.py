@@ -11,7 +11,7 @@ made as `calibrate host` makes it (trained on the unconnected path at 18,
 256, 1472, 12000 and 40000 B; every other point held out) twice: with
 --l1d (the L1d the copies see, its misses priced apart) and without (one
 rate per copied byte). The first CSV's fits also
-predict the others' points (another session of the same host). Prints a
+predict the others' points (another run on the same host). Prints a
 Markdown table of every point and a summary; with --check, fails unless
 REPORT.md holds the same tables between its markers and the L1 model is
 no worse than one rate on the held-out points. Exits 2 on a CSV without
@@ -85,7 +85,7 @@ def tables(simloop, csvs):
                 r[name + "_gap"] = gap(points(fits[(i, k)])[key]) if i == 0 else float("nan")
             rows.append(r)
         rows.sort(key=lambda r: (r["path"] != "unconnected", r["payload"]))
-        label = "its own points" if i == 0 else f"{os.path.basename(csv)} (another session)"
+        label = "its own points" if i == 0 else f"{os.path.basename(csv)} (another run)"
         out.append(f"\n{os.path.basename(csvs[0])}'s fits on {label}:\n")
         out.append("| path | payload (B) | set | CPU ns | one rate: error | gap | L1d: error | gap |")
         out.append("|---|---:|---|---:|---:|---:|---:|---:|")

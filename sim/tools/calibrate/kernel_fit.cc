@@ -96,7 +96,10 @@ stacks::CallCounts stack_counts(const std::string& stack, const std::string& pat
   std::optional<models::L1dCopies> cache;
   stacks::L1dMissed missed;
   if (l1d.bytes > 0) {
-    cache.emplace(l1d.bytes, l1d.ways, models::MachineCosts{}.line_bytes);
+    const int line = models::MachineCosts{}.line_bytes;
+    if (const std::string why = models::L1dCopies::problem(l1d.bytes, l1d.ways, line); !why.empty())
+      throw InputError(fmt::format("l1d ({} bytes, {} ways): {}", l1d.bytes, l1d.ways, why));
+    cache.emplace(l1d.bytes, l1d.ways, line);
     missed = [&cache](const void* src, const void* dst, size_t len) {
       return static_cast<double>(
           cache->copy(reinterpret_cast<uintptr_t>(src), reinterpret_cast<uintptr_t>(dst), len));
@@ -113,8 +116,6 @@ stacks::CallCounts stack_counts(const std::string& stack, const std::string& pat
         packets, missed);
   } catch (const std::out_of_range& e) {
     throw InputError(e.what());
-  } catch (const std::invalid_argument& e) {
-    throw InputError(fmt::format("l1d ({} bytes, {} ways): {}", l1d.bytes, l1d.ways, e.what()));
   }
   switch (f.stop) {
     case stacks::CallCounts::Stop::none:

@@ -12,7 +12,8 @@
 // packet. Each function's measured self time in cycles is then
 //   calls x fixed_cycles[function] + copied bytes x copy.cycles_per_byte
 // (+ bytes copied to the user x copy.to_user_extra_cycles_per_byte,
-// + unaligned bytes x copy.unaligned_cycles_per_byte), fitted by
+// + unaligned bytes x copy.unaligned_cycles_per_byte, + with an L1d,
+// bytes through lines it no longer held x copy.l1d_miss_extra_cycles_per_byte), fitted by
 // non-negative least squares over the training points; the system call's
 // entry and exit and the user loop are per call and per packet. A function
 // the kernel inlines (no sample of its own at any point) is observed with

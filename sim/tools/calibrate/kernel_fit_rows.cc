@@ -8,6 +8,8 @@
 #include <set>
 #include <tuple>
 
+#include "models/costs.h"
+#include "models/l1d_copies.h"
 #include "sim/report/csv_table.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/calibrate/kernel_fit.h"
@@ -64,15 +66,20 @@ std::pair<double, L1dGeometry> machine_of(const fs::path& csv) {
   L1dGeometry l1d;
   if (j.contains("l1d")) {
     const auto& c = j["l1d"];
-    if (!c.is_object() || !c.contains("bytes") || !c["bytes"].is_number_integer() ||
-        c["bytes"].get<int64_t>() <= 0 || !c.contains("ways") || !c["ways"].is_number_integer() ||
-        c["ways"].get<int>() <= 0)
+    const bool ints = c.is_object() && c.contains("bytes") && c["bytes"].is_number_integer() &&
+                      c.contains("ways") && c["ways"].is_number_integer();
+    const int64_t bytes = ints ? c["bytes"].get<int64_t>() : 0;
+    const int64_t ways = ints ? c["ways"].get<int64_t>() : 0;
+    const std::string why = ways < 1 || ways > 1024
+                                ? std::string("the L1 data cache's ways must be 1 to 1024")
+                                : models::L1dCopies::problem(bytes, static_cast<int>(ways),
+                                                             models::MachineCosts{}.line_bytes);
+    if (!ints || !why.empty())
       throw InputError(fmt::format(
-          "{}: l1d: expected {{\"bytes\": N, \"ways\": W}}, positive integers (the L1 data "
-          "cache, from sysfs)",
-          mj.string()));
-    l1d.bytes = c["bytes"].get<int64_t>();
-    l1d.ways = c["ways"].get<int>();
+          "{}: l1d: expected {{\"bytes\": N, \"ways\": W}}, the L1 data cache from sysfs{}",
+          mj.string(), ints ? " (" + why + ")" : ""));
+    l1d.bytes = bytes;
+    l1d.ways = static_cast<int>(ways);
   }
   return {j["cpu_mhz"].get<double>() * 1e6, l1d};
 }
@@ -92,12 +99,17 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
   for (size_t fi = 0; fi < csvs.size(); ++fi) {
     const fs::path& csv = csvs[fi];
     const auto [clock, l1d] = machine_of(csv);
-    if (fi > 0 && (l1d.bytes != m.l1d.bytes || l1d.ways != m.l1d.ways))
+    // Files that say different caches are of different machines; a file
+    // that says none (measured before measure kernel wrote it) leaves the
+    // cache unknown, which only --l1d needs.
+    if (fi == 0 || l1d.bytes == 0 || m.l1d.bytes == 0) {
+      if (fi == 0 || l1d.bytes == 0) m.l1d = l1d;
+    } else if (l1d.bytes != m.l1d.bytes || l1d.ways != m.l1d.ways) {
       throw InputError(fmt::format(
           "{}: its L1 data cache ({} bytes, {} ways) is not that of the files before it ({} "
           "bytes, {} ways): one fit is of one machine",
           csv.string(), l1d.bytes, l1d.ways, m.l1d.bytes, m.l1d.ways));
-    m.l1d = l1d;
+    }
     if (m.clock_hz > 0 && std::abs(clock - m.clock_hz) > 1e-3 * m.clock_hz)
       throw InputError(
           fmt::format("{}: measured at {:.6g} MHz, the files before it at {:.6g} MHz: "

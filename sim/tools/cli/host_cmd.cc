@@ -420,6 +420,8 @@ int host_cmd(const HostArgs& a) {
           "with -o DIR");
     dir = root / fp;
   }
+  if (a.skip_kernel && a.l1d)
+    throw UserError("calibrate host: --l1d fits the Linux stack, which --skip-kernel leaves out");
   if (!a.from.empty() && a.l1d)
     throw UserError(
         "calibrate host: --l1d fits what this host measures; --from carries a profile as it was "
@@ -644,7 +646,8 @@ void add_calibrate_host(CLI::App& calibrate, std::vector<Command>& commands) {
   host->add_flag("--skip-kernel", a->skip_kernel, "Leave out the Linux stack (measure kernel)");
   host->add_flag("--l1d", a->l1d,
                  "Fit the Linux stack with the L1 data cache its copies see (calibrate --l1d):\n"
-                 "closer past about 16 KB, a few % higher at small payloads on the host measured");
+                 "on the host measured, closer at 3-14 KB and past 28 KB, farther at 16-24 KB\n"
+                 "and 4-6 points higher at small payloads (hosts.md, section 1a)");
   host->add_option("--perf", a->perf, "The perf program")->capture_default_str();
   host->add_option("--from", a->from,
                    "Measure nothing of the stacks: carry the host profile in this directory\n"

@@ -28,6 +28,8 @@
 #include <set>
 #include <sstream>
 
+#include "models/costs.h"
+#include "models/l1d_copies.h"
 #include "sim/config/host_profiles.h"
 #include "sim/report/safe_file.h"
 #include "sim/support/host.h"
@@ -170,8 +172,13 @@ std::string rescaled(const std::string& text, const fs::path& file, bool machine
         scale_node(doc[top][r.key.substr(dot + 1)], k_clock * f.of(r.by));
       }
     }
-    if (view["copy"] && view["copy"].IsMap() && view["copy"]["l1d_bytes"]) {
-      if (l1d.bytes > 0) {
+    // Only where the source models the cache (l1d_bytes above 0; a fit
+    // without --l1d writes none, the BSD one 0).
+    if (view["copy"] && view["copy"].IsMap() && view["copy"]["l1d_bytes"] &&
+        view["copy"]["l1d_bytes"].as<double>(0) > 0) {
+      if (l1d.bytes > 0 &&
+          models::L1dCopies::problem(l1d.bytes, l1d.ways, models::MachineCosts{}.line_bytes)
+              .empty()) {
         doc["copy"]["l1d_bytes"] = l1d.bytes;
         doc["copy"]["l1d_ways"] = l1d.ways;
       } else {
