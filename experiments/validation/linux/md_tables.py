@@ -17,9 +17,11 @@ def kept_tables(path, begin, end):
     tables functions return it; None if a marker is missing."""
     with open(path) as f:
         md = f.read()
-    if begin not in md or end not in md:
+    at = md.find(begin)
+    stop = md.find(end, at) if at >= 0 else -1
+    if stop < 0:  # the end sought after the begin: a page may hold several
         return None
-    return md[md.index(begin):md.index(end) + len(end)] + "\n"
+    return md[at:stop + len(end)] + "\n"
 
 
 def put_tables(path, text, begin, end, who):
@@ -27,9 +29,11 @@ def put_tables(path, text, begin, end, who):
     exits naming `who` and the file if a marker is missing."""
     with open(path) as f:
         md = f.read()
-    if begin not in md or end not in md:
+    at = md.find(begin)
+    stop = md.find(end, at) if at >= 0 else -1
+    if stop < 0:
         sys.exit(f"{who}: {path}: no markers '{begin}' and '{end}'")
-    write_atomic(path, md[:md.index(begin)] + text + md[md.index(end) + len(end) + 1:])
+    write_atomic(path, md[:at] + text + md[stop + len(end) + 1:])
 
 
 def dispatch(cmds, doc):

@@ -70,16 +70,15 @@ std::pair<double, L1dGeometry> machine_of(const fs::path& csv) {
                       c.contains("ways") && c["ways"].is_number_integer();
     const int64_t bytes = ints ? c["bytes"].get<int64_t>() : 0;
     const int64_t ways = ints ? c["ways"].get<int64_t>() : 0;
-    const std::string why = ways < 1 || ways > 1024
-                                ? std::string("the L1 data cache's ways must be 1 to 1024")
-                                : models::L1dCopies::problem(bytes, static_cast<int>(ways),
-                                                             models::MachineCosts{}.line_bytes);
+    // Ways past an int are out of range: 0 has problem() say so.
+    const int w = ways >= 1 && ways <= 1024 ? static_cast<int>(ways) : 0;
+    const std::string why = models::L1dCopies::problem(bytes, w, models::MachineCosts{}.line_bytes);
     if (!ints || !why.empty())
       throw InputError(fmt::format(
           "{}: l1d: expected {{\"bytes\": N, \"ways\": W}}, the L1 data cache from sysfs{}",
           mj.string(), ints ? " (" + why + ")" : ""));
     l1d.bytes = bytes;
-    l1d.ways = static_cast<int>(ways);
+    l1d.ways = w;
   }
   return {j["cpu_mhz"].get<double>() * 1e6, l1d};
 }
