@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -46,9 +48,15 @@ void run_program(const std::vector<std::string>& argv, const fs::path& err, cons
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
+    // The child ends with us: a calibration killed mid-run (SIGTERM, no
+    // terminal's Ctrl-C reaching the whole group) leaves no measurement
+    // running on, holding a core and perf.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);
     // In a directory of our own (TempDir); never through a link all the same.
     const int o = out.empty() ? open("/dev/null", O_WRONLY)
                               : open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
