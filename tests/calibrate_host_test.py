@@ -101,6 +101,12 @@ if (out / "microbench.json").is_file():
     check([c["bytes"] for c in b.get("memcpy", [])] == [64, 256, 1024, 4096, 16384, 65536],
           f"memcpy sizes: {b.get('memcpy')}")
     check(b.get("null_syscall", {}).get("wall_ns", 0) > 0, f"a null system call: {b.get('null_syscall')}")
+    # The clock again after each measuring step (the kernel's when it was
+    # measured), so a run says whether its clock held still.
+    during = [c.get("after") for c in b.get("clock", {}).get("during", [])]
+    check(during == ["microbenchmarks"] + (["measure kernel"] if kernel else []) + ["measure native"] and
+          all(c.get("measured_mhz_imul", 0) > 0 for c in b["clock"]["during"]),
+          f"the clock during the run: {b.get('clock')}")
 info = json.loads((out / "host.json").read_text()) if (out / "host.json").is_file() else {}
 check(info.get("fingerprint") == fp, f"host.json names the fingerprint {fp}: {info.get('fingerprint')}")
 
@@ -166,6 +172,7 @@ def functions(path):
 
 
 carried = {}
+copy_factor = {"host-bsd": 1.0, "host-linux": 1.0}
 for scale in ("micro", "none"):
     r = run("calibrate", "host", "--from", out, "--scale", scale, "-o", WORK / f"carried-{scale}")
     check(r.returncode == 0, f"--from --scale {scale}: exit {r.returncode}: {r.stderr[-600:]}")
@@ -179,6 +186,13 @@ for scale in ("micro", "none"):
     if m and scale == "micro":
         check(m.group(5).startswith("the kernel socket round trip"),
               f"both sides have the kernel's microbenchmark: {m.group(5)}")
+        # The Linux stack's copies by the kernel's own copy (a pread), the
+        # BSD stack's by memcpy: each machine's per-byte cost by its own.
+        kc = re.search(r"the kernel's copy per byte x([0-9.]+) \(by ([^)]*)\)", r.stdout)
+        check(kc is not None and kc.group(2) == "the kernel's copy to user space",
+              f"the kernel's copy factor, from both sides' pread: {r.stdout[:900]}")
+        if kc:
+            copy_factor = {"host-bsd": float(m.group(3)), "host-linux": float(kc.group(1))}
 def clock_hz(path):
     m = re.search(r"^clock_hz: *([0-9.e+]+)", path.read_text(), re.M)
     return float(m.group(1)) if m else 0.0
@@ -200,6 +214,13 @@ for fit in ["host-bsd"] + (["host-linux"] if kernel else []):
         b = functions(carried[scale][1] / f"{fit}-stack.yaml")
         bad = [k for k in a if abs(b.get(k, -1) - a[k] * want) > 1e-3 * max(1.0, a[k] * want) + 1e-4]
         check(not bad, f"{fit} --scale {scale}: each function x{want:.4f}: {bad[:3]} {a.get(bad[0]) if bad else ''} -> {b.get(bad[0]) if bad else ''}")
+    def per_byte(path):
+        mm = re.search(r"^  cycles_per_byte: *([0-9.e+-]+)", path.read_text(), re.M)
+        return float(mm.group(1)) if mm else -1.0
+    a_pb, b_pb = per_byte(out / f"{fit}-machine.yaml"), per_byte(d / f"{fit}-machine.yaml")
+    want_pb = a_pb * copy_factor[fit] * (clock_hz(d / f"{fit}-machine.yaml") / a_clock if a_clock != 1e9 else 1)
+    check(a_pb > 0 and abs(b_pb - want_pb) <= 2e-3 * want_pb + 1e-4,
+          f"{fit}: copy.cycles_per_byte x{copy_factor[fit]:.4f}: {a_pb} -> {b_pb} (want {want_pb})")
     text = (d / f"{fit}-machine.yaml").read_text()
     check("Carried by simloop calibrate host --from" in text and 'cpu: "Test CPU"' in text,
           f"{fit}: the carried machine says where it came from and whose it is: {text[:500]}")
@@ -239,6 +260,7 @@ shutil.copytree(out, old)
 mb = json.loads((old / "microbench.json").read_text())
 mb["clock"].pop("measured_mhz_imul", None)
 mb.pop("kernel_socket", None)
+mb.pop("kernel_copy", None)
 (old / "microbench.json").write_text(json.dumps(mb))
 here = json.loads(run("measure", "microbench").stdout)["clock"]
 r = run("calibrate", "host", "--from", old, "-o", WORK / "carried-adds")
@@ -246,7 +268,8 @@ if here["measured_mhz"] > 1.2 * here["measured_mhz_imul"]:
     check(r.returncode == 2 and "--scale clock" in r.stderr and not (WORK / "carried-adds").exists(),
           f"adds against a core that folds them: {r.returncode} {r.stderr[-400:]}")
 else:
-    check(r.returncode == 0 and "has no kernel socket round trip" in r.stdout,
+    check(r.returncode == 0 and "has no kernel socket round trip" in r.stdout and
+          "by the kernel code's factor" in r.stdout and "has no kernel copy figure" in r.stdout,
           f"adds on both sides, kernel code by the null system call: {r.returncode} {r.stdout[-400:]}")
 r = run("calibrate", "host", "--from", out, "-o", out)
 check(r.returncode == 2 and "is the profile being carried" in r.stderr, f"not onto itself: {r.returncode} {r.stderr[-300:]}")

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """simloop measure microbench: the JSON calibrate host records (the clock,
-the null system call, memcpy at six sizes, the caches, the load), on
+the null system call, the AF_UNIX round trip, the kernel's copy, memcpy at six sizes, the caches, the load), on
 standard output and to -o; -o never through a link, and calibrate host
 --from takes what it wrote as a host's microbenchmarks (--bench).
 
@@ -37,6 +37,12 @@ check(b.get("clock", {}).get("measured_mhz", 0) > 0 and b.get("null_syscall", {}
 ks = b.get("kernel_socket", {})
 check(ks.get("cpu_ns", 0) > 2 * b.get("null_syscall", {}).get("cpu_ns", 0) > 0,
       f"a kernel socket round trip beside the null system call: {ks} {b.get('null_syscall')}")
+# The kernel's own copy: a pread of a page costs more than one of 256 B, and
+# its ns per byte is what the two say.
+kc = b.get("kernel_copy", {})
+check(kc.get("cpu_ns_4096", 0) > kc.get("cpu_ns_256", 0) > 0 and
+      abs(kc.get("ns_per_byte", 0) * 3840 - (kc.get("cpu_ns_4096", 0) - kc.get("cpu_ns_256", 0))) < 1e-6,
+      f"the kernel's copy to user space: {kc}")
 import os
 if os.path.isdir("/sys/devices/system/cpu/vulnerabilities"):
     v = b.get("vulnerabilities", {})

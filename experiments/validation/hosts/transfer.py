@@ -91,7 +91,8 @@ def table(simloop, a_dir, b_dir):
                 os.path.join(b_dir, "microbench.json"), "--scale", scale, "-o", prof])
             c = json.load(open(os.path.join(prof, "host.json")))["carried_from"]
             factors = (f"core {c['core']:.3f}, system call {c['syscall']:.3f}, copy {c['copy']:.3f}, "
-                       f"kernel code {c.get('kernel', c['core']):.3f}")
+                       f"kernel code {c.get('kernel', c['core']):.3f}, "
+                       f"kernel copy {c.get('kernel_copy', c.get('kernel', c['core'])):.3f}")
             lines.append(f"| {scale} | {factors} | {summary(linux_errors(simloop, prof, b_dir))} | "
                          f"{summary(bsd_errors(simloop, prof, b_dir))} |")
     lines.append(END)

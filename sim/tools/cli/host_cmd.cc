@@ -236,6 +236,20 @@ nlohmann::json host_microbenchmarks(const support::HostFacts& h) {
     j["kernel_socket"] = {{"wall_ns", sock_wall},
                           {"cpu_ns", sock_cpu},
                           {"call", "send() and recv() of 64 B on an AF_UNIX datagram socketpair"}};
+  // The kernel's own copy, per byte: a pread() of 4 KiB less one of 256 B
+  // from a file in memory, over the 3840 B between them. Both read one page,
+  // so the call's and the page's fixed work cancel (past a page, each page
+  // adds about 290 ns of lookup on an AMD guest, four times the copy). The
+  // Linux stack's copies are this routine, not user space's memcpy.
+  {
+    const double small = measure::kernel_copy_out_ns(50000, 256);
+    const double page = measure::kernel_copy_out_ns(50000, 4096);
+    if (small > 0 && page > small)
+      j["kernel_copy"] = {{"call", "pread() from a memfd into a user buffer, 256 B and 4096 B"},
+                          {"cpu_ns_256", small},
+                          {"cpu_ns_4096", page},
+                          {"ns_per_byte", (page - small) / (4096 - 256)}};
+  }
   nlohmann::json copies = nlohmann::json::array();
   for (size_t bytes : {64, 256, 1024, 4096, 16384, 65536}) {
     const double ns = memcpy_ns(bytes);
@@ -353,6 +367,8 @@ void run_simloop(const std::vector<std::string>& args, const fs::path& err,
   argv.insert(argv.end(), args.begin(), args.end());
   try {
     measure::run_program(argv, err, out);
+  } catch (const measure::Stopped&) {
+    throw;  // to the command's end, removing the stage on the way
   } catch (const std::runtime_error& e) {
     throw UserError(fmt::format("calibrate host: {}", e.what()), 1);
   }
@@ -467,6 +483,14 @@ int host_cmd(const HostArgs& a) {
       bench.contains("kernel_socket") ? bench["kernel_socket"]["cpu_ns"].get<double>() : 0.0,
       bench["memcpy"][2]["ns"].get<double>()));
 
+  // The core's clock again after each measuring step: a guest's turbo moves
+  // it by up to a fifth between runs minutes apart on an AMD guest, and the
+  // points measured move with it, so a run says whether it held still.
+  auto clock_after = [&bench](const char* step) {
+    bench["clock"]["during"].push_back(
+        {{"after", step}, {"measured_mhz_imul", measured_mhz_imul()}});
+  };
+  clock_after("microbenchmarks");
   std::vector<std::string> skipped;
   bool kernel_done = false;
   if (kernel) try {
@@ -481,6 +505,7 @@ int host_cmd(const HostArgs& a) {
            "csv", "-o", (s / "kernel-split.csv").string()},
           s / "kernel-split.log");
       progress.done("measured kernel-split.csv");
+      clock_after("measure kernel");
       progress.start(
           fmt::format("Linux: calibrate --source linux --train path=unconnected "
                       "--train payload={}{}",
@@ -528,6 +553,7 @@ int host_cmd(const HostArgs& a) {
   // the comparison take both files.
   const fs::path misaligned = s / "native-split-misaligned.csv";
   measure_native(kNativeMisalignedPaths, kMisaligningLinkhdr, misaligned);
+  clock_after("measure native");
   progress.done(
       fmt::format("measured native-split.csv, and native-split-misaligned.csv: the copy-down "
                   "paths at max_linkhdr {}, where the IP header arrives misaligned",
@@ -544,6 +570,20 @@ int host_cmd(const HostArgs& a) {
   progress.done("fitted host-bsd");
 
   bench["loadavg_after"] = loadavg();
+  std::string clock_warning;
+  {
+    double lo = core, hi = core;
+    for (const auto& c : bench["clock"]["during"]) {
+      lo = std::min(lo, c["measured_mhz_imul"].get<double>());
+      hi = std::max(hi, c["measured_mhz_imul"].get<double>());
+    }
+    if (lo > 0 && hi > 1.05 * lo)
+      clock_warning = fmt::format(
+          "the core's clock moved from {:.0f} to {:.0f} MHz during the run ({:+.1f} %; a guest's "
+          "turbo or a busy neighbour): the points measured move with it, so another run may "
+          "differ by as much; run it again and compare (microbench.json: clock.during)",
+          lo, hi, 100 * (hi / lo - 1));
+  }
   for (const auto& e : fs::directory_iterator(s)) {
     if (!e.is_regular_file(ec) || e.is_symlink(ec)) continue;
     const std::string name = e.path().filename().string();
@@ -580,6 +620,7 @@ int host_cmd(const HostArgs& a) {
   std::cout << fmt::format("wrote {} files into {}\n", files.size(), dir.string());
   if (!skipped.empty())
     for (const auto& w : skipped) std::cout << "skipped: " << w << "\n";
+  if (!clock_warning.empty()) spdlog::warn("{}", clock_warning);
   std::cout << fmt::format(
       "experiments name them as machine: host{}, stack: host-bsd (machine: host-bsd); "
       "try simloop run {}\n",
@@ -656,7 +697,8 @@ void add_calibrate_host(CLI::App& calibrate, std::vector<Command>& commands) {
   host->add_option("--scale", a->scale,
                    "With --from: micro (each cost by the microbenchmark that stands for it: the\n"
                    "core's clock for user-space work, the null system call for entry and exit,\n"
-                   "memcpy per byte for copies, the kernel's AF_UNIX round trip for the Linux\n"
+                   "memcpy per byte for the BSD stack's copies, the kernel's own copy to user\n"
+                   "space for the Linux stack's, the kernel's AF_UNIX round trip for the Linux\n"
                    "stack's functions), clock (by the cpuinfo clocks alone) or none (the costs as\n"
                    "measured there)")
       ->check(CLI::IsMember({"micro", "clock", "none"}))

@@ -29,6 +29,10 @@ double core_clock_mhz(const nlohmann::json& clock);
 // two null system calls' entry and exit), or 0 in a file without it.
 double kernel_socket_work_ns(const nlohmann::json& bench);
 
+// The kernel's copy to user space in ns per byte (microbench.json's
+// kernel_copy), or 0 where the file has none (those before it was taken).
+double kernel_copy_ns_per_byte(const nlohmann::json& bench);
+
 // A fitted machine file made this host's: `costs: measured`, the year, and
 // the host's facts in place of the host map it had.
 std::string with_host_facts(const std::string& text, const support::HostFacts& h,

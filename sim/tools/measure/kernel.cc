@@ -335,6 +335,27 @@ std::pair<double, double> unix_dgram_round_trip_ns(int64_t trips, size_t bytes) 
   return ok ? std::pair{best_wall, best_cpu} : std::pair{0.0, 0.0};
 }
 
+double kernel_copy_out_ns(int64_t calls, size_t bytes) {
+  const int fd = static_cast<int>(syscall(SYS_memfd_create, "simloop-copy", 1U /* CLOEXEC */));
+  if (fd < 0 || calls <= 0 || bytes == 0) {
+    if (fd >= 0) close(fd);
+    return 0;
+  }
+  std::vector<char> page(bytes, 'x'), in(bytes);
+  bool ok = pwrite(fd, page.data(), bytes, 0) == static_cast<ssize_t>(bytes);
+  auto once = [&] { return pread(fd, in.data(), bytes, 0) == static_cast<ssize_t>(bytes); };
+  for (int i = 0; i < 1000 && ok; ++i) ok = once();
+  double best = 0;
+  for (int trial = 0; trial < 5 && ok; ++trial) {
+    const int64_t c0 = thread_cpu_ns();
+    for (int64_t i = 0; i < calls && ok; ++i) ok = once();
+    const double cpu = static_cast<double>(thread_cpu_ns() - c0) / static_cast<double>(calls);
+    if (trial == 0 || cpu < best) best = cpu;
+  }
+  close(fd);
+  return ok ? best : 0;
+}
+
 double loadavg_1m() {
   std::ifstream f("/proc/loadavg");
   double v = -1;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -44,11 +45,53 @@ std::string last_lines(const fs::path& file, int n) {
   return out;
 }
 
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+}
+
+// While a program runs: SIGINT, SIGTERM and SIGHUP, where nothing else
+// handles them, are noted rather than ending us at once, so that the
+// program is stopped and the temporary directories are removed on the way
+// out (an exception unwinds to the command's end). The old handlers are
+// back after.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: waitpid returns at once
+    for (size_t i = 0; i < kSignals.size(); ++i) {
+      sigaction(kSignals[i], nullptr, &old_[i]);
+      ours_[i] = old_[i].sa_handler == SIG_DFL;
+      if (ours_[i]) sigaction(kSignals[i], &sa, nullptr);
+    }
+  }
+  ~StopSignals() {
+    for (size_t i = 0; i < kSignals.size(); ++i)
+      if (ours_[i]) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
+  std::array<bool, 3> ours_{};
+};
+
+}  // namespace
+
 void run_program(const std::vector<std::string>& argv, const fs::path& err, const fs::path& out) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const pid_t parent = getpid();
+  const StopSignals stop;
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
@@ -57,6 +100,10 @@ void run_program(const std::vector<std::string>& argv, const fs::path& err, cons
     // running on, holding a core and perf.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(127);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
+    // Its temporary files under ours, so that removing ours removes its
+    // too, whatever ended it.
+    if (!err.parent_path().empty()) setenv("TMPDIR", err.parent_path().c_str(), 1);
     // In a directory of our own (TempDir); never through a link all the same.
     const int o = out.empty() ? open("/dev/null", O_WRONLY)
                               : open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
@@ -68,7 +115,21 @@ void run_program(const std::vector<std::string>& argv, const fs::path& err, cons
     _exit(127);
   }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool reaped = false;
+  while (!reaped && g_stop_signal == 0) {
+    if (waitpid(pid, &status, 0) == pid)
+      reaped = true;
+    else if (errno != EINTR)
+      break;
+  }
+  if (const int sig = g_stop_signal; sig != 0) {
+    if (!reaped) {
+      ::kill(pid, SIGTERM);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    throw Stopped(
+        fmt::format("stopped by {} while {} ran; nothing was kept", strsignal(sig), argv[0]));
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
   std::string what = WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))

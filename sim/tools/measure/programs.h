@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,19 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
 };
 
+// A program stopped because we were asked to stop (SIGINT, SIGTERM or
+// SIGHUP while it ran): not a failure of the program, so not to be taken
+// as one (calibrate host goes on without the kernel when measure kernel
+// fails, never when it is stopped).
+struct Stopped : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Runs argv with stdout to `out` (discarded if empty) and stderr to `err`;
-// throws unless it exits with status 0, quoting the end of `err`.
+// throws unless it exits with status 0, quoting the end of `err`; throws
+// Stopped, having stopped it, on SIGINT, SIGTERM or SIGHUP where nothing
+// else handles them (the program's temporary files go under the directory
+// of `err`, ours).
 void run_program(const std::vector<std::string>& argv, const std::filesystem::path& err,
                  const std::filesystem::path& out = {});
 
