@@ -346,8 +346,11 @@ int host_rescale_cmd(const std::string& from, const std::string& scale, const fs
       f.kernel_copy = b_copy / a_copy;
     } else {
       f.kernel_copy = f.kernel;
-      f.kernel_copy_by = fmt::format("the kernel code's factor: {} has no kernel copy figure",
-                                     a_copy <= 0 ? a_bench_file.string() : b_name);
+      std::string why;
+      if (a_copy <= 0) why = a_bench_file.string();
+      if (b_copy <= 0) why += (why.empty() ? "" : " and ") + b_name;
+      f.kernel_copy_by = fmt::format("the kernel code's factor: {} {} no kernel copy figure", why,
+                                     a_copy <= 0 && b_copy <= 0 ? "have" : "has");
     }
   } else if (scale == "clock") {
     f.core = f.syscall = f.copy = f.kernel = f.kernel_copy = a_mhz / b_mhz;

@@ -16,9 +16,14 @@ namespace simloop::cli {
 // The host's facts, as host.json and microbench.json hold them.
 nlohmann::json host_facts_json(const support::HostFacts& h);
 // The clock (cpuinfo's, and chains of dependent multiplies and adds), a
-// null system call, an AF_UNIX datagram round trip, memcpy from 64 B to 64 KiB, the caches from
-// sysfs, the load before and after: microbench.json.
+// null system call, an AF_UNIX datagram round trip, the kernel's copy to
+// user space, memcpy from 64 B to 64 KiB, the caches and mitigations from
+// sysfs, the load before and after: microbench.json (host_microbench.cc).
 nlohmann::json host_microbenchmarks(const support::HostFacts& h);
+// The 1, 5 and 15 minute load averages (-1 where unreadable).
+std::vector<double> host_loadavg();
+// The core's clock now, in MHz, by a chain of dependent multiplies.
+double core_clock_now_mhz();
 // The core's clock from a microbench.json's "clock": the dependent
 // multiplies' (3 cycles each on every x86-64 core of the last decade), or
 // the adds' in a file without them. Adds alone are not a clock: a core that

@@ -19,6 +19,7 @@
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
 #include "sim/tools/cli/commands.h"
+#include "sim/tools/measure/programs.h"
 #include "version.h"
 
 namespace {
@@ -141,6 +142,10 @@ int main(int argc, char** argv) {
     } catch (const simloop::report::WriteError& e) {
       spdlog::error("{}", e.what());
       return simloop::report::kWriteFailedStatus;
+    } catch (const simloop::measure::Stopped& e) {
+      // As a shell expects of a program a signal ended: 128 + its number.
+      spdlog::error("{}", e.what());
+      return 128 + e.signal;
     } catch (const std::exception& e) {
       spdlog::error("{}", e.what());
       return 1;

@@ -16,6 +16,7 @@
 #include "sim/tools/measure/kernel.h"
 #include "sim/tools/measure/native.h"
 #include "sim/tools/measure/path_options.h"
+#include "sim/tools/measure/programs.h"
 #include "sim/tools/measure/stage_timer.h"
 #include "sim/tools/measure/stage_timer_overhead.h"
 
@@ -103,6 +104,8 @@ int run_harness_cmd(const NativeArgs& a) {
       std::vector<report::Row> got;
       try {
         got = measure::run_harness_native(h, a.opt.packets);
+      } catch (const measure::Stopped&) {
+        throw;
       } catch (const std::runtime_error& e) {
         throw UserError(e.what(), 3);
       }

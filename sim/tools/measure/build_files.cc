@@ -11,6 +11,7 @@
 #include "sim/support/input_error.h"
 #include "sim/support/input_file.h"
 #include "sim/tools/measure/harness_run.h"
+#include "sim/tools/measure/programs.h"
 
 namespace simloop::measure {
 
@@ -31,6 +32,8 @@ std::string read_nm_map(const std::string& file) {
   if (in && in.read(magic, sizeof magic) && std::string_view(magic, 4) == "\177ELF") {
     try {
       return nm_output(file);
+    } catch (const Stopped&) {
+      throw;  // asked to stop: not a bad file
     } catch (const std::runtime_error& e) {
       throw config::ConfigError(fmt::format("{}: cannot list its symbols: {}", file, e.what()));
     }

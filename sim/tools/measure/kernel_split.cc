@@ -363,6 +363,8 @@ std::string perf_unavailable(const std::string& perf) {
   TempDir tmp("simloop-perf");
   try {
     run_program({perf, "--version"}, tmp.path / "err");
+  } catch (const Stopped&) {
+    throw;  // asked to stop: not a missing perf
   } catch (const std::exception&) {
     return fmt::format(
         "no usable perf program ('{} --version' failed): install linux-perf "

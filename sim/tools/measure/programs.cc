@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <stdexcept>
 
@@ -52,37 +53,67 @@ extern "C" void on_stop_signal(int sig) {
   g_stop_signal = sig;
 }
 
+constexpr std::array<int, 3> kStopSignals = {SIGINT, SIGTERM, SIGHUP};
+
 // While a program runs: SIGINT, SIGTERM and SIGHUP, where nothing else
-// handles them, are noted rather than ending us at once, so that the
-// program is stopped and the temporary directories are removed on the way
-// out (an exception unwinds to the command's end). The old handlers are
-// back after.
+// handles or ignores them, are noted rather than ending us at once, so that
+// the program is stopped and the temporary directories are removed on the
+// way out (an exception unwinds to the command's end). They are blocked
+// from before the fork until the child has its own dispositions back, so
+// none is lost between the two; the old handlers and mask are back after.
 class StopSignals {
  public:
   StopSignals() {
     g_stop_signal = 0;
+    sigset_t set;
+    sigemptyset(&set);
+    for (const int sig : kStopSignals) sigaddset(&set, sig);
+    sigprocmask(SIG_BLOCK, &set, &old_mask_);
     struct sigaction sa {};
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0;  // no SA_RESTART: waitpid returns at once
-    for (size_t i = 0; i < kSignals.size(); ++i) {
-      sigaction(kSignals[i], nullptr, &old_[i]);
+    sa.sa_flags = 0;
+    for (size_t i = 0; i < kStopSignals.size(); ++i) {
+      sigaction(kStopSignals[i], nullptr, &old_[i]);
       ours_[i] = old_[i].sa_handler == SIG_DFL;
-      if (ours_[i]) sigaction(kSignals[i], &sa, nullptr);
+      if (ours_[i]) sigaction(kStopSignals[i], &sa, nullptr);
     }
   }
   ~StopSignals() {
-    for (size_t i = 0; i < kSignals.size(); ++i)
-      if (ours_[i]) sigaction(kSignals[i], &old_[i], nullptr);
+    restore();
+    sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
   }
+  // In the child, before exec: the dispositions and mask it had before us
+  // (an ignored SIGHUP under nohup stays ignored).
+  void in_child() const {
+    restore();
+    sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  // In the parent once the child exists: a signal held back meanwhile is
+  // delivered now, to our handler.
+  void unblock() const { sigprocmask(SIG_SETMASK, &old_mask_, nullptr); }
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
  private:
-  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  void restore() const {
+    for (size_t i = 0; i < kStopSignals.size(); ++i)
+      if (ours_[i]) sigaction(kStopSignals[i], &old_[i], nullptr);
+  }
+  sigset_t old_mask_{};
   std::array<struct sigaction, 3> old_{};
   std::array<bool, 3> ours_{};
 };
+
+// "simloop measure kernel" for our own re-exec, else the program's name.
+std::string program_name(const std::vector<std::string>& argv) {
+  if (argv.empty()) return "?";
+  if (argv[0] != "/proc/self/exe") return argv[0];
+  std::string name = "simloop";
+  for (size_t i = 1; i < argv.size() && i < 4; ++i)
+    if (!argv[i].starts_with("-")) name += " " + argv[i];
+  return name;
+}
 
 }  // namespace
 
@@ -90,20 +121,28 @@ void run_program(const std::vector<std::string>& argv, const fs::path& err, cons
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The child's temporary files go in a directory beside `err` (the
+  // caller's own), so that removing the caller's removes them, whatever
+  // ended the child; a directory, so a caller that gathers the regular
+  // files beside `err` does not take them.
+  std::string tmpdir;
+  if (!err.parent_path().empty()) {
+    tmpdir = (err.parent_path() / ".children-tmp").string();
+    std::error_code ec;
+    fs::create_directory(tmpdir, ec);
+    if (ec) tmpdir.clear();
+  }
   const pid_t parent = getpid();
   const StopSignals stop;
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
-    // The child ends with us: a calibration killed mid-run (SIGTERM, no
-    // terminal's Ctrl-C reaching the whole group) leaves no measurement
-    // running on, holding a core and perf.
+    // The child ends with us: a calibration killed mid-run leaves no
+    // measurement running on, holding a core and perf.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(127);
-    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
-    // Its temporary files under ours, so that removing ours removes its
-    // too, whatever ended it.
-    if (!err.parent_path().empty()) setenv("TMPDIR", err.parent_path().c_str(), 1);
+    stop.in_child();
+    if (!tmpdir.empty()) setenv("TMPDIR", tmpdir.c_str(), 1);
     // In a directory of our own (TempDir); never through a link all the same.
     const int o = out.empty() ? open("/dev/null", O_WRONLY)
                               : open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
@@ -114,22 +153,42 @@ void run_program(const std::vector<std::string>& argv, const fs::path& err, cons
     std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
     _exit(127);
   }
+  stop.unblock();
+  // Polled, a twentieth of a second at a time: a stop noted at any moment
+  // is seen within that.
   int status = 0;
   bool reaped = false;
   while (!reaped && g_stop_signal == 0) {
-    if (waitpid(pid, &status, 0) == pid)
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
       reaped = true;
-    else if (errno != EINTR)
+    } else if (r < 0 && errno != EINTR) {
       break;
+    } else if (r == 0) {
+      const timespec nap{0, 50'000'000};
+      nanosleep(&nap, nullptr);
+    }
   }
   if (const int sig = g_stop_signal; sig != 0) {
     if (!reaped) {
+      // A program that does not end on SIGTERM within five seconds is killed.
       ::kill(pid, SIGTERM);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      for (int i = 0; i < 100 && !reaped; ++i) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+          reaped = true;
+        } else {
+          const timespec nap{0, 50'000'000};
+          nanosleep(&nap, nullptr);
+        }
+      }
+      if (!reaped) {
+        ::kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
       }
     }
-    throw Stopped(
-        fmt::format("stopped by {} while {} ran; nothing was kept", strsignal(sig), argv[0]));
+    throw Stopped(fmt::format("stopped by {} while {} ran", strsignal(sig), program_name(argv)),
+                  sig);
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
   std::string what = WIFEXITED(status) ? fmt::format("exit status {}", WEXITSTATUS(status))

@@ -23,7 +23,8 @@ struct TempDir {
 // as one (calibrate host goes on without the kernel when measure kernel
 // fails, never when it is stopped).
 struct Stopped : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  Stopped(const std::string& what, int sig) : std::runtime_error(what), signal(sig) {}
+  int signal;  // the one that asked us to stop
 };
 
 // Runs argv with stdout to `out` (discarded if empty) and stderr to `err`;
