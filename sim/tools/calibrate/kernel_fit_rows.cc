@@ -101,9 +101,9 @@ KernelMeasured read_kernel_split(const std::vector<fs::path>& csvs, Stat stat,
     // Files that say different caches are of different machines; a file
     // that says none (measured before measure kernel wrote it) leaves the
     // cache unknown, which only --l1d needs.
-    if (fi == 0 || l1d.bytes == 0 || m.l1d.bytes == 0) {
-      if (fi == 0 || l1d.bytes == 0) m.l1d = l1d;
-    } else if (l1d.bytes != m.l1d.bytes || l1d.ways != m.l1d.ways) {
+    if (fi == 0 || l1d.bytes == 0) {
+      m.l1d = l1d;
+    } else if (m.l1d.bytes > 0 && (l1d.bytes != m.l1d.bytes || l1d.ways != m.l1d.ways)) {
       throw InputError(fmt::format(
           "{}: its L1 data cache ({} bytes, {} ways) is not that of the files before it ({} "
           "bytes, {} ways): one fit is of one machine",

@@ -181,19 +181,7 @@ nlohmann::json host_microbenchmarks(const support::HostFacts& h) {
   // adds about 290 ns of lookup on an AMD guest, four times the copy). The
   // Linux stack's copies are this routine, not user space's memcpy.
   {
-    // The two sizes in turn, the fastest of each: a slow moment then
-    // slows both alike rather than one, and their difference is the copy.
-    double small = 0, page = 0;
-    for (int trial = 0; trial < 6; ++trial) {
-      const double s256 = measure::kernel_copy_out_ns(10000, 256);
-      const double s4k = measure::kernel_copy_out_ns(10000, 4096);
-      if (s256 <= 0 || s4k <= 0) {
-        small = page = 0;
-        break;
-      }
-      small = trial == 0 ? s256 : std::min(small, s256);
-      page = trial == 0 ? s4k : std::min(page, s4k);
-    }
+    const auto [small, page] = measure::kernel_copy_out_ns(10000, 6, 256, 4096);
     if (small > 0 && page > small)
       j["kernel_copy"] = {{"call", "pread() from a memfd into a user buffer, 256 B and 4096 B"},
                           {"cpu_ns_256", small},

@@ -335,25 +335,32 @@ std::pair<double, double> unix_dgram_round_trip_ns(int64_t trips, size_t bytes) 
   return ok ? std::pair{best_wall, best_cpu} : std::pair{0.0, 0.0};
 }
 
-double kernel_copy_out_ns(int64_t calls, size_t bytes) {
+std::pair<double, double> kernel_copy_out_ns(int64_t calls, int trials, size_t small,
+                                             size_t large) {
   const int fd = static_cast<int>(syscall(SYS_memfd_create, "simloop-copy", 1U /* CLOEXEC */));
-  if (fd < 0 || calls <= 0 || bytes == 0) {
+  if (fd < 0 || calls <= 0 || trials <= 0 || small == 0 || large < small) {
     if (fd >= 0) close(fd);
-    return 0;
+    return {0, 0};
   }
-  std::vector<char> page(bytes, 'x'), in(bytes);
-  bool ok = pwrite(fd, page.data(), bytes, 0) == static_cast<ssize_t>(bytes);
-  auto once = [&] { return pread(fd, in.data(), bytes, 0) == static_cast<ssize_t>(bytes); };
-  for (int i = 0; i < 1000 && ok; ++i) ok = once();
-  double best = 0;
-  for (int trial = 0; trial < 5 && ok; ++trial) {
+  std::vector<char> file(large, 'x'), in(large);
+  bool ok = pwrite(fd, file.data(), large, 0) == static_cast<ssize_t>(large);
+  auto read_once = [&](size_t bytes) {
+    return pread(fd, in.data(), bytes, 0) == static_cast<ssize_t>(bytes);
+  };
+  for (int i = 0; i < 1000 && ok; ++i) ok = read_once(small) && read_once(large);
+  auto per_call = [&](size_t bytes) {
     const int64_t c0 = thread_cpu_ns();
-    for (int64_t i = 0; i < calls && ok; ++i) ok = once();
-    const double cpu = static_cast<double>(thread_cpu_ns() - c0) / static_cast<double>(calls);
-    if (trial == 0 || cpu < best) best = cpu;
+    for (int64_t i = 0; i < calls && ok; ++i) ok = read_once(bytes);
+    return static_cast<double>(thread_cpu_ns() - c0) / static_cast<double>(calls);
+  };
+  double best_small = 0, best_large = 0;
+  for (int trial = 0; trial < trials && ok; ++trial) {
+    const double s = per_call(small), l = per_call(large);
+    best_small = trial == 0 ? s : std::min(best_small, s);
+    best_large = trial == 0 ? l : std::min(best_large, l);
   }
   close(fd);
-  return ok ? best : 0;
+  return ok ? std::pair{best_small, best_large} : std::pair{0.0, 0.0};
 }
 
 double loadavg_1m() {

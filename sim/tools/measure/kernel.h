@@ -172,13 +172,15 @@ std::pair<double, double> null_syscall_ns(int64_t calls);
 // per round trip, the fastest of a few trials; {0, 0} when it cannot run.
 std::pair<double, double> unix_dgram_round_trip_ns(int64_t trips, size_t bytes);
 
-// One pread() of `bytes` from an in-memory file (memfd) already in the page
-// cache into a buffer of this thread's: the kernel's own copy to user space
-// (copy_to_user, whatever routine this kernel picked for this CPU), which
-// user space's memcpy does not stand for (it may use vector registers the
-// kernel does not touch). This thread's CPU ns per call, the fastest of a few
-// trials; 0 when it cannot run.
-double kernel_copy_out_ns(int64_t calls, size_t bytes);
+// One pread() of `small` and one of `large` bytes from an in-memory file
+// (memfd) already in the page cache into a buffer of this thread's: the
+// kernel's own copy to user space (copy_to_user, whatever routine this
+// kernel picked for this CPU), which user space's memcpy does not stand for
+// (it may use vector registers the kernel does not touch). This thread's CPU
+// ns per call of each, the fastest of `trials` trials of `calls` calls, the
+// two sizes in turn (a slow moment then slows both alike, and their
+// difference is the copy); {0, 0} when it cannot run.
+std::pair<double, double> kernel_copy_out_ns(int64_t calls, int trials, size_t small, size_t large);
 
 // Each repeat is cut into `rounds` slices; every slice times a share of the
 // null system calls and a share of every payload's packets, the payloads in

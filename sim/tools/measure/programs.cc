@@ -115,6 +115,21 @@ std::string program_name(const std::vector<std::string>& argv) {
   return name;
 }
 
+// Waits for `pid` a twentieth of a second at a time, until it has ended
+// (true, its status in `status`), `naps` have passed (naps < 0: no limit),
+// or, where `stoppable`, a stop was noted: a stop is seen within that.
+bool reap(pid_t pid, int& status, int naps, bool stoppable) {
+  for (int i = 0; naps < 0 || i < naps; ++i) {
+    if (stoppable && g_stop_signal != 0) return false;
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return true;
+    if (r < 0 && errno != EINTR) return false;
+    const timespec nap{0, 50'000'000};
+    if (r == 0) nanosleep(&nap, nullptr);
+  }
+  return false;
+}
+
 }  // namespace
 
 void run_program(const std::vector<std::string>& argv, const fs::path& err, const fs::path& out) {
@@ -154,34 +169,13 @@ void run_program(const std::vector<std::string>& argv, const fs::path& err, cons
     _exit(127);
   }
   stop.unblock();
-  // Polled, a twentieth of a second at a time: a stop noted at any moment
-  // is seen within that.
   int status = 0;
-  bool reaped = false;
-  while (!reaped && g_stop_signal == 0) {
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) {
-      reaped = true;
-    } else if (r < 0 && errno != EINTR) {
-      break;
-    } else if (r == 0) {
-      const timespec nap{0, 50'000'000};
-      nanosleep(&nap, nullptr);
-    }
-  }
+  const bool reaped = reap(pid, status, -1, true);
   if (const int sig = g_stop_signal; sig != 0) {
+    // A program that does not end on SIGTERM within five seconds is killed.
     if (!reaped) {
-      // A program that does not end on SIGTERM within five seconds is killed.
       ::kill(pid, SIGTERM);
-      for (int i = 0; i < 100 && !reaped; ++i) {
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-          reaped = true;
-        } else {
-          const timespec nap{0, 50'000'000};
-          nanosleep(&nap, nullptr);
-        }
-      }
-      if (!reaped) {
+      if (!reap(pid, status, 100, false)) {
         ::kill(pid, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
