@@ -78,6 +78,12 @@ class MemoFetcher {
   // Grows as moves are learnt: a FetchReplay's code table.
   const std::vector<Ranges>& codes() const { return codes_; }
 
+  // Where the fetcher stands: the move last taken. The same events from
+  // the same move take the same moves, so a caller that saw where they led
+  // last time may go there at once (not once the fetcher is by itself).
+  uint32_t at() const { return at_; }
+  void go_to(uint32_t at) { at_ = at; }
+
   size_t states() const { return states_.size(); }
   size_t moves() const { return moves_.size() - 2; }  // not the start, nor the sentinel
   bool by_itself() const { return by_itself_; }

@@ -29,33 +29,11 @@ void FetchReplay::forget() {
   cache_.apply_replays();  // before the records it may keep go
   nodes_.assign(1, Node{});
   entries_.clear();
+  ++generation_;
 }
 
-// Whole stalls onto a whole sum: exact, so one addition is the same.
-void FetchReplay::add_stalls(const Record& r, double& cache_cycles) {
-  if (r.whole && !r.stalls.empty() && cache_cycles >= 0 && cache_cycles < 0x1p52 &&
-      cache_cycles == static_cast<double>(static_cast<int64_t>(cache_cycles)))
-    cache_cycles += r.total;
-  else
-    for (double s : r.stalls) cache_cycles += s;
-}
-
+// settle() when the sequence's first record does not hold without looking.
 void FetchReplay::run(double& cache_cycles) {
-  // Most runs: the sequence's first record left the cache as it found it,
-  // and nothing has changed the cache since. It holds without looking, and
-  // its run changes nothing a chain sees.
-  if (const int32_t known = nodes_[at_].entry; known >= 0) {
-    Entry& e = entries_[static_cast<size_t>(known)];
-    Record& r = *e.records.front();
-    if (e.epoch == cache_.epoch() && !r.t.changes()) [[likely]] {
-      add_stalls(r, cache_cycles);
-      cache_.replay(r.t);
-      r.ran = runs_;
-      ++counts_.replayed;
-      at_ = 0;
-      return;
-    }
-  }
   int32_t slot = nodes_[at_].entry;
   if (slot < 0) {
     slot = static_cast<int32_t>(entries_.size());

@@ -59,8 +59,31 @@ class FetchReplay {
   }
   // Adds the stalls of the fetches since the last settle(), in order.
   void settle(double& cache_cycles) {
-    if (at_ != 0) run(cache_cycles);
+    if (at_ == 0) return;
+    // Most runs: the sequence's first record left the cache as it found it,
+    // and nothing has changed the cache since. It holds without looking, and
+    // its run changes nothing a chain sees.
+    if (const int32_t known = nodes_[at_].entry; known >= 0) {
+      Entry& e = entries_[static_cast<size_t>(known)];
+      Record& r = *e.records.front();
+      if (e.epoch == cache_.epoch() && !r.t.changes()) [[likely]] {
+        add_stalls(r, cache_cycles);
+        cache_.replay(r.t);
+        r.ran = runs_;
+        ++counts_.replayed;
+        at_ = 0;
+        return;
+      }
+    }
+    run(cache_cycles);
   }
+
+  // The node of the ids noted since the last settle(): the same ids noted
+  // from the root lead to the same node, in the same generation of the
+  // tree (forget() starts a new one). go_to() is those note()s at once.
+  uint32_t node() const { return at_; }
+  uint64_t generation() const { return generation_; }
+  void go_to(uint32_t node) { at_ = node; }
 
   struct Counts {
     uint64_t replayed = 0, simulated = 0;  // sequences
@@ -110,7 +133,14 @@ class FetchReplay {
   void forget();
 
   void run(double& cache_cycles);
-  static void add_stalls(const Record& r, double& cache_cycles);
+  // Whole stalls onto a whole sum: exact, so one addition is the same.
+  static void add_stalls(const Record& r, double& cache_cycles) {
+    if (r.whole && !r.stalls.empty() && cache_cycles >= 0 && cache_cycles < 0x1p52 &&
+        cache_cycles == static_cast<double>(static_cast<int64_t>(cache_cycles)))
+      cache_cycles += r.total;
+    else
+      for (double s : r.stalls) cache_cycles += s;
+  }
   void simulate(Entry& e, double& cache_cycles);
   // The last runs that changed the cache: which record each did (a fresh
   // id for a change by anything else).
@@ -131,6 +161,7 @@ class FetchReplay {
   uint64_t runs_ = 0;        // the history's length: runs that changed the cache
   uint64_t next_id_ = 1;     // the next record's id
   uint64_t last_epoch_ = 0;  // the cache's epoch after the last run
+  uint64_t generation_ = 0;  // forget()s so far
 };
 
 }  // namespace simloop::models

@@ -439,35 +439,21 @@ void ICache::write_deferred() {
   deferred_.clear();
 }
 
-void ICache::replay(const Transition& t) {
-  if (t.changes()) {
-    const auto it = std::find(deferred_.begin(), deferred_.end(), &t);
-    if (it != deferred_.end())
-      deferred_.erase(it);  // it goes last: its sets end as it leaves them
-    else if (deferred_.size() == kMaxDeferred)
-      write_deferred();
-    deferred_.push_back(&t);
-    ++epoch_;  // the cache changed, though its sets are not written yet
-  }
-  stats_.line_accesses += t.stats.line_accesses;
-  stats_.l1_misses += t.stats.l1_misses;
-  stats_.l2_hits += t.stats.l2_hits;
-  stats_.l2_misses += t.stats.l2_misses;
-  stats_.prefetches += t.stats.prefetches;
-  if (tally_) {
-    if (t.group >= 0 && t.group_gen == group_gen_ && tally_whole_) {
-      TallyGroup& g = groups_[static_cast<size_t>(t.group)];
-      if (++g.pending == kMaxPending) {
-        add_group(g, slot_tally_);
-        g.pending = 0;
-      }
-      return;
-    }
-    for (const auto& [slot, stall] : t.misses) {
-      auto& m = slot_tally_[slot];
-      ++m.misses;
-      m.stall += stall;
-    }
+void ICache::defer(const Transition& t) {
+  const auto it = std::find(deferred_.begin(), deferred_.end(), &t);
+  if (it != deferred_.end())
+    deferred_.erase(it);  // it goes last: its sets end as it leaves them
+  else if (deferred_.size() == kMaxDeferred)
+    write_deferred();
+  deferred_.push_back(&t);
+  ++epoch_;  // the cache changed, though its sets are not written yet
+}
+
+void ICache::tally_misses(const Transition& t) {
+  for (const auto& [slot, stall] : t.misses) {
+    auto& m = slot_tally_[slot];
+    ++m.misses;
+    m.stall += stall;
   }
 }
 

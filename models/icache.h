@@ -184,7 +184,24 @@ class ICache {
   // counters their increments), as the fetches themselves would. The sets
   // are written when something next looks at them: until then the cache
   // keeps `t` (which must stay alive until apply_replays()).
-  void replay(const Transition& t);
+  void replay(const Transition& t) {
+    if (t.changes()) defer(t);
+    stats_.line_accesses += t.stats.line_accesses;
+    stats_.l1_misses += t.stats.l1_misses;
+    stats_.l2_hits += t.stats.l2_hits;
+    stats_.l2_misses += t.stats.l2_misses;
+    stats_.prefetches += t.stats.prefetches;
+    if (!tally_) return;
+    if (t.group >= 0 && t.group_gen == group_gen_ && tally_whole_) {
+      TallyGroup& g = groups_[static_cast<size_t>(t.group)];
+      if (++g.pending == kMaxPending) [[unlikely]] {
+        add_group(g, slot_tally_);
+        g.pending = 0;
+      }
+      return;
+    }
+    tally_misses(t);
+  }
   // Writes the replays not yet written to their sets. Called by everything
   // here that looks at the sets; a caller calls it before a transition it
   // replayed goes away.
@@ -296,6 +313,10 @@ class ICache {
   uint32_t group_gen_ = 0;  // a transition's group is valid only in its generation
   bool tally_whole_ = true;
   static void add_group(const TallyGroup& g, std::vector<LineMisses>& tally);
+  // replay()'s parts that are not counting: keeping `t` to write its sets
+  // later, and tallying its misses one by one.
+  void defer(const Transition& t);
+  void tally_misses(const Transition& t);
   void flush_groups();
   void tally(uint64_t line, double stall) {
     if (tally_whole_ && !whole_stall(stall)) {

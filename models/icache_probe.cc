@@ -1,6 +1,9 @@
 #include "models/icache_probe.h"
 
+#include <cstring>
+#include <functional>
 #include <random>
+#include <string_view>
 
 namespace simloop::models {
 
@@ -12,8 +15,12 @@ ICacheProbe::ICacheProbe(CycleAccount& acct, const LinkedLayout& code, const ICa
       // Without replay every event is followed and every line fetched: what
       // the replay and the memo must give.
       fetcher_(replay ? MemoFetcher::kMaxStates : 0),
-      replay_(cache_, fetcher_.codes(), replay) {
+      replay_(cache_, fetcher_.codes(), replay),
+      events_(replay ? size_t{1} << 16 : 0),
+      put_(events_.data()),
+      end_(events_.data() + events_.size()) {
   fetcher_.attach(&plan_);
+  for (size_t o = 0; o < kOwnerCount; ++o) inert_[o] = fetcher_.inert(o);
   if (colouring != nullptr) {
     // Each code page gets a distinct random physical page, fixed by the
     // seed: different between runs, the same within one.
@@ -37,6 +44,116 @@ ICacheProbe::ICacheProbe(CycleAccount& acct, const LinkedLayout& code, const ICa
     });
   }
   cache_.tally_lines(true);
+}
+
+void ICacheProbe::follow(const uint8_t* e, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const size_t owner = e[i] & 63u;
+    switch (e[i] >> 6) {
+      case kEnter:
+        fetcher_.enter(owner, Fetch{this});
+        break;
+      case kLeave:
+        fetcher_.leave(owner, Fetch{this});
+        break;
+      default:
+        fetcher_.point(owner, Fetch{this});
+    }
+  }
+}
+
+void ICacheProbe::spill(uint8_t e) {
+  follow(events_.data(), held());
+  follow(&e, 1);
+  put_ = events_.data();
+  spilled_ = !events_.empty();
+}
+
+// Equal bytes, a word at a time: a batch is a few dozen bytes, too few for
+// a call of memcmp to pay.
+bool ICacheProbe::same(const Batch& b, uint32_t start) const {
+  const size_t n = held();
+  if (b.start != start || b.size != n) return false;
+  const uint8_t* x = pool_.data() + b.offset;
+  const uint8_t* y = events_.data();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t u = 0;
+    uint64_t v = 0;
+    std::memcpy(&u, x + i, 8);
+    std::memcpy(&v, y + i, 8);
+    if (u != v) return false;
+  }
+  for (; i < n; ++i)
+    if (x[i] != y[i]) return false;
+  return true;
+}
+
+void ICacheProbe::follow_held() {
+  // Mostly the batch that followed the last one last time, from where it
+  // led the fetcher.
+  if (last_ >= 0 && !spilled_) {
+    const int32_t guess = batches_[static_cast<size_t>(last_)].next;
+    if (guess >= 0) {
+      const Batch& b = batches_[static_cast<size_t>(guess)];
+      if (b.generation == replay_.generation() && replay_.node() == 0 && same(b, fetcher_.at())) {
+        fetcher_.go_to(b.end);
+        replay_.go_to(b.node);
+        ++batch_hits_;
+        last_ = guess;
+        put_ = events_.data();
+        return;
+      }
+    }
+  }
+  follow_new();
+}
+
+void ICacheProbe::follow_new() {
+  const size_t n = held();
+  if (spilled_ || fetcher_.by_itself() || replay_.node() != 0) {
+    // Part of this settle's events were followed already, or the fetcher
+    // has no moves to go to: no batch.
+    follow(events_.data(), n);
+    put_ = events_.data();
+    spilled_ = false;
+    last_ = -1;
+    return;
+  }
+  const uint32_t start = fetcher_.at();
+  const uint64_t key = std::hash<std::string_view>{}(
+                           std::string_view(reinterpret_cast<const char*>(events_.data()), n)) ^
+                       (uint64_t{start} * 0x9e3779b97f4a7c15ULL);
+  int32_t hit = -1;
+  if (const auto it = batch_of_.find(key);
+      it != batch_of_.end() && same(batches_[static_cast<size_t>(it->second)], start))
+    hit = it->second;
+  if (hit >= 0 && batches_[static_cast<size_t>(hit)].generation == replay_.generation()) {
+    const Batch& b = batches_[static_cast<size_t>(hit)];
+    fetcher_.go_to(b.end);
+    replay_.go_to(b.node);
+    ++batch_hits_;
+  } else {
+    follow(events_.data(), n);
+    if (fetcher_.by_itself()) {
+      hit = -1;  // it went by itself on the way: its moves are not kept
+    } else if (hit >= 0) {
+      // Seen in a generation of the replay's tree that is gone.
+      Batch& b = batches_[static_cast<size_t>(hit)];
+      b.end = fetcher_.at();
+      b.node = replay_.node();
+      b.generation = replay_.generation();
+    } else if (batches_.size() < kMaxBatches && pool_.size() + n <= kMaxPool) {
+      hit = static_cast<int32_t>(batches_.size());
+      batches_.push_back(
+          Batch{start, fetcher_.at(), replay_.node(), replay_.generation(), pool_.size(), n, -1});
+      pool_.insert(pool_.end(), events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(n));
+      batch_of_[key] = hit;
+    }
+  }
+  if (last_ >= 0 && hit >= 0) batches_[static_cast<size_t>(last_)].next = hit;
+  last_ = hit;
+  put_ = events_.data();
 }
 
 }  // namespace simloop::models

@@ -9,6 +9,7 @@
 #include "models/wire.h"
 #include "sim/engine/columns.h"
 #include "sim/engine/simulation.h"
+#include "sim/engine/trace.h"
 #include "sim/stack/linux/kind.h"
 #include "sim/stack/linux/stack.h"
 #include "sim/stack/workload/driver.h"
@@ -335,6 +336,35 @@ TEST(EngineCache, ReplayGivesExactlyWhatSimulatingEveryFetchGives) {
     a.erase("wall_s");
     b.erase("wall_s");
     EXPECT_EQ(a.dump(), b.dump()) << file;
+  }
+}
+
+// A run with the I-cache and no other model or timeline takes a probe of
+// its own (CacheProbe: events held and followed at each settle, as batches
+// seen before); a timeline's run takes the probe with every part. Both give
+// the same results, bit for bit, with and without the replay, with an
+// interrupt per frame and with random page colouring.
+TEST(EngineCache, TheCacheProbeGivesWhatTheProbeWithEveryPartGives) {
+  const std::vector<std::vector<std::string>> cases = {
+      {},
+      {"workload.dest=loopback", "interrupts.moderation.packets=1"},
+      {"engine.icache_replay=false"},
+      {"workload.dest=broadcast", "seed=3", "variance.page_colouring=true"},
+  };
+  for (const auto& sets : cases) {
+    auto row = [&sets](bool traced) {
+      auto s = sets;
+      s.push_back("workload.packets=20000");
+      return in_child([&s, traced] {
+        const auto x = config::load_experiment(
+            std::string(SIMLOOP_SOURCE_DIR) + "/experiments/seed/icache-padded.yaml", s);
+        Tracer tracer({0, 50}, x.machine.clock_hz, *x.stack.fns, x.name, [](std::string_view) {});
+        json j = report::to_json(result_row(x, simulate(x, traced ? &tracer : nullptr)));
+        j.erase("wall_s");
+        return j;
+      });
+    };
+    EXPECT_EQ(row(false).dump(), row(true).dump()) << ::testing::PrintToString(sets);
   }
 }
 

@@ -226,6 +226,70 @@ TEST(FetchPlan, CycleAccountChargesTheStallsOfEnterAndLeave) {
   EXPECT_DOUBLE_EQ(acct.pending()[static_cast<size_t>(Stage::cache)], 300);
 }
 
+// The probe holds events until a settle and goes straight to where a batch
+// seen before led (ICacheProbe::follow_held). Against the same events
+// followed one by one (no replay): the same stall at every settle, bit for
+// bit, and the same cache statistics, over random packets of three kinds,
+// system calls now and then, and runs of more events than it holds between
+// two settles (it follows them before the settle then).
+TEST(FetchPlan, HeldEventsGiveWhatFollowingEachGives) {
+  const LinkedLayout linked = link(two_level());
+  MachineCosts m;
+  StackCosts s{.fns = &net::bsd::kFnTable};
+  ICacheConfig c;
+  c.l1 = {256, 1, 64};  // four sets: the two functions and the helpers collide
+  c.l2_enabled = false;
+  c.memory_cycles = 100;
+  CycleAccount held_acct(m, s);
+  CycleAccount each_acct(m, s);
+  ICacheProbe held(held_acct, linked, c, FetchMode::call_sites, true, nullptr);
+  ICacheProbe each(each_acct, linked, c, FetchMode::call_sites, false, nullptr);
+  Tee<ICacheProbe&, CycleAccount&> a(held, held_acct);
+  Tee<ICacheProbe&, CycleAccount&> b(each, each_acct);
+  const auto udp = net::bsd::id(net::bsd::Fn::udp_output);
+  const auto ip = net::bsd::id(net::bsd::Fn::ip_output);
+  // A packet's events, each given to both probes; a settle (on both, the
+  // stalls compared) after a packet, or now and then inside one, so that
+  // batches start from several of the fetcher's states.
+  std::mt19937 rng(11);
+  int settles = 0;
+  auto settle = [&] {
+    a.settle();
+    b.settle();
+    ++settles;
+    ASSERT_EQ(held_acct.take(), each_acct.take()) << "settle " << settles;
+  };
+  auto both = [&](auto&& event) {
+    event(a);
+    event(b);
+  };
+  auto packet = [&](int kind, bool cut) {
+    both([](auto& p) { p.run(Code::user_loop); });
+    both([&](auto& p) { p.enter(udp); });
+    if (cut && rng() % 15 == 0) settle();
+    if (kind != 1) {
+      both([&](auto& p) { p.enter(ip); });
+      if (cut && rng() % 15 == 0) settle();
+      both([](auto& p) { p.cksum(nullptr, 0); });
+      both([&](auto& p) { p.leave(ip); });
+    }
+    if (kind == 2) both([](auto& p) { p.copy(net::CopyKind::uiomove, nullptr, nullptr, 0); });
+    both([&](auto& p) { p.leave(udp); });
+  };
+  for (int i = 0; i < 3000; ++i) {
+    const auto kind = static_cast<int>(rng() % 3);
+    // Now and then packets run on without a settle: past what is held.
+    const int repeat = rng() % 500 == 0 ? 20000 : 1;
+    for (int r = 0; r < repeat; ++r) packet(kind, repeat == 1);
+    if (rng() % 7 == 0) both([](auto& p) { p.run(Code::syscall_entry); });
+    settle();
+  }
+  EXPECT_EQ(held.cache().stats().l1_misses, each.cache().stats().l1_misses);
+  EXPECT_EQ(held.cache().stats().line_accesses, each.cache().stats().line_accesses);
+  EXPECT_GT(held.cache().stats().l1_misses, 3000u);
+  EXPECT_GT(held.batch_hits(), 2000u);
+}
+
 // The call-site tables the fetcher uses (FetchPlan::next_call) against the
 // straightforward search over a routine's steps, for every routine, step
 // and owner of random plans: routines with many call sites, the same owner

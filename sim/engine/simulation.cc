@@ -646,8 +646,8 @@ SimResult simulate_on(const config::Experiment& x, Tracer* tracer) {
     const auto& rc = w.icache->replay_counts();
     spdlog::debug(
         "I-cache: {} fetch sequences replayed ({} known to hold from the runs before, {} found "
-        "to by comparing sets), {} simulated",
-        rc.replayed, rc.chained, rc.compared, rc.simulated);
+        "to by comparing sets), {} simulated; {} settles' events a batch seen before",
+        rc.replayed, rc.chained, rc.compared, rc.simulated, w.icache->batch_hits());
     r.l1i_misses = static_cast<int64_t>(w.icache->cache().stats().l1_misses);
     r.l2_misses = static_cast<int64_t>(w.icache->cache().stats().l2_misses);
   }
@@ -669,8 +669,9 @@ SimResult simulate(const config::Experiment& x, Tracer* tracer) {
   // The stack the experiment's profile names (stack.kind) runs.
   SimResult r;
   if (!stacks::with_stack(config::stack_of(x), [&]<class K>(std::type_identity<K>) {
-        r = quiet_run(x, tracer) ? simulate_on<K, QuietProbe>(x, tracer)
-                                 : simulate_on<K, Probe>(x, tracer);
+        r = with_probe(x, tracer, [&]<class P>(std::type_identity<P>) {
+          return simulate_on<K, P>(x, tracer);
+        });
       }))
     throw std::logic_error(fmt::format("no stack named '{}'", config::stack_of(x)));
   return r;
