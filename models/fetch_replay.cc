@@ -30,6 +30,7 @@ void FetchReplay::forget() {
   nodes_.assign(1, Node{});
   entries_.clear();
   ++generation_;
+  ++counts_.forgotten;
 }
 
 // settle() when the sequence's first record does not hold without looking.

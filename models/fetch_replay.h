@@ -87,8 +87,9 @@ class FetchReplay {
 
   struct Counts {
     uint64_t replayed = 0, simulated = 0;  // sequences
-    uint64_t chained = 0;   // replays known to hold from the records run before (see run())
-    uint64_t compared = 0;  // replays found to hold by comparing the cache's sets
+    uint64_t chained = 0;    // replays known to hold from the records run before (see run())
+    uint64_t compared = 0;   // replays found to hold by comparing the cache's sets
+    uint64_t forgotten = 0;  // times the tree started over (too many sequences)
   };
   const Counts& counts() const { return counts_; }
 

@@ -8,13 +8,14 @@
 namespace simloop::models {
 
 ICacheProbe::ICacheProbe(CycleAccount& acct, const LinkedLayout& code, const ICacheConfig& config,
-                         FetchMode fetch, bool replay, const PageColouring* colouring)
+                         FetchMode fetch, bool replay, const PageColouring* colouring,
+                         uint32_t max_states)
     : acct_(acct),
       cache_(config),
       plan_(fetch_plan(code, fetch, config.l1.line_bytes, acct.fns())),
       // Without replay every event is followed and every line fetched: what
       // the replay and the memo must give.
-      fetcher_(replay ? MemoFetcher::kMaxStates : 0),
+      fetcher_(replay ? max_states : 0),
       replay_(cache_, fetcher_.codes(), replay),
       events_(replay ? size_t{1} << 16 : 0),
       put_(events_.data()),
@@ -91,7 +92,8 @@ bool ICacheProbe::same(const Batch& b, uint32_t start) const {
 
 void ICacheProbe::follow_held() {
   // Mostly the batch that followed the last one last time, from where it
-  // led the fetcher.
+  // led the fetcher. (Once the fetcher goes by itself, follow_new() leaves
+  // last_ at -1 for good: no batch starts from its state of its own.)
   if (last_ >= 0 && !spilled_) {
     const int32_t guess = batches_[static_cast<size_t>(last_)].next;
     if (guess >= 0) {

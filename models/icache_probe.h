@@ -38,9 +38,11 @@ class ICacheProbe : public net::NullProbe {
  public:
   // `code` is the linked layout the plan is made of; `replay` replays
   // repeated fetch sequences (identical results); `colouring` (may be null)
-  // gives each code page a random physical page.
+  // gives each code page a random physical page; `max_states` is the
+  // fetcher's memo's limit (MemoFetcher; smaller only in tests).
   ICacheProbe(CycleAccount& acct, const LinkedLayout& code, const ICacheConfig& config,
-              FetchMode fetch, bool replay, const PageColouring* colouring);
+              FetchMode fetch, bool replay, const PageColouring* colouring,
+              uint32_t max_states = MemoFetcher::kMaxStates);
   ICacheProbe(const ICacheProbe&) = delete;
   ICacheProbe& operator=(const ICacheProbe&) = delete;
 

@@ -229,65 +229,86 @@ TEST(FetchPlan, CycleAccountChargesTheStallsOfEnterAndLeave) {
 // The probe holds events until a settle and goes straight to where a batch
 // seen before led (ICacheProbe::follow_held). Against the same events
 // followed one by one (no replay): the same stall at every settle, bit for
-// bit, and the same cache statistics, over random packets of three kinds,
-// system calls now and then, and runs of more events than it holds between
-// two settles (it follows them before the settle then).
+// bit, and the same cache statistics. The packets are of three kinds, with
+// helpers that have code of their own (a checksum, a copy, system call
+// entry); settles come after a packet, inside one now and then, and after
+// runs of more events than the probe holds. Between phases of one packet a
+// settle, a phase of settles of random lengths fills the replay's tree
+// until it starts over (so batches of the first phase meet a tree that is
+// gone), and with a limit of a few fetcher states the fetcher goes on by
+// itself early.
 TEST(FetchPlan, HeldEventsGiveWhatFollowingEachGives) {
-  const LinkedLayout linked = link(two_level());
+  Layout l = two_level();
+  ObjectFile lib{"lib.o", 0x400, 16, {}};
+  lib.functions.push_back({"in_cksum", "cksum", 0, 0x100, 0x80, 0, 0, {}});
+  lib.functions.push_back({"bcopy", "copy", 0x100, 0x100, 0xc0, 0, 0, {}});
+  lib.functions.push_back({"Xsyscall", "syscall_entry", 0x200, 0x100, 0x40, 0, 0, {}});
+  l.objects.push_back(lib);
+  const LinkedLayout linked = link(l);
   MachineCosts m;
   StackCosts s{.fns = &net::bsd::kFnTable};
   ICacheConfig c;
-  c.l1 = {256, 1, 64};  // four sets: the two functions and the helpers collide
+  c.l1 = {512, 1, 64};  // eight sets: the functions and the helpers collide
   c.l2_enabled = false;
   c.memory_cycles = 100;
-  CycleAccount held_acct(m, s);
-  CycleAccount each_acct(m, s);
-  ICacheProbe held(held_acct, linked, c, FetchMode::call_sites, true, nullptr);
-  ICacheProbe each(each_acct, linked, c, FetchMode::call_sites, false, nullptr);
-  Tee<ICacheProbe&, CycleAccount&> a(held, held_acct);
-  Tee<ICacheProbe&, CycleAccount&> b(each, each_acct);
   const auto udp = net::bsd::id(net::bsd::Fn::udp_output);
   const auto ip = net::bsd::id(net::bsd::Fn::ip_output);
-  // A packet's events, each given to both probes; a settle (on both, the
-  // stalls compared) after a packet, or now and then inside one, so that
-  // batches start from several of the fetcher's states.
-  std::mt19937 rng(11);
-  int settles = 0;
-  auto settle = [&] {
-    a.settle();
-    b.settle();
-    ++settles;
-    ASSERT_EQ(held_acct.take(), each_acct.take()) << "settle " << settles;
-  };
-  auto both = [&](auto&& event) {
-    event(a);
-    event(b);
-  };
-  auto packet = [&](int kind, bool cut) {
-    both([](auto& p) { p.run(Code::user_loop); });
-    both([&](auto& p) { p.enter(udp); });
-    if (cut && rng() % 15 == 0) settle();
-    if (kind != 1) {
-      both([&](auto& p) { p.enter(ip); });
+  for (const uint32_t states : {MemoFetcher::kMaxStates, 3u}) {
+    CycleAccount held_acct(m, s);
+    CycleAccount each_acct(m, s);
+    ICacheProbe held(held_acct, linked, c, FetchMode::call_sites, true, nullptr, states);
+    ICacheProbe each(each_acct, linked, c, FetchMode::call_sites, false, nullptr);
+    Tee<ICacheProbe&, CycleAccount&> a(held, held_acct);
+    Tee<ICacheProbe&, CycleAccount&> b(each, each_acct);
+    std::mt19937 rng(11);
+    int settles = 0;
+    auto settle = [&] {
+      a.settle();
+      b.settle();
+      ++settles;
+      ASSERT_EQ(held_acct.take(), each_acct.take()) << "settle " << settles;
+    };
+    auto both = [&](auto&& event) {
+      event(a);
+      event(b);
+    };
+    auto packet = [&](int kind, bool cut) {
+      both([](auto& p) { p.run(Code::user_loop); });
+      both([](auto& p) { p.run(Code::syscall_entry); });
+      both([&](auto& p) { p.enter(udp); });
       if (cut && rng() % 15 == 0) settle();
-      both([](auto& p) { p.cksum(nullptr, 0); });
-      both([&](auto& p) { p.leave(ip); });
+      if (kind != 1) {
+        both([&](auto& p) { p.enter(ip); });
+        if (cut && rng() % 15 == 0) settle();
+        both([](auto& p) { p.cksum(nullptr, 0); });
+        both([&](auto& p) { p.leave(ip); });
+      }
+      if (kind == 2) both([](auto& p) { p.copy(net::CopyKind::uiomove, nullptr, nullptr, 0); });
+      both([&](auto& p) { p.leave(udp); });
+    };
+    for (int phase = 0; phase < 5; ++phase) {
+      for (int i = 0; i < 1500; ++i) {
+        if (phase % 2 == 1) {
+          // Settles of 1 to 40 packets of random kinds: sequences the
+          // replay has not seen, until its tree starts over.
+          for (uint32_t k = rng() % 40 + 1; k > 0; --k) packet(static_cast<int>(rng() % 3), false);
+        } else {
+          const auto kind = static_cast<int>(rng() % 3);
+          // Now and then packets run on without a settle: past what is held.
+          const int repeat = rng() % 500 == 0 ? 20000 : 1;
+          for (int r = 0; r < repeat; ++r) packet(kind, repeat == 1);
+        }
+        settle();
+      }
     }
-    if (kind == 2) both([](auto& p) { p.copy(net::CopyKind::uiomove, nullptr, nullptr, 0); });
-    both([&](auto& p) { p.leave(udp); });
-  };
-  for (int i = 0; i < 3000; ++i) {
-    const auto kind = static_cast<int>(rng() % 3);
-    // Now and then packets run on without a settle: past what is held.
-    const int repeat = rng() % 500 == 0 ? 20000 : 1;
-    for (int r = 0; r < repeat; ++r) packet(kind, repeat == 1);
-    if (rng() % 7 == 0) both([](auto& p) { p.run(Code::syscall_entry); });
-    settle();
+    EXPECT_EQ(held.cache().stats().l1_misses, each.cache().stats().l1_misses);
+    EXPECT_EQ(held.cache().stats().line_accesses, each.cache().stats().line_accesses);
+    EXPECT_GT(held.cache().stats().l1_misses, 10000u);
+    if (states == MemoFetcher::kMaxStates) {
+      EXPECT_GT(held.batch_hits(), 3000u);
+      EXPECT_GE(held.replay_counts().forgotten, 2u);  // the tree started over
+    }
   }
-  EXPECT_EQ(held.cache().stats().l1_misses, each.cache().stats().l1_misses);
-  EXPECT_EQ(held.cache().stats().line_accesses, each.cache().stats().line_accesses);
-  EXPECT_GT(held.cache().stats().l1_misses, 3000u);
-  EXPECT_GT(held.batch_hits(), 2000u);
 }
 
 // The call-site tables the fetcher uses (FetchPlan::next_call) against the

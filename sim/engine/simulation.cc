@@ -646,8 +646,9 @@ SimResult simulate_on(const config::Experiment& x, Tracer* tracer) {
     const auto& rc = w.icache->replay_counts();
     spdlog::debug(
         "I-cache: {} fetch sequences replayed ({} known to hold from the runs before, {} found "
-        "to by comparing sets), {} simulated; {} settles' events a batch seen before",
-        rc.replayed, rc.chained, rc.compared, rc.simulated, w.icache->batch_hits());
+        "to by comparing sets), {} simulated, the tree started over {} times; {} settles' "
+        "events a batch seen before",
+        rc.replayed, rc.chained, rc.compared, rc.simulated, rc.forgotten, w.icache->batch_hits());
     r.l1i_misses = static_cast<int64_t>(w.icache->cache().stats().l1_misses);
     r.l2_misses = static_cast<int64_t>(w.icache->cache().stats().l2_misses);
   }
