@@ -232,11 +232,11 @@ TEST(FetchPlan, CycleAccountChargesTheStallsOfEnterAndLeave) {
 // bit, and the same cache statistics. The packets are of three kinds, with
 // helpers that have code of their own (a checksum, a copy, system call
 // entry); settles come after a packet, inside one now and then, and after
-// runs of more events than the probe holds. Between phases of one packet a
-// settle, a phase of settles of random lengths fills the replay's tree
-// until it starts over (so batches of the first phase meet a tree that is
-// gone), and with a limit of a few fetcher states the fetcher goes on by
-// itself early.
+// runs of more events than the probe holds. Phases of a packet a settle
+// alternate with phases of settles of random lengths, which fill the
+// replay's tree until it starts over (so batches of an earlier phase meet a
+// tree that is gone); with a limit of three fetcher states the fetcher goes
+// on by itself early.
 TEST(FetchPlan, HeldEventsGiveWhatFollowingEachGives) {
   Layout l = two_level();
   ObjectFile lib{"lib.o", 0x400, 16, {}};

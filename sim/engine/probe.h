@@ -4,9 +4,9 @@
 // to it. An optional model joins by its line in that list.
 //
 // Each stack of the list is instantiated for it (and for QuietProbe and
-// CacheProbe) in
-// simulation.cc, built with a larger unit growth limit (CMakeLists.txt) so
-// that the probe's hooks are still inlined into the stacks' functions.
+// CacheProbe) in simulation.cc, built with a larger unit growth limit
+// (CMakeLists.txt) so that the probe's hooks are still inlined into the
+// stacks' functions.
 // Below, how a run's models and its probe are made from the experiment.
 #pragma once
 
