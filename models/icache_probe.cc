@@ -99,9 +99,7 @@ void ICacheProbe::follow_held() {
     if (guess >= 0) {
       const Batch& b = batches_[static_cast<size_t>(guess)];
       if (b.generation == replay_.generation() && replay_.node() == 0 && same(b, fetcher_.at())) {
-        fetcher_.go_to(b.end);
-        replay_.go_to(b.node);
-        ++batch_hits_;
+        go_to(b);
         last_ = guess;
         put_ = events_.data();
         return;
@@ -131,10 +129,7 @@ void ICacheProbe::follow_new() {
       it != batch_of_.end() && same(batches_[static_cast<size_t>(it->second)], start))
     hit = it->second;
   if (hit >= 0 && batches_[static_cast<size_t>(hit)].generation == replay_.generation()) {
-    const Batch& b = batches_[static_cast<size_t>(hit)];
-    fetcher_.go_to(b.end);
-    replay_.go_to(b.node);
-    ++batch_hits_;
+    go_to(batches_[static_cast<size_t>(hit)]);
   } else {
     follow(events_.data(), n);
     if (fetcher_.by_itself()) {

@@ -126,6 +126,12 @@ class ICacheProbe : public net::NullProbe {
   };
   size_t held() const { return static_cast<size_t>(put_ - events_.data()); }
   bool same(const Batch& b, uint32_t start) const;
+  // The held events were batch `b`: the fetcher and the replay go where it led.
+  void go_to(const Batch& b) {
+    fetcher_.go_to(b.end);
+    replay_.go_to(b.node);
+    ++batch_hits_;
+  }
   static constexpr size_t kMaxBatches = size_t{1} << 16;
   static constexpr size_t kMaxPool = size_t{1} << 24;  // bytes of events kept
 
