@@ -19,6 +19,7 @@ packages=(
   bash-completion              # completion of simloop's words (scripts/simloop-completion.bash)
   nftables                     # measure kernel --nft-rules: nft -f - in its own namespaces
   iproute2                     # measure kernel --path veth: ip -batch makes the veth pair
+  lld                          # ld.lld: link-order advice on the harness and on a program of your own
 )
 
 missing=()

@@ -48,6 +48,14 @@ TEST(Words, SplitsOnAnyWhitespace) {
   EXPECT_TRUE(words(" \t\n").empty());
 }
 
+TEST(ReplaceAll, ReplacesEveryOccurrenceLeftToRight) {
+  EXPECT_EQ(replace_all("-n {n} x{n}y", "{n}", "2000"), "-n 2000 x2000y");
+  EXPECT_EQ(replace_all("aaa", "aa", "b"), "ba");            // no overlap: left to right
+  EXPECT_EQ(replace_all("abc", "", "x"), "abc");             // nothing to find
+  EXPECT_EQ(replace_all("{n}", "{n}", "{n}{n}"), "{n}{n}");  // the result is not searched again
+  EXPECT_EQ(replace_all("", "{n}", "1"), "");
+}
+
 TEST(TextPosition, CountsLinesAndBytes) {
   const std::string_view t = "ab\ncd\n\nx";
   EXPECT_EQ(text_position(t, 0).line, 1);

@@ -110,4 +110,16 @@ TextPos json_error_position(std::string_view text, size_t bytes_read) {
   return text_position(text, bytes_read > 0 ? bytes_read - 1 : 0);
 }
 
+std::string replace_all(std::string_view s, std::string_view from, std::string_view to) {
+  std::string out;
+  if (from.empty()) return std::string(s);
+  for (size_t at = 0;;) {
+    const size_t hit = s.find(from, at);
+    out.append(s.substr(at, hit - at));
+    if (hit == std::string_view::npos) return out;
+    out.append(to);
+    at = hit + from.size();
+  }
+}
+
 }  // namespace simloop::support

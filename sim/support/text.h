@@ -35,6 +35,9 @@ std::string yaml_quoted(std::string_view s);
 // 0x or 0X); false for anything else, empty included.
 bool parse_u64(std::string_view s, uint64_t* v, int base = 10);
 
+// `s` with every `from` (not empty) replaced by `to`, left to right.
+std::string replace_all(std::string_view s, std::string_view from, std::string_view to);
+
 // The whitespace-separated words of `s`.
 std::vector<std::string> words(std::string_view s);
 

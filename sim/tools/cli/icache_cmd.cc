@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -45,6 +46,45 @@ struct PathArgs {
   }
 };
 
+// --program: the positional words are a program's command line, and the
+// options of a harness's path mean nothing to it (refused if given).
+void check_program_options(const CLI::App& cmd) {
+  static constexpr std::string_view kProgramOptions[] = {
+      "--program", "--I1", "--D1", "--LL", "--packets", "--output", "--min-per-packet", "--help"};
+  for (const CLI::Option* o : cmd.get_options()) {
+    if (o->count() == 0 || o->get_positional()) continue;
+    const std::string name = o->get_name(false, false);
+    if (std::find(std::begin(kProgramOptions), std::end(kProgramOptions), name) ==
+        std::end(kProgramOptions))
+      throw UserError(fmt::format(
+          "{}: an option of a harness's path, but --program runs a program of its own: give the "
+          "program's own options after -- instead",
+          name));
+  }
+}
+
+// The run specs: the program of --program, or the harness builds.
+std::vector<measure::HarnessSpec> specs(bool program, const std::vector<std::string>& words,
+                                        const PathArgs& path, const std::vector<int64_t>& packets) {
+  if (packets.size() != 2 || packets[0] >= packets[1])
+    throw UserError("--packets: give two counts, the smaller first (e.g. 2000,12000)");
+  if (program) {
+    try {
+      return {measure::program_spec(words, packets[0], packets[1])};
+    } catch (const config::ConfigError& e) {
+      throw UserError(e.what());
+    }
+  }
+  std::vector<measure::HarnessSpec> out;
+  for (const auto& h : measure::harnesses_or_default(words))
+    out.push_back({.path = h,
+                   .opt = path.resolved(),
+                   .packets_lo = packets[0],
+                   .packets_hi = packets[1],
+                   .command = {}});
+  return out;
+}
+
 std::vector<models::CacheGeometry> geometries(const std::vector<std::string>& specs) {
   std::vector<models::CacheGeometry> out;
   for (const auto& s : specs) {
@@ -72,6 +112,7 @@ struct CachegrindArgs {
   std::string d1 = "32768,8,64", ll = "1048576,16,64";
   std::vector<int64_t> packets = {2000, 12000};
   std::string out;
+  bool program = false;  // harnesses holds a program's command line
 };
 
 int run_cachegrind_cmd(const CachegrindArgs& a) {
@@ -83,11 +124,9 @@ int run_cachegrind_cmd(const CachegrindArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UserError(fmt::format("--D1/--LL: {}", e.what()));
   }
-  if (a.packets.size() != 2 || a.packets[0] >= a.packets[1])
-    throw UserError("--packets: give two counts, the smaller first (e.g. 2000,12000)");
   std::vector<report::Row> rows;
-  for (const auto& path : measure::harnesses_or_default(a.harnesses)) {
-    measure::HarnessSpec h{path, a.path.resolved(), a.packets[0], a.packets[1]};
+  for (const auto& h : specs(a.program, a.harnesses, a.path, a.packets)) {
+    const std::string& path = h.path;
     if (!a.out.empty()) {
       // The symbol map beside the results: what the model is pointed at.
       const std::string nm_file =
@@ -100,8 +139,15 @@ int run_cachegrind_cmd(const CachegrindArgs& a) {
     }
   }
   std::cout << report::format_table(
-      rows, {"layout", "payload", "dest", "i1", "instructions_per_packet", "i1_misses_per_packet",
-             "d1_misses_per_packet", "ll_misses_per_packet"});
+      rows, a.program ? std::vector<std::string>{"layout", "i1", "instructions_per_packet",
+                                                 "i1_misses_per_packet", "d1_misses_per_packet",
+                                                 "ll_misses_per_packet"}
+                      : std::vector<std::string>{"layout", "payload", "dest", "i1",
+                                                 "instructions_per_packet", "i1_misses_per_packet",
+                                                 "d1_misses_per_packet", "ll_misses_per_packet"});
+  if (a.program)
+    std::cout << "(per packet: per iteration of the program's loop, the count "
+              << measure::kCountWord << " stands for)\n";
   write_rows(a.out, rows);
   if (!a.out.empty()) {
     // The machine the runs were made on, beside them: cachegrind's counts do
@@ -119,18 +165,54 @@ int run_cachegrind_cmd(const CachegrindArgs& a) {
 
 struct ProfileArgs {
   PathArgs path;
-  std::string harness;
+  std::vector<std::string> harness;  // one build, or with --program a command line
   std::vector<int64_t> packets = {2000, 12000};
   double min_per_packet = 0.5;
   std::string out = "out/harness-profile.txt";
+  bool program = false;
 };
 
+// A program's profile: its head names the command (`simloop layout` reads
+// it there to know the path is a program's).
+int program_profile(const ProfileArgs& a, const measure::HarnessSpec& h) {
+  const measure::CodeProfile p = measure::run_profile(h, a.min_per_packet);
+  size_t loops = 0;
+  for (const auto& [key, walk] : p.walks) loops += walk.calls_per_packet == 0 ? 1 : 0;
+  if (p.hot.empty() || loops == 0)
+    throw UserError(fmt::format(
+        "`{}`: {} between {} and {} iterations (callgrind): does the program run its loop {} "
+        "times, and is it built with symbols? nothing written",
+        measure::command_line(h.command),
+        p.hot.empty()
+            ? fmt::format("no function ran at least {} times an iteration", a.min_per_packet)
+            : std::string("no loop around the iterations was found (a function that "
+                          "runs every iteration but is not called each time)"),
+        a.packets[0], a.packets[1], measure::kCountWord));
+  const std::string header = fmt::format(
+      "Hot profile of a program (callgrind instruction counts, {} minus {} iterations;\n"
+      "instructions run at least {} times an iteration)\n"
+      "{}{}",
+      a.packets[1], a.packets[0], a.min_per_packet, measure::kProgramHead,
+      measure::command_line(h.command));
+  fs::create_directories(fs::path(a.out).parent_path().empty() ? fs::path(".")
+                                                               : fs::path(a.out).parent_path());
+  report::write_file_atomic(a.out, measure::format_profile(p, header));
+  std::cout << fmt::format("{} functions, {} walks, {} loop{} around the iterations: wrote {}\n",
+                           p.hot.size(), p.walks.size(), loops, loops == 1 ? "" : "s", a.out);
+  return 0;
+}
+
 int run_profile_cmd(const ProfileArgs& a) {
-  const std::string harness =
-      a.harness.empty() ? measure::harnesses_or_default({}).front() : a.harness;
-  if (a.packets.size() != 2 || a.packets[0] >= a.packets[1])
-    throw UserError("--packets: give two counts, the smaller first (e.g. 2000,12000)");
-  measure::HarnessSpec h{harness, a.path.resolved(), a.packets[0], a.packets[1]};
+  if (!a.program && a.harness.size() > 1)
+    throw UserError(fmt::format(
+        "one harness build, not {}: a program's command line needs --program", a.harness.size()));
+  auto runs = specs(
+      a.program,
+      a.program || a.harness.empty() ? a.harness : std::vector<std::string>{a.harness.front()},
+      a.path, a.packets);
+  if (a.program) return program_profile(a, runs.front());
+  const measure::HarnessSpec& h = runs.front();
+  const std::string& harness = h.path;
   const measure::CodeProfile p = measure::run_profile(h, a.min_per_packet);
   // An empty profile is no profile: a program that is not a harness (or
   // never sends) runs nothing per packet, and icache or layout would then
@@ -245,9 +327,11 @@ int run_icache_cmd(const ICacheArgs& a) {
 }
 
 void add_i1_option(CLI::App* c, std::vector<std::string>& i1) {
+  // One geometry an --I1: a word after it (a `--` included) is not its.
   c->add_option("--I1", i1,
                 "I1 geometry SIZE,ASSOC,LINE in bytes; repeat for several (default: 1024,1,64 "
-                "and 4096,2,64 and 8192,4,64)");
+                "and 4096,2,64 and 8192,4,64)")
+      ->allow_extra_args(false);
 }
 
 void add_packets_option(CLI::App* c, std::vector<int64_t>& packets) {
@@ -266,11 +350,17 @@ void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands) {
       "Runs native harness builds (simloop-harness*) under valgrind --tool=cachegrind and\n"
       "reports instructions, I1, D1 and LL misses per packet for each I1 geometry. Each figure\n"
       "is the difference of two runs that differ only in their packet counts, so start-up\n"
-      "cancels out. With -o, each build's symbol map is written beside the CSV.");
+      "cancels out. With -o, each build's symbol map is written beside the CSV.\n"
+      "With --program, a program of your own instead: `simloop measure cachegrind --program\n"
+      "-- ./sender -n {n}` runs it with {n} replaced by each count, so each figure is per\n"
+      "iteration of its loop.");
   auto a = std::make_shared<CachegrindArgs>();
   cg->add_option("harness", a->harnesses,
                  "Harness builds (default: every simloop-harness* beside this simloop, or in\n"
-                 "its installed libexec/simloop)");
+                 "its installed libexec/simloop); with --program, the program's command line\n"
+                 "(after --), {n} where its count of iterations goes");
+  cg->add_flag("--program", a->program,
+               "The words after -- are a program's command line, not harness builds");
   a->path.add(cg);
   add_i1_option(cg, a->i1);
   cg->add_option("--D1", a->d1, "D1 geometry SIZE,ASSOC,LINE")->capture_default_str();
@@ -279,17 +369,29 @@ void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands) {
   cg->add_option("-o,--output", a->out,
                  "Write the rows to this CSV, each build's symbol map to FILE.LAYOUT.nm and the "
                  "machine to FILE.machine.json");
-  commands.push_back({cg, [a] { return run_cachegrind_cmd(*a); }});
+  commands.push_back({cg, [a, cg] {
+                        if (a->program) check_program_options(*cg);
+                        return run_cachegrind_cmd(*a);
+                      }});
 
   auto* pr = measure.add_subcommand(
       "profile",
       "Runs a harness build under valgrind --tool=callgrind (instruction counts only, no cache)\n"
       "and writes which bytes of each function run per packet: the hot ranges that\n"
       "`simloop icache --profile` feeds the I-cache model. Offsets are relative to each\n"
-      "function, so one profile serves every build of the same objects.");
+      "function, so one profile serves every build of the same objects.\n"
+      "With --program, a program of your own (an ELF with symbols): `simloop measure profile\n"
+      "--program -o prof.txt -- ./sender -n {n}` runs it with {n} replaced by each count; the\n"
+      "function that runs every iteration without being called each time is its loop, and\n"
+      "`simloop layout --nm ./sender --map sender.map --path name=N,profile=prof.txt` advises\n"
+      "on its link order.");
   auto p = std::make_shared<ProfileArgs>();
   pr->add_option("harness", p->harness,
-                 "Harness build (default: simloop-harness beside simloop, or installed)");
+                 "Harness build (default: simloop-harness beside simloop, or installed); with\n"
+                 "--program, the program's command line (after --), {n} where its count of\n"
+                 "iterations goes");
+  pr->add_flag("--program", p->program,
+               "The words after -- are a program's command line, not a harness build");
   p->path.add(pr);
   add_packets_option(pr, p->packets);
   pr->add_option("--min-per-packet", p->min_per_packet,
@@ -297,7 +399,10 @@ void add_measure_valgrind(CLI::App& measure, std::vector<Command>& commands) {
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   pr->add_option("-o,--output", p->out, "The profile file")->capture_default_str();
-  commands.push_back({pr, [p] { return run_profile_cmd(*p); }});
+  commands.push_back({pr, [p, pr] {
+                        if (p->program) check_program_options(*pr);
+                        return run_profile_cmd(*p);
+                      }});
 }
 
 void add_icache(CLI::App& app, std::vector<Command>& commands) {

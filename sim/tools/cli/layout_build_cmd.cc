@@ -23,6 +23,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A program's loops: the functions that own its code.
+std::string loops(const measure::OrderProblem& pb) {
+  std::vector<std::string> names;
+  for (const auto& [sym, owner] : pb.owners) names.push_back(sym);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 // The build, its paths, and a line per order and path: misses per geometry.
 void print_orders(const measure::LinkOrderStudy& s, const LayoutBuildArgs& a) {
   const auto& pb = s.pb;
@@ -33,8 +40,11 @@ void print_orders(const measure::LinkOrderStudy& s, const LayoutBuildArgs& a) {
                                   "{} hot functions can be ordered)",
                                   a.map, pb.map.text.size(), measure::hot_functions(pb).size()));
   for (const auto& p : pb.paths)
-    std::cout << fmt::format("path {}: payload {} B, {}, weight {}\n", p.name, p.opt.payload,
-                             p.opt.path.spec(), p.weight);
+    std::cout << (p.program.empty()
+                      ? fmt::format("path {}: payload {} B, {}, weight {}\n", p.name,
+                                    p.opt.payload, p.opt.path.spec(), p.weight)
+                      : fmt::format("path {}: the program `{}` (its loop: {}), weight {}\n",
+                                    p.name, p.program, loops(pb), p.weight));
   std::cout << "predicted I1 misses per packet (fetch call-sites):\n";
   std::string head = fmt::format("  {:<24} {:<14}", "order", "path");
   for (const auto& geo : pb.geometries) head += fmt::format(" {:>12}", measure::geometry_spec(geo));
@@ -213,6 +223,7 @@ int layout_build_cmd(const LayoutBuildArgs& a) {
   o.nm = a.nm;
   o.map = a.map;
   o.owners = owners_file(a.owners);
+  o.owners_given = !a.owners.empty();
   o.i1 = a.i1;
   o.whole_paths = a.whole_paths;
   o.paths = a.paths;

@@ -46,12 +46,21 @@ std::string read_all(const fs::path& file) {
   return s.str();
 }
 
+// "./" in front of a relative path: without a '/' execvp would look the
+// name up on PATH, and valgrind would take a name that starts with '-' for
+// one of its own options.
+std::string runnable(const std::string& path) {
+  return fs::path(path).is_absolute() || path.starts_with("./") ? path : "./" + path;
+}
+
 std::vector<std::string> harness_argv(const HarnessSpec& h, int64_t packets) {
-  // "./" in front of a relative path: without a '/' execvp would look the
-  // name up on PATH, and valgrind would take a name that starts with '-'
-  // for one of its own options.
-  const std::string program =
-      fs::path(h.path).is_absolute() || h.path.starts_with("./") ? h.path : "./" + h.path;
+  const std::string program = runnable(h.path);
+  if (!h.command.empty()) {
+    std::vector<std::string> argv = {program};
+    for (size_t i = 1; i < h.command.size(); ++i)
+      argv.push_back(support::replace_all(h.command[i], kCountWord, std::to_string(packets)));
+    return argv;
+  }
   std::vector<std::string> argv = {program,
                                    "-l",
                                    std::to_string(h.opt.payload),
@@ -70,7 +79,9 @@ std::vector<std::string> harness_argv(const HarnessSpec& h, int64_t packets) {
 void check_spec(const HarnessSpec& h) {
   if (!fs::is_regular_file(h.path))
     throw std::runtime_error(
-        fmt::format("{}: no such harness (it is built as simloop-harness*)", h.path));
+        h.command.empty()
+            ? fmt::format("{}: no such harness (it is built as simloop-harness*)", h.path)
+            : fmt::format("{}: no such program", h.path));
   if (h.packets_lo < 0 || h.packets_hi <= h.packets_lo)
     throw std::runtime_error(fmt::format("packet counts {} and {}: the second must be larger",
                                          h.packets_lo, h.packets_hi));
@@ -101,6 +112,41 @@ auto valgrind_twice(const HarnessSpec& h, const std::vector<std::string>& tool,
 }
 
 }  // namespace
+
+std::string command_line(const std::vector<std::string>& command) {
+  std::string line;
+  for (const auto& w : command) {
+    if (!line.empty()) line += ' ';
+    // Words a shell would split or expand, quoted, so the line can be rerun.
+    const bool plain = !w.empty() && w.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyz"
+                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789{}_-+=.,:/@%") == std::string::npos;
+    line += plain ? w : "'" + support::replace_all(w, "'", "'\\''") + "'";
+  }
+  return line;
+}
+
+HarnessSpec program_spec(const std::vector<std::string>& command, int64_t lo, int64_t hi) {
+  if (command.empty())
+    throw config::ConfigError("--program: give the program's command line after --");
+  if (!fs::is_regular_file(command[0]))
+    throw config::ConfigError(fmt::format(
+        "--program: {}: no such file (give the program's path, as ./NAME in this directory)",
+        command[0]));
+  if (std::none_of(command.begin() + 1, command.end(),
+                   [](const std::string& w) { return w.find(kCountWord) != std::string::npos; }))
+    throw config::ConfigError(fmt::format(
+        "--program: `{}` has no {} where the count of iterations goes: the two runs, of {} and {} "
+        "iterations, would be the same run",
+        command_line(command), kCountWord, lo, hi));
+  HarnessSpec h;
+  h.path = command[0];
+  h.command = command;
+  h.packets_lo = lo;
+  h.packets_hi = hi;
+  return h;
+}
 
 models::CacheGeometry parse_geometry(const std::string& spec) {
   std::vector<uint64_t> v;
@@ -398,10 +444,15 @@ CachegrindResult run_cachegrind(const HarnessSpec& h, const models::CacheGeometr
 report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r) {
   report::Row row;
   row.set("source", std::string("cachegrind")).set("layout", harness_layout_name(h.path));
-  set_path_columns(row, h.opt);
-  for (const auto& [column, field] : kCachegrindPathColumns)
-    if (h.opt.path.get(field) != workload::Path{}.get(field))
-      row.set(std::string(column), h.opt.path.get(field));
+  if (!h.command.empty()) {
+    // A program's iterations, not a path through the stack.
+    row.set("program", command_line(h.command));
+  } else {
+    set_path_columns(row, h.opt);
+    for (const auto& [column, field] : kCachegrindPathColumns)
+      if (h.opt.path.get(field) != workload::Path{}.get(field))
+        row.set(std::string(column), h.opt.path.get(field));
+  }
   row.set("i1", geometry_spec(r.i1))
       .set("i1_size", r.i1.size_bytes)
       .set("i1_assoc", int64_t{r.i1.assoc})
@@ -414,8 +465,8 @@ report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r) {
       .set("i1_misses_per_packet", r.i1_misses)
       .set("d1_misses_per_packet", r.d1_misses)
       .set("ll_misses_per_packet", r.ll_misses)
-      .set("ll_i_misses_per_packet", r.ll_i_misses)
-      .set("harness", h.path);
+      .set("ll_i_misses_per_packet", r.ll_i_misses);
+  if (h.command.empty()) row.set("harness", h.path);
   return row;
 }
 

@@ -68,10 +68,23 @@ using models::load_profile;
 models::HotProfile load_hot_profile(std::istream& in, const std::string& what);
 
 struct HarnessSpec {
-  std::string path;   // a simloop-harness build
+  std::string path;   // a simloop-harness build, or the program of `command`
   NativeOptions opt;  // payload and path (packets and warm-up are set per run)
   int64_t packets_lo = 2000, packets_hi = 12000;
+  // A program of the user's instead of a harness: its command line, with
+  // kCountWord in the words where its count of iterations (its "packets")
+  // goes; `path` is its first word and `opt` is not used.
+  std::vector<std::string> command;
 };
+inline constexpr std::string_view kCountWord = "{n}";
+// A program's profile says so in its head: "# program: COMMAND LINE".
+inline constexpr std::string_view kProgramHead = "program: ";
+// A program's command, checked: its first word an existing file, and the
+// count's placeholder in some word (or else two runs would be the same).
+// Throws config::ConfigError saying what is wrong.
+HarnessSpec program_spec(const std::vector<std::string>& command, int64_t lo, int64_t hi);
+// The command line as one line, for headers and messages.
+std::string command_line(const std::vector<std::string>& command);
 // The harness's layout name: "base" for simloop-harness, NAME for
 // simloop-harness-NAME, else the file name.
 std::string harness_layout_name(const std::string& path);

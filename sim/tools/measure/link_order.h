@@ -24,7 +24,10 @@ struct OrderPath {
   NativeOptions opt;
   CodeProfile profile;
   std::string profile_file;  // where the profile was read, for messages
-  models::PathTrace trace;   // harness_trace(opt)
+  models::PathTrace trace;   // harness_trace(opt), or program_trace()
+  // A program's profile (`measure profile --program`): its command line;
+  // opt means nothing then, and its loop is the only owner.
+  std::string program;
 };
 
 struct OrderProblem {

@@ -13,6 +13,7 @@
 #include "sim/config/experiment.h"
 #include "sim/layout/build.h"
 #include "sim/layout/link_map.h"
+#include "sim/stack/harness.h"
 #include "sim/support/input_error.h"
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
@@ -57,11 +58,56 @@ void check_profiled_path(const OrderPath& p, const std::string& text, const std:
         profile, head, what, want, p.opt.payload, p.opt.path.get("dest")));
 }
 
-// The path's profile read, and its trace recorded; `what` names the path in errors.
-OrderPath with_profile(OrderPath p, const std::string& profile, const std::string& what) {
+// The command line a program's profile names in its head ("# program:
+// ..."); "" for a harness's.
+std::string profiled_program(const std::string& text) {
+  std::istringstream in(text);
+  const std::string head = "# " + std::string(kProgramHead);
+  for (std::string line; std::getline(in, line) && line.starts_with("#");)
+    if (line.starts_with(head)) return line.substr(head.size());
+  return "";
+}
+
+// A program's loop, as a trace: what `packets` iterations run is the walk
+// of its loop (the owner user_loop), and every function it calls.
+models::PathTrace program_trace(int packets = 20) {
+  models::PathTrace t;
+  t.fns = &stacks::HarnessKind::fns();
+  t.code.assign(static_cast<size_t>(packets), static_cast<uint8_t>(models::Code::user_loop));
+  t.packets = packets;
+  return t;
+}
+
+// The path's profile read, and its trace recorded (a program's made);
+// `what` names the path in errors. `has_path`: the path gave a payload or a
+// path, which a program's profile refuses.
+OrderPath with_profile(OrderPath p, const std::string& profile, const std::string& what,
+                       bool has_path = true) {
+  const std::string text = read_build_file(profile);
+  p.program = profiled_program(text);
+  if (!p.program.empty()) {
+    if (has_path)
+      throw ConfigError(fmt::format(
+          "{}: {} is a profile of the program `{}`: a payload and a path through the stack mean "
+          "nothing to it (give name and profile, and weight if you like)",
+          what, profile, p.program));
+    std::istringstream in(text);
+    try {
+      p.profile = load_profile(in, profile);
+    } catch (const std::runtime_error& e) {
+      throw ConfigError(e.what());
+    }
+    p.profile_file = profile;
+    p.trace = program_trace();
+    return p;
+  }
+  if (!has_path)
+    throw ConfigError(fmt::format(
+        "{}: payload is required: {} is a harness's profile (a program's says `program:` in its "
+        "head, as `simloop measure profile --program` writes it)",
+        what, profile));
   if (auto why = p.opt.path.payload_problem(p.opt.payload, p.opt.stack); !why.empty())
     throw ConfigError(fmt::format("{}: payload {}: {}", what, p.opt.payload, why));
-  const std::string text = read_build_file(profile);
   check_profiled_path(p, text, profile, what);
   std::istringstream in(text);
   try {
@@ -137,9 +183,11 @@ OrderPath parse_path(const std::string& spec) {
       throw bad("unknown key (expected name, profile, payload, path, weight)");
     }
   }
-  if (p.name.empty() || profile.empty() || !has_payload)
-    throw ConfigError(fmt::format("--path '{}': name, profile and payload are required", spec));
-  return with_profile(std::move(p), profile, fmt::format("--path '{}'", spec));
+  if (p.name.empty() || profile.empty())
+    throw ConfigError(fmt::format(
+        "--path '{}': name and profile are required (and payload, for a harness's profile)", spec));
+  return with_profile(std::move(p), profile, fmt::format("--path '{}'", spec),
+                      has_payload || seen.count("path") != 0);
 }
 
 // The build's symbols and, with a map, where its sections are.
@@ -174,11 +222,31 @@ void read_build(const LinkOrderStudyOptions& o, OrderProblem* pb) {
 // The paths, each checked against the build; then the warnings about the
 // build's symbols that the owners and the profiles rely on.
 void add_paths(const LinkOrderStudyOptions& o, OrderProblem* pb) {
-  std::set<std::string> named;
-  for (const auto& [sym, owner] : pb->owners) named.insert(sym);
   std::vector<OrderPath> given;
   for (const auto& w : o.whole_paths) given.push_back(whole_path(w));
   for (const auto& spec : o.paths) given.push_back(parse_path(spec));
+  // A program's paths are its loops, which own all the code they run; a
+  // harness's paths go by the stack's owners. One kind at a time.
+  const size_t programs = static_cast<size_t>(std::count_if(
+      given.begin(), given.end(), [](const OrderPath& p) { return !p.program.empty(); }));
+  if (programs != 0 && programs != given.size())
+    throw ConfigError(
+        "the paths mix profiles of a program (measure profile --program) and of a harness: "
+        "advise one build at a time");
+  if (programs == 0 || o.owners_given) {
+    pb->owners = read_owners(o.owners);
+  } else {
+    for (const auto& p : given)
+      for (const auto& [key, walk] : p.profile.walks)
+        if (walk.calls_per_packet == 0) pb->owners.emplace(key.first, "user_loop");
+    if (pb->owners.empty())
+      throw ConfigError(fmt::format(
+          "{}: no loop in the profile (no function that runs every iteration without being "
+          "called each time): profile the program again with more iterations, or give --owners",
+          given.front().profile_file));
+  }
+  std::set<std::string> named;
+  for (const auto& [sym, owner] : pb->owners) named.insert(sym);
   for (auto& path : given) {
     if (const std::string why = config::name_problem(path.name); !why.empty())
       throw ConfigError(
@@ -197,9 +265,13 @@ void add_paths(const LinkOrderStudyOptions& o, OrderProblem* pb) {
       // As `run` refuses the same files: nothing owned ran, nothing to predict.
       if (linked.by_owner.empty())
         throw ConfigError(
-            fmt::format("{}: no symbol of {} is in this build (or ran on path {}): is "
-                        "it a simloop-harness build?",
-                        o.nm, o.owners, p.name));
+            !p.program.empty()
+                ? fmt::format("{}: the loop of {} is not in this build: is it the nm of the "
+                              "program `{}`?",
+                              o.nm, p.profile_file, p.program)
+                : fmt::format("{}: no symbol of {} is in this build (or ran on path {}): is "
+                              "it a simloop-harness build?",
+                              o.nm, o.owners, p.name));
       for (const auto& w :
            {models::absent_warning(linked, what), models::unfetched_warning(linked, what)})
         if (!w.empty()) o.warn(w);
@@ -238,7 +310,6 @@ std::pair<std::string, std::vector<std::string>> read_order(const std::string& s
 LinkOrderStudy link_order_study(const LinkOrderStudyOptions& o) {
   LinkOrderStudy s;
   OrderProblem& pb = s.pb;
-  pb.owners = read_owners(o.owners);
   for (const auto& spec : o.i1) {
     try {
       pb.geometries.push_back(parse_geometry(spec));

@@ -27,9 +27,12 @@ struct ProfiledPath {
 };
 
 struct LinkOrderStudyOptions {
-  std::string nm;               // the build's symbol map, or the build itself
-  std::string map;              // its ld.lld link map; empty: the build as linked, no other order
-  std::string owners;           // the "symbol owner" file
+  std::string nm;      // the build's symbol map, or the build itself
+  std::string map;     // its ld.lld link map; empty: the build as linked, no other order
+  std::string owners;  // the "symbol owner" file
+  // The file was given (not the harness's default): a program's paths then
+  // take it instead of their loops as the owners.
+  bool owners_given = false;
   std::vector<std::string> i1;  // geometries as --I1 gives them, "SIZE,ASSOC,LINE"
   // The paths: those given whole first, then those given as --path text,
   // "name=N,profile=FILE,payload=B,path=SPEC[,weight=W]".
