@@ -116,6 +116,24 @@ for g in GEOMETRIES:
     check(p is not None and base.get(g, 0) > 0 and abs(p - base[g]) <= 0.5 * base[g],
           f"the default link at {g}: predicted {p}, measured {base.get(g)}")
 
+# Linked dynamically, the C library's code is in no symbol of the program:
+# the profile says how much of an iteration it leaves out.
+objs = []
+for f in ("udp_sender", "tags", "record", "stats", "link"):
+    objs.append(WORK / f"{f}.o")
+    run("cc", "-O2", "-ffunction-sections", "-c", SRC / "experiments" / "program" / f"{f}.c", "-o",
+        objs[-1])
+run("cc", "-fuse-ld=lld", f"-Wl,-Map={WORK / 'dynamic.map'}", *objs, "-o", WORK / "dynamic")
+r = run(SIMLOOP, "measure", "profile", "--program", *PACKETS, "-o", WORK / "dynamic.prof", "--",
+        WORK / "dynamic", "-q", "-n", "{n}")
+m = re.search(r"(\d+) % of what an iteration of .* is outside its own code", r.stderr)
+check(m is not None and 20 <= int(m.group(1)) <= 95,
+      f"a dynamic build: the share left out is said: {r.stderr[-600:]}")
+check("outside its own code" not in run(SIMLOOP, "measure", "profile", "--program", *PACKETS, "-o",
+                                        WORK / "again.prof", "--", default, "-q", "-n",
+                                        "{n}").stderr,
+      "a static build: nothing left out to warn of")
+
 # Bad input: exit 2, saying what is wrong.
 bad = [
     (["measure", "profile", "--program", "-o", "x.prof", "--", default, "-n", "5"],

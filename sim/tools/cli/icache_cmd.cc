@@ -175,7 +175,16 @@ struct ProfileArgs {
 // A program's profile: its head names the command (`simloop layout` reads
 // it there to know the path is a program's).
 int program_profile(const ProfileArgs& a, const measure::HarnessSpec& h) {
-  const measure::CodeProfile p = measure::run_profile(h, a.min_per_packet);
+  double outside = 0;
+  const measure::CodeProfile p = measure::run_profile(h, a.min_per_packet, &outside);
+  // Code of a shared library is not in the program's symbols: the profile,
+  // and so the advice, leave it out.
+  if (outside > 0.05)
+    spdlog::warn(
+        "{:.0f} % of what an iteration of `{}` runs is outside its own code (a shared library's, "
+        "or the vDSO's): the profile and the prediction leave it out; link the program "
+        "statically (-static) to count the C library's code too",
+        100 * outside, measure::command_line(h.command));
   size_t loops = 0;
   for (const auto& [key, walk] : p.walks) loops += walk.calls_per_packet == 0 ? 1 : 0;
   if (p.hot.empty() || loops == 0)

@@ -470,7 +470,36 @@ report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r) {
   return row;
 }
 
-CodeProfile run_profile(const HarnessSpec& h, double min_per_packet) {
+namespace {
+
+// The share of the instructions between the two flows that ran outside
+// every code symbol of `symbols` (in address order).
+double share_outside(const std::map<uint64_t, uint64_t>& lo, const std::map<uint64_t, uint64_t>& hi,
+                     const std::vector<models::NmSymbol>& symbols) {
+  double all = 0, outside = 0;
+  for (const auto& [addr, n] : hi) {
+    const auto l = lo.find(addr);
+    const double d =
+        static_cast<double>(n) - (l == lo.end() ? 0.0 : static_cast<double>(l->second));
+    if (d <= 0) continue;
+    all += d;
+    // The last symbol that starts at or before addr, and any before it
+    // that still covers it (sizes overlap where aliases do).
+    auto it = std::upper_bound(symbols.begin(), symbols.end(), addr,
+                               [](uint64_t a, const models::NmSymbol& s) { return a < s.addr; });
+    bool in = false;
+    for (int back = 0; it != symbols.begin() && back < 8 && !in; ++back) {
+      --it;
+      in = it->text && addr < it->addr + std::max<uint64_t>(it->size, 1);
+    }
+    if (!in) outside += d;
+  }
+  return all > 0 ? outside / all : 0.0;
+}
+
+}  // namespace
+
+CodeProfile run_profile(const HarnessSpec& h, double min_per_packet, double* outside) {
   // PLT stubs as functions of their own (--skip-plt=no): calls through them
   // fetch their lines too.
   const auto flows =
@@ -482,6 +511,7 @@ CodeProfile run_profile(const HarnessSpec& h, double min_per_packet) {
   const auto symbols = models::parse_nm(nm);
   const auto starts = instruction_starts(h.path);
   const int64_t n = h.packets_hi - h.packets_lo;
+  if (outside != nullptr) *outside = share_outside(flows[0].instr, flows[1].instr, symbols);
   CodeProfile p;
   p.hot = hot_profile(flows[0].instr, flows[1].instr, n, symbols, min_per_packet, &starts);
   p.walks = walk_profile(flows[0], flows[1], n, symbols, starts, min_per_packet);

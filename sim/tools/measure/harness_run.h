@@ -135,6 +135,10 @@ inline constexpr std::array<std::pair<std::string_view, std::string_view>, 3>
                                {"buffer_misalign", "buffer_misalign"}}};
 
 // Two callgrind runs, made into a profile against the harness's own symbols.
-CodeProfile run_profile(const HarnessSpec& h, double min_per_packet = 0.5);
+// `outside` (if given): the share of the instructions a packet runs that
+// lie outside the binary's code symbols (a shared library's, for a
+// program linked dynamically), which the profile leaves out.
+CodeProfile run_profile(const HarnessSpec& h, double min_per_packet = 0.5,
+                        double* outside = nullptr);
 
 }  // namespace simloop::measure
