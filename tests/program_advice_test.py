@@ -70,7 +70,7 @@ def measured(program):
 default = build("sender")
 check((WORK / "sender.map").is_file(), "build.sh writes the link map beside the program")
 prof = WORK / "sender.prof"
-r = run(SIMLOOP, "measure", "profile", "--program", *PACKETS, "-o", prof, "--", default, "-q",
+r = run(SIMLOOP, "measure", "profile", "--program", "-o", prof, *PACKETS, "--", default, "-q",
         "-n", "{n}")
 check("1 loop around the iterations" in r.stdout, f"the profile finds the loop: {r.stdout}")
 text = prof.read_text() if prof.is_file() else ""
@@ -144,6 +144,12 @@ bad = [
     (["measure", "profile", "--program", "-l", "100", "-o", "x.prof", "--", default, "-n", "{n}"],
      "--payload: an option of a harness's path"),
     (["measure", "cachegrind", "--program", "--", WORK / "absent", "{n}"], "absent: no such file"),
+    (["measure", "profile", "--program", "--", WORK / "run-{n}", "{n}"],
+     "is replaced in the program's arguments, not in its path"),
+    (["layout", "--nm", default, "--map", WORK / "sender.map", "--path",
+      f"name=h,profile={WORK / 'headless.prof'},path=wire"], "payload is required"),
+    (["layout", "--nm", default, "--map", WORK / "sender.map", "--path",
+      f"name=send,profile={prof}", "--owners", WORK / "owners.txt"], "no function is owned by user_loop"),
     (["measure", "profile", default, default], "needs --program"),
     (["layout", "--nm", default, "--map", WORK / "sender.map", "--path",
       f"name=send,profile={prof},payload=18"], "is a profile of the program"),
@@ -151,6 +157,7 @@ bad = [
       f"name=send,profile={prof}", "--path", f"name=harness,profile={WORK / 'headless.prof'},payload=18"],
      "mix profiles of a program"),
 ]
+(WORK / "owners.txt").write_text("send_loop sendto\n")
 # A profile with no program in its head is a harness's.
 (WORK / "headless.prof").write_text(re.sub(r"^# program: .*\n", "", text, flags=re.M))
 for args, want in bad:

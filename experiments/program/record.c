@@ -64,7 +64,7 @@ static uint64_t next_gauge(uint64_t* state, int which) {
 
 /* What snprintf wrote, kept within the buffer (it returns what it would have). */
 static size_t clamp(int wrote, size_t room) {
-  if (wrote < 0) return 0;
+  if (wrote < 0 || room == 0) return 0;
   return (size_t)wrote < room ? (size_t)wrote : room - 1;
 }
 

@@ -37,7 +37,9 @@ size_t put_tags(char* out, size_t room, const struct tags* t);
 void count_record(struct stats* s, size_t bytes, int sent);
 
 /* record.c: the record a datagram carries, and checks of its encoding. */
-enum { RECORD_BYTES = 1024 }; /* a record's buffer: 64 gauges fit */
+/* A record's buffer: 8 tags of the longest, each byte escaped, and 64
+ * gauges fit. */
+enum { RECORD_BYTES = 4096 };
 size_t build_record(char* buf, size_t cap, uint64_t seq, uint64_t* rng, int gauges,
                     const struct tags* tags);
 uint32_t crc32_bits(const unsigned char* p, size_t n);

@@ -21,8 +21,8 @@ int add_tag(struct tags* t, const char* spec) {
   }
   const size_t k = (size_t)(eq - spec), v = strlen(eq + 1);
   if (k >= sizeof t->key[0] || v >= sizeof t->value[0]) {
-    fprintf(stderr, "udp_sender: -t '%s': a key or value over %zu bytes\n", spec,
-            sizeof t->key[0] - 1);
+    fprintf(stderr, "udp_sender: -t '%s': a key over %zu bytes or a value over %zu\n", spec,
+            sizeof t->key[0] - 1, sizeof t->value[0] - 1);
     return -1;
   }
   memcpy(t->key[t->count], spec, k);
@@ -58,6 +58,7 @@ static size_t escape(char* out, size_t room, const char* s) {
 
 size_t put_tags(char* out, size_t room, const struct tags* t) {
   size_t n = 0;
+  if (room == 0) return 0;
   for (int i = 0; i < t->count && n + 2 < room; ++i) {
     out[n++] = ',';
     n += escape(out + n, room - n, t->key[i]);

@@ -182,8 +182,8 @@ int program_profile(const ProfileArgs& a, const measure::HarnessSpec& h) {
   if (outside > 0.05)
     spdlog::warn(
         "{:.0f} % of what an iteration of `{}` runs is outside its own code (a shared library's, "
-        "or the vDSO's): the profile and the prediction leave it out; link the program "
-        "statically (-static) to count the C library's code too",
+        "or the vDSO's): the profile and the prediction leave it out, and a shared library's "
+        "addresses can fall on the program's own; link the program statically (-static)",
         100 * outside, measure::command_line(h.command));
   size_t loops = 0;
   for (const auto& [key, walk] : p.walks) loops += walk.calls_per_packet == 0 ? 1 : 0;
@@ -346,6 +346,7 @@ void add_i1_option(CLI::App* c, std::vector<std::string>& i1) {
 void add_packets_option(CLI::App* c, std::vector<int64_t>& packets) {
   c->add_option("--packets", packets,
                 "The two packet counts, smaller first: per-packet figures are their difference")
+      ->allow_extra_args(false)  // a `--` after it starts a program's words
       ->delimiter(',')
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
       ->capture_default_str();

@@ -603,7 +603,10 @@ void add_layout(CLI::App& app, std::vector<Command>& commands) {
                   "(FILE from `simloop measure profile` of the build on that path; SPEC a\n"
                   "destination, or DEST/ALIGN/COPY...); repeat for several: the search weighs "
                   "their misses and\n"
-                  "makes none worse than the default link");
+                  "makes none worse than the default link. A program of your own: "
+                  "name=NAME,profile=FILE[,weight=W]\n"
+                  "with FILE from `simloop measure profile --program` (no payload or path: its "
+                  "loop runs the code)");
   cmd->add_option("--order", a->build.orders,
                   "With --map: also predict this function order, NAME=FILE (one symbol a line,\n"
                   "as ld.lld --symbol-ordering-file reads it); repeatable");

@@ -117,11 +117,13 @@ std::string command_line(const std::vector<std::string>& command) {
   std::string line;
   for (const auto& w : command) {
     if (!line.empty()) line += ' ';
-    // Words a shell would split or expand, quoted, so the line can be rerun.
-    const bool plain = !w.empty() && w.find_first_not_of(
-                                         "abcdefghijklmnopqrstuvwxyz"
-                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                         "0123456789{}_-+=.,:/@%") == std::string::npos;
+    // Words a shell would split or expand, quoted, so the line can be rerun
+    // (braces only where they could expand: with a comma or "..").
+    const bool plain = !w.empty() &&
+                       w.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                           "0123456789{}_-+=.:/@%") == std::string::npos &&
+                       (w.find('{') == std::string::npos || w.find("..") == std::string::npos);
     line += plain ? w : "'" + support::replace_all(w, "'", "'\\''") + "'";
   }
   return line;
@@ -130,6 +132,10 @@ std::string command_line(const std::vector<std::string>& command) {
 HarnessSpec program_spec(const std::vector<std::string>& command, int64_t lo, int64_t hi) {
   if (command.empty())
     throw config::ConfigError("--program: give the program's command line after --");
+  if (command[0].find(kCountWord) != std::string::npos)
+    throw config::ConfigError(fmt::format(
+        "--program: {}: {} is replaced in the program's arguments, not in its path", command[0],
+        kCountWord));
   if (!fs::is_regular_file(command[0]))
     throw config::ConfigError(fmt::format(
         "--program: {}: no such file (give the program's path, as ./NAME in this directory)",
@@ -473,9 +479,13 @@ report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r) {
 namespace {
 
 // The share of the instructions between the two flows that ran outside
-// every code symbol of `symbols` (in address order).
+// the binary's code, by hot_profile's rule: an address is a function's if
+// the last sized text symbol at or before it covers it.
 double share_outside(const std::map<uint64_t, uint64_t>& lo, const std::map<uint64_t, uint64_t>& hi,
                      const std::vector<models::NmSymbol>& symbols) {
+  std::vector<const models::NmSymbol*> text;
+  for (const auto& s : symbols)
+    if (s.text && s.size > 0) text.push_back(&s);
   double all = 0, outside = 0;
   for (const auto& [addr, n] : hi) {
     const auto l = lo.find(addr);
@@ -483,16 +493,9 @@ double share_outside(const std::map<uint64_t, uint64_t>& lo, const std::map<uint
         static_cast<double>(n) - (l == lo.end() ? 0.0 : static_cast<double>(l->second));
     if (d <= 0) continue;
     all += d;
-    // The last symbol that starts at or before addr, and any before it
-    // that still covers it (sizes overlap where aliases do).
-    auto it = std::upper_bound(symbols.begin(), symbols.end(), addr,
-                               [](uint64_t a, const models::NmSymbol& s) { return a < s.addr; });
-    bool in = false;
-    for (int back = 0; it != symbols.begin() && back < 8 && !in; ++back) {
-      --it;
-      in = it->text && addr < it->addr + std::max<uint64_t>(it->size, 1);
-    }
-    if (!in) outside += d;
+    auto it = std::upper_bound(text.begin(), text.end(), addr,
+                               [](uint64_t a, const models::NmSymbol* s) { return a < s->addr; });
+    if (it == text.begin() || addr >= (*(it - 1))->addr + (*(it - 1))->size) outside += d;
   }
   return all > 0 ? outside / all : 0.0;
 }

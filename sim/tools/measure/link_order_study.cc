@@ -1,6 +1,7 @@
 #include "sim/tools/measure/link_order_study.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -82,11 +83,11 @@ models::PathTrace program_trace(int packets = 20) {
 // `what` names the path in errors. `has_path`: the path gave a payload or a
 // path, which a program's profile refuses.
 OrderPath with_profile(OrderPath p, const std::string& profile, const std::string& what,
-                       bool has_path = true) {
+                       bool has_payload = true, bool has_path = true) {
   const std::string text = read_build_file(profile);
   p.program = profiled_program(text);
   if (!p.program.empty()) {
-    if (has_path)
+    if (has_payload || has_path)
       throw ConfigError(fmt::format(
           "{}: {} is a profile of the program `{}`: a payload and a path through the stack mean "
           "nothing to it (give name and profile, and weight if you like)",
@@ -101,7 +102,7 @@ OrderPath with_profile(OrderPath p, const std::string& profile, const std::strin
     p.trace = program_trace();
     return p;
   }
-  if (!has_path)
+  if (!has_payload)
     throw ConfigError(fmt::format(
         "{}: payload is required: {} is a harness's profile (a program's says `program:` in its "
         "head, as `simloop measure profile --program` writes it)",
@@ -126,6 +127,13 @@ OrderPath whole_path(const ProfiledPath& w) {
   p.name = w.name;
   p.opt.payload = w.payload;
   p.opt.path = w.path;
+  // An experiment's build is a harness's: a program's profile has no path
+  // through the stack to run it on.
+  if (const std::string program = profiled_program(read_build_file(w.profile)); !program.empty())
+    throw ConfigError(fmt::format(
+        "{}: a profile of the program `{}`, which an experiment cannot run: advise on it with "
+        "simloop layout --nm PROGRAM --map MAP --path name=N,profile={}",
+        w.profile, program, w.profile));
   return with_profile(std::move(p), w.profile, fmt::format("path {}", w.name));
 }
 
@@ -186,8 +194,8 @@ OrderPath parse_path(const std::string& spec) {
   if (p.name.empty() || profile.empty())
     throw ConfigError(fmt::format(
         "--path '{}': name and profile are required (and payload, for a harness's profile)", spec));
-  return with_profile(std::move(p), profile, fmt::format("--path '{}'", spec),
-                      has_payload || seen.count("path") != 0);
+  return with_profile(std::move(p), profile, fmt::format("--path '{}'", spec), has_payload,
+                      seen.count("path") != 0);
 }
 
 // The build's symbols and, with a map, where its sections are.
@@ -235,10 +243,28 @@ void add_paths(const LinkOrderStudyOptions& o, OrderProblem* pb) {
         "advise one build at a time");
   if (programs == 0 || o.owners_given) {
     pb->owners = read_owners(o.owners);
+    // A program's trace runs its loop alone: owners of anything else would
+    // never be fetched.
+    if (programs != 0 && std::none_of(pb->owners.begin(), pb->owners.end(),
+                                      [](const auto& so) { return so.second == "user_loop"; }))
+      throw ConfigError(fmt::format(
+          "{}: no function is owned by user_loop, and a program's iterations run only its loop: "
+          "name the loop (SYMBOL user_loop), or give no --owners",
+          o.owners));
   } else {
+    std::set<std::string> loops;
     for (const auto& p : given)
       for (const auto& [key, walk] : p.profile.walks)
-        if (walk.calls_per_packet == 0) pb->owners.emplace(key.first, "user_loop");
+        if (walk.calls_per_packet == 0) loops.insert(key.first);
+    for (const auto& l : loops) pb->owners.emplace(l, "user_loop");
+    // A function called less than once in a hundred iterations looks like
+    // a loop too; each is replayed every iteration.
+    if (loops.size() > 1)
+      o.warn(fmt::format(
+          "{} functions run every iteration without being called each time, and each is taken "
+          "as a loop replayed every iteration: {} (one called now and then also looks so: give "
+          "--owners with the loop alone as user_loop if that is wrong)",
+          loops.size(), fmt::join(loops, ", ")));
     if (pb->owners.empty())
       throw ConfigError(fmt::format(
           "{}: no loop in the profile (no function that runs every iteration without being "
