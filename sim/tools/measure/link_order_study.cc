@@ -80,8 +80,8 @@ models::PathTrace program_trace(int packets = 20) {
 }
 
 // The path's profile read, and its trace recorded (a program's made);
-// `what` names the path in errors. `has_path`: the path gave a payload or a
-// path, which a program's profile refuses.
+// `what` names the path in errors. `has_payload`, `has_path`: the path gave
+// them; a harness's profile needs the payload, a program's refuses both.
 OrderPath with_profile(OrderPath p, const std::string& profile, const std::string& what,
                        bool has_payload = true, bool has_path = true) {
   const std::string text = read_build_file(profile);
