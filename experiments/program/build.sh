@@ -16,6 +16,7 @@ src=$(cd "$(dirname "$0")" && pwd)
 cc=${CC:-cc}
 command -v ld.lld >/dev/null 2>&1 || { echo "$0: ld.lld not found on PATH (apt install lld)" >&2; exit 2; }
 [ -z "$order" ] || [ -f "$order" ] || { echo "$0: $order: no such order file" >&2; exit 2; }
+mkdir -p "$(dirname "$out")"
 objs=$(mktemp -d)
 trap 'rm -rf "$objs"' EXIT
 # The objects in this order: the link places their sections so by default.
