@@ -79,6 +79,35 @@ TEST(Callgrind, ReadsJumpsAndCallsBesideTheCounts) {
   }
 }
 
+TEST(Callgrind, KeepsOneObjectsCostsWhenAsked) {
+  // A program calling into a shared library whose addresses (from its own
+  // base) fall on the program's: only the program's are kept, the rest
+  // counted; valgrind's "???" (PLT stubs) stays with the program.
+  const std::string text =
+      "positions: instr\nevents: Ir\n"
+      "ob=/no/such/prog\nfn=main\n0x1000 5\n"
+      "cob=/no/such/libc.so\ncfn=puts\ncalls=2 0x1010\n0x1004 40\n"
+      "cob=???\ncfn=0x5000 [PLT]\ncalls=1 0x5000\n0x1008 3\n"
+      "jump=2 0x1000\n0x100c\n"
+      "ob=/no/such/libc.so\nfn=puts\n0x1010 7\njump=1 0x1000\n0x1014\n"
+      "ob=???\nfn=0x5000 [PLT]\n0x5000 1\n";
+  std::istringstream all_in(text);
+  const auto all = measure::parse_callgrind_flow(all_in, "x.out");
+  EXPECT_EQ(all.instr.at(0x1000), 5u);
+  EXPECT_EQ(all.instr.at(0x1010), 7u);  // the library's, on the program's addresses
+  EXPECT_EQ(all.elsewhere, 0u);
+  std::istringstream own_in(text);
+  const auto own = measure::parse_callgrind_flow(own_in, "x.out", "/no/such/prog");
+  EXPECT_EQ(own.instr.count(0x1010), 0u);
+  EXPECT_EQ(own.instr.at(0x1000), 5u);
+  EXPECT_EQ(own.instr.at(0x5000), 1u);               // "???": kept
+  EXPECT_EQ(own.elsewhere, 7u);                      // the library's instructions
+  EXPECT_EQ(own.calls.count({0x1004, 0x1010}), 0u);  // into the library: dropped
+  EXPECT_EQ(own.calls.at({0x1008, 0x5000}), 1u);     // into a PLT stub: kept
+  EXPECT_EQ(own.jumps.at({0x100c, 0x1000}), 2u);
+  EXPECT_EQ(own.jumps.count({0x1014, 0x1000}), 0u);  // the library's jump
+}
+
 TEST(Walks, FollowTheLoopAroundItsCallAsOftenAsItRuns) {
   // f: 0x0 (4 bytes), a loop head 0x4 (4), a call of g 0x8 (5), a jump back
   // 0xd (2) taken twice of three times, then 0xf jumps to 0x30 (2); 0x20

@@ -182,8 +182,8 @@ int program_profile(const ProfileArgs& a, const measure::HarnessSpec& h) {
   if (outside > 0.05)
     spdlog::warn(
         "{:.0f} % of what an iteration of `{}` runs is outside its own code (a shared library's, "
-        "or the vDSO's): the profile and the prediction leave it out, and a shared library's "
-        "addresses can fall on the program's own; link the program statically (-static)",
+        "or the vDSO's): the profile and the prediction leave it out; link the program "
+        "statically (-static) to count the C library's code too",
         100 * outside, measure::command_line(h.command));
   size_t loops = 0;
   for (const auto& [key, walk] : p.walks) loops += walk.calls_per_packet == 0 ? 1 : 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -21,8 +22,21 @@ using support::words;
 
 }  // namespace
 
-CallgrindFlow parse_callgrind_flow(std::istream& in, const std::string& what) {
+CallgrindFlow parse_callgrind_flow(std::istream& in, const std::string& what,
+                                   const std::string& object) {
   CallgrindFlow out;
+  // Whether a named object is `object`: the same file, however named.
+  std::error_code ec;
+  const std::filesystem::path want =
+      object.empty() ? std::filesystem::path() : std::filesystem::weakly_canonical(object, ec);
+  auto is_object = [&](std::string_view name) {
+    // "???": where valgrind puts code of no file, the PLT stubs among it.
+    if (object.empty() || name == "???") return true;
+    std::error_code e;
+    return std::filesystem::weakly_canonical(std::string(name), e) == want && !e;
+  };
+  bool in_object = true;      // the costs that follow are the object's (ob=)
+  bool callee_object = true;  // the next call's target is in it (cob=)
   enum class Pending { none, call, jump };
   Pending pending = Pending::none;
   uint64_t pending_count = 0, pending_target = 0;
@@ -40,6 +54,15 @@ CallgrindFlow parse_callgrind_flow(std::istream& in, const std::string& what) {
             fmt::format("{}:{}: positions '{}': run callgrind with --dump-instr=yes --dump-line=no",
                         what, lineno, line.substr(10)));
       positions_instr = true;
+      continue;
+    }
+    if (line.starts_with("ob=")) {
+      in_object = is_object(line.substr(3));
+      callee_object = in_object;
+      continue;
+    }
+    if (line.starts_with("cob=")) {
+      callee_object = is_object(line.substr(4));
       continue;
     }
     if (line.starts_with("calls=") || line.starts_with("jump=") || line.starts_with("jcnd=")) {
@@ -60,17 +83,22 @@ CallgrindFlow parse_callgrind_flow(std::istream& in, const std::string& what) {
     uint64_t addr = 0;
     if (w.empty() || !parse_u64(w[0], &addr, 16)) bad(line, "'ADDRESS COUNT'");
     if (pending != Pending::none) {
-      if (pending == Pending::call)
-        out.calls[{addr, pending_target}] += pending_count;
-      else
+      if (pending == Pending::call) {
+        if (in_object && callee_object) out.calls[{addr, pending_target}] += pending_count;
+        callee_object = in_object;  // a cob= names one call's target
+      } else if (in_object) {
         out.jumps[{addr, pending_target}] += pending_count;
+      }
       pending = Pending::none;
       continue;
     }
     uint64_t ir = 0;
     if (w.size() < 2 || !parse_u64(w[1], &ir))
       bad(line, "'ADDRESS COUNT' (written with --compress-pos=no)");
-    out.instr[addr] += ir;
+    if (in_object)
+      out.instr[addr] += ir;
+    else
+      out.elsewhere += ir;
   }
   if (!positions_instr)
     throw std::runtime_error(fmt::format("{}: no 'positions: instr' line", what));

@@ -21,12 +21,19 @@ struct CallgrindFlow {
   std::map<uint64_t, uint64_t> instr;                       // address -> executions
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> jumps;  // (from, to) -> times taken
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> calls;  // (call site, target) -> calls
+  uint64_t elsewhere = 0;  // instructions run in other objects than `object` (below)
 };
 
 // Reads a callgrind output file written with --dump-instr=yes --dump-line=no
-// --compress-pos=no (jumps need --collect-jumps=yes). Throws
+// --compress-pos=no (jumps need --collect-jumps=yes). With `object` (a
+// file's path), only the costs, jumps and calls of that object (and of
+// valgrind's "???", code of no file such as PLT stubs) are kept:
+// callgrind gives each object's addresses from its own base, so a shared
+// library's can fall on a position-independent program's own; the
+// instructions of the others are counted in `elsewhere`. Throws
 // std::runtime_error naming `what` and the line on a malformed line.
-CallgrindFlow parse_callgrind_flow(std::istream& in, const std::string& what);
+CallgrindFlow parse_callgrind_flow(std::istream& in, const std::string& what,
+                                   const std::string& object = "");
 
 // Instruction start addresses from `objdump -d --no-show-raw-insn -w`, in
 // order: an instruction's length is the distance to the next start.

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -120,9 +121,10 @@ std::string command_line(const std::vector<std::string>& command) {
     // Words a shell would split or expand, quoted, so the line can be rerun
     // (braces only where they could expand: with a comma or "..").
     const bool plain = !w.empty() &&
-                       w.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                           "0123456789{}_-+=.:/@%") == std::string::npos &&
+                       w.find_first_not_of(
+                           "abcdefghijklmnopqrstuvwxyz"
+                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                           "0123456789{}_-+=.:/@%") == std::string::npos &&
                        (w.find('{') == std::string::npos || w.find("..") == std::string::npos);
     line += plain ? w : "'" + support::replace_all(w, "'", "'\\''") + "'";
   }
@@ -133,9 +135,9 @@ HarnessSpec program_spec(const std::vector<std::string>& command, int64_t lo, in
   if (command.empty())
     throw config::ConfigError("--program: give the program's command line after --");
   if (command[0].find(kCountWord) != std::string::npos)
-    throw config::ConfigError(fmt::format(
-        "--program: {}: {} is replaced in the program's arguments, not in its path", command[0],
-        kCountWord));
+    throw config::ConfigError(
+        fmt::format("--program: {}: {} is replaced in the program's arguments, not in its path",
+                    command[0], kCountWord));
   if (!fs::is_regular_file(command[0]))
     throw config::ConfigError(fmt::format(
         "--program: {}: no such file (give the program's path, as ./NAME in this directory)",
@@ -505,16 +507,35 @@ double share_outside(const std::map<uint64_t, uint64_t>& lo, const std::map<uint
 CodeProfile run_profile(const HarnessSpec& h, double min_per_packet, double* outside) {
   // PLT stubs as functions of their own (--skip-plt=no): calls through them
   // fetch their lines too.
-  const auto flows =
-      valgrind_twice(h,
-                     {"--tool=callgrind", "--dump-instr=yes", "--dump-line=no", "--compress-pos=no",
-                      "--compress-strings=no", "--collect-jumps=yes", "--skip-plt=no"},
-                     "--callgrind-out-file", parse_callgrind_flow);
+  const auto flows = valgrind_twice(
+      h,
+      {"--tool=callgrind", "--dump-instr=yes", "--dump-line=no", "--compress-pos=no",
+       "--compress-strings=no", "--collect-jumps=yes", "--skip-plt=no"},
+      "--callgrind-out-file", [&h](std::istream& in, const std::string& what) {
+        // A program's own object only: a shared library's
+        // addresses can fall on its own.
+        return parse_callgrind_flow(in, what, h.command.empty() ? std::string() : h.path);
+      });
   std::istringstream nm(nm_output(h.path));
   const auto symbols = models::parse_nm(nm);
   const auto starts = instruction_starts(h.path);
   const int64_t n = h.packets_hi - h.packets_lo;
-  if (outside != nullptr) *outside = share_outside(flows[0].instr, flows[1].instr, symbols);
+  if (outside != nullptr) {
+    // Of all an iteration runs: what ran in other objects, and what of the
+    // program's own object is in none of its symbols.
+    const double own = std::accumulate(flows[1].instr.begin(), flows[1].instr.end(), 0.0,
+                                       [](double a, const auto& kv) { return a + kv.second; }) -
+                       std::accumulate(flows[0].instr.begin(), flows[0].instr.end(), 0.0,
+                                       [](double a, const auto& kv) { return a + kv.second; });
+    const double other =
+        static_cast<double>(flows[1].elsewhere) - static_cast<double>(flows[0].elsewhere);
+    const double all = std::max(own, 0.0) + std::max(other, 0.0);
+    *outside = all > 0
+                   ? (share_outside(flows[0].instr, flows[1].instr, symbols) * std::max(own, 0.0) +
+                      std::max(other, 0.0)) /
+                         all
+                   : 0.0;
+  }
   CodeProfile p;
   p.hot = hot_profile(flows[0].instr, flows[1].instr, n, symbols, min_per_packet, &starts);
   p.walks = walk_profile(flows[0], flows[1], n, symbols, starts, min_per_packet);
