@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <numeric>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -481,18 +480,21 @@ report::Row cachegrind_row(const HarnessSpec& h, const CachegrindResult& r) {
 namespace {
 
 // The share of the instructions between the two flows that ran outside
-// the binary's code, by hot_profile's rule: an address is a function's if
-// the last sized text symbol at or before it covers it.
-double share_outside(const std::map<uint64_t, uint64_t>& lo, const std::map<uint64_t, uint64_t>& hi,
+// the binary's code: in other objects, or in its own but, by hot_profile's
+// rule, in no function (the last sized text symbol at or before an address
+// covers it).
+double share_outside(const CallgrindFlow& lo, const CallgrindFlow& hi,
                      const std::vector<models::NmSymbol>& symbols) {
   std::vector<const models::NmSymbol*> text;
   for (const auto& s : symbols)
     if (s.text && s.size > 0) text.push_back(&s);
-  double all = 0, outside = 0;
-  for (const auto& [addr, n] : hi) {
-    const auto l = lo.find(addr);
+  const double elsewhere =
+      std::max(0.0, static_cast<double>(hi.elsewhere) - static_cast<double>(lo.elsewhere));
+  double all = elsewhere, outside = elsewhere;
+  for (const auto& [addr, n] : hi.instr) {
+    const auto l = lo.instr.find(addr);
     const double d =
-        static_cast<double>(n) - (l == lo.end() ? 0.0 : static_cast<double>(l->second));
+        static_cast<double>(n) - (l == lo.instr.end() ? 0.0 : static_cast<double>(l->second));
     if (d <= 0) continue;
     all += d;
     auto it = std::upper_bound(text.begin(), text.end(), addr,
@@ -520,22 +522,7 @@ CodeProfile run_profile(const HarnessSpec& h, double min_per_packet, double* out
   const auto symbols = models::parse_nm(nm);
   const auto starts = instruction_starts(h.path);
   const int64_t n = h.packets_hi - h.packets_lo;
-  if (outside != nullptr) {
-    // Of all an iteration runs: what ran in other objects, and what of the
-    // program's own object is in none of its symbols.
-    const double own = std::accumulate(flows[1].instr.begin(), flows[1].instr.end(), 0.0,
-                                       [](double a, const auto& kv) { return a + kv.second; }) -
-                       std::accumulate(flows[0].instr.begin(), flows[0].instr.end(), 0.0,
-                                       [](double a, const auto& kv) { return a + kv.second; });
-    const double other =
-        static_cast<double>(flows[1].elsewhere) - static_cast<double>(flows[0].elsewhere);
-    const double all = std::max(own, 0.0) + std::max(other, 0.0);
-    *outside = all > 0
-                   ? (share_outside(flows[0].instr, flows[1].instr, symbols) * std::max(own, 0.0) +
-                      std::max(other, 0.0)) /
-                         all
-                   : 0.0;
-  }
+  if (outside != nullptr) *outside = share_outside(flows[0], flows[1], symbols);
   CodeProfile p;
   p.hot = hot_profile(flows[0].instr, flows[1].instr, n, symbols, min_per_packet, &starts);
   p.walks = walk_profile(flows[0], flows[1], n, symbols, starts, min_per_packet);

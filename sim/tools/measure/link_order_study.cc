@@ -81,11 +81,19 @@ models::PathTrace program_trace(int packets = 20) {
 
 // The path's profile read, and its trace recorded (a program's made);
 // `what` names the path in errors. `has_payload`, `has_path`: the path gave
-// them; a harness's profile needs the payload, a program's refuses both.
+// them; a harness's profile needs the payload, a program's refuses both (and
+// is refused where `program_allowed` is false: an experiment's build).
 OrderPath with_profile(OrderPath p, const std::string& profile, const std::string& what,
-                       bool has_payload = true, bool has_path = true) {
+                       bool has_payload = true, bool has_path = true, bool program_allowed = true) {
   const std::string text = read_build_file(profile);
   p.program = profiled_program(text);
+  // An experiment's build is a harness's: a program's profile has no path
+  // through the stack to run it on.
+  if (!p.program.empty() && !program_allowed)
+    throw ConfigError(fmt::format(
+        "{}: a profile of the program `{}`, which an experiment cannot run: advise on it with "
+        "simloop layout --nm PROGRAM --map MAP --path name=N,profile={}",
+        profile, p.program, profile));
   if (!p.program.empty()) {
     if (has_payload || has_path)
       throw ConfigError(fmt::format(
@@ -127,14 +135,7 @@ OrderPath whole_path(const ProfiledPath& w) {
   p.name = w.name;
   p.opt.payload = w.payload;
   p.opt.path = w.path;
-  // An experiment's build is a harness's: a program's profile has no path
-  // through the stack to run it on.
-  if (const std::string program = profiled_program(read_build_file(w.profile)); !program.empty())
-    throw ConfigError(fmt::format(
-        "{}: a profile of the program `{}`, which an experiment cannot run: advise on it with "
-        "simloop layout --nm PROGRAM --map MAP --path name=N,profile={}",
-        w.profile, program, w.profile));
-  return with_profile(std::move(p), w.profile, fmt::format("path {}", w.name));
+  return with_profile(std::move(p), w.profile, fmt::format("path {}", w.name), true, true, false);
 }
 
 // "name=N,profile=FILE,payload=B,path=SPEC[,weight=W]".
