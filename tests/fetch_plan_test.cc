@@ -231,8 +231,9 @@ TEST(FetchPlan, CycleAccountChargesTheStallsOfEnterAndLeave) {
 // followed one by one (no replay): the same stall at every settle, bit for
 // bit, and the same cache statistics. The packets are of three kinds, with
 // helpers that have code of their own (a checksum, a copy, system call
-// entry); settles come after a packet, inside one now and then, and after
-// runs of more events than the probe holds. Phases of a packet a settle
+// entry); settles come after a packet, inside one now and then (a guess
+// cut short), after runs of more events than the probe holds, and twice in
+// a row now and then. Phases of a packet a settle
 // alternate with phases of settles of random lengths, which fill the
 // replay's tree until it starts over (so batches of an earlier phase meet a
 // tree that is gone); with a limit of three fetcher states the fetcher goes
@@ -299,6 +300,7 @@ TEST(FetchPlan, HeldEventsGiveWhatFollowingEachGives) {
           for (int r = 0; r < repeat; ++r) packet(kind, repeat == 1);
         }
         settle();
+        if (rng() % 50 == 0) settle();  // nothing since the last: the guess stands
       }
     }
     EXPECT_EQ(held.cache().stats().l1_misses, each.cache().stats().l1_misses);
