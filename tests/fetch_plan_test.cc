@@ -231,13 +231,12 @@ TEST(FetchPlan, CycleAccountChargesTheStallsOfEnterAndLeave) {
 // followed one by one (no replay): the same stall at every settle, bit for
 // bit, and the same cache statistics. The packets are of three kinds, with
 // helpers that have code of their own (a checksum, a copy, system call
-// entry); settles come after a packet, inside one now and then (a guess
-// cut short), after runs of more events than the probe holds, and twice in
-// a row now and then. Phases of a packet a settle
-// alternate with phases of settles of random lengths, which fill the
-// replay's tree until it starts over (so batches of an earlier phase meet a
-// tree that is gone); with a limit of three fetcher states the fetcher goes
-// on by itself early.
+// entry); settles come after a packet, inside one now and then (part of a
+// batch seen before), after runs of more events than the probe holds, and
+// now and then twice in a row. Phases of a packet a settle alternate with
+// phases of settles of random lengths, which fill the replay's tree until it
+// starts over (so batches of an earlier phase meet a tree that is gone);
+// with a limit of three fetcher states the fetcher goes on by itself early.
 TEST(FetchPlan, HeldEventsGiveWhatFollowingEachGives) {
   Layout l = two_level();
   ObjectFile lib{"lib.o", 0x400, 16, {}};
@@ -300,7 +299,7 @@ TEST(FetchPlan, HeldEventsGiveWhatFollowingEachGives) {
           for (int r = 0; r < repeat; ++r) packet(kind, repeat == 1);
         }
         settle();
-        if (rng() % 50 == 0) settle();  // nothing since the last: the guess stands
+        if (rng() % 50 == 0) settle();  // nothing held since the last one
       }
     }
     EXPECT_EQ(held.cache().stats().l1_misses, each.cache().stats().l1_misses);
