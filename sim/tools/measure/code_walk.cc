@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -29,11 +30,17 @@ CallgrindFlow parse_callgrind_flow(std::istream& in, const std::string& what,
   std::error_code ec;
   const std::filesystem::path want =
       object.empty() ? std::filesystem::path() : std::filesystem::weakly_canonical(object, ec);
+  // Each name looked up on the file system once: a file names its objects
+  // again at every function's costs.
+  std::map<std::string, bool, std::less<>> seen;
   auto is_object = [&](std::string_view name) {
     // "???": where valgrind puts code of no file, the PLT stubs among it.
     if (object.empty() || name == "???") return true;
+    if (const auto it = seen.find(name); it != seen.end()) return it->second;
     std::error_code e;
-    return std::filesystem::weakly_canonical(std::string(name), e) == want && !e;
+    const bool same = std::filesystem::weakly_canonical(std::string(name), e) == want && !e;
+    seen.emplace(std::string(name), same);
+    return same;
   };
   bool in_object = true;      // the costs that follow are the object's (ob=)
   bool callee_object = true;  // the next call's target is in it (cob=)

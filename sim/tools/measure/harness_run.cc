@@ -514,8 +514,8 @@ CodeProfile run_profile(const HarnessSpec& h, double min_per_packet, double* out
       {"--tool=callgrind", "--dump-instr=yes", "--dump-line=no", "--compress-pos=no",
        "--compress-strings=no", "--collect-jumps=yes", "--skip-plt=no"},
       "--callgrind-out-file", [&h](std::istream& in, const std::string& what) {
-        // A program's own object only: a shared library's
-        // addresses can fall on its own.
+        // A program's own object only: a shared library's addresses can
+        // fall on its own.
         return parse_callgrind_flow(in, what, h.command.empty() ? std::string() : h.path);
       });
   std::istringstream nm(nm_output(h.path));

@@ -135,7 +135,8 @@ OrderPath whole_path(const ProfiledPath& w) {
   p.name = w.name;
   p.opt.payload = w.payload;
   p.opt.path = w.path;
-  return with_profile(std::move(p), w.profile, fmt::format("path {}", w.name), true, true, false);
+  return with_profile(std::move(p), w.profile, fmt::format("path {}", w.name), true, true,
+                      /*program_allowed=*/false);
 }
 
 // "name=N,profile=FILE,payload=B,path=SPEC[,weight=W]".
