@@ -10,8 +10,9 @@ Checks that can fail: the profile names the program and its loop; the
 advice orders functions; measured, the advised build has no cell above the
 default link's and none more than a miss above call order's or C3's; the
 model's default-link figure is within 50 % of cachegrind's at each geometry
-(what it is here is printed); and the refusals of bad input, each with exit
-status 2 and what is wrong.
+(what it is here is printed); `simloop icache` on the four builds gives
+layout's predictions beside cachegrind's counts; and the refusals of bad
+input, each with exit status 2 and what is wrong.
 
     program_advice_test.py SIMLOOP SOURCE_DIR WORK_DIR
 
@@ -116,6 +117,41 @@ for g in GEOMETRIES:
     check(p is not None and base.get(g, 0) > 0 and abs(p - base[g]) <= 0.5 * base[g],
           f"the default link at {g}: predicted {p}, measured {base.get(g)}")
 
+# simloop icache on the program's builds: the same predictions as layout's,
+# beside cachegrind's rows, in one command (a CSV per build, or all in one);
+# the symbol maps cachegrind -o left beside its CSVs name the same layouts.
+cg_all = WORK / "all-cachegrind.csv"
+cg_rows = [row for program in builds.values() if (WORK / f"{program.name}.csv").is_file()
+           for row in csv.DictReader((WORK / f"{program.name}.csv").open())]
+if cg_rows:
+    with cg_all.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(cg_rows[0]))
+        w.writeheader()
+        w.writerows(cg_rows)
+each_csv = [w for p in builds.values() for w in ("--measured", WORK / f"{p.name}.csv")]
+for form, args, measured_args in (
+        ("programs", [str(p) for p in builds.values()], each_csv),
+        ("maps", [str(WORK / f"{p.name}.csv.{p.name}.nm") for p in builds.values()],
+         ["--measured", cg_all])):
+    ic_out = WORK / f"icache-{form}.csv"
+    r = run(SIMLOOP, "icache", "--profile", prof, *measured_args, *I1, "-o", ic_out, *args)
+    check(f"I1 misses per iteration of the program `{default} -q -n {{n}}`" in r.stdout,
+          f"icache ({form}) says it predicts the program's iterations: {r.stdout[:300]}")
+    check(all(f"I1 {g}: {len(builds)} layouts" in r.stdout for g in GEOMETRIES),
+          f"icache ({form}) compares every geometry: {r.stdout[-1200:]}")
+    rows = list(csv.DictReader(ic_out.open())) if ic_out.is_file() else []
+    check(len(rows) == len(builds) * len(GEOMETRIES), f"icache ({form}): {len(rows)} rows")
+    for row in rows:
+        name = next((n for n, p in builds.items() if p.name == row["layout"]), None)
+        want_p, want_m = predicted.get((name, row["i1"])), got.get(name, {}).get(row["i1"])
+        check(want_p is not None and abs(float(row["predicted_i1_misses_per_packet"]) - want_p) < 1,
+              f"icache ({form}) {row['layout']} {row['i1']}: predicted "
+              f"{row['predicted_i1_misses_per_packet']}, layout {want_p}")
+        check(want_m is not None and row.get("measured_i1_misses_per_packet") and
+              abs(float(row["measured_i1_misses_per_packet"]) - want_m) < 0.01,
+              f"icache ({form}) {row['layout']} {row['i1']}: measured "
+              f"{row.get('measured_i1_misses_per_packet')}, cachegrind {want_m}")
+
 # Linked dynamically, the C library's code is in no symbol of the program:
 # the profile says how much of an iteration it leaves out.
 objs = []
@@ -151,6 +187,13 @@ bad = [
     (["layout", "--nm", default, "--map", WORK / "sender.map", "--path",
       f"name=send,profile={prof}", "--owners", WORK / "owners.txt"], "no function is owned by user_loop"),
     (["measure", "profile", default, default], "needs --program"),
+    (["icache", "--profile", prof, "-l", "100", default], "--payload: an option of a harness's path"),
+    (["icache", "--profile", prof], "name its builds"),
+    (["icache", "--profile", prof, "--owners", WORK / "owners.txt", default],
+     "no function is owned by user_loop"),
+    (["icache", "--profile", WORK / "headless.prof", "--measured", cg_all, default],
+     "rows of a program's runs"),
+    (["icache", "--profile", WORK / "other.prof", default], "no function of the profile's loops"),
     (["layout", "--nm", default, "--map", WORK / "sender.map", "--path",
       f"name=send,profile={prof},payload=18"], "is a profile of the program"),
     (["layout", "--nm", default, "--map", WORK / "sender.map", "--path",
@@ -158,6 +201,7 @@ bad = [
      "mix profiles of a program"),
 ]
 (WORK / "owners.txt").write_text("send_loop sendto\n")
+(WORK / "other.prof").write_text(text.replace("send_loop", "no_such_loop"))
 # A profile with no program in its head is a harness's.
 (WORK / "headless.prof").write_text(re.sub(r"^# program: .*\n", "", text, flags=re.M))
 for args, want in bad:
@@ -166,7 +210,6 @@ for args, want in bad:
           f"{' '.join(map(str, args))}: exit {r.returncode}, wanted 2 and {want!r}: {r.stderr[-400:]}")
 # A profile of another program than the nm's: its loop is not in the build.
 other = WORK / "other.prof"
-other.write_text(text.replace("send_loop", "no_such_loop"))
 r = run(SIMLOOP, "layout", "--nm", default, "--map", WORK / "sender.map", "--path",
         f"name=send,profile={other}", ok=False)
 check(r.returncode == 2 and "no_such_loop" not in r.stdout and "is not in this build" in r.stderr,

@@ -2,6 +2,7 @@
 // valgrind. simloop icache: the I-cache model pointed at the harness's
 // symbol map, beside cachegrind's counts (measure::icache_study).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -28,8 +29,10 @@ namespace {
 // What every harness command takes: the payload and the path through the stack.
 struct PathArgs {
   measure::NativeOptions opt;
+  std::vector<const CLI::Option*> options;  // the ones add() made
   PathArgs() { opt.warmup = 1000; }
   void add(CLI::App* c) {
+    const size_t before = c->get_options().size();
     c->add_option("-l,--payload", opt.payload, "UDP payload bytes")
         ->check(CLI::Range(0, workload::Path::kMaxPayload))
         ->capture_default_str();
@@ -37,6 +40,14 @@ struct PathArgs {
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
         ->capture_default_str();
     measure::add_path_options(c, opt.path);
+    const auto all = c->get_options();
+    options.assign(all.begin() + static_cast<std::ptrdiff_t>(before), all.end());
+  }
+  // The first of them given, or null.
+  const CLI::Option* given() const {
+    for (const CLI::Option* o : options)
+      if (o->count() != 0) return o;
+    return nullptr;
   }
   // The options, once the payload is known to fit the path.
   measure::NativeOptions resolved() const {
@@ -257,7 +268,8 @@ struct ICacheArgs {
   PathArgs path;
   std::vector<std::string> harnesses;
   std::vector<std::string> i1 = {"1024,1,64", "4096,2,64", "8192,4,64"};
-  std::string owners, profile, measured, out, summary, ll;
+  std::string owners, profile, out, summary, ll;
+  std::vector<std::string> measured;
   std::string fetch = "call-sites";
   double hot_fraction = 1.0;
   double noise = 0.01;
@@ -310,26 +322,39 @@ int run_icache_cmd(const ICacheArgs& a) {
   o.measured = a.measured;
   o.noise = a.noise;
   o.warn = [](const std::string& w) { spdlog::warn("{}", w); };
+  o.owners_given = !a.owners.empty();
   const measure::ICacheStudy s = measure::icache_study(o);
+  // A program's loop has no payload or path through the harness's stack.
+  if (const CLI::Option* p = a.path.given(); p != nullptr && !s.program.empty())
+    throw UserError(fmt::format(
+        "{}: an option of a harness's path, but {} is a profile of the program `{}`, whose "
+        "iterations run its loop alone: leave it out",
+        p->get_name(false, false), a.profile, s.program));
 
-  std::cout << fmt::format(
-      "I1 misses per packet: {} on the harness's path (payload {} B, {}), fetch {}\n",
-      a.profile.empty() ? fmt::format("{:.0f} % of each symbol", 100 * a.hot_fraction)
-                        : "hot ranges and walks from " + a.profile,
-      o.opt.payload, o.opt.path.get("dest"), a.fetch);
+  if (s.program.empty())
+    std::cout << fmt::format(
+        "I1 misses per packet: {} on the harness's path (payload {} B, {}), fetch {}\n",
+        a.profile.empty() ? fmt::format("{:.0f} % of each symbol", 100 * a.hot_fraction)
+                          : "hot ranges and walks from " + a.profile,
+        o.opt.payload, o.opt.path.get("dest"), a.fetch);
+  else
+    std::cout << fmt::format(
+        "I1 misses per iteration of the program `{}` (its loop, from {}), fetch {}\n", s.program,
+        a.profile, a.fetch);
   std::cout << report::format_table(s.rows, icache_columns(s, o.ll.has_value()));
   if (!s.summary.empty()) {
     std::cout << fmt::format(
         "\nagainst cachegrind, by I1 geometry (relative errors where cachegrind counts at least 1 "
-        "miss per packet, absolute ones elsewhere; pairs of layouts ordered only where they "
-        "differ by more than {} misses per packet):\n",
-        a.noise);
+        "miss per {0}, absolute ones elsewhere; pairs of layouts ordered only where they "
+        "differ by more than {1} misses per {0}):\n",
+        s.program.empty() ? "packet" : "iteration", a.noise);
     for (const auto& line : s.summary_lines) std::cout << line << "\n";
     if (!s.ll_line.empty()) std::cout << s.ll_line << "\n";
     if (!a.summary.empty()) write_rows(a.summary, s.summary);
   } else if (!a.measured.empty()) {
-    std::cout << fmt::format("\n{}: no cachegrind rows for this path and these layouts\n",
-                             a.measured);
+    std::cout << fmt::format("\n{}: no cachegrind rows for this {} and these layouts\n",
+                             fmt::join(a.measured, ", "),
+                             s.program.empty() ? "path" : "program's arguments");
   }
   write_rows(a.out, s.rows);
   return 0;
@@ -422,7 +447,12 @@ void add_icache(CLI::App& app, std::vector<Command>& commands) {
       "addresses from each build's symbol map (nm), hot bytes from a profile (or a fraction\n"
       "of each symbol), and the order they run in from the real stack run through the\n"
       "harness's loop. With --measured, puts cachegrind's counts beside the predictions,\n"
-      "with errors and whether the layouts are ranked alike.");
+      "with errors and whether the layouts are ranked alike.\n"
+      "With a program's profile (`simloop measure profile --program`), the positional\n"
+      "arguments are that program's builds (or their LAYOUT.nm maps) and each figure is per\n"
+      "iteration of its loop: `simloop icache --profile prof.txt --measured a.csv --measured\n"
+      "b.csv ./sender ./sender-advised`, each CSV from `simloop measure cachegrind\n"
+      "--program`; the profile's loops own its code unless --owners names one as user_loop.");
   auto a = std::make_shared<ICacheArgs>();
   ic->add_option("harness", a->harnesses,
                  "Harness builds, or their symbol maps as LAYOUT.nm or LAYOUT.nm.gz files "
@@ -440,7 +470,9 @@ void add_icache(CLI::App& app, std::vector<Command>& commands) {
       ->check(CLI::Range(0.001, 1.0))
       ->capture_default_str();
   ic->add_option("--measured", a->measured,
-                 "A CSV from `simloop measure cachegrind` to compare against");
+                 "A CSV from `simloop measure cachegrind` to compare against; repeat for several "
+                 "(one per program build, say)")
+      ->allow_extra_args(false);  // a build after it is a build
   ic->add_option("--fetch", a->fetch,
                  "call-sites: the caller up to each call, the callee, the rest of the caller "
                  "(from the profile's walks); entry: each owner's hot ranges when it is entered")

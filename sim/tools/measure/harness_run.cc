@@ -307,6 +307,21 @@ models::HotProfile load_hot_profile(std::istream& in, const std::string& what) {
   return load_profile(in, what).hot;
 }
 
+std::string profiled_program(const std::string& profile_text) {
+  std::istringstream in(profile_text);
+  const std::string head = "# " + std::string(kProgramHead);
+  for (std::string line; std::getline(in, line) && line.starts_with("#");)
+    if (line.starts_with(head)) return line.substr(head.size());
+  return "";
+}
+
+std::set<std::string> program_loops(const CodeProfile& p) {
+  std::set<std::string> loops;
+  for (const auto& [key, walk] : p.walks)
+    if (walk.calls_per_packet == 0) loops.insert(key.first);
+  return loops;
+}
+
 std::string harness_layout_name(const std::string& path) {
   const std::string f = fs::path(path).filename().string();
   if (f == "simloop-harness") return "base";

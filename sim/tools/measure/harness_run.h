@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <istream>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -79,6 +80,12 @@ struct HarnessSpec {
 inline constexpr std::string_view kCountWord = "{n}";
 // A program's profile says so in its head: "# program: COMMAND LINE".
 inline constexpr std::string_view kProgramHead = "program: ";
+// The command line a program's profile names in its head; "" for a
+// harness's profile (or one made by hand).
+std::string profiled_program(const std::string& profile_text);
+// A program's loops: the functions of its profile that run every iteration
+// without being called each time.
+std::set<std::string> program_loops(const CodeProfile& p);
 // A program's command, checked: its first word an existing file, and the
 // count's placeholder in some word (or else two runs would be the same).
 // Throws config::ConfigError saying what is wrong.

@@ -53,6 +53,14 @@ models::PathTrace harness_trace(const NativeOptions& opt, int packets) {
   return t;
 }
 
+models::PathTrace program_trace(int iterations) {
+  models::PathTrace t;
+  t.fns = &stacks::HarnessKind::fns();
+  t.code.assign(static_cast<size_t>(iterations), static_cast<uint8_t>(models::Code::user_loop));
+  t.packets = iterations;
+  return t;
+}
+
 Prediction predict_misses(const models::LinkedLayout& linked, const models::CacheGeometry& i1,
                           const models::PathTrace& trace, models::FetchMode fetch,
                           const models::CacheGeometry* ll) {

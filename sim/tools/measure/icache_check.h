@@ -21,6 +21,10 @@ namespace simloop::measure {
 // it. Throws std::runtime_error if the run faults.
 models::PathTrace harness_trace(const NativeOptions& opt, int packets = 50);
 
+// A program's loop, as a trace: what `iterations` iterations run is the walk
+// of its loop (the owner user_loop) and every function it calls.
+models::PathTrace program_trace(int iterations = 20);
+
 // Misses per packet of `linked` on `trace` for an I1 cache of geometry `i1`,
 // as cachegrind models one: LRU, no prefetch. With `ll`, a last level behind
 // it that sees only I1 misses and never evicts from I1 (cachegrind's, with a

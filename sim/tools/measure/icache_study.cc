@@ -38,6 +38,62 @@ struct Measured {
 };
 
 // Cachegrind rows for the same path, by layout and geometry.
+// The words of a program's command line after the program's own path: the
+// builds of one program, each relinked, run with the same arguments.
+std::string arguments_of(const std::string& line) {
+  // command_line() quotes a word with spaces as '...' ('\'' inside).
+  size_t at = 0;
+  bool quoted = false;
+  for (; at < line.size(); ++at) {
+    if (line[at] == '\'') quoted = !quoted;
+    if (line[at] == ' ' && !quoted) break;
+  }
+  return at < line.size() ? line.substr(at + 1) : "";
+}
+
+// Cachegrind rows of the program's runs (`measure cachegrind --program`)
+// with the profile's arguments, by layout and geometry.
+std::map<Key, Measured> read_measured_program(const std::string& file, const std::string& program,
+                                              const std::string& ll) {
+  try {
+    const std::string text = report::read_csv_file(file, file, "a CSV of cachegrind rows");
+    report::CsvReader csv(text, file);
+    const auto src = csv.column("source"), lay = csv.column("layout"), i1 = csv.column("i1"),
+               prog = csv.column("program"), val = csv.column("i1_misses_per_packet");
+    if (!src || !lay || !i1 || !val)
+      throw config::ConfigError(
+          fmt::format("{}: not a CSV of cachegrind rows (source, layout, i1, "
+                      "i1_misses_per_packet): written by simloop measure cachegrind?",
+                      file));
+    if (!prog)
+      throw config::ConfigError(fmt::format(
+          "{}: no program column: its rows are a harness's, and the profile is of the program "
+          "`{}` (measure it with simloop measure cachegrind --program -- ...)",
+          file, program));
+    const auto ll_col = csv.column("ll"), ll_val = csv.column("ll_i_misses_per_packet");
+    const std::string args = arguments_of(program);
+    std::map<Key, Measured> m;
+    while (csv.next()) {
+      const auto& f = csv.cells();
+      if (f[*src] != "cachegrind" || f[*prog].empty() || arguments_of(f[*prog]) != args) continue;
+      auto number = [&](size_t c, const char* name) {
+        double v = 0;
+        if (!report::parse_number(f[c], &v))
+          throw config::ConfigError(
+              fmt::format("{}: {} '{}' is not a number", csv.where(), name, f[c]));
+        return v;
+      };
+      Measured& x = m[{f[*lay], f[*i1]}];
+      x.i1 = number(*val, "i1_misses_per_packet");
+      if (!ll.empty() && ll_col && ll_val && f[*ll_col] == ll)
+        x.ll_i = number(*ll_val, "ll_i_misses_per_packet");
+    }
+    return m;
+  } catch (const report::CsvError& e) {
+    throw config::ConfigError(e.what());
+  }
+}
+
 std::map<Key, Measured> read_measured(const std::string& file, const NativeOptions& o,
                                       const std::string& ll) {
   try {
@@ -50,6 +106,12 @@ std::map<Key, Measured> read_measured(const std::string& file, const NativeOptio
             fmt::format("{}: no column '{}' (written by simloop measure cachegrind?)", file, name));
       return *c;
     };
+    if (csv.column("program") && !csv.column("payload"))
+      throw config::ConfigError(
+          fmt::format("{}: rows of a program's runs (measure cachegrind --program), but the "
+                      "profile is a harness's: give a profile of that program, or rows of the "
+                      "harness",
+                      file));
     const size_t src = col("source"), lay = col("layout"), i1 = col("i1"), pay = col("payload"),
                  dst = col("dest"), al = col("align"), cp = col("copy"),
                  val = col("i1_misses_per_packet");
@@ -90,6 +152,21 @@ std::map<Key, Measured> read_measured(const std::string& file, const NativeOptio
   }
 }
 
+std::set<std::string> owned_symbols(const std::multimap<std::string, std::string>& owners) {
+  std::set<std::string> out;
+  for (const auto& [sym, owner] : owners) out.insert(sym);
+  return out;
+}
+
+// The layout a symbol map names: LAYOUT of LAYOUT.nm, and of the
+// CSV.LAYOUT.nm that `measure cachegrind -o CSV` writes beside its rows
+// (whose layout column says LAYOUT).
+std::string nm_layout_name(const std::string& path, bool gz) {
+  const std::string stem = fs::path(gz ? path.substr(0, path.size() - 3) : path).stem().string();
+  const size_t csv = stem.rfind(".csv.");
+  return csv == std::string::npos ? stem : stem.substr(csv + 5);
+}
+
 // One build as the model sees it.
 struct Build {
   std::string layout;  // its name in the rows (and in cachegrind's)
@@ -99,7 +176,9 @@ struct Build {
 
 Build read_build(const std::string& path, const ICacheStudyOptions& o,
                  const std::multimap<std::string, std::string>& owners,
-                 const std::optional<CodeProfile>& profile) {
+                 const std::optional<CodeProfile>& profile, const std::string& program) {
+  const std::string owners_name =
+      program.empty() || o.owners_given ? o.owners : std::string("the profile's loops");
   // A build, or the symbol map one left (FILE.nm, as measure cachegrind
   // writes them beside its CSV, or FILE.nm.gz): the same text either way.
   const bool gz = path.ends_with(".nm.gz");
@@ -111,7 +190,7 @@ Build read_build(const std::string& path, const ICacheStudyOptions& o,
     b.linked = models::layout_from_nm(nm, owners, o.hot_fraction, profile ? &profile->hot : nullptr,
                                       profile ? &profile->walks : nullptr);
   } catch (const models::LayoutError& e) {
-    throw config::ConfigError(fmt::format("{} (owners {}): {}", path, o.owners, e.what()));
+    throw config::ConfigError(fmt::format("{} (owners {}): {}", path, owners_name, e.what()));
   }
   // Owners the build does not have: another compiler inlined or named
   // differently. Their code is then missing from the prediction.
@@ -123,17 +202,20 @@ Build read_build(const std::string& path, const ICacheStudyOptions& o,
     if (!found.count(sym) && (!profile || profile->hot.count(sym))) missing.insert(sym);
   if (found.empty())
     throw config::ConfigError(
-        fmt::format("{}: no symbol of {} is in this build (or ran): is it a "
-                    "simloop-harness build?",
-                    path, o.owners));
+        program.empty()
+            ? fmt::format("{}: no symbol of {} is in this build (or ran): is it a "
+                          "simloop-harness build?",
+                          path, o.owners)
+            : fmt::format("{}: no function of {} ({}) is in this build: is it a build of the "
+                          "program `{}`?",
+                          path, owners_name, fmt::join(owned_symbols(owners), ", "), program));
   if (!missing.empty())
     o.warn(fmt::format("{}: {} symbol(s) of {} not in this build, their code is left out: {}", path,
-                       missing.size(), o.owners, fmt::join(missing, " ")));
+                       missing.size(), owners_name, fmt::join(missing, " ")));
   for (const auto& w :
        {models::absent_warning(b.linked, path), models::unfetched_warning(b.linked, path)})
     if (!w.empty()) o.warn(w);
-  b.layout = nm_file ? fs::path(gz ? path.substr(0, path.size() - 3) : path).stem().string()
-                     : harness_layout_name(path);
+  b.layout = nm_file ? nm_layout_name(path, gz) : harness_layout_name(path);
   // The profile's hot bytes that this build has (what `measure profile`
   // counts), or without a profile the bytes taken from the owned symbols.
   b.hot_bytes = static_cast<int64_t>(models::total_hot_bytes(b.linked));
@@ -218,29 +300,67 @@ void compare_geometry(const std::string& spec, const std::vector<Point>& points,
   s->summary_lines.push_back(line);
 }
 
+// The owners: the file's, or a program's loops (which own all it runs).
+std::multimap<std::string, std::string> study_owners(const ICacheStudyOptions& o,
+                                                     const std::optional<CodeProfile>& profile,
+                                                     const std::string& program) {
+  if (program.empty()) return read_owners(o.owners);
+  if (o.owners_given) {
+    auto owners = read_owners(o.owners);
+    if (std::none_of(owners.begin(), owners.end(),
+                     [](const auto& so) { return so.second == "user_loop"; }))
+      throw config::ConfigError(fmt::format(
+          "{}: no function is owned by user_loop, and the iterations of a program's loop run "
+          "only it: name the loop (SYMBOL user_loop), or give no --owners",
+          o.owners));
+    return owners;
+  }
+  std::multimap<std::string, std::string> owners;
+  for (const auto& loop : program_loops(*profile)) owners.emplace(loop, "user_loop");
+  if (owners.empty())
+    throw config::ConfigError(fmt::format(
+        "{}: no loop in the profile (no function that runs every iteration without being called "
+        "each time): profile the program again with more iterations, or give --owners",
+        o.profile));
+  return owners;
+}
+
 }  // namespace
 
 ICacheStudy icache_study(const ICacheStudyOptions& o) {
-  const auto owners = read_owners(o.owners);
+  ICacheStudy s;
   std::optional<CodeProfile> profile;
   if (!o.profile.empty()) {
-    std::istringstream in(read_build_file(o.profile));
+    const std::string text = read_build_file(o.profile);
+    s.program = profiled_program(text);
+    std::istringstream in(text);
     try {
       profile = load_profile(in, o.profile);
     } catch (const std::runtime_error& e) {
       throw config::ConfigError(e.what());
     }
   }
-  const models::PathTrace trace = harness_trace(o.opt);
+  // A program's builds are not beside simloop: they must be named.
+  if (!s.program.empty() && o.builds.empty())
+    throw config::ConfigError(fmt::format(
+        "{}: a profile of the program `{}`: name its builds (the programs, or the LAYOUT.nm "
+        "maps `simloop measure cachegrind -o` left) to predict their misses",
+        o.profile, s.program));
+  const auto owners = study_owners(o, profile, s.program);
+  const models::PathTrace trace = s.program.empty() ? harness_trace(o.opt) : program_trace();
   std::map<Key, Measured> measured;
-  if (!o.measured.empty()) measured = read_measured(o.measured, o.opt, o.ll ? o.ll_spec : "");
+  for (const auto& file : o.measured) {
+    auto rows = s.program.empty() ? read_measured(file, o.opt, o.ll ? o.ll_spec : "")
+                                  : read_measured_program(file, s.program, o.ll ? o.ll_spec : "");
+    rows.merge(measured);  // the later file's rows kept where both have one
+    measured = std::move(rows);
+  }
 
-  ICacheStudy s;
   std::map<std::string, std::vector<Point>> by_geometry;  // i1 -> points, in layout order
   std::vector<Point> ll_points;
   const std::string fetch(models::fetch_mode_name(o.fetch));
   for (const auto& path : harnesses_or_default(o.builds)) {
-    const Build b = read_build(path, o, owners, profile);
+    const Build b = read_build(path, o, owners, profile, s.program);
     if (profile && o.fetch == models::FetchMode::call_sites && !o.i1.empty()) {
       // Code the profile says runs on this path but that no event of the
       // replay reaches is missing from every prediction below.
@@ -262,8 +382,11 @@ ICacheStudy icache_study(const ICacheStudyOptions& o) {
       const std::string spec = geometry_spec(g);
       report::Row row;
       row.set("source", std::string("model")).set("layout", b.layout);
-      set_path_columns(row, o.opt)
-          .set("i1", spec)
+      if (s.program.empty())
+        set_path_columns(row, o.opt);
+      else
+        row.set("program", s.program);
+      row.set("i1", spec)
           .set("fetch", fetch)
           .set("hot_bytes", b.hot_bytes)
           .set("predicted_i1_misses_per_packet", p.i1_misses);

@@ -17,7 +17,7 @@
 namespace simloop::measure {
 
 struct ICacheStudyOptions {
-  NativeOptions opt;  // the harness's path, with a payload that fits it
+  NativeOptions opt;  // the harness's path, with a payload that fits it (not a program's)
   // Harness builds, or the symbol maps they left (LAYOUT.nm, LAYOUT.nm.gz);
   // none: the builds beside simloop (harnesses_or_default).
   std::vector<std::string> builds;
@@ -27,17 +27,26 @@ struct ICacheStudyOptions {
   // compared only where their ll column says the same.
   std::optional<models::CacheGeometry> ll;
   std::string ll_spec;
-  std::string owners;   // the "symbol owner" file
+  std::string owners;  // the "symbol owner" file
+  // A program's profile: without owners given, its loops own its code (as
+  // `simloop layout` takes them); given, they must name a user_loop.
+  bool owners_given = true;
   std::string profile;  // hot ranges and walks; empty: `hot_fraction` of each symbol
   double hot_fraction = 1.0;
-  std::string measured;  // rows of `simloop measure cachegrind`; empty: none
-  double noise = 0.01;   // misses per packet two layouts must differ by to be ordered
+  // Files of `simloop measure cachegrind` rows (a row of a later file
+  // replaces one of an earlier for the same layout and geometry); none: no
+  // comparison.
+  std::vector<std::string> measured;
+  double noise = 0.01;  // misses per packet two layouts must differ by to be ordered
   // Each build's warnings (owners it lacks, code never fetched), as they
   // come: a later build may still fail.
   std::function<void(const std::string&)> warn = [](const std::string&) {};
 };
 
 struct ICacheStudy {
+  // The command a program's profile names: the builds are that program's,
+  // each figure per iteration of its loop. "" for a harness's path.
+  std::string program;
   std::vector<report::Row> rows;  // one per build and I1 geometry, in that order
   // Where cachegrind counted some build: per I1 geometry, the errors and
   // the rank agreement as a row and as a line of words.

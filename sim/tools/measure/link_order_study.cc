@@ -14,7 +14,6 @@
 #include "sim/config/experiment.h"
 #include "sim/layout/build.h"
 #include "sim/layout/link_map.h"
-#include "sim/stack/harness.h"
 #include "sim/support/input_error.h"
 #include "sim/support/text.h"
 #include "sim/support/yaml_input.h"
@@ -57,26 +56,6 @@ void check_profiled_path(const OrderPath& p, const std::string& text, const std:
         "(simloop measure profile BUILD -l {} --dest {} ...), or give the path the profile's "
         "payload and dest",
         profile, head, what, want, p.opt.payload, p.opt.path.get("dest")));
-}
-
-// The command line a program's profile names in its head ("# program:
-// ..."); "" for a harness's.
-std::string profiled_program(const std::string& text) {
-  std::istringstream in(text);
-  const std::string head = "# " + std::string(kProgramHead);
-  for (std::string line; std::getline(in, line) && line.starts_with("#");)
-    if (line.starts_with(head)) return line.substr(head.size());
-  return "";
-}
-
-// A program's loop, as a trace: what `packets` iterations run is the walk
-// of its loop (the owner user_loop), and every function it calls.
-models::PathTrace program_trace(int packets = 20) {
-  models::PathTrace t;
-  t.fns = &stacks::HarnessKind::fns();
-  t.code.assign(static_cast<size_t>(packets), static_cast<uint8_t>(models::Code::user_loop));
-  t.packets = packets;
-  return t;
 }
 
 // The path's profile read, and its trace recorded (a program's made);
@@ -255,9 +234,7 @@ void add_paths(const LinkOrderStudyOptions& o, OrderProblem* pb) {
           o.owners));
   } else {
     std::set<std::string> loops;
-    for (const auto& p : given)
-      for (const auto& [key, walk] : p.profile.walks)
-        if (walk.calls_per_packet == 0) loops.insert(key.first);
+    for (const auto& p : given) loops.merge(program_loops(p.profile));
     for (const auto& l : loops) pb->owners.emplace(l, "user_loop");
     // A function called less than once in a hundred iterations looks like
     // a loop too; each is replayed every iteration.
