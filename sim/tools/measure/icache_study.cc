@@ -38,6 +38,16 @@ struct Measured {
 };
 
 // Cachegrind rows for the same path, by layout and geometry.
+// The number in column `c` of the row `csv` is at; `name` names it in the
+// error.
+double cell_number(const report::CsvReader& csv, size_t c, const char* name) {
+  double v = 0;
+  if (!report::parse_number(csv.cells()[c], &v))
+    throw config::ConfigError(
+        fmt::format("{}: {} '{}' is not a number", csv.where(), name, csv.cells()[c]));
+  return v;
+}
+
 // The words of a program's command line after the program's own path: the
 // builds of one program, each relinked, run with the same arguments.
 std::string arguments_of(const std::string& line) {
@@ -76,13 +86,7 @@ std::map<Key, Measured> read_measured_program(const std::string& file, const std
     while (csv.next()) {
       const auto& f = csv.cells();
       if (f[*src] != "cachegrind" || f[*prog].empty() || arguments_of(f[*prog]) != args) continue;
-      auto number = [&](size_t c, const char* name) {
-        double v = 0;
-        if (!report::parse_number(f[c], &v))
-          throw config::ConfigError(
-              fmt::format("{}: {} '{}' is not a number", csv.where(), name, f[c]));
-        return v;
-      };
+      auto number = [&csv](size_t c, const char* name) { return cell_number(csv, c, name); };
       Measured& x = m[{f[*lay], f[*i1]}];
       x.i1 = number(*val, "i1_misses_per_packet");
       if (!ll.empty() && ll_col && ll_val && f[*ll_col] == ll)
@@ -135,13 +139,7 @@ std::map<Key, Measured> read_measured(const std::string& file, const NativeOptio
                             ? f[*extra[k].first]
                             : extra[k].second) == o.path.get(kCachegrindPathColumns[k].second);
       if (!same) continue;
-      auto number = [&](size_t c, const char* name) {
-        double v = 0;
-        if (!report::parse_number(f[c], &v))
-          throw config::ConfigError(
-              fmt::format("{}: {} '{}' is not a number", csv.where(), name, f[c]));
-        return v;
-      };
+      auto number = [&csv](size_t c, const char* name) { return cell_number(csv, c, name); };
       Measured& x = m[{f[lay], f[i1]}];
       x.i1 = number(val, "i1_misses_per_packet");
       if (!ll.empty() && f[ll_col] == ll) x.ll_i = number(ll_val, "ll_i_misses_per_packet");
