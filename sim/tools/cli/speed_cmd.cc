@@ -136,10 +136,9 @@ int64_t packets_for(double min_s, double ns, int64_t floor) {
 }
 
 // Whether most rounds agree: more than half of the ratios within 3 % of
-// their median. On a quiet machine five to seven of seven do; while another
-// tenant keeps the host busy for a few seconds, both sides slow down by
-// different amounts (the simulation's larger working set suffers more) and
-// the rounds scatter by 20 % or more.
+// their median. On a quiet machine most do; while something outside the
+// guest keeps the host busy for a few seconds, the two sides slow down by
+// different amounts and the rounds scatter by 20 % or more.
 bool rounds_agree(const std::vector<double>& ratios) {
   const double m = spread_of(ratios).median;
   const auto near = std::count_if(ratios.begin(), ratios.end(),
@@ -488,11 +487,11 @@ void add_speed(CLI::App& app, std::vector<Command>& commands) {
       "Measure the simulator's speed.\n"
       "Without --scaling: run one experiment's stack natively (in this process) and simulated\n"
       "(in a process of its own), in turn for --rounds rounds of runs of about --min-time s of\n"
-      "CPU time each, and print CPU time per packet of each round, each side's median and\n"
-      "min-max, and the ratio (the median of the rounds' ratios). With the I-cache on, also what "
-      "it\n"
-      "costs: the same run with the cache on and off, three times each in turn in processes\n"
-      "of their own, the fastest of each compared.\n"
+      "CPU time each (more, up to three times as many, while fewer than half of the rounds'\n"
+      "ratios lie within 3 % of their median), and print CPU time per packet of each round,\n"
+      "each side's median and min-max, and the ratio (the median of the rounds' ratios).\n"
+      "With the I-cache on, also what it costs: the same run with the cache on and off, three\n"
+      "times each in turn in processes of their own, the fastest of each compared.\n"
       "With --scaling: run each experiment (default: every shipped one) at several packet\n"
       "counts, each in a process of its own, and print wall time per simulated packet, how it\n"
       "grows with the count, and peak memory. --matrix adds the minimal experiment for every\n"
