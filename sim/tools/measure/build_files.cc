@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -48,6 +49,30 @@ std::multimap<std::string, std::string> read_owners(const std::string& file) {
   } catch (const models::LayoutError& e) {
     throw config::ConfigError(e.what());
   }
+}
+
+std::multimap<std::string, std::string> program_owners(const std::set<std::string>& loops,
+                                                       const std::string& owners_file,
+                                                       bool owners_given,
+                                                       const std::string& profile) {
+  if (owners_given) {
+    auto owners = read_owners(owners_file);
+    if (std::none_of(owners.begin(), owners.end(),
+                     [](const auto& so) { return so.second == "user_loop"; }))
+      throw config::ConfigError(fmt::format(
+          "{}: no function is owned by user_loop, and a program's iterations run only its loop: "
+          "name the loop (SYMBOL user_loop), or give no --owners",
+          owners_file));
+    return owners;
+  }
+  if (loops.empty())
+    throw config::ConfigError(fmt::format(
+        "{}: no loop in the profile (no function that runs every iteration without being "
+        "called each time): profile the program again with more iterations, or give --owners",
+        profile));
+  std::multimap<std::string, std::string> owners;
+  for (const auto& loop : loops) owners.emplace(loop, "user_loop");
+  return owners;
 }
 
 }  // namespace simloop::measure

@@ -37,7 +37,6 @@ struct Measured {
   double i1 = 0, ll_i = -1;  // ll_i < 0: not given for the --LL geometry
 };
 
-// Cachegrind rows for the same path, by layout and geometry.
 // The number in column `c` of the row `csv` is at; `name` names it in the
 // error.
 double cell_number(const report::CsvReader& csv, size_t c, const char* name) {
@@ -86,11 +85,10 @@ std::map<Key, Measured> read_measured_program(const std::string& file, const std
     while (csv.next()) {
       const auto& f = csv.cells();
       if (f[*src] != "cachegrind" || f[*prog].empty() || arguments_of(f[*prog]) != args) continue;
-      auto number = [&csv](size_t c, const char* name) { return cell_number(csv, c, name); };
       Measured& x = m[{f[*lay], f[*i1]}];
-      x.i1 = number(*val, "i1_misses_per_packet");
+      x.i1 = cell_number(csv, *val, "i1_misses_per_packet");
       if (!ll.empty() && ll_col && ll_val && f[*ll_col] == ll)
-        x.ll_i = number(*ll_val, "ll_i_misses_per_packet");
+        x.ll_i = cell_number(csv, *ll_val, "ll_i_misses_per_packet");
     }
     return m;
   } catch (const report::CsvError& e) {
@@ -98,6 +96,7 @@ std::map<Key, Measured> read_measured_program(const std::string& file, const std
   }
 }
 
+// Cachegrind rows for the same path, by layout and geometry.
 std::map<Key, Measured> read_measured(const std::string& file, const NativeOptions& o,
                                       const std::string& ll) {
   try {
@@ -139,10 +138,10 @@ std::map<Key, Measured> read_measured(const std::string& file, const NativeOptio
                             ? f[*extra[k].first]
                             : extra[k].second) == o.path.get(kCachegrindPathColumns[k].second);
       if (!same) continue;
-      auto number = [&csv](size_t c, const char* name) { return cell_number(csv, c, name); };
       Measured& x = m[{f[lay], f[i1]}];
-      x.i1 = number(val, "i1_misses_per_packet");
-      if (!ll.empty() && f[ll_col] == ll) x.ll_i = number(ll_val, "ll_i_misses_per_packet");
+      x.i1 = cell_number(csv, val, "i1_misses_per_packet");
+      if (!ll.empty() && f[ll_col] == ll)
+        x.ll_i = cell_number(csv, ll_val, "ll_i_misses_per_packet");
     }
     return m;
   } catch (const report::CsvError& e) {
@@ -298,31 +297,6 @@ void compare_geometry(const std::string& spec, const std::vector<Point>& points,
   s->summary_lines.push_back(line);
 }
 
-// The owners: the file's, or a program's loops (which own all it runs).
-std::multimap<std::string, std::string> study_owners(const ICacheStudyOptions& o,
-                                                     const std::optional<CodeProfile>& profile,
-                                                     const std::string& program) {
-  if (program.empty()) return read_owners(o.owners);
-  if (o.owners_given) {
-    auto owners = read_owners(o.owners);
-    if (std::none_of(owners.begin(), owners.end(),
-                     [](const auto& so) { return so.second == "user_loop"; }))
-      throw config::ConfigError(fmt::format(
-          "{}: no function is owned by user_loop, and the iterations of a program's loop run "
-          "only it: name the loop (SYMBOL user_loop), or give no --owners",
-          o.owners));
-    return owners;
-  }
-  std::multimap<std::string, std::string> owners;
-  for (const auto& loop : program_loops(*profile)) owners.emplace(loop, "user_loop");
-  if (owners.empty())
-    throw config::ConfigError(fmt::format(
-        "{}: no loop in the profile (no function that runs every iteration without being called "
-        "each time): profile the program again with more iterations, or give --owners",
-        o.profile));
-  return owners;
-}
-
 }  // namespace
 
 ICacheStudy icache_study(const ICacheStudyOptions& o) {
@@ -344,7 +318,9 @@ ICacheStudy icache_study(const ICacheStudyOptions& o) {
         "{}: a profile of the program `{}`: name its builds (the programs, or the LAYOUT.nm "
         "maps `simloop measure cachegrind -o` left) to predict their misses",
         o.profile, s.program));
-  const auto owners = study_owners(o, profile, s.program);
+  const auto owners = s.program.empty() ? read_owners(o.owners)
+                                        : program_owners(program_loops(*profile), o.owners,
+                                                         o.owners_given, o.profile);
   const models::PathTrace trace = s.program.empty() ? harness_trace(o.opt) : program_trace();
   std::map<Key, Measured> measured;
   for (const auto& file : o.measured) {

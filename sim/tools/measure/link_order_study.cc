@@ -222,33 +222,20 @@ void add_paths(const LinkOrderStudyOptions& o, OrderProblem* pb) {
     throw ConfigError(
         "the paths mix profiles of a program (measure profile --program) and of a harness: "
         "advise one build at a time");
-  if (programs == 0 || o.owners_given) {
+  if (programs == 0) {
     pb->owners = read_owners(o.owners);
-    // A program's trace runs its loop alone: owners of anything else would
-    // never be fetched.
-    if (programs != 0 && std::none_of(pb->owners.begin(), pb->owners.end(),
-                                      [](const auto& so) { return so.second == "user_loop"; }))
-      throw ConfigError(fmt::format(
-          "{}: no function is owned by user_loop, and a program's iterations run only its loop: "
-          "name the loop (SYMBOL user_loop), or give no --owners",
-          o.owners));
   } else {
     std::set<std::string> loops;
     for (const auto& p : given) loops.merge(program_loops(p.profile));
-    for (const auto& l : loops) pb->owners.emplace(l, "user_loop");
+    pb->owners = program_owners(loops, o.owners, o.owners_given, given.front().profile_file);
     // A function called less than once in a hundred iterations looks like
     // a loop too; each is replayed every iteration.
-    if (loops.size() > 1)
+    if (!o.owners_given && loops.size() > 1)
       o.warn(fmt::format(
           "{} functions run every iteration without being called each time, and each is taken "
           "as a loop replayed every iteration: {} (one called now and then also looks so: give "
           "--owners with the loop alone as user_loop if that is wrong)",
           loops.size(), fmt::join(loops, ", ")));
-    if (pb->owners.empty())
-      throw ConfigError(fmt::format(
-          "{}: no loop in the profile (no function that runs every iteration without being "
-          "called each time): profile the program again with more iterations, or give --owners",
-          given.front().profile_file));
   }
   std::set<std::string> named;
   for (const auto& [sym, owner] : pb->owners) named.insert(sym);
